@@ -1,0 +1,87 @@
+"""The command line: the app by default, and scriptable commands.
+
+    session-inspector [PATH]              open the app (a session file or a folder)
+    session-inspector analyze FILE        where every token goes, and the split
+    session-inspector compact FILE        preview (or --apply) a compaction
+    session-inspector revert FILE         undo the last apply, byte for byte
+    session-inspector history FILE        the compactions applied to a session
+    session-inspector diff A B            compare two state snapshots
+
+Each command lives in ``inspector/commands/<name>.py`` with ``add_arguments``
+and ``run``; they are imported only when used, so ``analyze --json`` starts
+without loading the app.  Bad input ends with one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+
+from inspector import __version__
+
+COMMANDS = {
+    "analyze": "where every token goes: per-turn estimates, usage and the split",
+    "compact": "run Gemini CLI's compaction on a session and show (or apply) the result",
+    "revert": "undo the last compaction applied to a session, byte for byte",
+    "history": "list the compactions applied to a session",
+    "diff": "compare two <state_snapshot>s section by section",
+}
+
+EXIT_BAD_INPUT = 2
+
+
+def _available(name: str) -> bool:
+    return importlib.util.find_spec(f"inspector.commands.{name}") is not None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="session-inspector",
+        description="See where Gemini CLI's context goes, preview and steer its compaction, apply it, undo it.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, help_text in COMMANDS.items():
+        if not _available(name):
+            continue
+        module = importlib.import_module(f"inspector.commands.{name}")
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(command)
+        command.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version"):
+        return _run_app(args_list)
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 0
+    from inspector.session.errors import SessionError
+
+    try:
+        return int(args._module.run(args))
+    except SessionError as exc:
+        print(f"session-inspector: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("session-inspector: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _run_app(args_list: list[str]) -> int:
+    if _available("app"):
+        module = importlib.import_module("inspector.commands.app")
+        parser = argparse.ArgumentParser(prog="session-inspector", description="Open the app.")
+        module.add_arguments(parser)
+        return int(module.run(parser.parse_args(args_list)))
+    build_parser().print_help()
+    return 0 if not args_list else EXIT_BAD_INPUT

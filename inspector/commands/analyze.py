@@ -1,0 +1,33 @@
+"""``session-inspector analyze FILE``: where every token goes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from inspector.commands.common import add_session_arguments, print_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_session_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    parser.add_argument("--all", action="store_true", help="list every turn, even in a long session")
+
+
+def run(args: argparse.Namespace) -> int:
+    from inspector.analysis import analyze
+    from inspector.session import load
+    from inspector.settings import resolve_threshold
+
+    session = load(args.file)
+    threshold = resolve_threshold(args.threshold)
+    result = analyze(session, model=args.model, threshold=threshold.value)
+    if args.json:
+        print_json(result.to_json(session.path, session.format, session.session_id))
+    else:
+        from inspector.report import print_analysis
+
+        print_analysis(session, result, threshold, show_all=args.all)
+    for warning in session.warnings if not args.json else []:
+        print(f"warning: {session.path}: {warning}", file=sys.stderr)
+    return 0

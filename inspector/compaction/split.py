@@ -1,0 +1,68 @@
+"""Where Gemini CLI splits the history: ``findCompressSplitPoint``.
+
+The weights are ``JSON.stringify(content).length`` per turn.  A turn can start
+the kept part only if it is a user turn without a function response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from inspector.jsjson import truthy
+
+# Gemini CLI keeps the newest 30%: it passes 1 - 0.3, which is the double 0.7.
+PRESERVE_FRACTION = 0.3
+COMPRESS_FRACTION = 1 - PRESERVE_FRACTION
+
+
+def is_split_candidate(content: dict[str, Any]) -> bool:
+    """A user turn that is not a tool result can begin the kept history."""
+    if content.get("role") != "user":
+        return False
+    parts = content.get("parts")
+    if isinstance(parts, list):
+        return not any(isinstance(p, dict) and truthy(p.get("functionResponse")) for p in parts)
+    return True
+
+
+def ends_safely(content: dict[str, Any] | None) -> bool:
+    """A last model turn without a function call: everything may be summarised."""
+    if content is None or content.get("role") != "model":
+        return False
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return True
+    return not any(isinstance(p, dict) and truthy(p.get("functionCall")) for p in parts)
+
+
+def split_candidates(contents: Sequence[dict[str, Any]]) -> list[int]:
+    """Every index the split may take, in order (0 always; ``len`` when safe)."""
+    found = [i for i, c in enumerate(contents) if i > 0 and is_split_candidate(c)]
+    points = [0, *found]
+    if contents and ends_safely(contents[-1]):
+        points.append(len(contents))
+    return points
+
+
+def find_split_point(
+    weights: Sequence[int],
+    candidates: Sequence[bool],
+    last_is_safe_end: bool,
+    fraction: float = COMPRESS_FRACTION,
+) -> int:
+    """``findCompressSplitPoint`` over precomputed weights and candidate flags."""
+    if fraction <= 0 or fraction >= 1:
+        raise ValueError("fraction must be between 0 and 1")
+    target = sum(weights) * fraction
+    last_split = 0
+    cumulative = 0
+    for i, weight in enumerate(weights):
+        if candidates[i]:
+            if cumulative >= target:
+                return i
+            last_split = i
+        cumulative += weight
+    if last_is_safe_end:
+        return len(weights)
+    return last_split

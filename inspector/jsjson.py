@@ -1,0 +1,216 @@
+"""JavaScript's view of strings and JSON, for figures that must match Gemini CLI.
+
+Gemini CLI measures text with JavaScript: ``str.length`` counts UTF-16 code
+units (an emoji is two), and ``JSON.stringify`` writes numbers, escapes and
+lone surrogates its own way.  Python's ``len`` and ``json.dumps`` differ on all
+of these, so every length the reference computes goes through this module.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from decimal import Decimal
+from typing import Any
+
+# ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim removes.
+JS_WHITESPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+_encode_string = json.encoder.encode_basestring  # C-accelerated, no ASCII escaping
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# A number token in compact JSON that Python prints differently from JavaScript:
+# a fraction or exponent, 16+ digits (beyond 2**53), or a non-finite value.
+_ODD_NUMBER = re.compile(r"(?:^|[:\[,])(?:-?\d(?:\d*[.eE]|\d{15})|-?Infinity|NaN)")
+
+
+def js_trim(text: str) -> str:
+    """``String.prototype.trim``."""
+    return text.strip(JS_WHITESPACE)
+
+
+def utf16_len(text: str) -> int:
+    """``text.length`` in JavaScript: UTF-16 code units."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def non_ascii_units(text: str) -> tuple[int, int]:
+    """(ASCII code units, non-ASCII code units) of ``text`` as JavaScript sees it."""
+    if text.isascii():
+        return len(text), 0
+    ascii_count = len(text.encode("ascii", "ignore"))
+    return ascii_count, utf16_len(text) - ascii_count
+
+
+def js_number(value: float | int) -> str:
+    """``JSON.stringify`` of a number (``Number.prototype.toString`` for finite values)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        if -(2**53) <= value <= 2**53:
+            return str(value)
+        try:
+            value = float(value)
+        except OverflowError:
+            return "null"
+    if not math.isfinite(value):
+        return "null"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    _, digits_tuple, exponent = Decimal(repr(abs(value))).as_tuple()
+    digits = "".join(map(str, digits_tuple)).rstrip("0") or "0"
+    assert isinstance(exponent, int)
+    # value = 0.digits * 10**point
+    point = len("".join(map(str, digits_tuple))) + exponent
+    k = len(digits)
+    if k <= point <= 21:
+        body = digits + "0" * (point - k)
+    elif 0 < point <= 21:
+        body = digits[:point] + "." + digits[point:]
+    elif -6 < point <= 0:
+        body = "0." + "0" * (-point) + digits
+    else:
+        e = point - 1
+        mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+        body = f"{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
+    return sign + body
+
+
+def _js_string(text: str) -> str:
+    out = _encode_string(text)
+    if not text.isascii() and _SURROGATE.search(text):
+        # JavaScript escapes lone surrogates; Python keeps them raw.  Only lone
+        # ones can be here: json.loads joins escaped pairs into one code point.
+        out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+    return out
+
+
+def js_stringify(value: Any, indent: int | None = None) -> str:
+    """The exact text of ``JSON.stringify(value, null, indent)``."""
+    parts: list[str] = []
+    _write(value, parts, indent, "")
+    return "".join(parts)
+
+
+def _write(value: Any, out: list[str], indent: int | None, pad: str) -> None:
+    if isinstance(value, str):
+        out.append(_js_string(value))
+    elif value is None:
+        out.append("null")
+    elif isinstance(value, (bool, int, float)):
+        out.append(js_number(value))
+    elif isinstance(value, dict):
+        if not value:
+            out.append("{}")
+            return
+        inner = pad + " " * indent if indent else ""
+        out.append("{")
+        first = True
+        for key, item in _js_key_order(value):
+            if not first:
+                out.append(",")
+            first = False
+            if indent:
+                out.append("\n" + inner)
+            out.append(_js_string(key))
+            out.append(": " if indent else ":")
+            _write(item, out, indent, inner)
+        if indent:
+            out.append("\n" + pad)
+        out.append("}")
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            out.append("[]")
+            return
+        inner = pad + " " * indent if indent else ""
+        out.append("[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(",")
+            if indent:
+                out.append("\n" + inner)
+            _write(item, out, indent, inner)
+        if indent:
+            out.append("\n" + pad)
+        out.append("]")
+    else:
+        raise TypeError(f"not a JSON value: {type(value).__name__}")
+
+
+def _js_key_order(obj: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Object keys in JavaScript's order: array-index keys ascending, then insertion order."""
+    items = list(obj.items())
+    index_keys = [(k, v) for k, v in items if _is_array_index(k)]
+    if not index_keys:
+        return items
+    index_keys.sort(key=lambda kv: int(kv[0]))
+    return index_keys + [(k, v) for k, v in items if not _is_array_index(k)]
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isdigit() and key.isascii() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
+
+
+def js_json_len(value: Any) -> int:
+    """``JSON.stringify(value).length``, fast for the common case.
+
+    The C encoder writes the text; the result is corrected for what differs in
+    length between Python and JavaScript (UTF-16 units, lone surrogates, number
+    formatting).  Numbers are only re-examined when the text holds one that
+    could print differently.
+    """
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if text.isascii():
+        length = len(text)
+    else:
+        length = len(text.encode("utf-16-le", "surrogatepass")) // 2
+        if _SURROGATE.search(text):
+            return utf16_len(js_stringify(value))
+    if _ODD_NUMBER.search(text):
+        length += _number_correction(value)
+    return length
+
+
+def _number_correction(value: Any) -> int:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return 0
+    if isinstance(value, (int, float)):
+        python = json.dumps(value)
+        return len(js_number(value)) - len(python)
+    if isinstance(value, dict):
+        return sum(_number_correction(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_number_correction(v) for v in value)
+    return 0
+
+
+def js_to_string(value: Any) -> str:
+    """``String(value)`` for a JSON value (template literals, ``join``)."""
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bool, int, float)):
+        return js_number(value) if not (isinstance(value, float) and not math.isfinite(value)) else (
+            "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        )
+    if isinstance(value, list):
+        return ",".join("" if v is None else js_to_string(v) for v in value)
+    return "[object Object]"
+
+
+def truthy(value: Any) -> bool:
+    """JavaScript truthiness of a JSON value (``{}`` and ``[]`` are true)."""
+    if value is None or value is False:
+        return False
+    if isinstance(value, (dict, list)):
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return False
+    return bool(value)

@@ -1,0 +1,91 @@
+"""The readable report of ``analyze`` (rich), the same figures as ``--json``."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from inspector.analysis import Analysis, turn_kind
+from inspector.format import percent, share_bar, usage_text
+from inspector.session import Session
+from inspector.settings import Threshold
+
+_LONG = 400
+
+
+def _visible_rows(result: Analysis, show_all: bool) -> list[int]:
+    count = len(result.turns)
+    if show_all or count <= _LONG:
+        return list(range(count))
+    split = result.split_point
+    near = set(range(max(0, split - 5), min(count, split + 5)))
+    largest = sorted(range(count), key=result.turn_tokens, reverse=True)[:20]
+    ends = set(range(min(5, count))) | set(range(max(0, count - 5), count))
+    return sorted(near | set(largest) | ends)
+
+
+def print_analysis(session: Session, result: Analysis, threshold: Threshold, show_all: bool = False) -> None:
+    console = Console()
+    total = result.total_estimated_tokens
+    limit = result.token_limit
+    console.print(
+        Text.assemble(
+            (session.path.name, "bold"),
+            f"  {session.format}  model: {result.model or 'unknown'}  session: {session.session_id or '-'}",
+        )
+    )
+    used = total / limit if limit else 0
+    console.print(
+        Text.assemble(
+            "context (estimate): ",
+            (f"{total:,}", "bold"),
+            f" / {limit:,} ({percent(used)})   threshold: {percent(result.threshold)} = "
+            f"{int(result.threshold * limit):,} ({threshold.source})",
+        )
+    )
+    recorded = result.recorded_prompt_tokens
+    if recorded is not None:
+        console.print(f"recorded last prompt: {recorded:,} tokens")
+    figures = result.split_figures(result.split_point)
+    console.print(
+        f"turns: {len(result.turns)}   split: {result.split_point} (reference)   "
+        f"summarise {figures['summarised_turns']} turns / {figures['summarised_tokens']:,} tokens, "
+        f"keep {figures['kept_turns']} / {figures['kept_tokens']:,} ({percent(float(figures['kept_share']))})"
+    )
+    if result.compress_split_point != result.split_point:
+        console.print(f"after the tool-output budget, compress() splits at {result.compress_split_point}")
+    verdict = "would compress now" if result.would_compress else "below the threshold: Gemini CLI would not compress yet"
+    console.print(verdict, style="yellow" if result.would_compress else "dim")
+
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    for name, justify in (("#", "right"), ("role", "left"), ("kind", "left"), ("est. tok", "right"),
+                          ("in/out/cached", "right"), ("share", "right"), ("", "left")):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    rows = _visible_rows(result, show_all)
+    previous = -1
+    for i in rows:
+        if previous != -1 and i != previous + 1:
+            table.add_row("…", "", "", "", "", "", "", style="dim")
+        if i == result.split_point:
+            table.add_row("──", "split", f"(reference) keep {i}..", "", "", "", "", style="bold magenta")
+        turn = result.turns[i]
+        share = result.turn_tokens(i) / total if total else 0.0
+        table.add_row(
+            str(i),
+            turn.role,
+            turn_kind(turn.content),
+            f"{result.turn_tokens(i):,}",
+            usage_text(result.recorded[i]),
+            percent(share),
+            share_bar(share, 8),
+            style="dim" if i < result.split_point else None,
+        )
+        previous = i
+    if result.split_point == len(result.turns):
+        table.add_row("──", "split", "(reference) summarise all", "", "", "", "", style="bold magenta")
+    console.print(table)
+    if len(rows) < len(result.turns):
+        console.print(f"[dim]{len(result.turns) - len(rows)} turns not listed; --all lists every turn[/dim]")
+    for warning in result.warnings:
+        console.print(Text(f"warning: {warning}", style="yellow"))

@@ -1,0 +1,7 @@
+"""On-disk session formats -> one model; the curated history Gemini CLI resumes with."""
+
+from inspector.session.errors import LoadWarning, SessionError
+from inspector.session.history import Turn, history
+from inspector.session.loader import Session, load, parse
+
+__all__ = ["LoadWarning", "Session", "SessionError", "Turn", "history", "load", "parse"]

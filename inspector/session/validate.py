@@ -1,0 +1,123 @@
+"""Fast structural checks of records, with messages a person can act on.
+
+Gemini CLI tolerates a lot of odd data by accident (and crashes on some of
+it).  These checks reject the shapes that cannot be a real session record
+before any figure is computed from them.  They are hand-written rather than a
+pydantic model because they run on every record of a 170k-turn file, where a
+model validation costs several times the whole reference's run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
+
+
+def check_part(part: Any, where: str) -> str | None:
+    if isinstance(part, str):
+        return None
+    if not isinstance(part, dict):
+        return f"{where} must be an object or text, not {_type_name(part)}"
+    text = part.get("text")
+    if text is not None and not isinstance(text, str):
+        return f"{where}.text must be text, not {_type_name(text)}"
+    for key in ("functionCall", "functionResponse", "inlineData", "fileData"):
+        value = part.get(key)
+        if value is not None and not isinstance(value, dict):
+            return f"{where}.{key} must be an object, not {_type_name(value)}"
+    response = part.get("functionResponse")
+    if isinstance(response, dict):
+        name = response.get("name")
+        if name is not None and not isinstance(name, str):
+            return f"{where}.functionResponse.name must be text, not {_type_name(name)}"
+        nested = response.get("parts")
+        if nested is not None:
+            if not isinstance(nested, list):
+                return f"{where}.functionResponse.parts must be a list, not {_type_name(nested)}"
+            for i, inner in enumerate(nested):
+                problem = check_part(inner, f"{where}.functionResponse.parts[{i}]")
+                if problem:
+                    return problem
+    return None
+
+
+def check_parts(value: Any, where: str) -> str | None:
+    """``content`` of a message: text, one part, a list of parts, or nothing."""
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, dict):
+        return check_part(value, where)
+    if isinstance(value, list):
+        for i, part in enumerate(value):
+            problem = check_part(part, f"{where}[{i}]")
+            if problem:
+                return problem
+        return None
+    return f"{where} must be text, a part or a list of parts, not {_type_name(value)}"
+
+
+def check_message(record: dict[str, Any]) -> str | None:
+    """Problems with one message record (its ``id`` is known to be text)."""
+    kind = record.get("type")
+    if kind is not None and not isinstance(kind, str):
+        return f"'type' must be text, not {_type_name(kind)}"
+    problem = check_parts(record.get("content"), "content")
+    if problem:
+        return problem
+    calls = record.get("toolCalls")
+    if calls is not None:
+        if not isinstance(calls, list):
+            return f"'toolCalls' must be a list, not {_type_name(calls)}"
+        for i, call in enumerate(calls):
+            if not isinstance(call, dict):
+                return f"toolCalls[{i}] must be an object, not {_type_name(call)}"
+            result = call.get("result")
+            if isinstance(result, list):
+                problem = check_parts(result, f"toolCalls[{i}].result")
+                if problem:
+                    return problem
+            elif result is not None and not isinstance(result, (str, dict)):
+                return f"toolCalls[{i}].result must be text, a part or a list of parts, not {_type_name(result)}"
+    thoughts = record.get("thoughts")
+    if thoughts is not None:
+        if not isinstance(thoughts, list):
+            return f"'thoughts' must be a list, not {_type_name(thoughts)}"
+        for i, thought in enumerate(thoughts):
+            if not isinstance(thought, dict):
+                return f"thoughts[{i}] must be an object, not {_type_name(thought)}"
+    tokens = record.get("tokens")
+    if tokens is not None and not isinstance(tokens, dict):
+        return f"'tokens' must be an object, not {_type_name(tokens)}"
+    return None
+
+
+def check_content(content: Any) -> str | None:
+    """One Content of a ``/chat save`` checkpoint."""
+    if not isinstance(content, dict):
+        return f"must be an object with 'role' and 'parts', not {_type_name(content)}"
+    role = content.get("role")
+    if role not in ("user", "model"):
+        return f"'role' must be \"user\" or \"model\", not {role!r}"
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return f"'parts' must be a list, not {_type_name(parts)}"
+    for i, part in enumerate(parts):
+        if not isinstance(part, dict):
+            return f"parts[{i}] must be an object, not {_type_name(part)}"
+        problem = check_part(part, f"parts[{i}]")
+        if problem:
+            return problem
+    return None

@@ -1,0 +1,61 @@
+"""Gemini CLI's settings that change the figures: the compression threshold.
+
+``model.compressionThreshold`` is read from the user's settings
+(``~/.gemini/settings.json``) and the project's (``.gemini/settings.json``,
+which wins), the way Gemini CLI layers them.  A value of 0 or none means the
+default, 0.5, as in Gemini CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspector.tokens import DEFAULT_THRESHOLD
+
+_COMMENTS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def gemini_home() -> Path:
+    """The folder that holds ``.gemini`` (``GEMINI_CLI_HOME`` or the home folder)."""
+    return Path(os.environ.get("GEMINI_CLI_HOME") or Path.home())
+
+
+def _read_settings(path: Path) -> dict[str, Any] | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    # Gemini CLI accepts comments in settings files.
+    text = _COMMENTS.sub(lambda m: m.group() if m.group().startswith('"') else "", text)
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+@dataclass(frozen=True)
+class Threshold:
+    value: float
+    source: str  # "default", "--threshold", or the settings file it came from
+
+
+def resolve_threshold(explicit: float | None = None, project_dir: Path | None = None) -> Threshold:
+    if explicit is not None:
+        return Threshold(explicit, "--threshold")
+    candidates = [
+        (project_dir or Path.cwd()) / ".gemini" / "settings.json",
+        gemini_home() / ".gemini" / "settings.json",
+    ]
+    for path in candidates:
+        settings = _read_settings(path)
+        model = settings.get("model") if settings else None
+        value = model.get("compressionThreshold") if isinstance(model, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value:
+            return Threshold(float(value), str(path))
+    return Threshold(DEFAULT_THRESHOLD, "default")
