@@ -1,0 +1,45 @@
+"""Shared fixtures.
+
+``reference``: one Node process running Gemini CLI's own code for the whole
+test session (tests/reference/README.md).  Tests that use it skip, with the
+reason, only when node is not installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.reference.client import RefServer
+from tests.reference.install import Missing, reference_src
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_sessions"
+SHARED = REPO.parent / "shared"
+SESSION_SUFFIXES = (".jsonl", ".json")
+
+
+def session_files() -> list[Path]:
+    """Every session file the tests run on: sample_sessions/ and the shared real ones."""
+    found: list[Path] = []
+    for folder in (SAMPLES, SHARED / "gemini-cli-sessions", SHARED / "real-sessions"):
+        if folder.is_dir():
+            found.extend(
+                p for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix in SESSION_SUFFIXES
+            )
+    return found
+
+
+@pytest.fixture(scope="session")
+def reference() -> Iterator[RefServer]:
+    """A running reference server (skips only when node is absent)."""
+    found = reference_src()
+    if isinstance(found, Missing):
+        pytest.skip(found.reason)
+    server = RefServer.start(found)
+    try:
+        yield server
+    finally:
+        server.close()
