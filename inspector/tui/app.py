@@ -1,0 +1,113 @@
+"""The app: a session list or one session, help, the command palette, one place for failures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.dom import DOMNode
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from inspector.tui.commands import InspectorCommands
+from inspector.tui.loading import Cancelled
+from inspector.tui.screens.help import HelpScreen
+from inspector.tui.screens.session import SessionScreen
+from inspector.tui.screens.session_list import SessionListScreen
+
+
+class InspectorApp(App[None]):
+    """session-inspector: where a Gemini CLI session's context goes, and its compaction."""
+
+    TITLE = "session-inspector"
+    CSS_PATH = "app.tcss"
+    COMMANDS: ClassVar = App.COMMANDS | {InspectorCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark,f1", "help", "Help", id="app.help", key_display="?",
+                tooltip="every key of this screen"),
+        Binding("q", "quit", "Quit", id="app.quit", tooltip="leave session-inspector"),
+    ]
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        model: str | None = None,
+        threshold: float | None = None,
+        live: bool = True,
+    ) -> None:
+        super().__init__()
+        self.path = Path(path) if path is not None else None
+        self.model = model
+        self.threshold = threshold
+        self.live = live
+
+    def on_mount(self) -> None:
+        if self.path is not None and not self.path.is_dir():
+            self.push_screen(self.session_screen(self.path))
+        else:
+            self.push_screen(SessionListScreen(self.path))
+
+    def session_screen(self, path: Path) -> SessionScreen:
+        return SessionScreen(path, model=self.model, threshold=self.threshold)
+
+    # -- navigation ----------------------------------------------------------------------
+    def open_session(self, path: Path) -> None:
+        self.push_screen(self.session_screen(path))
+
+    def show_session_list(self, current: Screen[object] | None = None) -> None:
+        """Back to the list: pop to it, or open the list of the current file's folder."""
+        below = self.screen_stack[-2] if len(self.screen_stack) > 2 else None
+        if isinstance(below, SessionListScreen):
+            self.pop_screen()
+            return
+        folder = current.path.parent if isinstance(current, SessionScreen) else None
+        self.switch_screen(SessionListScreen(folder))
+
+    def action_open_list(self) -> None:
+        if not isinstance(self.screen, SessionListScreen):
+            self.show_session_list(self.screen)
+
+    # -- failures: the one handler --------------------------------------------------------
+    def report_worker(self, worker: Worker[object], state: WorkerState) -> None:
+        """Every worker's failure becomes a notification (never a traceback)."""
+        if state != WorkerState.ERROR or isinstance(worker.error, Cancelled):
+            return
+        what = worker.description or worker.name or "background work"
+        self.notify(str(worker.error) or type(worker.error).__name__, title=f"Failed: {what}",
+                    severity="error", timeout=8)
+
+    # -- help ---------------------------------------------------------------------------------
+    def help_rows(self, screen: Screen[object]) -> list[tuple[str, str, str, str, str]]:
+        nodes: list[DOMNode] = [screen]
+        nodes.extend(w for w in screen.query("*") if type(w).__module__.startswith("inspector.") and w._bindings)
+        nodes.append(self)
+        rows: list[tuple[str, str, str, str, str]] = []
+        seen: set[tuple[str, str]] = set()
+        for node in nodes:
+            bindings = node._bindings.copy()
+            if self._keymap:
+                bindings.apply_keymap(self._keymap)
+            grouped: dict[str, list[str]] = {}
+            info: dict[str, Binding] = {}
+            for key_bindings in bindings.key_to_bindings.values():
+                for binding in key_bindings:
+                    ident = binding.id or binding.action
+                    grouped.setdefault(ident, []).append(self.get_key_display(binding))
+                    info.setdefault(ident, binding)
+            where = "app" if node is self else ("screen" if node is screen else type(node).__name__)
+            for ident, keys in grouped.items():
+                if (where, ident) in seen:
+                    continue
+                seen.add((where, ident))
+                binding = info[ident]
+                rows.append((where, " ".join(dict.fromkeys(keys)), binding.description or binding.action,
+                             binding.tooltip, binding.id or ""))
+        return rows
+
+    def action_help(self) -> None:
+        if isinstance(self.screen, HelpScreen):
+            return
+        self.push_screen(HelpScreen(self.help_rows(self.screen)))

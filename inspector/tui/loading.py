@@ -1,0 +1,179 @@
+"""Reading sessions for the app: the core's load and analyze, with progress.
+
+Nothing here computes a figure: ``read_session`` calls ``session.parse`` and
+``analysis.analyze`` exactly as ``session-inspector analyze`` does, and only
+adds a progress report while the bytes come in and a way to stop between
+steps.  Listing sessions reads each file with the same ``load``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from inspector.analysis import Analysis, analyze, project_temp_dir
+from inspector.jsjson import js_to_string
+from inspector.session import Session, SessionError, history, load, parse
+from inspector.session.history import is_ignored_user_content
+from inspector.session.loader import read_bytes
+from inspector.settings import Threshold, gemini_home, resolve_threshold
+
+CHUNK = 4 << 20
+Progress = Callable[[str, int, int], None]
+
+
+class Cancelled(Exception):
+    """Loading was stopped (Esc, or a newer load replaced it)."""
+
+
+@dataclass
+class Loaded:
+    """A session as the app shows it: the file, its analysis and the threshold used."""
+
+    session: Session
+    analysis: Analysis
+    threshold: Threshold
+
+
+def _read(path: Path, progress: Progress, cancelled: Callable[[], bool]) -> bytes:
+    try:
+        size = path.stat().st_size
+        if size < CHUNK or not path.is_file():
+            return read_bytes(path)
+        chunks: list[bytes] = []
+        done = 0
+        with path.open("rb") as handle:
+            while chunk := handle.read(CHUNK):
+                if cancelled():
+                    raise Cancelled
+                chunks.append(chunk)
+                done += len(chunk)
+                progress("reading", done, size)
+        return b"".join(chunks)
+    except OSError:
+        return read_bytes(path)  # raises the SessionError that says why
+
+
+def read_session(
+    path: Path,
+    *,
+    model: str | None = None,
+    threshold: float | None = None,
+    progress: Progress = lambda phase, done, total: None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> Loaded:
+    """``load`` + ``analyze`` with progress; raises SessionError or Cancelled."""
+    progress("reading", 0, 0)
+    data = _read(path, progress, cancelled)
+    if cancelled():
+        raise Cancelled
+    progress("parsing", 0, 0)
+    session = parse(path, data)
+    with contextlib.suppress(OSError):
+        session.mtime_ns = path.stat().st_mtime_ns
+    if cancelled():
+        raise Cancelled
+    progress("analysing", 0, 0)
+    chosen = resolve_threshold(threshold, project_dir=Path.cwd())
+    result = analyze(session, model=model, threshold=chosen.value)
+    if cancelled():
+        raise Cancelled
+    return Loaded(session, result, chosen)
+
+
+# -- the session list ---------------------------------------------------------------
+
+
+@dataclass
+class SessionInfo:
+    """One row of the session list."""
+
+    path: Path
+    project: str
+    size: int
+    mtime: float
+    messages: int | None = None
+    prompt: str = ""
+    format: str = ""
+    error: str | None = None
+
+    @property
+    def search_text(self) -> str:
+        return f"{self.project} {self.path.name} {self.prompt}".lower()
+
+
+def chats_root() -> Path:
+    """``~/.gemini/tmp`` (honouring GEMINI_CLI_HOME)."""
+    return gemini_home() / ".gemini" / "tmp"
+
+
+def _candidates(folder: Path | None) -> Iterator[Path]:
+    if folder is not None:
+        for pattern in ("*.jsonl", "*.json"):
+            yield from folder.glob(pattern)
+        return
+    root = chats_root()
+    for pattern in ("*/chats/*.jsonl", "*/chats/*.json", "*/chats/*/*.jsonl"):
+        yield from root.glob(pattern)
+
+
+def list_sessions(folder: Path | None = None) -> list[SessionInfo]:
+    """The session files under ``folder`` (or every project's chats), newest first."""
+    rows: list[SessionInfo] = []
+    seen: set[Path] = set()
+    for path in _candidates(folder):
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        try:
+            info = path.stat()
+        except OSError:
+            continue
+        rows.append(SessionInfo(path, project_temp_dir(path).name, info.st_size, info.st_mtime))
+    rows.sort(key=lambda row: (-row.mtime, row.path.name))
+    return rows
+
+
+def first_prompt(session: Session) -> str:
+    """The first real prompt: the first user turn of the history (context blocks skipped)."""
+    for turn in history(session):
+        if turn.role != "user" or turn.is_tool_result:
+            continue
+        if session.contents is not None and is_ignored_user_content(turn.parts):
+            continue  # a checkpoint keeps its <session_context> turn
+        texts = [js_to_string(p.get("text")) for p in turn.parts if isinstance(p, dict) and "text" in p]
+        if texts:
+            return " ".join(" ".join(texts).split())
+    return ""
+
+
+def describe(info: SessionInfo) -> SessionInfo:
+    """Fill in the message count and first prompt by reading the file."""
+    try:
+        session = load(info.path)
+    except SessionError as exc:
+        info.error = exc.message
+        return info
+    except (OSError, ValueError, RecursionError) as exc:  # defensive: never break the list
+        info.error = str(exc) or type(exc).__name__
+        return info
+    info.format = session.format
+    info.messages = len(session.contents) if session.contents is not None else len(session.messages)
+    info.prompt = first_prompt(session)
+    return info
+
+
+def human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{size} B"
+
+
+def is_folder(path: Path) -> bool:
+    return os.path.isdir(path)

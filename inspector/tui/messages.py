@@ -1,0 +1,98 @@
+"""Messages the app's workers and widgets post: small dataclasses, nothing more.
+
+Workers never touch widgets; they post one of these and the screen that owns
+them updates itself.  Frequent progress messages replace each other in the
+queue (``can_replace``) so a fast loop never floods the app.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from inspector.tui.loading import Loaded, SessionInfo
+
+
+@dataclass
+class LoadProgress(Message):
+    """How far loading a session has gone (``total`` 0: no known total)."""
+
+    phase: str
+    done: int = 0
+    total: int = 0
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, LoadProgress)
+
+
+@dataclass
+class SessionLoaded(Message):
+    """A session was read and analysed."""
+
+    loaded: Loaded
+    reason: str = "open"  # "open", "reload" or "live"
+
+
+@dataclass
+class SessionListed(Message):
+    """One row of the session list, read in the background."""
+
+    info: SessionInfo
+
+
+@dataclass
+class TurnSelected(Message):
+    """The cursor of the turn table moved to a turn."""
+
+    index: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TurnSelected)
+
+
+@dataclass
+class CompactionProgress(Message):
+    """A step of a running compaction (a label to show)."""
+
+    text: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, CompactionProgress)
+
+
+@dataclass
+class CompactionFinished(Message):
+    """A compaction preview is ready (``result`` is the core's result object)."""
+
+    result: Any
+    split: int
+    focus: str
+
+
+@dataclass
+class Applied(Message):
+    """A compaction was written to disk."""
+
+    path: Path
+    backup: Path | None
+    detail: Any = None
+
+
+@dataclass
+class Reverted(Message):
+    """The newest apply was undone."""
+
+    path: Path
+    detail: Any = None
+
+
+@dataclass
+class FileChanged(Message):
+    """The open session file changed on disk (``kind``: appended, rewritten, truncated, deleted)."""
+
+    kind: str
+    path: Path

@@ -1,0 +1,212 @@
+"""The session view: header figures, the turn table with its split, the turn in full.
+
+Loading runs in a thread worker (progress shown, Esc cancels); every figure
+comes from the core's Analysis.  ``[`` / ``]`` step the split through the
+candidates (``Analysis.step``), ``=`` returns to the reference's split.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Label, ProgressBar, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from inspector.tui.loading import Cancelled, Loaded, read_session
+from inspector.tui.messages import LoadProgress, SessionLoaded, TurnSelected
+from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.widgets.context_header import ContextHeader
+from inspector.tui.widgets.status_line import StatusLine
+from inspector.tui.widgets.turn_detail import TurnDetail
+from inspector.tui.widgets.turn_table import TurnTable, header_text
+
+LOAD_GROUP = "load"
+
+
+class SessionScreen(InspectorScreen):
+    """One session: where its tokens go and where the split falls."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("left_square_bracket", "split(-1)", "Prev split", id="split.previous", key_display="[",
+                tooltip="move the split to the previous candidate turn"),
+        Binding("right_square_bracket", "split(1)", "Next split", id="split.next", key_display="]",
+                tooltip="move the split to the next candidate turn"),
+        Binding("equals_sign", "split_reference", "Reference split", id="split.reference", key_display="=",
+                tooltip="return to the split Gemini CLI would choose"),
+        Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
+        Binding("escape", "back", "Back", id="session.back", tooltip="cancel loading, or go to the session list"),
+    ]
+
+    DEFAULT_CLASSES = "-loading"
+
+    def __init__(self, path: Path, *, model: str | None = None, threshold: float | None = None) -> None:
+        super().__init__()
+        self.path = Path(path)
+        self.model = model
+        self.threshold = threshold
+        self.loaded: Loaded | None = None
+        self.split = 0
+        self.failed: str | None = None
+
+    # -- layout -----------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield ContextHeader(Text(str(self.path), style="bold"), id="context")
+        with Horizontal(id="body"):
+            with Vertical(id="turns"):
+                yield Static(Text(header_text(), style="bold"), id="turns-header", markup=False)
+                yield TurnTable(id="turn-table")
+            yield TurnDetail(id="detail")
+        with Vertical(id="loading"):
+            yield Label(Text(f"Opening {self.path.name}…"), id="loading-label")
+            yield ProgressBar(id="loading-bar", total=None, show_eta=False)
+        yield StatusLine(id="status")
+        yield Footer()
+
+    @property
+    def table(self) -> TurnTable:
+        return self.query_one(TurnTable)
+
+    @property
+    def detail(self) -> TurnDetail:
+        return self.query_one(TurnDetail)
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one(StatusLine)
+
+    def on_mount(self) -> None:
+        self.sub_title = str(self.path)
+        self.load_session()
+
+    # -- loading ------------------------------------------------------------------------
+    @work(thread=True, exclusive=True, exit_on_error=False, group=LOAD_GROUP, description="reading the session")
+    def load_session(self, reason: str = "open") -> Loaded:
+        worker = get_current_worker()
+
+        def progress(phase: str, done: int, total: int) -> None:
+            self.post_message(LoadProgress(phase, done, total))
+
+        loaded = read_session(
+            self.path, model=self.model, threshold=self.threshold,
+            progress=progress, cancelled=lambda: worker.is_cancelled,
+        )
+        self.post_message(SessionLoaded(loaded, reason))
+        return loaded
+
+    def on_load_progress(self, message: LoadProgress) -> None:
+        if self.loaded is not None:
+            self.status.set("load", f"{message.phase}…")
+            return
+        bar = self.query_one("#loading-bar", ProgressBar)
+        label = self.query_one("#loading-label", Label)
+        if message.total:
+            bar.update(total=message.total, progress=message.done)
+            label.update(Text(f"{message.phase.capitalize()} {self.path.name}: "
+                              f"{message.done / 1e6:,.0f} / {message.total / 1e6:,.0f} MB"))
+        else:
+            bar.update(total=None)
+            label.update(Text(f"{message.phase.capitalize()} {self.path.name}…"))
+
+    def on_session_loaded(self, message: SessionLoaded) -> None:
+        previous = self.loaded
+        loaded = message.loaded
+        self.loaded = loaded
+        analysis = loaded.analysis
+        keep = previous is not None and message.reason != "open" and self.split in analysis.candidates
+        self.split = self.split if keep else analysis.split_point
+        self.remove_class("-loading")
+        self.status.set("load", "")
+        self.table.set_analysis(analysis, self.split, follow=message.reason == "live")
+        self.refresh_figures()
+        if previous is None:
+            self.table.focus()
+            self.table.move_to(self.split if self.split < len(analysis.turns) else len(analysis.turns) - 1)
+        self.show_detail(self.table.cursor)
+        if analysis.warnings and previous is None:
+            first = analysis.warnings[0]
+            more = f" (and {len(analysis.warnings) - 1} more)" if len(analysis.warnings) > 1 else ""
+            self.notify(f"{self.path.name}: {first}{more}", title="Skipped while reading", severity="warning")
+        self.loaded_hook(message)
+
+    def loaded_hook(self, message: SessionLoaded) -> None:
+        """Called after every (re)load; subclasses and features extend it."""
+
+    def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
+        if worker.group != LOAD_GROUP or state != WorkerState.ERROR:
+            return
+        if isinstance(worker.error, Cancelled):
+            return
+        if self.loaded is None:
+            self.failed = str(worker.error)
+            self.query_one("#loading-label", Label).update(
+                Text.assemble(("Cannot open this file\n", "bold red"), str(worker.error), ("\n\nEsc: back", "dim"))
+            )
+            self.query_one("#loading-bar", ProgressBar).display = False
+
+    # -- figures ----------------------------------------------------------------------------
+    def refresh_figures(self) -> None:
+        if self.loaded is None:
+            return
+        self.query_one(ContextHeader).show(self.loaded, self.split)
+        analysis = self.loaded.analysis
+        figures = analysis.split_figures(self.split)
+        self.status.set(
+            "split",
+            f"split {self.split}: summarise {figures['summarised_tokens']:,} tok, keep {figures['kept_tokens']:,} tok",
+        )
+
+    def show_detail(self, index: int) -> None:
+        if self.loaded is not None:
+            self.detail.show(self.loaded.analysis, index, self.split)
+
+    def on_turn_selected(self, message: TurnSelected) -> None:
+        self.show_detail(message.index)
+
+    # -- actions -------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("split", "split_reference", "goto_split", "largest_turn") and self.loaded is None:
+            return None
+        return True
+
+    def set_split(self, split: int) -> None:
+        if self.loaded is None or split == self.split:
+            return
+        self.split = split
+        self.table.set_split(split)
+        self.refresh_figures()
+        self.split_changed()
+
+    def split_changed(self) -> None:
+        """Hook: the split moved."""
+
+    def action_split(self, direction: int) -> None:
+        if self.loaded is not None:
+            self.set_split(self.loaded.analysis.step(self.split, direction))
+
+    def action_split_reference(self) -> None:
+        if self.loaded is not None:
+            self.set_split(self.loaded.analysis.split_point)
+
+    def action_goto_split(self) -> None:
+        self.table.action_goto_split()
+
+    def action_largest_turn(self) -> None:
+        if self.loaded is not None and self.loaded.analysis.turns:
+            quarters = self.loaded.analysis.quarters
+            self.table.move_to(max(range(len(quarters)), key=quarters.__getitem__))
+
+    def action_reload(self) -> None:
+        self.load_session("reload")
+
+    def action_back(self) -> None:
+        if self.loaded is None and self.failed is None:
+            self.workers.cancel_group(self, LOAD_GROUP)
+        open_list = getattr(self.app, "show_session_list", None)
+        if open_list is not None:
+            open_list(self)

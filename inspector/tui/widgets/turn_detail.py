@@ -1,0 +1,133 @@
+"""The detail pane: the selected turn whole, scrollable, never cut.
+
+Session text is untrusted, so everything is built as ``rich.text.Text`` (or a
+``Syntax`` for JSON) and never parsed as markup: a message holding
+``[link=...]`` or ``[/]`` shows literally.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.rule import Rule
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from inspector.analysis import Analysis, turn_kind
+from inspector.format import usage_text
+from inspector.jsjson import js_stringify, js_to_string
+from inspector.tokens import part_quarters
+
+# Highlighting is a luxury: above this many characters JSON is shown as plain text.
+HIGHLIGHT_LIMIT = 60_000
+
+
+def json_block(value: Any) -> RenderableType:
+    text = js_stringify(value, indent=2)
+    if len(text) > HIGHLIGHT_LIMIT:
+        return Text(text, style="")
+    return Syntax(text, "json", theme="ansi_dark", word_wrap=True, background_color="default")
+
+
+def _heading(label: str, tokens: int | None = None) -> Text:
+    text = Text(label, style="bold")
+    if tokens is not None:
+        text.append(f"  ({tokens:,} tokens)", style="dim")
+    return text
+
+
+def part_renderables(part: Any) -> list[RenderableType]:
+    """One part as headings and bodies."""
+    tokens = part_quarters(part) // 4
+    if not isinstance(part, dict):
+        return [_heading("value", tokens), json_block(part)]
+    if part.get("thought"):
+        body = Text(js_to_string(part.get("text", "")), style="italic")
+        return [_heading("thought", tokens), body]
+    if isinstance(part.get("text"), str):
+        return [_heading("text", tokens), Text(part["text"])]
+    call = part.get("functionCall")
+    if isinstance(call, dict):
+        name = js_to_string(call.get("name", "?"))
+        return [_heading(f"tool call: {name}", tokens), json_block(call.get("args", {}))]
+    response = part.get("functionResponse")
+    if isinstance(response, dict):
+        name = js_to_string(response.get("name", "?"))
+        body = response.get("response")
+        out: list[RenderableType] = [_heading(f"tool result: {name}", tokens)]
+        if isinstance(body, dict) and isinstance(body.get("output"), str):
+            out.append(Text(body["output"]))
+            rest = {k: v for k, v in body.items() if k != "output"}
+            if rest:
+                out.append(json_block(rest))
+        else:
+            out.append(json_block(body))
+        nested = response.get("parts")
+        if isinstance(nested, list):
+            for inner in nested:
+                out.extend(part_renderables(inner))
+        return out
+    for key in ("inlineData", "fileData"):
+        data = part.get(key)
+        if isinstance(data, dict):
+            mime = js_to_string(data.get("mimeType", "?"))
+            size = len(data.get("data", "")) if isinstance(data.get("data"), str) else None
+            where = data.get("fileUri")
+            label = f"{key}: {mime}" + (f", {size:,} base64 chars" if size is not None else "")
+            body = Text(js_to_string(where)) if where else Text("(binary data not shown)", style="dim")
+            return [_heading(label, tokens), body]
+    return [_heading("part", tokens), json_block(part)]
+
+
+def turn_renderable(analysis: Analysis, index: int, split: int) -> RenderableType:
+    turn = analysis.turns[index]
+    side = "summarised" if index < split else "kept"
+    title = Text.assemble(
+        (f"turn {index}", "bold"), " · ", (turn.role, "bold"), " · ", turn_kind(turn.content),
+        " · ", (f"{analysis.turn_tokens(index):,} est. tokens", "bold"), " · ", (side, "dim"),
+    )
+    lines: list[RenderableType] = [title]
+    meta = Text(style="dim")
+    if turn.record_id:
+        meta.append(f"record {turn.record_id}")
+        if turn.is_tool_result:
+            meta.append(" (tool results)")
+    meta.append(f"  json {analysis.json_chars[index]:,} chars")
+    lines.append(meta)
+    usage = analysis.recorded[index]
+    if usage:
+        figures = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in usage.items())
+        lines.append(Text.assemble(("recorded usage: ", "bold"), figures, ("  (" + usage_text(usage) + ")", "dim")))
+    for part in turn.parts:
+        lines.append(Rule(style="dim"))
+        lines.extend(part_renderables(part))
+    if not turn.parts:
+        lines.append(Text("(no parts)", style="dim"))
+    return Group(*lines)
+
+
+class TurnDetail(VerticalScroll, can_focus=True):
+    """The selected turn, in full."""
+
+    DEFAULT_CSS = """
+    TurnDetail { padding: 0 1; }
+    TurnDetail > #detail-body { width: 1fr; }
+    """
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(Text("No turn selected.", style="dim"), id="detail-body", markup=False)
+
+    def show(self, analysis: Analysis, index: int, split: int) -> None:
+        body = self.query_one("#detail-body", Static)
+        if not 0 <= index < len(analysis.turns):
+            body.update(Text("No turn selected.", style="dim"))
+            return
+        body.update(turn_renderable(analysis, index, split))
+        self.scroll_home(animate=False)
+
+    @property
+    def body(self) -> Static:
+        return self.query_one("#detail-body", Static)

@@ -1,0 +1,228 @@
+"""The turn table: one row per history turn, rendered line by line on demand.
+
+A ``ScrollView`` with the Line API: only the rows on screen are turned into
+strips, straight from the Analysis arrays, so a 170k-turn session costs the
+same to show as a short one.  A divider row sits at the split; rows above it
+(the turns to be summarised) are dimmed.  Moving the split only repaints.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
+from textual.events import Click
+from textual.geometry import Region, Size
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from inspector.analysis import Analysis, turn_kind
+from inspector.format import percent, share_bar, usage_text
+from inspector.tui.messages import TurnSelected
+
+# (title, width, right-aligned)
+COLUMNS = (("#", 7, True), ("role", 5, False), ("kind", 17, False), ("est. tok", 9, True),
+           ("in/out/cached", 18, True), ("share", 6, True), ("vs largest", 10, False))
+BAR_WIDTH = 10
+
+
+def header_text() -> str:
+    cells = [f"{t:>{w}}" if right else f"{t:<{w}}" for t, w, right in COLUMNS]
+    return " ".join(cells)
+
+
+class TurnTable(ScrollView, can_focus=True):
+    """Every turn of an Analysis, with the split shown as a divider row."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "turn-table--summarised",
+        "turn-table--kept",
+        "turn-table--divider",
+        "turn-table--cursor",
+        "turn-table--user",
+        "turn-table--model",
+    }
+
+    DEFAULT_CSS = """
+    TurnTable {
+        background: $surface;
+        scrollbar-gutter: stable;
+    }
+    TurnTable > .turn-table--summarised { color: $text-muted; background: $primary 12%; }
+    TurnTable > .turn-table--kept { color: $text; }
+    TurnTable > .turn-table--divider { color: $warning; text-style: bold; }
+    TurnTable > .turn-table--cursor { background: $accent 40%; }
+    TurnTable:focus > .turn-table--cursor { background: $accent 80%; }
+    TurnTable > .turn-table--user { color: $secondary; }
+    TurnTable > .turn-table--model { color: $success; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="table.up", tooltip="previous turn"),
+        Binding("down,j", "cursor(1)", "Down", show=False, id="table.down", tooltip="next turn"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="table.page-up", tooltip="one screen up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="table.page-down", tooltip="one screen down"),
+        Binding("home,g", "first", "First turn", show=False, id="table.first", tooltip="the first turn"),
+        Binding("end,G", "last", "Last turn", show=False, id="table.last", tooltip="the last turn"),
+        Binding("s", "goto_split", "Go to split", show=False, id="table.goto-split",
+                tooltip="move the cursor to the first kept turn"),
+    ]
+
+    cursor: reactive[int] = reactive(0, always_update=True)
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.analysis: Analysis | None = None
+        self.split = 0
+        self.reference_split = 0
+        self._max_quarters = 1
+        self._total = 0
+        self._lines: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(1024)
+        self._width = sum(w for _, w, _ in COLUMNS) + len(COLUMNS) - 1
+
+    # -- data -----------------------------------------------------------------------
+    @property
+    def turn_count(self) -> int:
+        return len(self.analysis.turns) if self.analysis else 0
+
+    @property
+    def row_count(self) -> int:
+        return self.turn_count + 1 if self.analysis else 0
+
+    def set_analysis(self, analysis: Analysis, split: int, *, follow: bool = False) -> None:
+        """Show a (new) analysis; ``follow`` keeps the last row in view (live append)."""
+        at_bottom = self.scroll_y >= self.max_scroll_y
+        self.analysis = analysis
+        self.split = split
+        self.reference_split = analysis.split_point
+        self._max_quarters = max(analysis.quarters, default=0) or 1
+        self._total = analysis.total_estimated_tokens
+        self._lines.clear()
+        self.virtual_size = Size(self._width, self.row_count)
+        if self.cursor >= self.turn_count:
+            self.cursor = max(0, self.turn_count - 1)
+        self.refresh()
+        if follow and at_bottom:
+            self.call_after_refresh(self.scroll_end, animate=False)
+
+    def set_split(self, split: int) -> None:
+        if split == self.split:
+            return
+        self.split = split
+        self._lines.clear()
+        self.refresh()
+        self.scroll_to_region(Region(0, split, 1, 1), animate=False, immediate=True)
+
+    # -- geometry: turn index <-> row -----------------------------------------------
+    def row_of(self, turn: int) -> int:
+        return turn if turn < self.split else turn + 1
+
+    def turn_at(self, row: int) -> int | None:
+        """The turn shown on a row, or None for the divider."""
+        if row < self.split:
+            return row
+        if row == self.split:
+            return None
+        return row - 1 if row - 1 < self.turn_count else None
+
+    # -- rendering ------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        row = y + scroll_y
+        width = max(self.size.width, self._width)
+        if self.analysis is None or row >= self.row_count:
+            return Strip.blank(self.size.width, self.rich_style)
+        turn = self.turn_at(row)
+        key = (row, width, turn == self.cursor, self.has_focus)
+        strip = self._lines.get(key)
+        if strip is None:
+            strip = self._divider(width) if turn is None else self._row(turn, width)
+            self._lines[key] = strip
+        return strip.crop(scroll_x, scroll_x + self.size.width)
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(name)
+
+    def _row(self, index: int, width: int) -> Strip:
+        assert self.analysis is not None
+        analysis = self.analysis
+        turn = analysis.turns[index]
+        tokens = analysis.turn_tokens(index)
+        share = tokens / self._total if self._total else 0.0
+        relative = analysis.quarters[index] / self._max_quarters
+        base = self._style("turn-table--summarised" if index < self.split else "turn-table--kept")
+        role_style = self._style("turn-table--user" if turn.role == "user" else "turn-table--model")
+        kind = turn_kind(turn.content)
+        cells = [
+            (f"{index:>7} ", None),
+            (f"{turn.role[:5]:<5} ", role_style if index >= self.split else None),
+            (f"{kind[:17]:<17} ", None),
+            (f"{tokens:>9,} ", None),
+            (f"{usage_text(analysis.recorded[index])[:18]:>18} ", None),
+            (f"{percent(share):>6} ", None),
+            (share_bar(relative, BAR_WIDTH), role_style),
+        ]
+        if index == self.cursor:
+            cursor = self._style("turn-table--cursor")
+            segments = [Segment(text, base + extra + cursor if extra else base + cursor) for text, extra in cells]
+            return Strip(segments).adjust_cell_length(width, base + cursor)
+        segments = [Segment(text, base + extra if extra else base) for text, extra in cells]
+        return Strip(segments).adjust_cell_length(width, base)
+
+    def _divider(self, width: int) -> Strip:
+        assert self.analysis is not None
+        figures = self.analysis.split_figures(self.split)
+        split = self.split
+        label = "reference" if split == self.reference_split else f"reference {self.reference_split}"
+        summarised = f"summarise 0-{split - 1}" if split else "summarise nothing"
+        kept = f"keep {split}-{self.turn_count - 1}" if split < self.turn_count else "keep nothing"
+        text = (
+            f"── split {split} ({label}) ── {summarised}: {figures['summarised_tokens']:,} tok"
+            f" ── {kept}: {figures['kept_tokens']:,} tok ({percent(float(figures['kept_share']))}) "
+        )
+        text = text.ljust(width, "─")
+        return Strip([Segment(text, self._style("turn-table--divider"))])
+
+    # -- cursor ---------------------------------------------------------------------
+    def watch_cursor(self, cursor: int) -> None:
+        self.refresh()
+        if self.analysis is not None and self.turn_count:
+            self.scroll_to_region(Region(0, self.row_of(cursor), 1, 1), animate=False, immediate=True)
+            self.post_message(TurnSelected(cursor))
+
+    def move_to(self, turn: int) -> None:
+        if self.turn_count:
+            self.cursor = max(0, min(self.turn_count - 1, turn))
+
+    def action_cursor(self, delta: int) -> None:
+        self.move_to(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        self.move_to(self.cursor + direction * max(1, self.size.height - 1))
+
+    def action_first(self) -> None:
+        self.move_to(0)
+
+    def action_last(self) -> None:
+        self.move_to(self.turn_count - 1)
+
+    def action_goto_split(self) -> None:
+        self.move_to(self.split)
+
+    def on_click(self, event: Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        turn = self.turn_at(offset.y + self.scroll_offset.y)
+        if turn is not None:
+            self.move_to(turn)
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
