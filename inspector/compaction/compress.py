@@ -1,0 +1,328 @@
+"""``compress()``: Gemini CLI's compaction state machine (REFERENCE.md section 6).
+
+The steps and the statuses are the reference's ``ChatCompressionService.compress``.
+One documented improvement: the reference compares the new history's
+*estimate* with the *recorded* prompt size of the last turn (which also
+counts the system prompt and the tool declarations), so the two figures are
+not alike.  Here, unless ``original_tokens`` is given, both sides are the
+same estimate: before = environment turn + the whole curated history,
+after = environment turn + the new history.  The recorded figure is reported
+beside them.  Passing ``original_tokens`` restores the reference's exact
+arithmetic (the differential tests do that).
+
+Nothing here writes to disk: budget truncations are planned (file names and
+full texts in ``result.truncations``) for the store to write when applying.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from inspector.compaction import facts as fx
+from inspector.compaction import prompts
+from inspector.compaction.budget import TOOL_OUTPUTS_DIR, Truncation, apply_budget, output_file_name, truncate_chars
+from inspector.compaction.snapshot import OPEN, find_snapshot_text
+from inspector.compaction.split import COMPRESS_FRACTION, ends_safely, find_split_point, is_split_candidate
+from inspector.compaction.split import split_candidates as candidates_of
+from inspector.compaction.summarisers.base import Summariser, SummariserError
+from inspector.jsjson import js_json_len, js_trim
+from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
+
+
+class CompressionStatus(StrEnum):
+    COMPRESSED = "COMPRESSED"
+    COMPRESSION_FAILED_INFLATED_TOKEN_COUNT = "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"
+    COMPRESSION_FAILED_TOKEN_COUNT_ERROR = "COMPRESSION_FAILED_TOKEN_COUNT_ERROR"
+    COMPRESSION_FAILED_EMPTY_SUMMARY = "COMPRESSION_FAILED_EMPTY_SUMMARY"
+    NOOP = "NOOP"
+    CONTENT_TRUNCATED = "CONTENT_TRUNCATED"
+    # Not in the reference (there, a failed model call throws): the summariser failed.
+    COMPRESSION_FAILED_SUMMARISER_ERROR = "COMPRESSION_FAILED_SUMMARISER_ERROR"
+
+    @property
+    def failed(self) -> bool:
+        return self.name.startswith("COMPRESSION_FAILED")
+
+
+class InvalidSplit(ValueError):
+    """A chosen split that cannot start the kept part; the message is one line."""
+
+
+@dataclass
+class CompressionResult:
+    status: CompressionStatus
+    original_token_count: int
+    new_token_count: int
+    recorded_prompt_tokens: int | None = None
+    split_point: int | None = None
+    kept_from: int | None = None
+    provider: str | None = None
+    model: str | None = None
+    draft_snapshot: str | None = None
+    snapshot: str | None = None
+    previous_snapshot: str | None = None
+    new_history: list[dict[str, Any]] | None = None
+    truncations: list[Truncation] = field(default_factory=list)
+    facts: fx.FactReport | None = None
+    duration_seconds: float = 0.0
+    message: str = ""
+    source_sha256: str | None = None
+    summarised_with: str | None = None  # "original" | "truncated": what the summariser was sent
+    threshold: float = DEFAULT_THRESHOLD
+    token_limit: int = 0
+    forced: bool = False
+    instruction: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.status.failed
+
+    @property
+    def lost_facts(self) -> list[fx.Fact]:
+        return self.facts.lost if self.facts else []
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value,
+            "message": self.message,
+            "original_token_count": self.original_token_count,
+            "new_token_count": self.new_token_count,
+            "recorded_prompt_tokens": self.recorded_prompt_tokens,
+            "split_point": self.split_point,
+            "kept_from": self.kept_from,
+            "provider": self.provider,
+            "model": self.model,
+            "threshold": self.threshold,
+            "token_limit": self.token_limit,
+            "forced": self.forced,
+            "instruction": self.instruction,
+            "summarised_with": self.summarised_with,
+            "draft_snapshot": self.draft_snapshot,
+            "snapshot": self.snapshot,
+            "previous_snapshot": self.previous_snapshot,
+            "new_history": self.new_history,
+            "truncations": [
+                {"turn": t.turn, "part": t.part, "tool": t.tool, "output_file": t.output_file,
+                 "original_tokens": t.original_tokens, "new_tokens": t.new_tokens}
+                for t in self.truncations
+            ],
+            "fact_recall": round(self.facts.recall, 4) if self.facts else None,
+            "facts": self.facts.to_json() if self.facts else None,
+            "lost_facts": [f.to_json() for f in self.lost_facts],
+            "duration_seconds": round(self.duration_seconds, 3),
+            "source_sha256": self.source_sha256,
+        }
+
+
+def _contents(items: Sequence[Any]) -> list[dict[str, Any]]:
+    return [getattr(item, "content", item) for item in items]
+
+
+def _split(contents: list[dict[str, Any]]) -> int:
+    weights = [js_json_len(c) for c in contents]
+    flags = [is_split_candidate(c) for c in contents]
+    return find_split_point(weights, flags, bool(contents) and ends_safely(contents[-1]), COMPRESS_FRACTION)
+
+
+def _has_snapshot(contents: Sequence[dict[str, Any]]) -> str | None:
+    """The newest text part holding a ``<state_snapshot>`` (the reference's ``text?.includes``)."""
+    found = None
+    for content in contents:
+        for part in content.get("parts") or []:
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str) and OPEN in text:
+                found = text
+    return found
+
+
+def check_split(contents: Sequence[dict[str, Any]], split: int) -> None:
+    """Raise ``InvalidSplit`` unless ``split`` may start the kept part of ``contents``."""
+    valid = candidates_of(list(contents))
+    if split in valid:
+        return
+    before = [c for c in valid if c < split][-1:]
+    after = [c for c in valid if c > split][:1]
+    near = ", ".join(str(c) for c in before + after) or "none"
+    if not 0 <= split <= len(contents):
+        why = f"the history has {len(contents)} turns"
+    elif split == len(contents):
+        why = "the last turn is not a finished model answer"
+    else:
+        why = f"turn {split} is a {contents[split].get('role')} turn" + (
+            " holding tool results" if contents[split].get("role") == "user" else ""
+        )
+    raise InvalidSplit(f"split {split} is not a valid split point: {why}; the nearest valid ones are {near}")
+
+
+async def compress(
+    history: Sequence[Any],
+    summariser: Summariser,
+    *,
+    model: str | None = None,
+    force: bool = False,
+    threshold: float | None = None,
+    has_failed_attempt: bool = False,
+    split: int | None = None,
+    recorded_prompt_tokens: int | None = None,
+    original_tokens: int | None = None,
+    environment: dict[str, Any] | None = None,
+    temp_dir: Path | str | None = None,
+    instruction: str | None = None,
+    system_prompt: str | None = None,
+    acknowledgement: str = prompts.ACKNOWLEDGEMENT,
+    source_sha256: str | None = None,
+    first_truncation_id: int = 1,
+) -> CompressionResult:
+    """Compress a curated history (Content dicts or ``Turn``s); see the module doc.
+
+    ``environment`` is the environment-context turn Gemini CLI keeps in front
+    of the history (counted in the new size, never summarised).  ``split``
+    overrides the reference's split and must be a valid candidate
+    (``InvalidSplit`` otherwise).  Cancel the task to stop it.
+    """
+    started = time.monotonic()
+    curated = _contents(history)
+    limit = token_limit(model)
+    threshold = threshold if threshold else DEFAULT_THRESHOLD
+    env = [environment] if environment else []
+    like_for_like = original_tokens is None
+    original = estimate_contents(env + curated) if like_for_like else int(original_tokens or 0)
+    result = CompressionResult(
+        status=CompressionStatus.NOOP, original_token_count=original if curated else 0,
+        new_token_count=original if curated else 0, recorded_prompt_tokens=recorded_prompt_tokens,
+        provider=getattr(summariser, "name", None), model=getattr(summariser, "model", None),
+        source_sha256=source_sha256, threshold=threshold, token_limit=limit, forced=force,
+        instruction=instruction or None,
+    )
+
+    def done(status: CompressionStatus, message: str = "") -> CompressionResult:
+        result.status = status
+        result.message = message
+        result.duration_seconds = time.monotonic() - started
+        return result
+
+    if not curated:
+        return done(CompressionStatus.NOOP, "the history is empty")
+    if not force:
+        deciding = original if not like_for_like or recorded_prompt_tokens is None else recorded_prompt_tokens
+        if deciding < threshold * limit:
+            return done(CompressionStatus.NOOP, f"{deciding:,} tokens is under the threshold "
+                        f"({threshold:g} x {limit:,} = {int(threshold * limit):,}); use --force to compress anyway")
+
+    folder = Path(temp_dir) if temp_dir is not None else Path(".")
+    truncated, truncations = apply_budget(
+        curated,
+        lambda tool, seq: str(folder / TOOL_OUTPUTS_DIR / output_file_name(tool, seq + first_truncation_id - 1)),
+        max_chars=truncate_chars(limit, recorded_prompt_tokens or 0),
+    )
+    result.truncations = truncations
+    if split is not None:
+        check_split(truncated, split)
+
+    if has_failed_attempt and not force:
+        count = estimate_contents((env if like_for_like else []) + truncated)
+        if count < original:
+            result.new_history, result.kept_from, result.new_token_count = truncated, 0, count
+            return done(CompressionStatus.CONTENT_TRUNCATED,
+                        "an earlier summary failed, so only the tool-output budget was applied")
+        return done(CompressionStatus.NOOP, "an earlier summary failed and the budget truncates nothing")
+
+    point = _split(truncated) if split is None else split
+    result.split_point = result.kept_from = point
+    if point == 0:
+        return done(CompressionStatus.NOOP, "nothing comes before the split point, so there is nothing to summarise")
+
+    original_older = curated[:point]
+    if estimate_contents(original_older) < limit:
+        for_summariser, result.summarised_with = original_older, "original"
+    else:
+        for_summariser, result.summarised_with = truncated[:point], "truncated"
+    previous = _has_snapshot(for_summariser)
+    result.previous_snapshot = find_snapshot_text(previous) if previous else None
+
+    system = system_prompt or prompts.COMPRESSION_SYSTEM_PROMPT
+    focus = [{"text": prompts.focus_text(instruction)}] if instruction and instruction.strip() else []
+    first_request = {"role": "user", "parts": [{"text": prompts.anchor_text(previous is not None)}, *focus]}
+    try:
+        draft = await summariser.summarise(system, [*for_summariser, first_request])
+        result.draft_snapshot = draft
+        checked = await summariser.summarise(system, [
+            *for_summariser,
+            {"role": "model", "parts": [{"text": draft}]},
+            {"role": "user", "parts": [{"text": prompts.VERIFY_REQUEST}, *focus]},
+        ])
+    except SummariserError as exc:
+        return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
+    final = js_trim(js_trim(checked or "") or draft or "")
+    if not final:
+        return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
+    result.snapshot = final
+    result.facts = fx.report(for_summariser, final)
+
+    new_history = [
+        {"role": "user", "parts": [{"text": final}]},
+        {"role": "model", "parts": [{"text": acknowledgement}]},
+        *truncated[point:],
+    ]
+    result.new_token_count = estimate_contents(env + new_history)
+    if result.new_token_count > original:
+        return done(CompressionStatus.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT,
+                    f"the new history ({result.new_token_count:,} tokens) would be larger than the old "
+                    f"({original:,}); nothing would be gained")
+    result.new_history = new_history
+    return done(CompressionStatus.COMPRESSED)
+
+
+def compress_sync(history: Sequence[Any], summariser: Summariser, **options: Any) -> CompressionResult:
+    """``compress`` for callers without an event loop (the CLI)."""
+    return asyncio.run(compress(history, summariser, **options))
+
+
+# -- sessions -------------------------------------------------------------------
+
+
+def environment_turn(session: Any) -> dict[str, Any] | None:
+    """The ``<session_context>`` turn a JSONL/legacy session keeps out of its history."""
+    if getattr(session, "contents", None) is not None:
+        return None  # a checkpoint holds it inside the history
+    from inspector.session.history import part_array
+
+    for message in session.messages:
+        if message.get("type") != "user":
+            continue
+        parts = part_array(message.get("content"))
+        text = next((p.get("text") for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)), "")
+        if text.lstrip().startswith("<session_context>"):
+            return {"role": "user", "parts": parts}
+    return None
+
+
+def recorded_prompt(session: Any, turns: Sequence[Any]) -> int | None:
+    """The prompt size the API last reported, as ``analysis`` reads it."""
+    for turn in reversed(turns):
+        if turn.message_index is None or turn.is_tool_result or turn.role != "model":
+            continue
+        tokens = session.messages[turn.message_index].get("tokens")
+        if isinstance(tokens, dict) and isinstance(tokens.get("input"), (int, float)):
+            return int(tokens["input"])
+    return None
+
+
+async def compress_session(session: Any, summariser: Summariser, **options: Any) -> CompressionResult:
+    """``compress`` on a loaded session: its history, model, environment turn, usage and hash."""
+    from inspector.analysis import project_temp_dir
+    from inspector.session import history
+
+    turns = history(session)
+    options.setdefault("model", session.model)
+    options.setdefault("environment", environment_turn(session))
+    options.setdefault("recorded_prompt_tokens", recorded_prompt(session, turns))
+    options.setdefault("temp_dir", project_temp_dir(session.path))
+    options.setdefault("source_sha256", session.sha256)
+    return await compress(turns, summariser, **options)

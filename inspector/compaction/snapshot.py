@@ -1,0 +1,186 @@
+"""Reading a ``<state_snapshot>`` and comparing two of them section by section.
+
+Parsing is tolerant: text before the snapshot (a scratchpad, a preamble) is
+kept aside, a missing closing tag ends the snapshot at the end of the text,
+sections may be missing or unknown, and their order is the one in the text.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+OPEN = "<state_snapshot>"
+CLOSE = "</state_snapshot>"
+
+_SECTION = re.compile(r"<([A-Za-z_][\w.-]*)\s*>(.*?)</\1\s*>", re.S)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    body: str
+
+    @property
+    def lines(self) -> list[str]:
+        """The non-blank lines of the body, stripped, comments removed."""
+        text = _COMMENT.sub("", self.body)
+        return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    sections: tuple[Section, ...]
+    preamble: str = ""  # text before <state_snapshot> (a scratchpad, say)
+    found: bool = True  # False when the text held no <state_snapshot> tag
+    raw: str = ""
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.sections]
+
+    def get(self, name: str) -> Section | None:
+        return next((s for s in self.sections if s.name == name), None)
+
+    def lines(self, name: str) -> list[str]:
+        section = self.get(name)
+        return section.lines if section else []
+
+    def to_json(self) -> dict[str, Any]:
+        return {"found": self.found, "sections": {s.name: s.lines for s in self.sections}}
+
+
+def find_snapshot_text(text: str) -> str | None:
+    """The ``<state_snapshot>...</state_snapshot>`` in ``text`` (the last complete one)."""
+    end = text.rfind(CLOSE)
+    if end >= 0:
+        start = text.rfind(OPEN, 0, end)
+        if start >= 0:
+            return text[start : end + len(CLOSE)]
+    start = text.rfind(OPEN)
+    return text[start:] if start >= 0 else None
+
+
+def parse(text: str) -> Snapshot:
+    """Split a snapshot into its sections, in the order they appear."""
+    body_text = find_snapshot_text(text)
+    if body_text is None:
+        return Snapshot((), preamble=text, found=False, raw=text)
+    preamble = text[: text.find(body_text)]
+    inner = body_text[len(OPEN) :]
+    if inner.endswith(CLOSE):
+        inner = inner[: -len(CLOSE)]
+    sections: list[Section] = []
+    seen: set[str] = set()
+    for match in _SECTION.finditer(_COMMENT.sub("", inner)):
+        name = match.group(1)
+        if name in seen:  # a repeated section: join the bodies
+            index = next(i for i, s in enumerate(sections) if s.name == name)
+            sections[index] = Section(name, sections[index].body + "\n" + match.group(2))
+            continue
+        seen.add(name)
+        sections.append(Section(name, match.group(2)))
+    return Snapshot(tuple(sections), preamble=preamble, found=True, raw=body_text)
+
+
+def normalise_line(line: str) -> str:
+    return _SPACE.sub(" ", line.strip().lstrip("-*• ").strip()).lower()
+
+
+# -- diff -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LineChange:
+    op: str  # "added" | "removed" | "unchanged"
+    text: str
+
+
+@dataclass(frozen=True)
+class SectionDiff:
+    name: str
+    status: str  # "added" | "removed" | "changed" | "unchanged"
+    changes: tuple[LineChange, ...]
+
+    @property
+    def added(self) -> list[str]:
+        return [c.text for c in self.changes if c.op == "added"]
+
+    @property
+    def removed(self) -> list[str]:
+        return [c.text for c in self.changes if c.op == "removed"]
+
+    @property
+    def unchanged(self) -> list[str]:
+        return [c.text for c in self.changes if c.op == "unchanged"]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status,
+            "added": self.added,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "lines": [{"op": c.op, "text": c.text} for c in self.changes],
+        }
+
+
+@dataclass(frozen=True)
+class SnapshotDiff:
+    sections: tuple[SectionDiff, ...] = field(default_factory=tuple)
+
+    @property
+    def changed(self) -> bool:
+        return any(s.status != "unchanged" for s in self.sections)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "added": sum(len(s.added) for s in self.sections),
+            "removed": sum(len(s.removed) for s in self.sections),
+            "unchanged": sum(len(s.unchanged) for s in self.sections),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {"changed": self.changed, "counts": self.counts(), "sections": [s.to_json() for s in self.sections]}
+
+
+def _diff_lines(old: list[str], new: list[str]) -> list[LineChange]:
+    """Line changes in reading order; lines compare after normalising spaces and bullets."""
+    matcher = difflib.SequenceMatcher(a=[normalise_line(x) for x in old], b=[normalise_line(x) for x in new],
+                                      autojunk=False)
+    changes: list[LineChange] = []
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        if op == "equal":
+            changes.extend(LineChange("unchanged", line) for line in new[b1:b2])
+        else:
+            changes.extend(LineChange("removed", line) for line in old[a1:a2])
+            changes.extend(LineChange("added", line) for line in new[b1:b2])
+    return changes
+
+
+def diff(old: Snapshot | str, new: Snapshot | str) -> SnapshotDiff:
+    """Per section: lines added, removed and unchanged from ``old`` to ``new``.
+
+    Sections follow ``new``'s order; sections only in ``old`` come after, where
+    they stood relative to the others.
+    """
+    a = parse(old) if isinstance(old, str) else old
+    b = parse(new) if isinstance(new, str) else new
+    order = b.names() + [n for n in a.names() if n not in b.names()]
+    result: list[SectionDiff] = []
+    for name in order:
+        in_a, in_b = a.get(name) is not None, b.get(name) is not None
+        changes = _diff_lines(a.lines(name), b.lines(name))
+        if not in_a:
+            status = "added"
+        elif not in_b:
+            status = "removed"
+        elif all(c.op == "unchanged" for c in changes):
+            status = "unchanged"
+        else:
+            status = "changed"
+        result.append(SectionDiff(name, status, tuple(changes)))
+    return SnapshotDiff(tuple(result))
