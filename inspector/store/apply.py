@@ -1,0 +1,445 @@
+"""Apply a new history to a session file on disk, reversibly.
+
+Order of work, so that a failure at any point loses nothing:
+
+1. check the file is still what the preview was computed from;
+2. build the bytes to write and prove the project's own loader reads them
+   back as exactly the new history (else refuse);
+3. check every tool-output file can be written without overwriting a
+   different one (else refuse);
+4. back up the file (atomically) and journal the intent;
+5. write the full tool outputs, then the session (JSONL: append like Gemini
+   CLI's /compress; legacy JSON and checkpoints: atomic rewrite);
+6. journal where it landed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from inspector.jsjson import js_stringify
+from inspector.session.errors import SessionError
+from inspector.session.history import Turn, messages_to_turns
+from inspector.session.loader import Session, parse
+from inspector.store import files
+from inspector.store.errors import StoreError
+from inspector.store.journal import JournalEntry, JournalInfo, Region, append_event, read_journal
+from inspector.store.records import build_records, context_records, first_difference
+
+Content = dict[str, Any]
+_ODD = re.compile(r"(?:^|[:\[,])(?:-?\d(?:\d*[.eE]|\d{15})|-?Infinity|NaN)|[{,]\"\d+\":|[\ud800-\udfff]")
+
+
+def js_timestamp(moment: datetime | None = None) -> str:
+    """``new Date().toISOString()``."""
+    moment = (moment or datetime.now(UTC)).astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def js_json(value: Any, indent: int | None = None) -> str:
+    """``JSON.stringify(value, null, indent)``: the C encoder, checked for the rare odd cases."""
+    try:
+        if indent:
+            text = json.dumps(value, ensure_ascii=False, indent=indent)
+        else:
+            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return js_stringify(value, indent)
+    if _ODD.search(text):
+        return js_stringify(value, indent)
+    return text
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class OutputFile:
+    path: Path
+    data: bytes
+    exists: bool  # already there with the same bytes: nothing to write
+
+
+@dataclass
+class Plan:
+    """What one apply will write."""
+
+    data: bytes  # jsonl: the bytes to append; else: the whole new file
+    append: bool
+    turns_after: int
+    reused: int
+    adapted: int
+    created: int
+
+
+def read_current(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise StoreError(path, "the session file is gone; nothing was written", "changed") from None
+    except OSError as exc:
+        raise StoreError(path, f"cannot read: {files.describe_os_error(exc)}", "io") from None
+
+
+def compare_with_preview(path: Path, current: bytes, size: int, digest: str) -> str:
+    """``same``, ``grown`` (the previewed bytes, then more) or ``changed``."""
+    if len(current) == size and sha256(current) == digest:
+        return "same"
+    if len(current) > size and sha256(current[:size]) == digest:
+        return "grown"
+    return "changed"
+
+
+def _parse_whole(path: Path, data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        try:
+            return json.loads(data.decode("utf-8"))
+        except (ValueError, RecursionError):
+            raise StoreError(path, "the file is no longer readable JSON; nothing was written", "changed") from None
+
+
+def _indent_of(data: bytes) -> int | None:
+    """The indent the file was written with (None: one line)."""
+    match = re.search(rb"\n( +)\S", data[:4096])
+    return len(match.group(1)) if match else None
+
+
+def _read_back(path: Path, data: bytes) -> list[Content]:
+    try:
+        session = parse(path, data)
+    except SessionError as exc:
+        raise StoreError(path, f"the records built would not load ({exc.message}); nothing was written", "invalid") \
+            from None
+    if session.contents is not None:
+        return list(session.contents)
+    return [turn.content for turn in messages_to_turns(session.messages)]
+
+
+def _plan(
+    session: Session,
+    current: bytes,
+    turns: Sequence[Turn],
+    new_history: Sequence[Content],
+    sources: Sequence[Turn | None],
+    extra: list[dict[str, Any]],
+    timestamp: str,
+) -> Plan:
+    path = session.path
+    if session.format == "checkpoint":
+        doc = _parse_whole(path, current)
+        history = list(new_history)
+        body: Any = history if isinstance(doc, list) else {**doc, "history": history}
+        text = js_json(body, _indent_of(current))
+        data = text.encode("utf-8") + (b"\n" if current.endswith(b"\n") else b"")
+        want = history
+        plan = Plan(data, False, len(history), 0, 0, 0)
+    else:
+        built = build_records(session.messages, turns, new_history, sources, now=lambda: timestamp)
+        messages = context_records(session.messages) + built.records + extra
+        want = list(new_history) + [t.content for t in messages_to_turns(extra)]
+        if session.format == "jsonl":
+            lines = [
+                {"$set": {"sessionId": session.session_id}},
+                {"$set": {"messages": messages, "lastUpdated": timestamp}},
+            ]
+            text = "".join(js_json(line) + "\n" for line in lines)
+            lead = b"\n" if current and not current.endswith(b"\n") else b""
+            data = lead + text.encode("utf-8")
+        else:
+            doc = _parse_whole(path, current)
+            if not isinstance(doc, dict):
+                raise StoreError(path, "the file is no longer a legacy session; nothing was written", "changed")
+            doc = dict(doc)
+            doc["messages"] = messages
+            if "lastUpdated" in doc:
+                doc["lastUpdated"] = timestamp
+            text = js_json(doc, _indent_of(current))
+            data = text.encode("utf-8") + (b"\n" if current.endswith(b"\n") else b"")
+        plan = Plan(data, session.format == "jsonl", len(want), built.reused, built.adapted, built.created)
+    # The proof: what will be on disk reads back as exactly the new history.
+    if plan.append:
+        # A $set.messages line replaces every message before it, so the
+        # messages after the apply depend only on the lines appended; a
+        # metadata line stands in for the rest of the file.
+        header = js_json({k: session.metadata.get(k) for k in ("sessionId", "projectHash")}).encode()
+        got = _read_back(path, header + b"\n" + plan.data.lstrip(b"\n"))
+    else:
+        got = _read_back(path, plan.data)
+    problem = first_difference(got, want)
+    if problem:
+        raise StoreError(path, f"refusing to write: {problem}; nothing was written", "invalid")
+    return plan
+
+
+def _grown_records(session: Session, current: bytes) -> list[dict[str, Any]]:
+    """Messages the lines appended since the preview add (new ids only)."""
+    now = parse(session.path, current)
+    before = {r.get("id"): r for r in session.messages}
+    seen = [r for r in now.messages if r.get("id") in before]
+    if [r.get("id") for r in seen] != [r.get("id") for r in session.messages] or any(
+        r is not before[r.get("id")] and r != before[r.get("id")] for r in seen
+    ):
+        raise StoreError(
+            session.path,
+            "the session changed since the preview (lines appended after it rewrite earlier messages); "
+            "preview again. Nothing was written",
+            "stale",
+        )
+    return [r for r in now.messages if r.get("id") not in before]
+
+
+def _plan_outputs(session_path: Path, truncations: Sequence[Any]) -> list[OutputFile]:
+    outputs: list[OutputFile] = []
+    for item in truncations:
+        target = Path(item.output_file)
+        if not target.is_absolute():
+            target = session_path.parent / target
+        data = str(item.full_text).encode("utf-8", "surrogatepass")
+        exists = False
+        try:
+            exists = target.read_bytes() == data
+            if not exists:
+                raise StoreError(
+                    session_path,
+                    f"tool output file {target} already exists with different content; nothing was written",
+                    "conflict",
+                )
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            raise StoreError(session_path, f"tool output path {target} is a folder; nothing was written") from None
+        outputs.append(OutputFile(target, data, exists))
+    return outputs
+
+
+def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], hook: files.WriteHook | None) -> list[Path]:
+    written: list[Path] = []
+    for output in outputs:
+        if output.exists:
+            continue
+        output.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            files.atomic_write(output.path, output.data, hook=hook, no_clobber=True, mode=0o644)
+        except FileExistsError:
+            if output.path.read_bytes() != output.data:
+                raise StoreError(
+                    session_path, f"tool output file {output.path} appeared with different content", "conflict"
+                ) from None
+            continue
+        written.append(output.path)
+    return written
+
+
+def apply_history(
+    session: Session,
+    turns: Sequence[Turn],
+    new_history: Sequence[Content],
+    sources: Sequence[Turn | None] | None = None,
+    *,
+    truncations: Sequence[Any] = (),
+    journal: JournalInfo | None = None,
+    expected_sha256: str | None = None,
+    expected_size: int | None = None,
+    allow_grown: bool = False,
+    hook: files.WriteHook | None = None,
+    now: Callable[[], datetime] | None = None,
+) -> JournalEntry:
+    """Write ``new_history`` as the session's conversation; returns the journal entry.
+
+    ``turns`` is the history the preview was computed from (``history(session)``)
+    and ``sources[i]`` the turn ``new_history[i]`` came from (None if new).
+    ``expected_sha256``/``expected_size`` name the bytes the preview saw
+    (default: the session as loaded).  Raises StoreError, having written
+    nothing to the session, when it refuses or fails.
+    """
+    path = session.path
+    info = journal or JournalInfo()
+    sources = list(sources) if sources is not None else [None] * len(new_history)
+    base_sha = expected_sha256 or session.sha256
+    base_size = session.size if expected_size is None else expected_size
+    folder = files.ensure_store_dir(path)
+    with files.locked(folder):
+        current = read_current(path)
+        state = compare_with_preview(path, current, base_size, base_sha)
+        extra: list[dict[str, Any]] = []
+        if state == "changed":
+            raise StoreError(
+                path, "the file changed on disk since the preview; reload and preview again. Nothing was written",
+                "changed",
+            )
+        if state == "grown":
+            grown = len(current) - base_size
+            if session.format != "jsonl" or not allow_grown:
+                raise StoreError(
+                    path,
+                    f"the preview is stale: {grown:,} bytes were appended since it was made (Gemini CLI is still "
+                    "writing this session?); preview again. Nothing was written",
+                    "stale",
+                )
+            extra = _grown_records(session, current)
+        moment = (now or (lambda: datetime.now(UTC)))()
+        timestamp = js_timestamp(moment)
+        plan = _plan(session, current, turns, new_history, sources, extra, timestamp)
+        outputs = _plan_outputs(path, truncations)
+        record = read_journal(folder)
+        seq = record.next_seq()
+        backup = f"{seq:04d}-{moment.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.bak"
+        try:
+            files.atomic_write(folder / "backups" / backup, current, hook=hook, no_clobber=True)
+        except OSError as exc:
+            raise StoreError(
+                path, f"cannot write the backup: {files.describe_os_error(exc)}; nothing was written", "io"
+            ) from None
+        entry = JournalEntry(
+            id=f"{seq:04d}-{secrets.token_hex(4)}",
+            seq=seq,
+            applied_at=timestamp,
+            file=path.name,
+            format=session.format,
+            info=info,
+            size_before=len(current),
+            sha256_before=sha256(current),
+            backup=backup,
+            planned_sha256=sha256(plan.data),
+            planned_length=len(plan.data),
+            output_files=tuple(str(o.path) for o in outputs),
+            turns_before=len(turns),
+            turns_after=plan.turns_after,
+            records_reused=plan.reused,
+            records_adapted=plan.adapted,
+            records_created=plan.created,
+            state="incomplete",
+        )
+        created: list[Path] = []
+        try:
+            append_event(folder, {"event": "apply", **entry.to_json()})
+            created = _write_outputs(path, outputs, hook)
+            if plan.append:
+                regions, carried, after = _append(path, current, plan.data, hook)
+            else:
+                regions, carried, after = (), 0, _rewrite(path, current, plan.data, hook)
+        except (OSError, StoreError) as exc:
+            for leftover in created:
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+            message = exc.message if isinstance(exc, StoreError) else files.describe_os_error(exc)
+            with contextlib.suppress(OSError):
+                append_event(folder, {"event": "failed", "id": entry.id, "error": message})
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(path, f"could not write: {message}; the session was left as it was", "io") from None
+        entry = replace(
+            entry, state="applied", regions=regions, carried_lines=carried, size_after=len(after),
+            sha256_after=sha256(after),
+        )
+        with contextlib.suppress(OSError):
+            append_event(folder, {
+                "event": "applied", "id": entry.id, "size_after": entry.size_after,
+                "sha256_after": entry.sha256_after, "regions": [r.__dict__ for r in regions],
+                "carried_lines": carried,
+            })
+        files.note_own_write(path, entry.sha256_after or "")
+        return entry
+
+
+def _append(
+    path: Path, current: bytes, data: bytes, hook: files.WriteHook | None
+) -> tuple[tuple[Region, ...], int, bytes]:
+    """Append like Gemini CLI does; carry lines another writer slipped in meanwhile."""
+    offset = files.append_bytes(path, data, hook=hook)
+    regions = [Region(offset, len(data), sha256(data))]
+    carried = 0
+    if offset > len(current):
+        # Lines another writer appended between our check and our write now
+        # sit before our checkpoint, which would hide their messages: append
+        # them again after it.  $rewindTo lines are not repeated (after the
+        # checkpoint they would cut the new conversation).
+        with path.open("rb") as handle:
+            handle.seek(len(current))
+            between = handle.read(offset - len(current))
+        keep = [
+            line + b"\n" for line in between.split(b"\n")
+            if line.strip() and b'"$rewindTo"' not in line[:32]
+        ]
+        if keep:
+            again = b"".join(keep)
+            second = files.append_bytes(path, again, hook=None)
+            regions.append(Region(second, len(again), sha256(again)))
+            carried = len(keep)
+    with path.open("rb") as handle:
+        after = handle.read()
+    return tuple(regions), carried, after
+
+
+def _rewrite(path: Path, current: bytes, data: bytes, hook: files.WriteHook | None) -> bytes:
+    info = os.stat(path)
+
+    def unchanged() -> bool:
+        now = os.stat(path)
+        return (now.st_ino, now.st_size, now.st_mtime_ns) == (info.st_ino, info.st_size, info.st_mtime_ns)
+
+    files.atomic_write(path, data, hook=hook, mode=info.st_mode, unchanged=unchanged)
+    return data
+
+
+def apply_compaction(
+    session: Session,
+    turns: Sequence[Turn],
+    result: Any,
+    *,
+    expected_sha256: str | None = None,
+    allow_grown: bool = False,
+    hook: files.WriteHook | None = None,
+    now: Callable[[], datetime] | None = None,
+) -> JournalEntry:
+    """Apply a ``compress()`` result: its new history, kept turns keep their records."""
+    status = getattr(result, "status", None)
+    status_name = status.name if isinstance(status, Enum) else str(status)
+    new_history = getattr(result, "new_history", None)
+    if new_history is None:
+        raise StoreError(session.path, f"nothing to apply (the compaction ended {status_name})", "nothing")
+    kept_from = getattr(result, "kept_from", None)
+    sources: list[Turn | None] = [None] * len(new_history)
+    if isinstance(kept_from, int) and 0 <= kept_from <= len(turns):
+        kept = list(turns[kept_from:])
+        start = len(new_history) - len(kept)
+        if start >= 0:
+            for i, turn in enumerate(kept):
+                sources[start + i] = turn
+    info = JournalInfo(
+        status=status_name,
+        split_point=getattr(result, "split_point", None),
+        tokens_before=getattr(result, "original_token_count", None),
+        tokens_after=getattr(result, "new_token_count", None),
+        recorded_prompt_tokens=getattr(result, "recorded_prompt_tokens", None),
+        provider=getattr(result, "provider", None),
+        model=getattr(result, "model", None),
+        duration_seconds=getattr(result, "duration_seconds", None),
+        snapshot=getattr(result, "snapshot", None),
+    )
+    source_sha = getattr(result, "source_sha256", None)
+    return apply_history(
+        session, turns, new_history, sources,
+        truncations=getattr(result, "truncations", None) or (),
+        journal=info,
+        expected_sha256=expected_sha256 or source_sha,
+        allow_grown=allow_grown,
+        hook=hook,
+        now=now,
+    )

@@ -1,0 +1,218 @@
+"""Writing files so that nothing is ever half-written or lost.
+
+Two primitives:
+
+* ``atomic_write``: a temp file in the same folder, written, fsynced, renamed
+  over the target with ``os.replace``, then the folder fsynced.  A reader (or
+  a crash) sees either the old file or the new one, never a mix.
+* ``append_bytes``: one ``write`` on an ``O_APPEND`` descriptor, then fsync,
+  which is how Gemini CLI itself appends to a JSONL recording, so two writers
+  appending at once interleave whole lines and lose none.
+
+Both take a ``hook(step)`` called at each step of the write.  Tests make it
+raise (a crash, a full disk) to prove the guarantees hold at every step; it
+can also return a byte count to simulate a short write.
+
+Where the store keeps its own files, and why Gemini CLI never mistakes them
+for sessions:  everything lives in ``<session folder>/.session-inspector/
+<session file name>/``.  Gemini CLI 0.61 finds sessions with a plain,
+non-recursive ``readdir`` of ``chats/``: ``sessionSummaryUtils`` and
+``memoryService`` keep names starting with ``session-`` and ending in
+``.json``/``.jsonl`` that are regular files, ``Storage.listProjectChatFiles``
+keeps names ending in ``.json``/``.jsonl``, sub-agent folders are
+``chats/<parent-id>/``; ``/chat list`` looks for ``checkpoint-*.json`` in the
+project temp folder.  ``.session-inspector`` is a folder whose name matches
+none of these, and nothing looks inside it.  Temp files are
+``.<name>.si-tmp-<pid>-<random>``: hidden, and never ending in ``.json``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import secrets
+import stat
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from inspector.store.errors import StoreError
+
+STORE_DIR = ".session-inspector"
+TEMP_MARK = ".si-tmp-"
+
+# hook(step) -> None, or a number of bytes to let the next write call take.
+WriteHook = Callable[[str], int | None]
+
+# sha256 of the states this process itself wrote, per file (the watcher
+# uses it to tell its own writes from Gemini CLI's).
+_OWN_WRITES: dict[str, list[str]] = {}
+
+
+def store_dir(session_path: Path) -> Path:
+    """The hidden folder holding one session's journal and backups."""
+    return session_path.parent / STORE_DIR / session_path.name
+
+
+def is_store_path(path: Path | str) -> bool:
+    """Whether a path is one of the project's own temp or store files."""
+    path = Path(path)
+    return TEMP_MARK in path.name or STORE_DIR in path.parts
+
+
+def note_own_write(path: Path, sha256: str) -> None:
+    recent = _OWN_WRITES.setdefault(str(path.resolve()), [])
+    recent.append(sha256)
+    del recent[:-8]
+
+
+def own_writes(path: Path) -> list[str]:
+    return list(_OWN_WRITES.get(str(path.resolve()), ()))
+
+
+def describe_os_error(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "no space left on device"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.EROFS:
+        return "read-only file system"
+    return exc.strerror or str(exc)
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes, hook: WriteHook | None, step: str) -> int:
+    """Write ``data`` (one call unless the OS or the hook makes it short)."""
+    view = memoryview(data)
+    done = 0
+    while done < len(view):
+        limit = hook(step) if hook else None
+        chunk = view[done:] if limit is None else view[done : done + max(limit, 0)]
+        done += os.write(fd, chunk)
+    return done
+
+
+def _temp_name(target: Path) -> Path:
+    return target.with_name(f".{target.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def atomic_write(
+    target: Path,
+    data: bytes,
+    *,
+    hook: WriteHook | None = None,
+    mode: int | None = None,
+    unchanged: Callable[[], bool] | None = None,
+    no_clobber: bool = False,
+) -> None:
+    """Replace (or create) ``target`` with ``data``, all or nothing.
+
+    ``unchanged()`` is asked just before the rename; False aborts (the file
+    changed under us).  ``no_clobber`` links instead of renaming, so an
+    existing file is never replaced (FileExistsError).
+    """
+    folder = target.parent
+    temp = _temp_name(target)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode & 0o7777)
+    try:
+        try:
+            if hook:
+                hook("temp-created")
+            half = len(data) // 2
+            _write_all(fd, data[:half], hook, "temp-write")
+            if hook:
+                hook("temp-partial")
+            _write_all(fd, data[half:], hook, "temp-write")
+            if mode is not None:
+                os.fchmod(fd, stat.S_IMODE(mode))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if hook:
+            hook("temp-written")
+        if unchanged is not None and not unchanged():
+            raise StoreError(
+                target, "the file changed on disk while it was being written; it was left as it was", "changed"
+            )
+        if no_clobber:
+            os.link(temp, target)
+            os.unlink(temp)
+        else:
+            os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    if hook:
+        hook("renamed")
+    fsync_dir(folder)
+
+
+def append_bytes(target: Path, data: bytes, *, hook: WriteHook | None = None) -> int:
+    """Append ``data`` to an existing file; returns the offset it landed at.
+
+    On failure the file is left as it was: a short write is cut off again if
+    nobody appended after it, else ended with a newline so that the next
+    writer's line stays whole (the fragment is then a line every reader skips).
+    """
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND)
+    written = 0
+    start: int | None = None
+    try:
+        if hook:
+            hook("append-open")
+        view = memoryview(data)
+        while written < len(view):
+            limit = hook("append-write") if hook else None
+            chunk = view[written:] if limit is None else view[written : written + max(limit, 0)]
+            count = os.write(fd, chunk)
+            if start is None and count:
+                start = os.lseek(fd, 0, os.SEEK_CUR) - count
+            written += count
+        os.fsync(fd)
+        if hook:
+            hook("append-written")
+    except BaseException:
+        if written and start is not None and written < len(data):
+            with contextlib.suppress(OSError):
+                if os.fstat(fd).st_size == start + written:
+                    os.ftruncate(fd, start)
+                else:
+                    os.write(fd, b"\n")
+                os.fsync(fd)
+        os.close(fd)
+        raise
+    os.close(fd)
+    return start if start is not None else os.stat(target).st_size
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Serialise this project's own applies and reverts of one session."""
+    fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def ensure_store_dir(session_path: Path) -> Path:
+    folder = store_dir(session_path)
+    try:
+        (folder / "backups").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            session_path, f"cannot create {folder}: {describe_os_error(exc)}; nothing was written"
+        ) from None
+    if not os.access(folder, os.W_OK):
+        raise StoreError(session_path, f"cannot write to {folder}: permission denied; nothing was written")
+    return folder

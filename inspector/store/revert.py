@@ -1,0 +1,246 @@
+"""Undo applies, restoring the session byte for byte.
+
+JSONL: the apply only appended, so the bytes before it are still the file's
+start.  Revert keeps them, drops exactly the bytes the apply wrote, and keeps
+every line appended after it (Gemini CLI may have kept recording).  The file
+is rewritten atomically; a line another writer appends to the old file while
+the rename happens is copied over afterwards.
+
+Legacy JSON and checkpoints: the apply rewrote the file, so it is restored
+from the backup, but only if the file is still exactly what the apply wrote.
+Otherwise revert refuses; ``force`` restores anyway after keeping a copy of
+the current file beside the backups.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from inspector.store import files
+from inspector.store.apply import js_timestamp, sha256
+from inspector.store.errors import StoreError
+from inspector.store.journal import Journal, JournalEntry, Region, append_event, read_journal
+
+
+@dataclass(frozen=True)
+class RevertResult:
+    entry: JournalEntry
+    size: int  # of the file after the revert
+    sha256: str
+    kept_bytes: int = 0  # bytes appended after the apply that were kept
+    copy: Path | None = None  # --force: where the file as it was is kept
+    note: str = ""
+
+
+def read_history(path: str | os.PathLike[str]) -> Journal:
+    """The journal of a session (empty if nothing was ever applied)."""
+    return read_journal(files.store_dir(Path(path)))
+
+
+def undoable(path: str | os.PathLike[str]) -> list[JournalEntry]:
+    """Applies that can be undone, newest first."""
+    return read_history(path).undoable()
+
+
+def revert(
+    path: str | os.PathLike[str],
+    *,
+    steps: int = 1,
+    force: bool = False,
+    hook: files.WriteHook | None = None,
+    now: Callable[[], datetime] | None = None,
+) -> list[RevertResult]:
+    """Undo the newest ``steps`` applies, newest first.  Raises StoreError."""
+    path = Path(path)
+    folder = files.store_dir(path)
+    if not folder.is_dir():
+        raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
+    results: list[RevertResult] = []
+    with files.locked(folder):
+        pending = read_journal(folder).undoable()
+        if not pending:
+            raise StoreError(path, "nothing to undo: every applied compaction was already reverted", "nothing")
+        if steps > len(pending):
+            raise StoreError(
+                path, f"only {len(pending)} apply(s) can be undone, not {steps}; nothing was changed", "nothing"
+            )
+        for entry in pending[:steps]:
+            results.append(_revert_one(path, folder, entry, force, hook, now))
+    return results
+
+
+def _backup_bytes(path: Path, folder: Path, entry: JournalEntry) -> bytes:
+    backup = folder / "backups" / entry.backup
+    try:
+        data = backup.read_bytes()
+    except FileNotFoundError:
+        raise StoreError(path, f"the backup {backup} is missing; the session was not changed", "backup") from None
+    if sha256(data) != entry.sha256_before:
+        raise StoreError(path, f"the backup {backup} is damaged (hash differs); the session was not changed", "backup")
+    return data
+
+
+def _find_regions(data: bytes, entry: JournalEntry) -> tuple[Region, ...] | None:
+    """The bytes the apply wrote, checked by hash (found by content if the apply never finished)."""
+    if entry.state == "applied":
+        ok = all(
+            r.offset >= entry.size_before and sha256(data[r.offset : r.offset + r.length]) == r.sha256
+            for r in entry.regions
+        )
+        return entry.regions if ok else None
+    if entry.planned_length is None or entry.planned_sha256 is None:
+        return None
+    start = entry.size_before
+    while start <= len(data) - entry.planned_length:
+        if sha256(data[start : start + entry.planned_length]) == entry.planned_sha256:
+            return (Region(start, entry.planned_length, entry.planned_sha256),)
+        newline = data.find(b"\n", start)
+        if newline == -1:
+            break
+        start = newline + 1
+    return None
+
+
+def _without(data: bytes, start: int, regions: tuple[Region, ...]) -> bytes:
+    pieces, at = [], start
+    for region in sorted(regions, key=lambda r: r.offset):
+        pieces.append(data[at : region.offset])
+        at = region.offset + region.length
+    pieces.append(data[at:])
+    return b"".join(pieces)
+
+
+def _revert_one(
+    path: Path,
+    folder: Path,
+    entry: JournalEntry,
+    force: bool,
+    hook: files.WriteHook | None,
+    now: Callable[[], datetime] | None,
+) -> RevertResult:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        raise StoreError(path, "the session file is gone; restore it from the backups folder by hand", "changed") \
+            from None
+    except OSError as exc:
+        raise StoreError(path, f"cannot read: {files.describe_os_error(exc)}", "io") from None
+    try:
+        info = os.fstat(fd)
+        data = _read_fd(fd, info.st_size)
+        new, kept, note = _restored(path, folder, entry, data, force)
+        copy: Path | None = None
+        if new is None:  # the apply never reached the file
+            return _finish(path, folder, entry, data, 0, None, "the apply had not changed the file", now)
+        if note == "forced":
+            copy = folder / f"replaced-{entry.seq:04d}-{secrets.token_hex(3)}.bak"
+            try:
+                files.atomic_write(copy, data, no_clobber=True)
+            except OSError as exc:
+                raise StoreError(
+                    path, f"cannot keep a copy of the current file: {files.describe_os_error(exc)}; nothing changed"
+                ) from None
+
+        def unchanged() -> bool:
+            current = os.stat(path)
+            if entry.format == "jsonl":  # appends are caught up below
+                return current.st_ino == info.st_ino and current.st_size >= info.st_size
+            return (current.st_ino, current.st_size, current.st_mtime_ns) == (
+                info.st_ino, info.st_size, info.st_mtime_ns)
+
+        try:
+            files.atomic_write(path, new, hook=hook, mode=info.st_mode, unchanged=unchanged)
+        except OSError as exc:
+            raise StoreError(
+                path, f"could not write: {files.describe_os_error(exc)}; the session was left as it was"
+            ) from None
+        caught = _catch_up(path, fd, len(data)) if entry.format == "jsonl" else 0
+        return _finish(path, folder, entry, new, kept + caught, copy, note, now)
+    finally:
+        os.close(fd)
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    chunks, at = [], 0
+    while True:
+        chunk = os.pread(fd, max(size - at, 1 << 16), at)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        at += len(chunk)
+    return b"".join(chunks)
+
+
+def _catch_up(path: Path, fd: int, consumed: int) -> int:
+    """Copy what another writer appended to the old file during the rename."""
+    copied = 0
+    for _ in range(3):
+        size = os.fstat(fd).st_size
+        if size <= consumed:
+            continue
+        extra = os.pread(fd, size - consumed, consumed)
+        files.append_bytes(path, extra)
+        consumed += len(extra)
+        copied += len(extra)
+    return copied
+
+
+def _restored(
+    path: Path, folder: Path, entry: JournalEntry, data: bytes, force: bool
+) -> tuple[bytes | None, int, str]:
+    """(the bytes to restore, bytes kept from after the apply, note)."""
+    when = entry.applied_at
+    if entry.format == "jsonl":
+        prefix_ok = len(data) >= entry.size_before and sha256(data[: entry.size_before]) == entry.sha256_before
+        regions = _find_regions(data, entry) if prefix_ok else None
+        if prefix_ok and regions is not None:
+            prefix = data[: entry.size_before]
+            tail = _without(data, entry.size_before, regions)
+            glue = b"\n" if tail and prefix and not prefix.endswith(b"\n") else b""
+            return prefix + glue + tail, len(tail), "kept lines appended after the apply" if tail else ""
+        if prefix_ok and entry.state == "incomplete" and len(data) == entry.size_before:
+            return None, 0, ""
+        what = "its start no longer matches the file before the apply" if not prefix_ok else \
+            "the lines the apply wrote are no longer there"
+    else:
+        current = sha256(data)
+        if current == (entry.sha256_after or entry.planned_sha256):
+            return _backup_bytes(path, folder, entry), 0, ""
+        if entry.state == "incomplete" and current == entry.sha256_before:
+            return None, 0, ""
+        what = "it is not the file the apply wrote"
+    if not force:
+        raise StoreError(
+            path,
+            f"the file changed since the apply of {when} ({what}); revert --force restores the backup "
+            "after keeping a copy of the current file",
+            "conflict",
+        )
+    return _backup_bytes(path, folder, entry), 0, "forced"
+
+
+def _finish(
+    path: Path,
+    folder: Path,
+    entry: JournalEntry,
+    data: bytes,
+    kept: int,
+    copy: Path | None,
+    note: str,
+    now: Callable[[], datetime] | None,
+) -> RevertResult:
+    digest = sha256(data)
+    at = js_timestamp((now or (lambda: datetime.now(UTC)))())
+    with contextlib.suppress(OSError):
+        append_event(folder, {
+            "event": "revert", "id": entry.id, "at": at, "sha256": digest, "size": len(data),
+            "kept_bytes": kept, "copy": str(copy) if copy else None, "note": note,
+        })
+    files.note_own_write(path, digest)
+    return RevertResult(entry, len(data), digest, kept, copy, note)

@@ -1,0 +1,330 @@
+"""Watch one session file and say what happened to it, as plain events.
+
+    async for event in watch_session(path):
+        match event:
+            case Appended(records=records): ...   # new JSONL records, with line numbers
+            case Rewritten() | Truncated(): ...   # reload the file
+            case Deleted(): ...
+
+The session's *folder* is watched (watchfiles ``awatch``), not the file: a
+watch on a single file goes quiet after an atomic replace, which is how both
+this project and Gemini CLI rewrite files.  Changes to other names (our temp
+files, the ``.session-inspector`` store, other sessions) are filtered out.
+Bursts are debounced (a quiet period, capped by a maximum wait) against an
+injectable clock.  What happened is decided by ``classify``, a pure function
+of the previous state and what is on disk now, so it is tested without
+watching anything.  No Textual here: the app turns events into messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from inspector.store.files import is_store_path, own_writes
+
+CHECK_BYTES = 4096  # bytes before the old end compared to prove the file only grew
+
+
+# -- events --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AppendedRecord:
+    line: int  # 1-based line number in the file
+    record: Any  # the parsed JSON value (None if the line is not JSON)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Appended:
+    """Complete lines were added at the end; earlier bytes are unchanged."""
+
+    path: Path
+    records: tuple[AppendedRecord, ...]
+    start: int  # byte offset of the first new line
+    size: int  # file size now
+    own: bool = False  # the state this process itself wrote (an apply/revert)
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    """The file was replaced or changed other than at its end: reload it."""
+
+    path: Path
+    size: int
+    own: bool = False
+
+
+@dataclass(frozen=True)
+class Truncated:
+    """The file got shorter in place."""
+
+    path: Path
+    size: int
+    own: bool = False
+
+
+@dataclass(frozen=True)
+class Deleted:
+    path: Path
+
+
+Event = Appended | Rewritten | Truncated | Deleted
+
+
+# -- state and classification ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What is known of the file: enough to tell an append from anything else."""
+
+    path: Path
+    exists: bool = True
+    inode: int | None = None
+    size: int = 0  # bytes seen (complete lines + pending)
+    lines: int = 0  # complete lines seen
+    pending: bytes = b""  # a last line still waiting for its newline
+    check: bytes = b""  # the last CHECK_BYTES bytes seen
+    mtime_ns: int = 0
+
+
+@dataclass(frozen=True)
+class Observation:
+    """The file as it is now: ``data`` holds its bytes from ``offset`` on."""
+
+    exists: bool
+    inode: int | None = None
+    size: int = 0
+    mtime_ns: int = 0
+    offset: int = 0
+    data: bytes = b""
+
+
+def state_of(path: Path | str, data: bytes, inode: int | None = None, mtime_ns: int = 0) -> FileState:
+    """The state after reading ``data`` whole."""
+    end = data.rfind(b"\n") + 1
+    return FileState(
+        Path(path), True, inode, len(data), data.count(b"\n", 0, end), data[end:], data[-CHECK_BYTES:], mtime_ns
+    )
+
+
+def initial_state(path: Path | str) -> FileState:
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            data = handle.read()
+    except FileNotFoundError:
+        return FileState(path, exists=False)
+    return state_of(path, data, info.st_ino, info.st_mtime_ns)
+
+
+def observe(path: Path | str, old: FileState) -> Observation:
+    """Read what ``classify`` needs: only the bytes from just before the old end, when possible."""
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            same_file = old.exists and info.st_ino == old.inode and info.st_size >= old.size
+            offset = max(old.size - len(old.check), 0) if same_file else 0
+            handle.seek(offset)
+            data = handle.read()
+    except FileNotFoundError:
+        return Observation(False)
+    return Observation(True, info.st_ino, offset + len(data), info.st_mtime_ns, offset, data)
+
+
+def _parse_lines(chunk: bytes, first_line: int) -> tuple[AppendedRecord, ...]:
+    records = []
+    for number, raw in enumerate(chunk.split(b"\n")[:-1], start=first_line):
+        if not raw.strip():
+            continue
+        try:
+            records.append(AppendedRecord(number, orjson.loads(raw)))
+        except orjson.JSONDecodeError as exc:
+            records.append(AppendedRecord(number, None, str(exc)))
+    return tuple(records)
+
+
+def classify(old: FileState, new: Observation | bytes | None) -> tuple[Event | None, FileState]:
+    """What happened between ``old`` and ``new`` (None: nothing worth telling).
+
+    ``new`` is an ``Observation``, the whole file's bytes (same inode assumed),
+    or None for a file that is gone.  Returns the event and the new state.
+    """
+    path = old.path
+    if isinstance(new, (bytes, bytearray)):
+        new = Observation(True, old.inode, len(new), old.mtime_ns, 0, bytes(new))
+    if new is None or not new.exists:
+        gone = FileState(path, exists=False)
+        return (Deleted(path) if old.exists else None), gone
+    whole = new.offset == 0
+    if not old.exists or new.inode != old.inode:
+        state = _whole_state(path, new)
+        return Rewritten(path, new.size), state
+    if new.size < old.size:
+        return Truncated(path, new.size), _whole_state(path, new) if whole else _unknown(path, new)
+    start = old.size - len(old.check)
+    if start < new.offset or new.data[start - new.offset : old.size - new.offset] != old.check:
+        return Rewritten(path, new.size), _whole_state(path, new) if whole else _unknown(path, new)
+    if new.size == old.size:
+        return None, replace(old, mtime_ns=new.mtime_ns)
+    added = new.data[old.size - new.offset :]
+    chunk = old.pending + added
+    end = chunk.rfind(b"\n") + 1
+    complete, pending = chunk[:end], chunk[end:]
+    state = FileState(
+        path, True, new.inode, new.size, old.lines + complete.count(b"\n"), pending,
+        (old.check + added)[-CHECK_BYTES:], new.mtime_ns,
+    )
+    if not complete:
+        return None, state  # a partial line: wait for its newline
+    first_offset = old.size - len(old.pending)
+    return Appended(path, _parse_lines(complete, old.lines + 1), first_offset, new.size), state
+
+
+def _unknown(path: Path, new: Observation) -> FileState:
+    """Only the end was observed: a state that makes the next look read it all."""
+    return FileState(path, True, None, new.size, 0, b"", b"", new.mtime_ns)
+
+
+def _whole_state(path: Path, new: Observation) -> FileState:
+    return state_of(path, new.data, new.inode, new.mtime_ns)
+
+
+# -- debouncing ---------------------------------------------------------------------
+
+
+@dataclass
+class Debouncer:
+    """Fire after ``quiet`` seconds without a change, or ``max_wait`` after the first."""
+
+    quiet: float = 0.1
+    max_wait: float = 1.0
+    clock: Callable[[], float] = time.monotonic
+    first: float | None = None
+    last: float | None = None
+
+    def touch(self) -> None:
+        now = self.clock()
+        if self.first is None:
+            self.first = now
+        self.last = now
+
+    @property
+    def pending(self) -> bool:
+        return self.first is not None
+
+    def due(self) -> bool:
+        if self.first is None or self.last is None:
+            return False
+        now = self.clock()
+        return now - self.last >= self.quiet or now - self.first >= self.max_wait
+
+    def remaining(self) -> float | None:
+        """Seconds until due (None: nothing pending)."""
+        if self.first is None or self.last is None:
+            return None
+        now = self.clock()
+        return max(0.0, min(self.last + self.quiet, self.first + self.max_wait) - now)
+
+    def reset(self) -> None:
+        self.first = self.last = None
+
+
+# -- the watcher ------------------------------------------------------------------------
+
+
+@dataclass
+class WatchOptions:
+    quiet: float = 0.1
+    max_wait: float = 1.0
+    clock: Callable[[], float] = time.monotonic
+    force_polling: bool | None = None
+    poll_delay_ms: int = 50
+    step_ms: int = 20  # watchfiles' own batching step
+    tick_ms: int = 50  # how often to look at the debouncer while nothing happens
+    extra: dict[str, Any] = field(default_factory=dict)  # passed on to awatch
+
+
+def _mark_own(path: Path, event: Event) -> Event:
+    if isinstance(event, Deleted):
+        return event
+    recent = own_writes(path)
+    if not recent:
+        return event
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return event
+    return replace(event, own=digest in recent)
+
+
+async def watch_session(
+    path: Path | str,
+    *,
+    options: WatchOptions | None = None,
+    state: FileState | None = None,
+    stop_event: asyncio.Event | None = None,
+    ready: asyncio.Event | None = None,
+) -> AsyncIterator[Event]:
+    """Events about one session file until ``stop_event`` is set.
+
+    ``state`` is what the caller has already read (default: the file now);
+    ``ready`` is set once the watch is in place (tests wait on it).
+    """
+    from watchfiles import awatch
+
+    opts = options or WatchOptions()
+    path = Path(path).absolute()
+    folder = path.parent
+    current = state or initial_state(path)
+    debounce = Debouncer(opts.quiet, opts.max_wait, opts.clock)
+    target = str(path)
+
+    def wanted(_change: Any, changed: str) -> bool:
+        return changed == target and not is_store_path(changed)
+
+    stop = stop_event or asyncio.Event()
+    watcher = awatch(
+        folder,
+        watch_filter=wanted,
+        stop_event=stop,
+        debounce=opts.step_ms,
+        step=opts.step_ms,
+        rust_timeout=opts.tick_ms,
+        yield_on_timeout=True,
+        force_polling=opts.force_polling,
+        poll_delay_ms=opts.poll_delay_ms,
+        recursive=False,
+        **opts.extra,
+    )
+    first = True
+    with contextlib.suppress(asyncio.CancelledError):
+        async for changes in watcher:
+            if first and ready is not None:
+                ready.set()
+            first = False
+            if changes:
+                debounce.touch()
+            if debounce.pending and debounce.due():
+                debounce.reset()
+                seen = observe(path, current)
+                event, current = classify(current, seen)
+                if isinstance(event, (Rewritten, Truncated)) and seen.offset:
+                    current = initial_state(path)  # only the end was read: read it all
+                if event is not None:
+                    yield _mark_own(path, event)
+            if stop.is_set():
+                break
