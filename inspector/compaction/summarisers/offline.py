@@ -116,6 +116,15 @@ def _main_arg(args: dict[str, Any]) -> str:
     return ""
 
 
+def _state(states: dict[str, tuple[list[str], int]], path: str, verb: str, priority: int) -> None:
+    verbs, best = states.get(path, ([], 0))
+    if verb == "READ" and verbs:
+        return  # a file the agent already wrote or read: reading it again adds nothing
+    if not verbs or verbs[-1] != verb:
+        verbs.append(verb)
+    states[path] = (verbs, max(best, priority))
+
+
 def _focus_tokens(focus: str | None) -> set[str]:
     if not focus:
         return set()
@@ -312,6 +321,7 @@ def draft_lines(history: Sequence[dict[str, Any]], focus: str | None = None) -> 
 
 def _call_lines(b: _Builder, calls: list[_Call]) -> None:
     edits: dict[str, list[str]] = {}
+    states: dict[str, tuple[list[str], int]] = {}  # path -> (verbs in order, priority)
     todo_call: _Call | None = None
     recent = len(calls)
     for n, c in enumerate(calls):
@@ -328,12 +338,12 @@ def _call_lines(b: _Builder, calls: list[_Call]) -> None:
         elif kind in ("write", "edit", "delete"):
             verb = {"write": "CREATED/WROTE", "edit": "MODIFIED", "delete": "DELETED"}[kind]
             for path in fx.call_paths(c.args) or [arg]:
-                b.add("file_system_state", 90 + recency, f"{verb}: `{path}`")
+                _state(states, path, verb, 90 + recency)
                 why = c.reason or clean(str(c.args.get("instruction") or c.args.get("description") or ""), 110)
                 edits.setdefault(path, []).append(why)
         elif kind == "read":
             for path in fx.call_paths(c.args):
-                b.add("file_system_state", 75 + recency, f"READ: `{path}` ({result})" if failed else f"READ: `{path}`")
+                _state(states, path, "READ (failed)" if failed else "READ", 75 + recency)
         elif kind == "list":
             b.add("file_system_state", 55 + recency, f"LISTED: `{arg}` -> {result}")
         elif kind == "search":
@@ -348,6 +358,8 @@ def _call_lines(b: _Builder, calls: list[_Call]) -> None:
             b.add("recent_actions", 40 + recency, f"`{c.name}` {arg} -> {result}")
         if age <= 6 and kind not in ("shell", "search", "other"):
             b.add("recent_actions", 60 + recency, f"`{c.name}` {arg} -> {result}")
+    for path, (verbs, priority) in states.items():
+        b.add("file_system_state", priority, f"{' then '.join(verbs)}: `{path}`")
     for path, reasons in edits.items():
         why = next((r for r in reversed(reasons) if r), "")
         times = f" ({len(reasons)} edits)" if len(reasons) > 1 else ""

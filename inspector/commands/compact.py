@@ -1,0 +1,125 @@
+"""``session-inspector compact FILE``: run the compaction and show it, writing nothing.
+
+Exit 0 when the result is COMPRESSED, NOOP or CONTENT_TRUNCATED, 1 when the
+compression failed, 2 for bad input.  ``--apply`` hands a COMPRESSED result
+to ``inspector.commands.apply``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from inspector.commands.common import add_session_arguments, print_json
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_session_arguments(parser)
+    parser.add_argument("--provider", choices=("auto", "gemini", "offline"), default="auto",
+                        help="who writes the snapshot: Gemini (needs a key) or the offline summariser "
+                             "(default: auto = gemini when GEMINI_API_KEY/GOOGLE_API_KEY or Vertex settings exist)")
+    parser.add_argument("--base-url", help="send Gemini requests to this endpoint instead (a proxy, a local server)")
+    parser.add_argument("--split", type=int, help="start the kept part at this turn (must be a valid split point)")
+    parser.add_argument("--force", action="store_true", help="compress even below the threshold (like /compress)")
+    parser.add_argument("--instruction", help="a focus for the summary, sent as your request after the standard one")
+    parser.add_argument("--prompt-file", help="use this file as the system prompt instead of the built-in one")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for each Gemini call")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    parser.add_argument("--apply", action="store_true", help="write a COMPRESSED result to the session (undo: revert)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from inspector.compaction.compress import InvalidSplit, compress_session
+    from inspector.compaction.prompts import PromptFileError, load_prompt_file
+    from inspector.compaction.summarisers import pick_summariser
+    from inspector.session import history, load
+    from inspector.settings import resolve_threshold
+
+    system_prompt = None
+    if args.prompt_file:
+        try:
+            system_prompt = load_prompt_file(args.prompt_file)
+        except PromptFileError as exc:
+            print(f"session-inspector: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    session = load(args.file)
+    model = args.model or session.model
+    summariser = pick_summariser(args.provider, model=model, base_url=args.base_url, timeout=args.timeout)
+    try:
+        result = asyncio.run(compress_session(
+            session, summariser, model=model, threshold=resolve_threshold(args.threshold).value,
+            split=args.split, force=args.force, instruction=args.instruction, system_prompt=system_prompt,
+        ))
+    except InvalidSplit as exc:
+        print(f"session-inspector: {args.file}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    if args.json:
+        print_json({"path": str(session.path), "format": session.format, **result.to_json(),
+                    "draft_final_diff": _draft_diff(result).to_json() if result.snapshot else None})
+    else:
+        print_report(session, result)
+    for warning in session.warnings if not args.json else []:
+        print(f"warning: {session.path}: {warning}", file=sys.stderr)
+
+    if args.apply:
+        if result.status.value == "COMPRESSED":
+            from inspector.commands.apply import apply_from_cli
+
+            return int(apply_from_cli(args, session, history(session), result))
+        print(f"session-inspector: nothing applied: the result is {result.status.value}", file=sys.stderr)
+    return EXIT_FAILED if result.status.failed else 0
+
+
+def _draft_diff(result: Any) -> Any:
+    from inspector.compaction.snapshot import diff
+
+    return diff(result.draft_snapshot or "", result.snapshot or "")
+
+
+def print_report(session: Any, result: Any) -> None:
+    from rich.console import Console
+    from rich.rule import Rule
+    from rich.text import Text
+
+    from inspector.commands.diff import render_diff
+
+    console = Console()
+    ok = not result.status.failed
+    console.print(Text.assemble((f"{session.path.name}", "bold"), f"  {session.format}",
+                                f"  provider: {result.provider}", f"  model: {result.model or '-'}"))
+    console.print(Text.assemble("status: ", (result.status.value, "bold green" if ok else "bold red")))
+    if result.message:
+        console.print(Text(result.message, "yellow" if ok else "red"))
+    before, after = result.original_token_count, result.new_token_count
+    change = f" ({(after - before) / before:+.1%})" if before else ""
+    recorded = f"   recorded last prompt: {result.recorded_prompt_tokens:,}" \
+        if result.recorded_prompt_tokens is not None else ""
+    console.print(f"tokens (estimate): {before:,} -> {after:,}{change}{recorded}")
+    if result.split_point is not None:
+        console.print(f"split: {result.split_point} - summarised turns 0-{result.split_point - 1}, "
+                      f"kept from turn {result.split_point}"
+                      + (f" (summariser got the {result.summarised_with} turns)" if result.summarised_with else ""))
+    if result.truncations:
+        console.print(f"tool-output budget: {len(result.truncations)} output(s) cut to an excerpt "
+                      f"(full text would be saved under {result.truncations[0].output_file.rsplit('/', 2)[0]})")
+    if result.facts is not None:
+        report = result.facts
+        console.print(f"fact recall: {report.recall:.1%} ({report.kept}/{report.total})")
+        for fact in report.lost[:20]:
+            console.print(Text("  lost ", "red") + Text(f"{fact.kind}: {fact.value}"))
+        if len(report.lost) > 20:
+            console.print(Text(f"  ... and {len(report.lost) - 20} more (see --json)", "dim"))
+    if result.snapshot:
+        console.print(Rule("final snapshot"))
+        console.print(Text(result.snapshot))
+        console.print(Rule("draft -> final"))
+        render_diff(console, _draft_diff(result), old_label="draft", new_label="final")
+    console.print(f"took {result.duration_seconds:.2f} s; nothing was written"
+                  + ("" if result.status.value != "COMPRESSED" else " (use --apply to write it)"))

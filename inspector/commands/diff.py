@@ -1,0 +1,114 @@
+"""``session-inspector diff A B``: two ``<state_snapshot>``s, section by section.
+
+A and B are files holding snapshot text (a model's answer, a saved snapshot)
+or session files, in which case the newest snapshot in the session's history
+is used.  ``--json`` prints one object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from inspector.commands.common import print_json
+
+EXIT_BAD_INPUT = 2
+
+
+class SnapshotSourceError(Exception):
+    """A file that holds no usable snapshot; one line naming the file."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", type=Path, help="the older snapshot: a text file or a session file")
+    parser.add_argument("b", type=Path, help="the newer snapshot: a text file or a session file")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of coloured text")
+
+
+def snapshot_from_file(path: Path) -> str:
+    """The snapshot text in ``path`` (plain text, or the newest one in a session file)."""
+    from inspector.compaction.snapshot import OPEN, find_snapshot_text
+
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SnapshotSourceError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise SnapshotSourceError(f"{path}: is a folder, not a file") from None
+    except OSError as exc:
+        raise SnapshotSourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SnapshotSourceError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    if text.lstrip().startswith(("{", "[")):
+        found = _from_session(path)
+        if found is not None:
+            return found
+    snapshot = find_snapshot_text(text)
+    if snapshot is None or OPEN not in text:
+        raise SnapshotSourceError(f"{path}: no <state_snapshot> found")
+    return snapshot
+
+
+def _from_session(path: Path) -> str | None:
+    from inspector.compaction.compress import _has_snapshot
+    from inspector.compaction.snapshot import find_snapshot_text
+    from inspector.session import SessionError, history, load
+
+    try:
+        session = load(path)
+    except SessionError:
+        return None
+    text = _has_snapshot([t.content for t in history(session)])
+    if text is None:
+        raise SnapshotSourceError(f"{path}: the session's history holds no <state_snapshot>")
+    return find_snapshot_text(text)
+
+
+def render_diff(console: Any, result: Any, *, old_label: str = "old", new_label: str = "new") -> None:
+    """Print a ``SnapshotDiff``: changed sections with + / - lines, unchanged ones folded."""
+    from rich.text import Text
+
+    counts = result.counts()
+    console.print(Text.assemble(
+        (f"{old_label} -> {new_label}: ", "bold"),
+        (f"+{counts['added']} ", "green"), (f"-{counts['removed']} ", "red"),
+        (f"={counts['unchanged']} lines", "dim"),
+    ))
+    for section in result.sections:
+        style = {"added": "green", "removed": "red", "changed": "yellow", "unchanged": "dim"}[section.status]
+        header = Text.assemble((f"<{section.name}>", f"bold {style}"), (f"  {section.status}", style))
+        if section.status == "unchanged":
+            header.append(f" ({len(section.unchanged)} lines)", "dim")
+            console.print(header)
+            continue
+        console.print(header)
+        for change in section.changes:
+            if change.op == "added":
+                console.print(Text("  + ", "green") + Text(change.text, "green"))
+            elif change.op == "removed":
+                console.print(Text("  - ", "red") + Text(change.text, "red"))
+            else:
+                console.print(Text("    ", "dim") + Text(change.text, "dim"))
+
+
+def run(args: argparse.Namespace) -> int:
+    from inspector.compaction.snapshot import diff
+
+    try:
+        old = snapshot_from_file(args.a)
+        new = snapshot_from_file(args.b)
+    except SnapshotSourceError as exc:
+        print(f"session-inspector: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    result = diff(old, new)
+    if args.json:
+        print_json({"a": str(args.a), "b": str(args.b), **result.to_json()})
+        return 0
+    from rich.console import Console
+
+    render_diff(Console(), result, old_label=str(args.a), new_label=str(args.b))
+    return 0
