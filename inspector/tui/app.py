@@ -22,7 +22,7 @@ class InspectorApp(App[None]):
     """session-inspector: where a Gemini CLI session's context goes, and its compaction."""
 
     TITLE = "session-inspector"
-    CSS_PATH = "app.tcss"
+    CSS_PATH = Path(__file__).with_name("app.tcss")
     COMMANDS: ClassVar = App.COMMANDS | {InspectorCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark,f1", "help", "Help", id="app.help", key_display="?",

@@ -59,8 +59,11 @@ class SessionListScreen(InspectorScreen):
             self.table.add_column(name, key=name)
         self.action_rescan()
 
+    def find_sessions(self) -> list[SessionInfo]:
+        return list_sessions(self.folder)
+
     def action_rescan(self) -> None:
-        self.infos = list_sessions(self.folder)
+        self.infos = self.find_sessions()
         self.fill()
         self.table.focus()
         self.describe_all()

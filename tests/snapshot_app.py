@@ -1,0 +1,49 @@
+"""Builds the app for snapshot tests and screenshots: fixed threshold, no live watching,
+file times pinned so a fresh clone renders the same pixels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from inspector.tui.app import InspectorApp
+from inspector.tui.loading import SessionInfo
+from inspector.tui.screens.session_list import SessionListScreen
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_sessions"
+PINNED_MTIME = 1_795_000_000.0  # a fixed moment, shown in the list's "modified" column
+
+
+class PinnedListScreen(SessionListScreen):
+    """The session list with every file's time pinned (checkouts set the real ones)."""
+
+    def find_sessions(self) -> list[SessionInfo]:
+        rows = super().find_sessions()
+        for offset, row in enumerate(sorted(rows, key=lambda r: r.path.name)):
+            row.mtime = PINNED_MTIME - 3600 * offset
+        rows.sort(key=lambda r: -r.mtime)
+        return rows
+
+
+class SnapshotApp(InspectorApp):
+    """The real app with its environment pinned."""
+
+    def on_mount(self) -> None:
+        if self.path is not None and not self.path.is_dir():
+            self.push_screen(self.session_screen(self.path))
+        else:
+            self.push_screen(PinnedListScreen(self.path))
+
+
+def build_app(path: Path | str | None = None) -> SnapshotApp:
+    """``path`` relative to the repository (so titles read the same everywhere)."""
+    return SnapshotApp(Path(path) if path is not None else None, threshold=0.5, live=False)
+
+
+def sample(name: str) -> Path:
+    """A sample session, as a path relative to the repository when the tests run from it."""
+    path = SAMPLES / name
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path

@@ -1,0 +1,105 @@
+"""The session list: every session under GEMINI_CLI_HOME, newest first, filter, open."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable
+
+from inspector.tui.app import InspectorApp
+from inspector.tui.screens.session import SessionScreen
+from inspector.tui.screens.session_list import SessionListScreen
+
+SIZE = (160, 45)
+CONTEXT = "<session_context>\nThis is the Gemini CLI.\n</session_context>"
+
+
+def write_session(path: Path, prompts: list[str], mtime: float) -> None:
+    lines = [
+        {"sessionId": path.stem, "projectHash": "p" * 64, "startTime": "2026-01-01T00:00:00Z",
+         "lastUpdated": "2026-01-01T00:00:00Z", "kind": "main"},
+        {"$set": {"messages": [{"id": "ctx", "timestamp": "t", "type": "user", "content": [{"text": CONTEXT}]}]}},
+    ]
+    for i, prompt in enumerate(prompts):
+        lines.append({"id": f"u{i}", "timestamp": "t", "type": "user", "content": [{"text": prompt}]})
+        lines.append({"id": f"g{i}", "timestamp": "t", "type": "gemini", "content": "done", "model": "gemini-2.5-pro"})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    os.utime(path, (mtime, mtime))
+
+
+@pytest.fixture
+def gemini_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    chats = home / ".gemini" / "tmp"
+    write_session(chats / "alpha" / "chats" / "session-old.jsonl", ["fix the [bold]parser[/]"], 1_700_000_000)
+    write_session(chats / "beta" / "chats" / "session-new.jsonl", ["write docs", "more"], 1_700_100_000)
+    (chats / "beta" / "chats" / "session-bad.json").write_text("not json at all", encoding="utf-8")
+    os.utime(chats / "beta" / "chats" / "session-bad.json", (1_600_000_000, 1_600_000_000))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    return home
+
+
+async def listed(pilot) -> SessionListScreen:  # type: ignore[no-untyped-def]
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, SessionListScreen)
+    return screen
+
+
+def column(table: DataTable, name: str) -> list[str]:  # type: ignore[type-arg]
+    return [str(table.get_cell(row, name)) for row in table.rows]
+
+
+async def test_lists_sessions_newest_first_with_first_real_prompt(gemini_home: Path) -> None:
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await listed(pilot)
+        table = screen.table
+        assert column(table, "project") == ["beta", "alpha", "beta"]
+        prompts = column(table, "first prompt")
+        assert prompts[0] == "write docs"
+        assert prompts[1] == "fix the [bold]parser[/]"  # shown literally, context block skipped
+        assert "broken JSON" in prompts[2]  # the reason it cannot be read
+        assert column(table, "msgs")[:2] == ["5", "3"]
+
+
+async def test_filter_and_open(gemini_home: Path) -> None:
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await listed(pilot)
+        await pilot.press("slash", *"parser")
+        assert screen.table.row_count == 1
+        await pilot.press("enter")  # leaves the filter box
+        await pilot.press("enter")  # opens the row
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, SessionScreen)
+        assert app.screen.path.name == "session-old.jsonl"
+        assert app.screen.loaded is not None
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+async def test_folder_path_lists_the_sessions_in_it(gemini_home: Path) -> None:
+    folder = gemini_home / ".gemini" / "tmp" / "beta" / "chats"
+    app = InspectorApp(folder, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await listed(pilot)
+        assert sorted(Path(str(key.value)).name for key in screen.table.rows) == ["session-bad.json",
+                                                                               "session-new.jsonl"]
+
+
+async def test_empty_home_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path))
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await listed(pilot)
+        assert screen.table.row_count == 0
+        assert "No session files" in str(screen.query_one("#list-empty").content)

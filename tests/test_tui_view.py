@@ -1,0 +1,210 @@
+"""The session view, driven like a person would: open, step the split, read the detail."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from inspector.analysis import analyze
+from inspector.session import load
+from inspector.tui.app import InspectorApp
+from inspector.tui.screens.session import SessionScreen
+from inspector.tui.widgets.context_header import ContextHeader
+from inspector.tui.widgets.turn_detail import TurnDetail
+from inspector.tui.widgets.turn_table import TurnTable
+from tests.snapshot_app import SAMPLES, build_app
+
+SIZE = (160, 45)
+
+
+def sample_files() -> list[Path]:
+    return sorted(p for p in SAMPLES.glob("*.json*") if p.is_file()) if SAMPLES.is_dir() else []
+
+
+def pick_sample(min_candidates: int = 3) -> Path:
+    """A sample whose split has room to move both ways."""
+    for path in sample_files():
+        try:
+            result = analyze(load(path), threshold=0.5)
+        except Exception:
+            continue
+        if len(result.candidates) >= min_candidates and 0 < result.candidates.index(result.split_point) < len(
+            result.candidates
+        ) - 1 if result.split_point in result.candidates else False:
+            return path
+    pytest.skip("no sample session with a movable split in sample_sessions/")
+
+
+def plain(renderable: object, width: int = 200) -> str:
+    console = Console(width=width, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+def table_lines(table: TurnTable) -> list[str]:
+    return [table.render_line(y).text for y in range(table.size.height)]
+
+
+async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, SessionScreen)
+    return screen
+
+
+async def test_open_step_split_and_back_to_reference() -> None:
+    path = pick_sample()
+    expected = analyze(load(path), threshold=0.5)
+    app = build_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        assert screen.loaded is not None
+        analysis = screen.loaded.analysis
+        assert len(analysis.turns) == len(expected.turns)
+        assert screen.split == expected.split_point
+        table = screen.query_one(TurnTable)
+        assert table.virtual_size.height == len(expected.turns) + 1
+        header = plain(screen.query_one(ContextHeader).content)
+        assert f"{expected.total_estimated_tokens:,}" in header
+
+        await pilot.press("right_square_bracket")
+        after_next = expected.step(expected.split_point, 1)
+        assert after_next != expected.split_point
+        assert screen.split == after_next
+        figures = expected.split_figures(after_next)
+        header = plain(screen.query_one(ContextHeader).content)
+        assert f"{figures['summarised_tokens']:,}" in header
+        assert f"{figures['kept_tokens']:,}" in header
+        divider = [line for line in table_lines(table) if line.startswith("── split")]
+        assert divider and f"split {after_next} " in divider[0]
+        assert f"{figures['summarised_tokens']:,} tok" in divider[0]
+
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        before = expected.step(expected.split_point, -1)
+        assert screen.split == before
+        assert table.split == before
+        await pilot.press("equals_sign")
+        assert screen.split == expected.split_point
+        assert "(reference)" in plain(screen.query_one(ContextHeader).content)
+
+
+async def test_rows_above_split_are_dimmed_and_cursor_moves_detail() -> None:
+    path = pick_sample()
+    app = build_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        table = screen.query_one(TurnTable)
+        await pilot.press("home")
+        assert table.cursor == 0
+        summarised = table._style("turn-table--summarised")
+        kept = table._style("turn-table--kept")
+        assert summarised != kept
+        # the row of turn 1 (not the cursor) carries the summarised style while the split is above it
+        row = table.render_line(table.row_of(1) - int(table.scroll_offset.y))
+        assert any(seg.style and seg.style.bgcolor == summarised.bgcolor for seg in row)
+        await pilot.press("down", "down")
+        assert table.cursor == 2
+        detail = plain(screen.query_one(TurnDetail).body.content)
+        assert detail.startswith("turn 2 ")
+
+
+def session_with_text(tmp_path: Path, texts: list[str]) -> Path:
+    lines = [{"sessionId": "s1", "projectHash": "p" * 64, "startTime": "2026-01-01T00:00:00Z",
+              "lastUpdated": "2026-01-01T00:00:00Z", "kind": "main"}]
+    for i, text in enumerate(texts):
+        lines.append({"id": f"u{i}", "timestamp": "2026-01-01T00:00:00Z", "type": "user", "content": [{"text": text}]})
+        lines.append({"id": f"g{i}", "timestamp": "2026-01-01T00:00:00Z", "type": "gemini", "content": f"ok {text}",
+                      "tokens": {"input": 10 + i, "output": 2, "cached": 0, "total": 12 + i},
+                      "model": "gemini-2.5-pro"})
+    path = tmp_path / "chats" / "session-markup.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+async def test_untrusted_markup_shows_literally(tmp_path: Path) -> None:
+    nasty = "see [link=https://evil.example]here[/link] and [/] then [bold red]loud[/bold red] [@click=app.quit]x[/]"
+    path = session_with_text(tmp_path, [nasty, "second"])
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        await pilot.press("home")
+        body = screen.query_one(TurnDetail).body
+        text = plain(body.content, width=400)
+        assert nasty in text
+        await pilot.press("down")
+        assert f"ok {nasty}" in plain(body.content, width=400)
+        shown = "".join(strip.text for strip in body.render_lines(body.region.reset_offset))
+        assert "[/]" in shown and "[link=" in shown
+        assert app.is_running
+
+
+async def test_bad_file_is_a_notification_not_a_crash(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"sessionId": "x", "messages": [ {"id": 1, ', encoding="utf-8")
+    app = InspectorApp(bad, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        assert screen.loaded is None
+        assert screen.failed is not None and "broken.json" in screen.failed
+        notes = list(app._notifications)
+        assert any("broken.json" in n.message and n.severity == "error" for n in notes)
+        await pilot.press("right_square_bracket")  # nothing to step: no crash
+        assert app.is_running
+
+
+async def test_help_lists_every_key_with_its_id() -> None:
+    path = pick_sample()
+    app = build_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot)
+        await pilot.press("question_mark")
+        from inspector.tui.screens.help import HelpScreen
+
+        assert isinstance(app.screen, HelpScreen)
+        ids = {row[4] for row in app.screen.rows}
+        assert {"split.next", "split.previous", "split.reference", "app.help", "table.down"} <= ids
+        await pilot.press("escape")
+        assert isinstance(app.screen, SessionScreen)
+
+
+async def test_keymap_remaps_a_binding() -> None:
+    path = pick_sample()
+    app = build_app(path)
+    app.set_keymap({"split.next": "n"})
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        reference = screen.split
+        await pilot.press("n")
+        assert screen.split == screen.loaded.analysis.step(reference, 1)
+
+
+async def test_palette_runs_split_next() -> None:
+    path = pick_sample()
+    app = build_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        reference = screen.split
+        await pilot.press("ctrl+p")
+        await pilot.press(*"split: next")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.split == screen.loaded.analysis.step(reference, 1)
+
+
+async def test_palette_discover_offers_every_session_action() -> None:
+    from inspector.tui.commands import InspectorCommands
+
+    path = pick_sample()
+    app = build_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        provider = InspectorCommands(screen)
+        names = [hit.text async for hit in provider.discover()]
+        assert {"split: next", "split: previous", "split: reference", "session: reload", "view: help"} <= set(names)
