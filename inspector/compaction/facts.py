@@ -186,10 +186,15 @@ def error_line(text: str, read_only: bool) -> str | None:
     return None
 
 
+_CONTEXT_PREFIXES = ("<session_context>", "<hook_context>")
+
+
 def _texts(content: dict[str, Any]) -> Iterable[str]:
+    """The visible text parts (not thoughts, not the environment context Gemini CLI adds)."""
     for part in content.get("parts") or []:
-        if isinstance(part, dict) and isinstance(part.get("text"), str) and not part.get("thought"):
-            yield part["text"]
+        text = part.get("text") if isinstance(part, dict) else None
+        if isinstance(text, str) and not part.get("thought") and not text.lstrip().startswith(_CONTEXT_PREFIXES):
+            yield text
 
 
 def _calls(content: dict[str, Any]) -> Iterable[dict[str, Any]]:

@@ -27,7 +27,7 @@ from inspector.compaction.prompts import FOCUS_HEADING, SECTIONS, VERIFY_REQUEST
 from inspector.tokens import estimate_contents, text_quarters
 
 RATIO = 0.15
-FLOOR_TOKENS = 160  # the seven sections with a line or two each
+FLOOR_TOKENS = 200  # room for the seven sections and a few lines each
 DRAFT_SHARE = 0.8
 LINE_CHARS = 160
 _TAGS = re.compile(r"</?\s*(state_snapshot|scratchpad|" + "|".join(SECTIONS) + r")\s*>", re.I)
@@ -157,7 +157,7 @@ def render(lines: Sequence[Line]) -> str:
             out.append(body[0].text)
             out.extend(f"- {ln.text}" for ln in body[1:])
         else:
-            out.extend(f"- {ln.text}" for ln in body) if body else out.append("- none recorded")
+            out.extend(f"- {ln.text}" for ln in body) if body else out.append("- none")
         out.append(f"</{name}>")
     out.append("</state_snapshot>")
     return "\n".join(out)
@@ -172,7 +172,7 @@ def fit(lines: Sequence[Line], budget_quarters: int) -> list[Line]:
     used = text_quarters(render([]))
     chosen: list[Line] = []
     for line in sorted(lines, key=lambda ln: (-ln.priority, ln.seq)):
-        cost = _cost(line) - (text_quarters("- none recorded\n")
+        cost = _cost(line) - (text_quarters("- none\n")
                               if not any(c.section == line.section for c in chosen) else 0)
         if used + cost <= budget_quarters:
             chosen.append(line)
@@ -391,7 +391,7 @@ def verify(history: Sequence[dict[str, Any]], draft: str, budget: int, focus: st
         return render(fit(draft_lines(history, focus), budget))
     lines = [Line(s.name, 10_000, i * 1000 + j, ln.lstrip("-*• ").strip())
              for i, s in enumerate(parsed.sections) for j, ln in enumerate(s.lines)
-             if ln.strip() != "- none recorded" and ln.strip() != "none recorded"]
+             if ln.strip() != "- none" and ln.strip() != "none"]
     found = fx.extract(history)
     matcher = fx.Matcher(draft, found)
     missing = [f for f in found if not matcher.kept(f)]
