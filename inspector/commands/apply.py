@@ -1,0 +1,48 @@
+"""Write a compaction to disk from the command line (``compact --apply``)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+EXIT_OK = 0
+EXIT_REFUSED = 2
+
+
+def describe_entry(entry: Any, session_path: Path) -> list[str]:
+    """The lines that tell a person what an apply wrote and how to undo it."""
+    from inspector.store import store_dir
+
+    info = entry.info
+    how = "appended a checkpoint to" if entry.format == "jsonl" else "rewrote"
+    lines = [
+        f"applied: {how} {entry.file} ({entry.format}): {entry.turns_before} turns -> {entry.turns_after}; "
+        f"records: {entry.records_reused} kept as they were, {entry.records_adapted} adapted, "
+        f"{entry.records_created} new",
+    ]
+    if info.tokens_before is not None and info.tokens_after is not None:
+        lines.append(f"tokens (estimate): {info.tokens_before:,} -> {info.tokens_after:,}")
+    if entry.output_files:
+        lines.append(f"full tool outputs saved: {', '.join(entry.output_files)}")
+    if entry.carried_lines:
+        lines.append(f"note: {entry.carried_lines} line(s) another writer appended meanwhile were repeated after it")
+    lines.append(f"backup: {store_dir(session_path) / 'backups' / entry.backup}")
+    lines.append(f"undo: session-inspector revert {session_path}")
+    return lines
+
+
+def apply_from_cli(args: argparse.Namespace, session: Any, turns: Any, result: Any) -> int:
+    """Apply ``result`` to ``session``; prints what was written.  Exit 0, or 2 on refusal."""
+    from inspector.store import StoreError, apply_compaction
+
+    try:
+        entry = apply_compaction(session, turns, result)
+    except StoreError as exc:
+        print(f"session-inspector: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    out = sys.stderr if getattr(args, "json", False) else sys.stdout
+    for line in describe_entry(entry, session.path):
+        print(line, file=out)
+    return EXIT_OK

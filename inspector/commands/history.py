@@ -1,0 +1,47 @@
+"""``session-inspector history FILE``: the compactions applied to a session."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from inspector.commands.common import print_json
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="a session file")
+    parser.add_argument("--json", action="store_true", help="print the journal as JSON")
+    parser.add_argument("--snapshots", action="store_true", help="print each applied snapshot in full")
+
+
+def entry_line(entry: Any) -> str:
+    info = entry.info
+    tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
+              if info.tokens_before is not None and info.tokens_after is not None else "tokens -")
+    split = f"split {info.split_point}" if info.split_point is not None else "split -"
+    who = "/".join(x for x in (info.provider, info.model) if x) or "-"
+    took = f"{info.duration_seconds:.1f} s" if info.duration_seconds is not None else "-"
+    state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
+    return (f"{entry.id}  {entry.applied_at}  {state:<10} {info.status:<10} {split:<9} {tokens:<24} "
+            f"turns {entry.turns_before} -> {entry.turns_after}  {who}  {took}  backup {entry.backup}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from inspector.store import read_history
+
+    journal = read_history(args.file)
+    if args.json:
+        print_json({"file": str(args.file), "journal": str(journal.path),
+                    "entries": [e.to_json() for e in journal.entries], "events": journal.events})
+        return 0
+    if not journal.entries:
+        print(f"{args.file}: no compaction was applied to this file")
+        return 0
+    print(f"{args.file}: {len(journal.entries)} apply(s), {len(journal.undoable())} can be undone "
+          f"(journal: {journal.path})")
+    for entry in journal.entries:
+        print(entry_line(entry))
+        if args.snapshots and entry.info.snapshot:
+            print("    " + entry.info.snapshot.replace("\n", "\n    "))
+    return 0

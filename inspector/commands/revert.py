@@ -1,0 +1,70 @@
+"""``session-inspector revert FILE``: undo the last apply, byte for byte."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from inspector.commands.common import print_json
+
+EXIT_REFUSED = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, help="the session file a compaction was applied to")
+    parser.add_argument("--list", action="store_true", help="list the applies that can be undone, newest first")
+    parser.add_argument("--steps", type=_positive, default=1, metavar="N", help="undo the last N applies (default 1)")
+    parser.add_argument("--force", action="store_true",
+                        help="restore the backup even if the file changed since the apply "
+                             "(a copy of the file as it is now is kept first)")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    from inspector.store import StoreError, revert, undoable
+
+    if args.list:
+        entries = undoable(args.file)
+        if args.json:
+            print_json([e.to_json() for e in entries])
+        elif not entries:
+            print(f"{args.file}: nothing to undo")
+        else:
+            from inspector.commands.history import entry_line
+
+            for entry in entries:
+                print(entry_line(entry))
+        return 0
+    try:
+        results = revert(args.file, steps=args.steps, force=args.force)
+    except StoreError as exc:
+        print(f"session-inspector: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    if args.json:
+        print_json([
+            {"id": r.entry.id, "applied_at": r.entry.applied_at, "size": r.size, "sha256": r.sha256,
+             "kept_bytes": r.kept_bytes, "copy": str(r.copy) if r.copy else None, "note": r.note}
+            for r in results
+        ])
+        return 0
+    for r in results:
+        print(f"reverted apply {r.entry.id} of {r.entry.applied_at}: {args.file} restored "
+              f"({r.size:,} bytes, sha256 {r.sha256[:12]})")
+        if r.kept_bytes:
+            print(f"  kept {r.kept_bytes:,} bytes appended after the apply")
+        if r.copy:
+            print(f"  the file as it was before this revert is kept in {r.copy}")
+        if r.note and r.note != "forced" and not r.kept_bytes:
+            print(f"  note: {r.note}")
+    return 0
