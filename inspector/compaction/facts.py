@@ -61,10 +61,10 @@ _PATH = re.compile(
     r")(?![\w/])"
 )
 _CODE_SPAN = re.compile(r"(?<!`)`([^`\n]{2,80})`(?!`)")
-_SENTENCE = re.compile(r"[^.!?。！？\n;]+[.!?。！？]?")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+|;\s+")
 _WORD = re.compile(r"[\w][\w.:/@+-]*")
 _ERROR_LINE = re.compile(
-    r"\b(error|errors|exception|traceback|failed|failure|fatal|denied|not found|no such file|cannot|"
+    r"\b(\w*error|\w*errors|\w*exception|traceback|failed|failure|fatal|denied|not found|no such file|cannot|"
     r"refused|timed out|panic)\b",
     re.I,
 )
@@ -166,8 +166,8 @@ def code_spans(text: str) -> list[str]:
 
 def constraint_sentences(text: str) -> list[str]:
     out = []
-    for match in _SENTENCE.finditer(text[:20_000]):
-        sentence = match.group().strip()
+    for piece in _SENTENCE_BREAK.split(text[:20_000]):
+        sentence = piece.strip()
         if sentence.endswith(("?", "？", ":")):  # a question or a lead-in is not a rule
             continue
         if 8 <= len(sentence) <= 300 and _RULE_WORDS.search(sentence):
@@ -325,7 +325,8 @@ def _norm(text: str) -> str:
 
 
 def key_tokens(fact: Fact) -> list[str]:
-    words = [w.strip(".,:;!?()[]{}'\"`").lower() for w in _WORD.findall(fact.value)]
+    raw = fact.value.split() if fact.kind == "command" else _WORD.findall(fact.value)
+    words = [w.strip(".,:;!?()[]{}'\"`").lower() for w in raw]
     words = [w for w in words if w]
     if fact.kind == "command":
         words = [w for w in words if not w.startswith("-") and w not in ("&&", "||", "|", ";")]
