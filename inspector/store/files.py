@@ -160,10 +160,11 @@ def append_bytes(target: Path, data: bytes, *, hook: WriteHook | None = None) ->
     """Append ``data`` to an existing file; returns the offset it landed at.
 
     On failure the file is left as it was: a short write is cut off again if
-    nobody appended after it, else ended with a newline so that the next
-    writer's line stays whole (the fragment is then a line every reader skips).
+    nobody appended after it; else the fragment is ended with a newline and
+    what the other writer appended is written again after it, so each of its
+    lines reads whole (the fragment becomes a line every reader skips).
     """
-    fd = os.open(target, os.O_WRONLY | os.O_APPEND)
+    fd = os.open(target, os.O_RDWR | os.O_APPEND)
     written = 0
     start: int | None = None
     try:
@@ -183,10 +184,16 @@ def append_bytes(target: Path, data: bytes, *, hook: WriteHook | None = None) ->
     except BaseException:
         if written and start is not None and written < len(data):
             with contextlib.suppress(OSError):
-                if os.fstat(fd).st_size == start + written:
+                end = start + written
+                size = os.fstat(fd).st_size
+                if size == end:
                     os.ftruncate(fd, start)
                 else:
-                    os.write(fd, b"\n")
+                    # Another writer appended right after our fragment: its
+                    # first line is now glued to it.  Write its bytes again,
+                    # after a newline, so every line of theirs reads whole.
+                    theirs = os.pread(fd, size - end, end)
+                    os.write(fd, b"\n" + theirs + (b"" if theirs.endswith(b"\n") else b"\n"))
                 os.fsync(fd)
         os.close(fd)
         raise

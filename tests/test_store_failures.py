@@ -1,0 +1,208 @@
+"""A write that fails at any step leaves the old file or the new one, whole."""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.session import history, load
+from inspector.store import StoreError, apply_history, read_history, revert, store_dir
+from inspector.store.files import TEMP_MARK, append_bytes, atomic_write
+from tests.test_store import PATHS, compacted, copy_session, same
+
+STEPS = ("temp-created", "temp-write", "temp-partial", "temp-written", "renamed")
+
+
+class Crash(Exception):
+    """Stands for the process dying at that point."""
+
+
+def crash_at(step: str, exc: BaseException | None = None):
+    def hook(now: str) -> None:
+        if now == step:
+            raise exc or Crash(step)
+    return hook
+
+
+def _sample(tmp_path: Path, name: str) -> Path:
+    matches = [p for p in PATHS if p.name == name]
+    if not matches:
+        pytest.skip(f"sample {name} not present")
+    return copy_session(matches[0], tmp_path)
+
+
+def _temps(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if TEMP_MARK in p.name]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_atomic_write_is_all_or_nothing(step: str, tmp_path: Path) -> None:
+    target = tmp_path / "f.json"
+    target.write_bytes(b"old " * 1000)
+    new = b"new " * 3000
+    with pytest.raises(Crash):
+        atomic_write(target, new, hook=crash_at(step))
+    assert target.read_bytes() in (b"old " * 1000, new)
+    assert target.read_bytes() == (new if step == "renamed" else b"old " * 1000)
+    assert _temps(tmp_path) == []
+
+
+@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("name", ["legacy-pomodoro.json", "checkpoint-rate-limit.json"])
+def test_apply_rewrite_crash_at_each_step(name: str, step: str, tmp_path: Path) -> None:
+    path = _sample(tmp_path, name)
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    # The backup is written first through the same function: let it through.
+    backup_done = {"yes": False}
+
+    def hook(now: str) -> None:
+        if backup_done["yes"] and now == step:
+            raise Crash(step)
+        if now == "renamed":
+            backup_done["yes"] = True
+
+    with pytest.raises((Crash, StoreError)):
+        apply_history(session, turns, new, sources, hook=hook)
+    data = path.read_bytes()
+    if step == "renamed":
+        assert same([t.content for t in history(load(path))], new)
+    else:
+        assert data == original
+    assert _temps(tmp_path) == []
+    # The journal knows what happened; revert puts back the original either way.
+    # (a crash records nothing more; an OSError would have been journalled "failed").
+    assert read_history(path).entries[-1].state == "incomplete"
+    [result] = revert(path)
+    assert path.read_bytes() == original
+    assert (result.note == "the apply had not changed the file") == (step != "renamed")
+
+
+def test_jsonl_crash_after_append_is_still_revertible(tmp_path: Path) -> None:
+    path = _sample(tmp_path, "coding-task.jsonl")
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, analyze(session).split_point)
+    with pytest.raises(Crash):
+        apply_history(session, turns, new, sources, hook=crash_at("append-written"))
+    assert same([t.content for t in history(load(path))], new)
+    with path.open("ab") as gemini:  # Gemini CLI keeps recording
+        gemini.write(b'{"$set":{"lastUpdated":"2026-01-01T00:00:00.000Z"}}\n')
+    assert read_history(path).entries[-1].state == "incomplete"
+    [result] = revert(path)
+    assert path.read_bytes() == original + b'{"$set":{"lastUpdated":"2026-01-01T00:00:00.000Z"}}\n'
+    assert result.kept_bytes > 0
+
+
+def test_full_disk_while_rewriting(tmp_path: Path) -> None:
+    path = _sample(tmp_path, "legacy-pomodoro.json")
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    calls = {"n": 0}
+
+    def hook(step: str) -> None:
+        if step == "temp-write":
+            calls["n"] += 1
+            if calls["n"] > 2:  # the backup's two writes pass, the session's fail
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+    with pytest.raises(StoreError, match="no space left on device; the session was left as it was"):
+        apply_history(session, turns, new, sources, hook=hook)
+    assert path.read_bytes() == original
+    assert read_history(path).entries[-1].state == "failed"
+    assert _temps(tmp_path) == []
+
+
+def test_full_disk_on_the_backup_writes_nothing(tmp_path: Path) -> None:
+    path = _sample(tmp_path, "coding-task.jsonl")
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, analyze(session).split_point)
+    with pytest.raises(StoreError, match="cannot write the backup: no space left on device; nothing was written"):
+        apply_history(session, turns, new, sources, hook=crash_at("temp-write", OSError(errno.ENOSPC, "full")))
+    assert path.read_bytes() == original
+    assert list((store_dir(path) / "backups").iterdir()) == []
+    assert read_history(path).entries == []
+
+
+def test_short_append_then_full_disk_leaves_the_jsonl_as_it_was(tmp_path: Path) -> None:
+    path = _sample(tmp_path, "coding-task.jsonl")
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, analyze(session).split_point)
+    calls = {"n": 0}
+
+    def hook(step: str) -> int | None:
+        if step == "append-write":
+            calls["n"] += 1
+            if calls["n"] == 1:
+                return 100  # the OS takes only 100 bytes...
+            raise OSError(errno.ENOSPC, "No space left on device")  # ...then the disk is full
+        return None
+
+    with pytest.raises(StoreError, match="no space left on device"):
+        apply_history(session, turns, new, sources, hook=hook)
+    assert path.read_bytes() == original
+
+
+def test_append_failure_after_another_writer_keeps_their_line_whole(tmp_path: Path) -> None:
+    """If someone appended after our short write, our fragment is ended so their line stays whole."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"a":1}\n')
+    calls = {"n": 0}
+
+    def hook(step: str) -> int | None:
+        if step == "append-write":
+            calls["n"] += 1
+            if calls["n"] == 1:
+                return 5
+            with path.open("ab") as other:
+                other.write(b'{"theirs":2}\n')
+            raise OSError(errno.ENOSPC, "full")
+        return None
+
+    with pytest.raises(OSError):
+        append_bytes(path, b'{"ours":"a long line"}\n', hook=hook)
+    lines = path.read_bytes().split(b"\n")
+    assert lines[0] == b'{"a":1}' and b'{"theirs":2}' in lines
+    assert path.read_bytes().endswith(b"\n")
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_revert_crash_leaves_applied_or_original(step: str, tmp_path: Path) -> None:
+    path = _sample(tmp_path, "legacy-pomodoro.json")
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    apply_history(session, turns, new, sources)
+    applied = path.read_bytes()
+    with pytest.raises((Crash, StoreError)):
+        revert(path, hook=crash_at(step))
+    assert path.read_bytes() == (original if step == "renamed" else applied)
+    assert _temps(tmp_path) == []
+    if step != "renamed":
+        revert(path)
+        assert path.read_bytes() == original
+
+
+def test_revert_with_the_file_gone(tmp_path: Path) -> None:
+    path = _sample(tmp_path, "legacy-pomodoro.json")
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    apply_history(session, turns, new, sources)
+    os.unlink(path)
+    with pytest.raises(StoreError, match="the session file is gone"):
+        revert(path)
