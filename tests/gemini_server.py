@@ -124,7 +124,8 @@ class GeminiServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="gemini-test-server", daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), name="gemini-test-server",
+                                        daemon=True)
         self._thread.start()
         return self
 
