@@ -197,7 +197,7 @@ def test_refuses_a_history_the_records_cannot_say(tmp_path: Path) -> None:
     session = load(path)
     turns = history(session)
     new = [{"role": "user", "parts": [{"text": "/help looks like a command and would be skipped"}]}]
-    with pytest.raises(StoreError, match="refusing to write: .*turn"):
+    with pytest.raises(StoreError, match=r"refusing to write: .*turn"):
         apply_history(session, turns, new, [None])
     assert path.read_bytes() == original
     assert read_history(path).entries == []
@@ -212,7 +212,7 @@ def test_stale_preview_when_the_file_grew(tmp_path: Path) -> None:
     with path.open("a") as handle:
         handle.write(json.dumps(line) + "\n")
     grown = path.read_bytes()
-    with pytest.raises(StoreError, match="preview is stale: .*appended") as caught:
+    with pytest.raises(StoreError, match=r"preview is stale: .*appended") as caught:
         apply_history(session, turns, new, sources)
     assert caught.value.reason == "stale"
     assert path.read_bytes() == grown

@@ -33,12 +33,17 @@ def describe_entry(entry: Any, session_path: Path) -> list[str]:
     return lines
 
 
-def apply_from_cli(args: argparse.Namespace, session: Any, turns: Any, result: Any) -> int:
-    """Apply ``result`` to ``session``; prints what was written.  Exit 0, or 2 on refusal."""
+def apply_from_cli(
+    args: argparse.Namespace, session: Any, turns: Any, result: Any, *, hook: Any = None
+) -> int:
+    """Apply ``result`` to ``session``; prints what was written.  Exit 0, or 2 on refusal.
+
+    ``hook`` reaches the store's writes (tests inject a full disk through it).
+    """
     from inspector.store import StoreError, apply_compaction
 
     try:
-        entry = apply_compaction(session, turns, result)
+        entry = apply_compaction(session, turns, result, hook=hook)
     except StoreError as exc:
         print(f"session-inspector: {exc}", file=sys.stderr)
         return EXIT_REFUSED

@@ -1,0 +1,211 @@
+"""The revert, history and compact --apply commands: messages and exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import main
+from inspector.commands.apply import apply_from_cli
+from inspector.compaction.compress import CompressionResult, CompressionStatus
+from inspector.session import history, load
+from inspector.store import apply_history, read_history, store_dir
+from tests.test_store import PATHS, compacted, copy_session
+
+
+def _sample(tmp_path: Path, name: str) -> Path:
+    matches = [p for p in PATHS if p.name == name]
+    if not matches:
+        pytest.skip(f"sample {name} not present")
+    return copy_session(matches[0], tmp_path)
+
+
+def _applied(tmp_path: Path, name: str) -> tuple[Path, bytes]:
+    path = _sample(tmp_path, name)
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    apply_history(session, turns, new, sources)
+    return path, original
+
+
+def _result(session, turns) -> CompressionResult:  # type: ignore[no-untyped-def]
+    new, _ = compacted(turns, 2)
+    return CompressionResult(
+        status=CompressionStatus.COMPRESSED, original_token_count=1000, new_token_count=200, split_point=2,
+        kept_from=2, provider="offline", model="gemini-2.5-pro", snapshot="<state_snapshot/>", new_history=new,
+        source_sha256=session.sha256,
+    )
+
+
+def _one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, f"expected one line, got {lines}"
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_revert_with_nothing_to_undo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _sample(tmp_path, "legacy-pomodoro.json")
+    assert main(["revert", str(path)]) == 2
+    assert "nothing to undo" in _one_line(capsys.readouterr().err)
+
+
+def test_revert_then_again(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, original = _applied(tmp_path, "legacy-pomodoro.json")
+    assert main(["revert", str(path)]) == 0
+    assert "restored" in capsys.readouterr().out
+    assert path.read_bytes() == original
+    assert main(["revert", str(path)]) == 2
+    assert "already reverted" in _one_line(capsys.readouterr().err)
+
+
+def test_revert_with_a_deleted_backup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = _applied(tmp_path, "legacy-pomodoro.json")
+    applied = path.read_bytes()
+    for backup in (store_dir(path) / "backups").iterdir():
+        backup.unlink()
+    assert main(["revert", str(path)]) == 2
+    assert "is missing; the session was not changed" in _one_line(capsys.readouterr().err)
+    assert path.read_bytes() == applied
+
+
+def test_jsonl_revert_needs_no_backup(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A JSONL apply only appended: the original bytes are the file's own start."""
+    path, original = _applied(tmp_path, "gemini-cli-0.61-compress.jsonl")
+    for backup in (store_dir(path) / "backups").iterdir():
+        backup.unlink()
+    assert main(["revert", str(path)]) == 0
+    assert path.read_bytes() == original
+
+
+def test_changed_after_apply_refuses_then_force(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, original = _applied(tmp_path, "checkpoint-rate-limit.json")
+    edited = path.read_bytes().replace(b"Got it", b"Got It")
+    path.write_bytes(edited)
+    assert main(["revert", str(path)]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "changed since the apply" in line and "--force" in line
+    assert path.read_bytes() == edited
+    assert main(["revert", "--force", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert path.read_bytes() == original
+    copy = Path(out.split("is kept in ")[1].strip())
+    assert copy.read_bytes() == edited, "the file as it was is kept, and the message says where"
+
+
+def test_jsonl_rewritten_by_someone_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, original = _applied(tmp_path, "gemini-cli-0.61-compress.jsonl")
+    path.write_bytes(b"\n" + path.read_bytes())
+    assert main(["revert", str(path)]) == 2
+    assert "its start no longer matches" in _one_line(capsys.readouterr().err)
+    assert main(["revert", "--force", str(path)]) == 0
+    assert path.read_bytes() == original
+
+
+def test_list_and_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, _ = _applied(tmp_path, "coding-task.jsonl")
+    assert main(["revert", "--list", str(path)]) == 0
+    listed = capsys.readouterr().out
+    entry = read_history(path).entries[0]
+    assert entry.id in listed and "applied" in listed
+    assert main(["history", "--json", str(path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [e["id"] for e in data["entries"]] == [entry.id]
+    assert [e["event"] for e in data["events"]] == ["apply", "applied"]
+    assert main(["revert", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["history", str(path)]) == 0
+    assert "reverted" in capsys.readouterr().out
+    assert main(["revert", "--list", str(path)]) == 0
+    assert "nothing to undo" in capsys.readouterr().out
+
+
+def test_apply_from_cli_prints_what_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _sample(tmp_path, "coding-task.jsonl")
+    session = load(path)
+    turns = history(session)
+    assert apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns)) == 0
+    out = capsys.readouterr().out
+    entry = read_history(path).entries[0]
+    assert "tokens (estimate): 1,000 -> 200" in out
+    assert entry.backup in out and "session-inspector revert" in out
+    assert entry.info.provider == "offline" and entry.info.split_point == 2 and entry.info.status == "COMPRESSED"
+
+
+def test_apply_from_cli_full_disk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _sample(tmp_path, "legacy-pomodoro.json")
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+
+    def full(step: str) -> None:
+        if step == "temp-write":
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    code = apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns), hook=full)
+    assert code == 2
+    assert "no space left on device" in _one_line(capsys.readouterr().err)
+    assert path.read_bytes() == original
+
+
+def test_apply_from_cli_stale_preview(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _sample(tmp_path, "gemini-cli-0.61-compress.jsonl")
+    session = load(path)
+    turns = history(session)
+    with path.open("ab") as gemini:
+        gemini.write(b'{"$set":{"lastUpdated":"2026-11-22T05:23:30.000Z"}}\n')
+    code = apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns))
+    assert code == 2
+    assert "preview is stale" in _one_line(capsys.readouterr().err)
+
+
+def _folder_is_really_read_only(folder: Path) -> bool:
+    probe = folder / ".probe"
+    try:
+        probe.write_text("x")
+    except OSError:
+        return True
+    probe.unlink()
+    return False
+
+
+def test_read_only_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    path = _sample(folder, "legacy-pomodoro.json")
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        if not _folder_is_really_read_only(folder):
+            pytest.skip("running as root: chmod does not stop writes (see test_store_folder_blocked)")
+        code = apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns))
+        assert code == 2
+        assert "permission denied; nothing was written" in _one_line(capsys.readouterr().err)
+        assert path.read_bytes() == original
+    finally:
+        folder.chmod(stat.S_IRWXU)
+
+
+def test_store_folder_blocked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Works as root too: the store folder cannot be made because a file holds its name."""
+    path = _sample(tmp_path, "legacy-pomodoro.json")
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    (tmp_path / ".session-inspector").write_text("not a folder")
+    code = apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns))
+    assert code == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "cannot create" in line and "nothing was written" in line
+    assert path.read_bytes() == original
+    assert sorted(os.listdir(tmp_path)) == sorted([".session-inspector", path.name])
