@@ -144,7 +144,7 @@ class _Builder:
             return
         self._seen.add(key)
         if self.focus and any(tok in text.lower() for tok in self.focus):
-            priority += 40
+            priority += 200  # the user asked for it: above recency, below the goal and the rules
         self.lines.append(Line(section, priority, len(self.lines), text))
 
 
@@ -402,7 +402,7 @@ def verify(history: Sequence[dict[str, Any]], draft: str, budget: int, focus: st
     for f in missing:
         seq += 1
         text = _fact_line(f)
-        priority = 100 * _KIND_PRIORITY[f.kind] + (40 if any(t in f.value.lower() for t in focus_tokens) else 0)
+        priority = 100 * _KIND_PRIORITY[f.kind] + (200 if any(t in f.value.lower() for t in focus_tokens) else 0)
         lines.append(Line(_KIND_SECTION[f.kind], priority, seq, text))
     return render(_group(fit(lines, budget)))
 
