@@ -1,0 +1,129 @@
+"""``session-inspector compact`` and ``diff`` end to end (exit codes, JSON, no secrets, nothing written)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import main
+from tests.gemini_server import GeminiServer, error, reply
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_sessions" / "gemini-cli-0.61-compress.jsonl"
+KEY = "AIzaCLI-secret-9876543210"
+SNAP = "<state_snapshot><overall_goal>demo</overall_goal></state_snapshot>"
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    if not SAMPLE.exists():
+        pytest.skip("sample session missing")
+    copy = tmp_path / "chats" / SAMPLE.name
+    copy.parent.mkdir()
+    shutil.copyfile(SAMPLE, copy)
+    return copy
+
+
+@pytest.fixture(autouse=True)
+def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = main(["compact", *args, "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def test_offline_by_default_writes_nothing(session: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = session.read_bytes()
+    code, data = run_json(capsys, str(session), "--force")
+    assert code == 0 and data["status"] == "COMPRESSED" and data["provider"] == "offline"
+    for key in ("original_token_count", "new_token_count", "recorded_prompt_tokens", "split_point", "model",
+                "draft_snapshot", "snapshot", "new_history", "lost_facts", "fact_recall"):
+        assert key in data
+    assert data["new_history"][0]["parts"][0]["text"] == data["snapshot"]
+    assert data["draft_final_diff"]["sections"]
+    assert session.read_bytes() == before
+    assert sorted(p.name for p in session.parent.parent.rglob("*")) == ["chats", session.name]
+
+
+def test_noop_exits_zero(session: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = run_json(capsys, str(session))
+    assert code == 0 and data["status"] == "NOOP" and data["new_history"] is None
+
+
+def test_readable_report(session: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compact", str(session), "--force", "--instruction", "the TODO list"]) == 0
+    out = capsys.readouterr().out
+    assert "status: COMPRESSED" in out and "fact recall:" in out and "draft -> final" in out
+    assert "nothing was written" in out
+
+
+def test_gemini_failure_exits_one_without_the_key(session: Path, capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    with GeminiServer([error(403, "PERMISSION_DENIED", f"key {KEY} was revoked")]) as server:
+        code = main(["compact", str(session), "--force", "--base-url", server.url, "--json"])
+    captured = capsys.readouterr()
+    assert code == 1
+    data = json.loads(captured.out)
+    assert data["status"] == "COMPRESSION_FAILED_SUMMARISER_ERROR" and data["provider"] == "gemini"
+    assert "403" in data["message"]
+    assert KEY not in captured.out + captured.err
+
+
+def test_gemini_success_through_base_url(session: Path, capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    with GeminiServer([reply(SNAP), reply(SNAP)]) as server:
+        code, data = run_json(capsys, str(session), "--force", "--provider", "gemini", "--base-url", server.url,
+                              "--model", "gemini-2.5-pro")
+    assert code == 0 and data["snapshot"] == SNAP and data["model"] == "gemini-2.5-pro"
+    assert server.requests[0]["model"] == "gemini-2.5-pro"
+
+
+def test_bad_input_exits_two(session: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compact", str(session), "--force", "--split", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "split 1 is not a valid split point" in err and len(err.strip().splitlines()) == 1
+    missing = tmp_path / "nope.md"
+    assert main(["compact", str(session), "--prompt-file", str(missing)]) == 2
+    assert f"{missing}: no such prompt file" in capsys.readouterr().err
+    assert main(["compact", str(tmp_path / "absent.jsonl")]) == 2
+
+
+def test_prompt_file_becomes_the_system_prompt(session: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    prompt = tmp_path / "mine.md"
+    prompt.write_text("Summarise tersely as <state_snapshot>.", encoding="utf-8")
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    with GeminiServer([reply(SNAP), reply(SNAP)]) as server:
+        code, _ = run_json(capsys, str(session), "--force", "--base-url", server.url, "--prompt-file", str(prompt))
+    assert code == 0
+    assert server.bodies()[0]["systemInstruction"]["parts"][0]["text"] == prompt.read_text()
+
+
+def test_diff_command(tmp_path: Path, session: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = tmp_path / "a.txt"
+    b = tmp_path / "b.txt"
+    a.write_text("scratch\n<state_snapshot><overall_goal>one</overall_goal></state_snapshot>", encoding="utf-8")
+    b.write_text("<state_snapshot><overall_goal>two</overall_goal><task_state>- [x]</task_state></state_snapshot>",
+                 encoding="utf-8")
+    assert main(["diff", str(a), str(b), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    sections = {s["name"]: s for s in data["sections"]}
+    assert sections["overall_goal"]["added"] == ["two"] and sections["overall_goal"]["removed"] == ["one"]
+    assert sections["task_state"]["status"] == "added"
+    # a session file: its snapshot is found in the history
+    assert main(["diff", str(session), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert "<overall_goal>" in out and "- " in out
+    empty = tmp_path / "empty.txt"
+    empty.write_text("no snapshot here", encoding="utf-8")
+    assert main(["diff", str(empty), str(b)]) == 2
+    assert "no <state_snapshot> found" in capsys.readouterr().err
