@@ -297,7 +297,7 @@ def environment_turn(session: Any) -> dict[str, Any] | None:
         if message.get("type") != "user":
             continue
         parts = part_array(message.get("content"))
-        text = next((p.get("text") for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)), "")
+        text = next((str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)), "")
         if text.lstrip().startswith("<session_context>"):
             return {"role": "user", "parts": parts}
     return None

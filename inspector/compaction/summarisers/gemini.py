@@ -90,7 +90,7 @@ class GeminiSummariser:
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         client: Any = None,
     ) -> None:
-        self.model = model
+        self.model: str | None = model
         self.base_url = base_url
         self.timeout = timeout
         self.max_attempts = max(1, max_attempts)
@@ -133,7 +133,7 @@ class GeminiSummariser:
             try:
                 async with asyncio.timeout(self.timeout):
                     response = await client.aio.models.generate_content(
-                        model=self.model, contents=request, config=config
+                        model=str(self.model), contents=request, config=config
                     )
                 return response_text(response)
             except TimeoutError:

@@ -189,8 +189,8 @@ def split_request(contents: Sequence[dict[str, Any]]) -> tuple[list[dict[str, An
     items = list(contents)
     if not items or items[-1].get("role") != "user":
         return items, None, None, "draft"
-    texts = [p.get("text") for p in items[-1].get("parts") or [] if isinstance(p, dict)]
-    texts = [t for t in texts if isinstance(t, str)]
+    texts: list[str] = [p["text"] for p in items[-1].get("parts") or []
+                         if isinstance(p, dict) and isinstance(p.get("text"), str)]
     if not texts or not is_request_text(texts[0]):
         return items, None, None, "draft"
     focus = next((t[len(FOCUS_HEADING):].strip() for t in texts if t.startswith(FOCUS_HEADING)), None)
@@ -236,7 +236,7 @@ def _collect_calls(history: Sequence[dict[str, Any]]) -> list[_Call]:
             for part in parts:
                 call = part.get("functionCall")
                 if isinstance(call, dict):
-                    args = call.get("args") if isinstance(call.get("args"), dict) else {}
+                    args: dict[str, Any] = call["args"] if isinstance(call.get("args"), dict) else {}
                     item = _Call(turn, str(call.get("name") or "tool"), args, reason)
                     calls.append(item)
                     pending.append(item)
@@ -246,7 +246,8 @@ def _collect_calls(history: Sequence[dict[str, Any]]) -> list[_Call]:
             response = part.get("functionResponse")
             if not isinstance(response, dict):
                 continue
-            target = by_id.get(response.get("id")) if isinstance(response.get("id"), str) else None
+            rid = response.get("id")
+            target = by_id.get(rid) if isinstance(rid, str) else None
             if target is None:
                 target = next((c for c in pending if c.response is None and c.name == response.get("name")), None)
             if target is not None:
