@@ -256,6 +256,7 @@ class WatchOptions:
     step_ms: int = 20  # watchfiles' own batching step
     tick_ms: int = 50  # how often to look at the debouncer while nothing happens
     extra: dict[str, Any] = field(default_factory=dict)  # passed on to awatch
+    on_batch: Callable[[set[Any]], None] | None = None  # sees each batch of changes to the file
 
 
 def _mark_own(path: Path, event: Event) -> Event:
@@ -318,6 +319,8 @@ async def watch_session(
             first = False
             if changes:
                 debounce.touch()
+                if opts.on_batch is not None:
+                    opts.on_batch(changes)
             if debounce.pending and debounce.due():
                 debounce.reset()
                 seen = observe(path, current)
