@@ -304,3 +304,32 @@ def test_two_applies_revert_in_steps(tmp_path: Path) -> None:
     assert path.read_bytes() == original
     states = [e.state for e in read_history(path).entries]
     assert states == ["reverted", "reverted", "reverted"]
+
+
+def test_preview_state(tmp_path: Path) -> None:
+    from inspector.store import preview_state
+
+    path = _session_with(tmp_path, "gemini-cli-0.61-three-prompts.jsonl")
+    session = load(path)
+    assert preview_state(session) == "same"
+    with path.open("ab") as handle:
+        handle.write(b'{"$set":{"lastUpdated":"x"}}\n')
+    assert preview_state(session) == "grown"
+    path.write_bytes(b"x" + path.read_bytes())
+    assert preview_state(session) == "changed"
+    path.unlink()
+    assert preview_state(session) == "changed"
+
+
+def test_symlinked_session_keeps_its_link(tmp_path: Path) -> None:
+    real = _session_with(tmp_path, "legacy-pomodoro.json")
+    original = real.read_bytes()
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    session = load(link)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    apply_history(session, turns, new, sources)
+    assert link.is_symlink() and same(contents(real), new)
+    revert(link)
+    assert link.is_symlink() and real.read_bytes() == original

@@ -9,7 +9,7 @@ Backups and the journal live in ``<folder>/.session-inspector/<file name>/``
 (see ``store.files`` for why Gemini CLI never lists them as sessions).
 """
 
-from inspector.store.apply import apply_compaction, apply_history, js_json, js_timestamp
+from inspector.store.apply import apply_compaction, apply_history, js_json, js_timestamp, preview_state
 from inspector.store.errors import StoreError
 from inspector.store.files import STORE_DIR, WriteHook, is_store_path, own_writes, store_dir
 from inspector.store.journal import Journal, JournalEntry, JournalInfo, Region
@@ -33,6 +33,7 @@ __all__ = [
     "js_json",
     "js_timestamp",
     "own_writes",
+    "preview_state",
     "read_history",
     "revert",
     "same",

@@ -104,6 +104,20 @@ def compare_with_preview(path: Path, current: bytes, size: int, digest: str) -> 
     return "changed"
 
 
+def preview_state(session: Session, expected_sha256: str | None = None, expected_size: int | None = None) -> str:
+    """Is a preview made from ``session`` still good?  ``same``, ``grown`` or ``changed``.
+
+    (``changed`` also when the file is gone.)  The app asks this on a watch
+    event to mark a preview stale; apply refuses on anything but ``same``.
+    """
+    try:
+        current = read_current(session.path)
+    except StoreError:
+        return "changed"
+    size = session.size if expected_size is None else expected_size
+    return compare_with_preview(session.path, current, size, expected_sha256 or session.sha256)
+
+
 def _parse_whole(path: Path, data: bytes) -> Any:
     try:
         return orjson.loads(data)
@@ -388,6 +402,7 @@ def _append(
 
 
 def _rewrite(path: Path, current: bytes, data: bytes, hook: files.WriteHook | None) -> bytes:
+    path = path.resolve()  # a symlinked session: write its target, keep the link
     info = os.stat(path)
 
     def unchanged() -> bool:

@@ -155,7 +155,7 @@ def _revert_one(
                 info.st_ino, info.st_size, info.st_mtime_ns)
 
         try:
-            files.atomic_write(path, new, hook=hook, mode=info.st_mode, unchanged=unchanged)
+            files.atomic_write(path.resolve(), new, hook=hook, mode=info.st_mode, unchanged=unchanged)
         except OSError as exc:
             raise StoreError(
                 path, f"could not write: {files.describe_os_error(exc)}; the session was left as it was"
