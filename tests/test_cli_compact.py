@@ -88,9 +88,9 @@ def test_gemini_success_through_base_url(session: Path, capsys: pytest.CaptureFi
 
 
 def test_bad_input_exits_two(session: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["compact", str(session), "--force", "--split", "1"]) == 2
+    assert main(["compact", str(session), "--force", "--split", "40"]) == 2
     err = capsys.readouterr().err
-    assert "split 1 is not a valid split point" in err and len(err.strip().splitlines()) == 1
+    assert "split 40 is not a valid split point" in err and len(err.strip().splitlines()) == 1
     missing = tmp_path / "nope.md"
     assert main(["compact", str(session), "--prompt-file", str(missing)]) == 2
     assert f"{missing}: no such prompt file" in capsys.readouterr().err

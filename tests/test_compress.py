@@ -84,10 +84,44 @@ async def test_user_split_must_be_a_candidate() -> None:
     result = await compress(history, Fixed(SNAP, SNAP), force=True, split=2)
     assert result.split_point == result.kept_from == 2 and result.new_history is not None
     assert result.new_history[2:] == history[2:]
-    with pytest.raises(InvalidSplit, match="split 3 is not a valid split point: turn 3 is a model turn"):
-        await compress(history, Fixed(), force=True, split=3)
     with pytest.raises(InvalidSplit, match="the history has 6 turns"):
         await compress(history, Fixed(), force=True, split=9)
+
+
+async def test_agentic_split_keeps_a_model_turn_right_after_the_snapshot() -> None:
+    history = chat()
+    result = await compress(history, Fixed(SNAP, SNAP), force=True, split=3)
+    assert result.status is CompressionStatus.COMPRESSED and result.new_history is not None
+    assert result.new_history[0] == text("user", SNAP)
+    assert result.new_history[1:] == history[3:]  # no acknowledgement: the roles still alternate
+    assert result.split_kind == "chosen"
+
+
+async def test_a_split_between_a_call_and_its_result_is_refused() -> None:
+    call = {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "ls", "args": {}}}]}
+    answer = {"role": "user", "parts": [{"functionResponse": {"id": "c1", "name": "ls", "response": {"output": "a"}}}]}
+    history = [text("user", "go " * 400), call, answer, text("model", "done " * 400)]
+    with pytest.raises(InvalidSplit, match="turn 2 is a user turn holding tool results"):
+        await compress(history, Fixed(), force=True, split=2)
+    result = await compress(history, Fixed(SNAP, SNAP), force=True, split=1)  # before the call: fine
+    assert result.new_history is not None and result.new_history[1:] == history[1:]
+
+
+async def test_agentic_option_splits_a_single_prompt_agent_run() -> None:
+    history = [text("user", "do everything")]
+    for n in range(20):
+        history += [{"role": "model", "parts": [{"functionCall": {"id": f"c{n}", "name": "run", "args": {"n": n}}}]},
+                    {"role": "user", "parts": [{"functionResponse": {"id": f"c{n}", "name": "run",
+                                                                     "response": {"output": "y" * 800}}}]}]
+    # it ends on a tool result, as a run that is still going does
+    reference = await compress(history, Fixed(SNAP, SNAP), force=True)
+    assert reference.status is CompressionStatus.NOOP and reference.split_point == 0
+    agentic = await compress(history, Fixed(SNAP, SNAP), force=True, agentic=True)
+    assert agentic.status is CompressionStatus.COMPRESSED and agentic.split_kind == "agentic"
+    point = agentic.split_point
+    assert point is not None and history[point]["role"] == "model"
+    assert agentic.new_history == [text("user", SNAP), *history[point:]]
+    assert agentic.new_token_count < agentic.original_token_count
 
 
 async def test_split_zero_summarises_nothing() -> None:

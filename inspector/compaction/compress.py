@@ -26,6 +26,7 @@ from typing import Any
 
 from inspector.compaction import facts as fx
 from inspector.compaction import prompts
+from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR, Truncation, apply_budget, output_file_name, truncate_chars
 from inspector.compaction.snapshot import OPEN, find_snapshot_text
 from inspector.compaction.split import COMPRESS_FRACTION, ends_safely, find_split_point, is_split_candidate
@@ -78,6 +79,10 @@ class CompressionResult:
     token_limit: int = 0
     forced: bool = False
     instruction: str | None = None
+    strategy: str = "reference"
+    split_kind: str | None = None  # "reference" | "agentic" | "chosen"
+    stages: list[Any] | None = None  # staged strategy: a StageReport per stage that was considered
+    sources: list[int | None] | None = None  # staged: original turn each new turn copies unchanged
 
     @property
     def ok(self) -> bool:
@@ -91,6 +96,9 @@ class CompressionResult:
         return {
             "status": self.status.value,
             "message": self.message,
+            "strategy": self.strategy,
+            "split_kind": self.split_kind,
+            "stages": [stage.to_json() for stage in self.stages] if self.stages is not None else None,
             "original_token_count": self.original_token_count,
             "new_token_count": self.new_token_count,
             "recorded_prompt_tokens": self.recorded_prompt_tokens,
@@ -142,8 +150,12 @@ def _has_snapshot(contents: Sequence[dict[str, Any]]) -> str | None:
 
 
 def check_split(contents: Sequence[dict[str, Any]], split: int) -> None:
-    """Raise ``InvalidSplit`` unless ``split`` may start the kept part of ``contents``."""
-    valid = candidates_of(list(contents))
+    """Raise ``InvalidSplit`` unless ``split`` may start the kept part of ``contents``.
+
+    Valid: the reference's candidates (before a user prompt) and the agentic
+    ones (before a model turn that separates no call from its response).
+    """
+    valid = sorted({*candidates_of(list(contents)), *agentic_candidates(list(contents))})
     if split in valid:
         return
     before = [c for c in valid if c < split][-1:]
@@ -155,7 +167,8 @@ def check_split(contents: Sequence[dict[str, Any]], split: int) -> None:
         why = "the last turn is not a finished model answer"
     else:
         why = f"turn {split} is a {contents[split].get('role')} turn" + (
-            " holding tool results" if contents[split].get("role") == "user" else ""
+            " holding tool results" if contents[split].get("role") == "user"
+            else " that would separate a tool call from its result"
         )
     raise InvalidSplit(f"split {split} is not a valid split point: {why}; the nearest valid ones are {near}")
 
@@ -169,6 +182,7 @@ async def compress(
     threshold: float | None = None,
     has_failed_attempt: bool = False,
     split: int | None = None,
+    agentic: bool = False,
     recorded_prompt_tokens: int | None = None,
     original_tokens: int | None = None,
     environment: dict[str, Any] | None = None,
@@ -184,7 +198,11 @@ async def compress(
     ``environment`` is the environment-context turn Gemini CLI keeps in front
     of the history (counted in the new size, never summarised).  ``split``
     overrides the reference's split and must be a valid candidate
-    (``InvalidSplit`` otherwise).  Cancel the task to stop it.
+    (``InvalidSplit`` otherwise); ``agentic`` picks the split the reference's
+    rule (70% of the weight) gives over the agentic candidates instead.  A
+    kept part that starts with a model turn follows the snapshot directly
+    (no acknowledgement, so the roles still alternate).  Cancel the task to
+    stop it.
     """
     started = time.monotonic()
     curated = _contents(history)
@@ -233,7 +251,12 @@ async def compress(
                         "an earlier summary failed, so only the tool-output budget was applied")
         return done(CompressionStatus.NOOP, "an earlier summary failed and the budget truncates nothing")
 
-    point = _split(truncated) if split is None else split
+    if split is not None:
+        point, result.split_kind = split, "chosen"
+    elif agentic:
+        point, result.split_kind = agentic_split(truncated), "agentic"
+    else:
+        point, result.split_kind = _split(truncated), "reference"
     result.split_point = result.kept_from = point
     if point == 0:
         return done(CompressionStatus.NOOP, "nothing comes before the split point, so there is nothing to summarise")
@@ -243,33 +266,21 @@ async def compress(
         for_summariser, result.summarised_with = original_older, "original"
     else:
         for_summariser, result.summarised_with = truncated[:point], "truncated"
-    previous = _has_snapshot(for_summariser)
-    result.previous_snapshot = find_snapshot_text(previous) if previous else None
-
-    system = system_prompt or prompts.COMPRESSION_SYSTEM_PROMPT
-    focus = [{"text": prompts.focus_text(instruction)}] if instruction and instruction.strip() else []
-    first_request = {"role": "user", "parts": [{"text": prompts.anchor_text(previous is not None)}, *focus]}
     try:
-        draft = await summariser.summarise(system, [*for_summariser, first_request])
-        result.draft_snapshot = draft
-        checked = await summariser.summarise(system, [
-            *for_summariser,
-            {"role": "model", "parts": [{"text": draft}]},
-            {"role": "user", "parts": [{"text": prompts.VERIFY_REQUEST}, *focus]},
-        ])
+        draft, final, previous = await summarise_twice(
+            summariser, for_summariser, instruction=instruction, system_prompt=system_prompt
+        )
     except SummariserError as exc:
         return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
-    final = js_trim(js_trim(checked or "") or draft or "")
+    result.draft_snapshot = draft
+    result.previous_snapshot = previous
     if not final:
         return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
     result.snapshot = final
     result.facts = fx.report(for_summariser, final)
 
-    new_history = [
-        {"role": "user", "parts": [{"text": final}]},
-        {"role": "model", "parts": [{"text": acknowledgement}]},
-        *truncated[point:],
-    ]
+    kept = truncated[point:]
+    new_history = [*snapshot_turns(final, kept[0] if kept else None, acknowledgement), *kept]
     result.new_token_count = estimate_contents(env + new_history)
     if result.new_token_count > original:
         return done(CompressionStatus.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT,
@@ -277,6 +288,41 @@ async def compress(
                     f"({original:,}); nothing would be gained")
     result.new_history = new_history
     return done(CompressionStatus.COMPRESSED)
+
+
+async def summarise_twice(
+    summariser: Summariser,
+    older: list[dict[str, Any]],
+    *,
+    instruction: str | None = None,
+    system_prompt: str | None = None,
+) -> tuple[str, str, str | None]:
+    """The reference's two calls: a draft, then a verification of it.
+
+    Returns (draft, final, previous snapshot found in ``older``); ``final`` is
+    the verification's trimmed text, else the draft's (empty when both are).
+    Raises ``SummariserError``.
+    """
+    previous = _has_snapshot(older)
+    system = system_prompt or prompts.COMPRESSION_SYSTEM_PROMPT
+    focus = [{"text": prompts.focus_text(instruction)}] if instruction and instruction.strip() else []
+    first_request = {"role": "user", "parts": [{"text": prompts.anchor_text(previous is not None)}, *focus]}
+    draft = await summariser.summarise(system, [*older, first_request])
+    checked = await summariser.summarise(system, [
+        *older,
+        {"role": "model", "parts": [{"text": draft}]},
+        {"role": "user", "parts": [{"text": prompts.VERIFY_REQUEST}, *focus]},
+    ])
+    final = js_trim(js_trim(checked or "") or draft or "")
+    return draft, final, find_snapshot_text(previous) if previous else None
+
+
+def agentic_split(contents: list[dict[str, Any]]) -> int:
+    """The reference's 70%-of-the-weight rule applied to the agentic candidates."""
+    candidates = set(agentic_candidates(contents))
+    weights = [js_json_len(c) for c in contents]
+    flags = [i in candidates for i in range(len(contents))]
+    return find_split_point(weights, flags, False, COMPRESS_FRACTION)
 
 
 def compress_sync(history: Sequence[Any], summariser: Summariser, **options: Any) -> CompressionResult:
