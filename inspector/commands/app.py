@@ -18,6 +18,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=_fraction,
                         help="compression threshold as a fraction of the window (default: settings, else 0.5)")
     parser.add_argument("--no-watch", action="store_true", help="do not follow changes to the open file")
+    parser.add_argument("--provider", choices=("offline", "gemini", "auto"), default="offline",
+                        help="who writes the snapshot when you press c (default: offline, no network; "
+                             "gemini needs GEMINI_API_KEY/GOOGLE_API_KEY; auto picks gemini when a key is set)")
+    parser.add_argument("--base-url", help="send Gemini requests to this endpoint instead (a proxy, a local server)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,5 +31,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from inspector.tui.app import InspectorApp
 
-    InspectorApp(path, model=args.model, threshold=args.threshold, live=not args.no_watch).run()
+    InspectorApp(
+        path, model=args.model, threshold=args.threshold, live=not args.no_watch,
+        provider=args.provider, base_url=args.base_url,
+    ).run()
     return 0

@@ -37,12 +37,16 @@ class InspectorApp(App[None]):
         model: str | None = None,
         threshold: float | None = None,
         live: bool = True,
+        provider: str = "offline",
+        base_url: str | None = None,
     ) -> None:
         super().__init__()
         self.path = Path(path) if path is not None else None
         self.model = model
         self.threshold = threshold
         self.live = live
+        self.provider = provider  # who writes snapshots: "offline" (default), "gemini" or "auto"
+        self.base_url = base_url
 
     def on_mount(self) -> None:
         if self.path is not None and not self.path.is_dir():

@@ -20,6 +20,7 @@ from inspector.session import Session, SessionError, history, load, parse
 from inspector.session.history import is_ignored_user_content
 from inspector.session.loader import read_bytes
 from inspector.settings import Threshold, gemini_home, resolve_threshold
+from inspector.watch import FileState, state_of
 
 CHUNK = 4 << 20
 Progress = Callable[[str, int, int], None]
@@ -36,6 +37,7 @@ class Loaded:
     session: Session
     analysis: Analysis
     threshold: Threshold
+    file_state: FileState | None = None  # what the watcher starts from: the bytes analysed
 
 
 def _read(path: Path, progress: Progress, cancelled: Callable[[], bool]) -> bytes:
@@ -72,8 +74,10 @@ def read_session(
         raise Cancelled
     progress("parsing", 0, 0)
     session = parse(path, data)
+    inode = None
     with contextlib.suppress(OSError):
-        session.mtime_ns = path.stat().st_mtime_ns
+        info = path.stat()
+        session.mtime_ns, inode = info.st_mtime_ns, info.st_ino
     if cancelled():
         raise Cancelled
     progress("analysing", 0, 0)
@@ -81,7 +85,7 @@ def read_session(
     result = analyze(session, model=model, threshold=chosen.value)
     if cancelled():
         raise Cancelled
-    return Loaded(session, result, chosen)
+    return Loaded(session, result, chosen, state_of(path, data, inode, session.mtime_ns))
 
 
 # -- the session list ---------------------------------------------------------------

@@ -96,3 +96,4 @@ class FileChanged(Message):
 
     kind: str
     path: Path
+    own: bool = False  # this process's own apply / revert

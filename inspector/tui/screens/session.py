@@ -21,6 +21,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.messages import LoadProgress, SessionLoaded, TurnSelected
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
 from inspector.tui.widgets.turn_detail import TurnDetail
@@ -29,7 +30,7 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 LOAD_GROUP = "load"
 
 
-class SessionScreen(InspectorScreen):
+class SessionScreen(SessionActions, InspectorScreen):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -39,6 +40,17 @@ class SessionScreen(InspectorScreen):
                 tooltip="move the split to the next candidate turn"),
         Binding("equals_sign", "split_reference", "Reference split", id="split.reference", key_display="=",
                 tooltip="return to the split Gemini CLI would choose"),
+        Binding("c", "compact", "Compact", id="compaction.run",
+                tooltip="preview the compaction of the turns above the split"),
+        Binding("f", "compact_focus", "Compact with focus", show=False, id="compaction.run-focus",
+                tooltip="type what the summary should keep, then compact"),
+        Binding("p", "show_preview", "Preview", show=False, id="compaction.preview",
+                tooltip="open the last compaction preview again"),
+        Binding("a", "apply", "Apply", id="compaction.apply", tooltip="write the previewed compaction to the file"),
+        Binding("u", "revert", "Undo apply", id="compaction.revert",
+                tooltip="undo the newest applied compaction, byte for byte"),
+        Binding("t", "timeline", "Timeline", show=False, id="compaction.timeline",
+                tooltip="the compactions applied to this file"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
         Binding("escape", "back", "Back", id="session.back", tooltip="cancel loading, or go to the session list"),
     ]
@@ -132,12 +144,10 @@ class SessionScreen(InspectorScreen):
             first = analysis.warnings[0]
             more = f" (and {len(analysis.warnings) - 1} more)" if len(analysis.warnings) > 1 else ""
             self.notify(f"{self.path.name}: {first}{more}", title="Skipped while reading", severity="warning")
-        self.loaded_hook(message)
-
-    def loaded_hook(self, message: SessionLoaded) -> None:
-        """Called after every (re)load; subclasses and features extend it."""
+        self.after_load(previous, loaded, message.reason)
 
     def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
+        self.compaction_worker_changed(worker, state)
         if worker.group != LOAD_GROUP or state != WorkerState.ERROR:
             return
         if isinstance(worker.error, Cancelled):
@@ -170,7 +180,8 @@ class SessionScreen(InspectorScreen):
 
     # -- actions -------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("split", "split_reference", "goto_split", "largest_turn") and self.loaded is None:
+        if self.loaded is None and action in ("split", "split_reference", "goto_split", "largest_turn", "compact",
+                                              "compact_focus", "apply", "revert", "timeline", "show_preview"):
             return None
         return True
 

@@ -1,0 +1,108 @@
+"""Small modal dialogs: a yes/no confirmation, a focus instruction, a running job."""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Label, ProgressBar, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Ask before writing: ``y``/Enter confirms, ``n``/Esc declines."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "answer(True)", "Yes", id="confirm.yes", tooltip="go ahead"),
+        Binding("n,escape", "answer(False)", "No", id="confirm.no", tooltip="do nothing"),
+    ]
+
+    def __init__(self, title: str, body: Text) -> None:
+        super().__init__()
+        self.title_text = title
+        self.body = body
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(self.title_text, style="bold"), markup=False)
+            yield Static(self.body, id="confirm-body", markup=False)
+            yield Static(Text("y / Enter: yes    n / Esc: no", style="dim"), markup=False)
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
+
+
+class FocusScreen(ModalScreen[str | None]):
+    """Type what the summary should focus on; Enter runs, Esc cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="focus.cancel", tooltip="do not run"),
+    ]
+
+    def __init__(self, split: int, initial: str = "") -> None:
+        super().__init__()
+        self.split = split
+        self.initial = initial
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(f"Compact turns 0-{self.split - 1}: what should the summary keep above all?",
+                              style="bold"), markup=False)
+            yield Input(self.initial, placeholder="e.g. the database schema decisions and open bugs", id="focus-input")
+            yield Static(Text("Enter: run    Esc: cancel    (empty: the standard summary)", style="dim"),
+                         markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class RunningScreen(ModalScreen[None]):
+    """A job in progress: what it does, for how long; Esc cancels it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="running.cancel", tooltip="stop the job"),
+    ]
+
+    def __init__(self, label: str, cancel: object) -> None:
+        super().__init__()
+        self.label = label
+        self._cancel = cancel
+        self.started = time.monotonic()
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text(self.label, style="bold"), id="running-label")
+            yield ProgressBar(total=None, show_eta=False, id="running-bar")
+            yield Static("", id="running-step", markup=False)
+            yield Static(Text("Esc: cancel", style="dim"), markup=False)
+
+    def on_mount(self) -> None:
+        self.step(None)
+        self.set_interval(0.5, self._tick)
+
+    def _tick(self) -> None:
+        self.step(None)
+
+    def step(self, text: str | None) -> None:
+        if text is not None:
+            self._step_text = text
+        if not self.is_mounted:
+            return
+        elapsed = time.monotonic() - self.started
+        widget = self.query_one("#running-step", Static)
+        widget.update(Text(f"{getattr(self, '_step_text', '')}  {elapsed:.0f} s", style="dim"))
+
+    def action_cancel(self) -> None:
+        if callable(self._cancel):
+            self._cancel()
+        self.dismiss(None)

@@ -1,0 +1,284 @@
+"""What the session view does beyond showing: compaction, apply, revert, timeline, live watching.
+
+A mixin of ``SessionScreen`` (kept apart so neither file grows past a screenful
+of concerns).  Every step calls the core: ``compaction.compress``,
+``store.apply_compaction`` / ``store.revert``, ``watch.watch_session``;
+slow ones run in workers and come back as messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import work
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from inspector.tui.loading import Cancelled, Loaded
+from inspector.tui.messages import Applied, CompactionFinished, FileChanged, Reverted
+from inspector.tui.preview import Preview
+from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, RunningScreen
+from inspector.tui.screens.snapshot import SnapshotScreen
+from inspector.tui.screens.timeline import TimelineScreen
+
+if TYPE_CHECKING:
+    from inspector.tui.screens.session import SessionScreen
+
+    _Base = SessionScreen
+else:
+    _Base = object
+
+COMPACT_GROUP = "compact"
+STORE_GROUP = "store"
+WATCH_GROUP = "watch"
+
+
+class SessionActions(_Base):
+    """Compaction preview, apply / revert and live updates for the session view."""
+
+    preview: Preview | None = None
+    _running: RunningScreen | None = None
+    _last_focus: str = ""
+    _watch_ready: asyncio.Event | None = None
+
+    # -- compaction -----------------------------------------------------------------------
+    def action_compact(self) -> None:
+        self.start_compaction("")
+
+    def action_compact_focus(self) -> None:
+        if self.loaded is None:
+            return
+
+        def chosen(focus: str | None) -> None:
+            if focus is not None:
+                self._last_focus = focus
+                self.start_compaction(focus)
+
+        self.app.push_screen(FocusScreen(self.split, self._last_focus), callback=chosen)
+
+    def start_compaction(self, focus: str) -> None:
+        if self.loaded is None:
+            return
+        provider = getattr(self.app, "provider", "offline")
+        label = (f"Compacting turns 0-{self.split - 1} of {self.path.name} ({provider})" if self.split
+                 else f"Compacting {self.path.name} ({provider})")
+        self._running = RunningScreen(label, cancel=self.cancel_compaction)
+        self.app.push_screen(self._running)
+        self._running.step("summarising")
+        self.run_compaction(self.loaded, self.split, focus)
+
+    def cancel_compaction(self) -> None:
+        self.workers.cancel_group(self, COMPACT_GROUP)
+        self._running = None
+        self.notify("Compaction cancelled.", severity="warning")
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group=COMPACT_GROUP, description="the compaction")
+    def run_compaction(self, loaded: Loaded, split: int, focus: str) -> Any:
+        from inspector.compaction.compress import compress_session
+        from inspector.compaction.summarisers import pick_summariser
+
+        worker = get_current_worker()
+        analysis = loaded.analysis
+        summariser = pick_summariser(
+            getattr(self.app, "provider", "offline"), model=analysis.model,
+            base_url=getattr(self.app, "base_url", None),
+        )
+        # The reference's own split is computed after the tool-output budget; pass
+        # ours only when the user moved it.
+        chosen = None if split == analysis.split_point else split
+
+        async def run() -> Any:
+            task = asyncio.ensure_future(compress_session(
+                loaded.session, summariser, model=analysis.model, threshold=analysis.threshold,
+                split=chosen, force=True, instruction=focus or None,
+            ))
+            while not task.done():
+                if worker.is_cancelled:
+                    task.cancel()
+                await asyncio.wait({task}, timeout=0.05)
+            return task.result()
+
+        try:
+            result = asyncio.run(run())
+        except asyncio.CancelledError:
+            raise Cancelled from None
+        if not worker.is_cancelled:
+            self.post_message(CompactionFinished(result, split, focus))
+        return result
+
+    def on_compaction_finished(self, message: CompactionFinished) -> None:
+        self._close_running()
+        assert self.loaded is not None
+        self.preview = Preview(message.result, self.path, message.split, message.focus, source=self.loaded)
+        self.show_preview_status()
+        if self.preview.status.startswith("COMPRESSION_FAILED"):
+            self.notify(message.result.message or self.preview.status, title="Compaction failed", severity="warning")
+        self.action_show_preview()
+
+    def action_show_preview(self) -> None:
+        if self.preview is None:
+            self.notify("No preview yet: press c to run the compaction.", severity="warning")
+            return
+        self.app.push_screen(SnapshotScreen(self.preview, apply=self.action_apply))
+
+    def show_preview_status(self) -> None:
+        if self.preview is None:
+            self.status.set("preview", "")
+            return
+        stale = "  (stale)" if self.preview.stale else ""
+        self.status.set("preview", f"preview {self.preview.status}: {self.preview.tokens_text()}{stale}",
+                        "red" if self.preview.stale else "")
+
+    def _close_running(self) -> None:
+        running, self._running = self._running, None
+        if running is not None and running.is_attached and self.app.screen is running:
+            running.dismiss(None)
+
+    # -- apply and revert ------------------------------------------------------------------
+    def action_apply(self) -> None:
+        preview = self.preview
+        if preview is None:
+            self.notify("Nothing to apply: press c to preview a compaction first.", severity="warning")
+            return
+        refusal = preview.refusal()
+        if refusal is not None:
+            self.notify(refusal, title="Not applied", severity="warning")
+            return
+        body = Text.assemble(
+            (self.path.name, "bold"), "\n",
+            "tokens (estimate): ", (preview.tokens_text(), "bold"), "\n",
+            f"summarise turns 0-{(preview.result.split_point or 0) - 1}, keep the rest verbatim\n",
+            ("A backup is kept; u undoes it, byte for byte.", "dim"),
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.apply_preview(preview)
+
+        self.app.push_screen(ConfirmScreen("Apply this compaction to the file?", body), callback=answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group=STORE_GROUP, description="applying the compaction")
+    def apply_preview(self, preview: Preview) -> None:
+        from inspector.store import apply_compaction, store_dir
+
+        source = preview.source
+        entry = apply_compaction(source.session, source.analysis.turns, preview.result)
+        self.post_message(Applied(self.path, store_dir(self.path) / "backups" / entry.backup, entry))
+
+    def on_applied(self, message: Applied) -> None:
+        self.preview = None
+        self.show_preview_status()
+        if isinstance(self.app.screen, SnapshotScreen):
+            self.app.pop_screen()
+        before, after = message.detail.info.tokens_before, message.detail.info.tokens_after
+        figures = f"{before:,} -> {after:,} tokens. " if before is not None and after is not None else ""
+        self.notify(f"{figures}Backup: {message.backup}. Press u to undo.", title="Compaction applied", timeout=10)
+        self.load_session("reload")
+
+    def action_revert(self) -> None:
+        from inspector.store import StoreError, undoable
+
+        try:
+            pending = undoable(self.path)
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if not pending:
+            self.notify("Nothing to undo: no compaction applied to this file is still in place.", severity="warning")
+            return
+        entry = pending[0]
+        info = entry.info
+        tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
+                  if info.tokens_before is not None and info.tokens_after is not None else "")
+        body = Text.assemble(
+            f"apply #{entry.seq} of {entry.applied_at}: ", (tokens, "bold"), "\n",
+            "The file returns to its bytes from before it; turns recorded since are kept.",
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.revert_newest()
+
+        self.app.push_screen(ConfirmScreen("Undo the newest compaction?", body), callback=answered)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group=STORE_GROUP, description="reverting")
+    def revert_newest(self) -> None:
+        from inspector.store import revert
+
+        results = revert(self.path, steps=1)
+        self.post_message(Reverted(self.path, results[0]))
+
+    def on_reverted(self, message: Reverted) -> None:
+        result = message.detail
+        note = f" {result.note}" if result.note else ""
+        kept = f" {result.kept_bytes:,} bytes recorded since were kept." if result.kept_bytes else ""
+        self.notify(f"Apply #{result.entry.seq} undone; the file is {result.size:,} bytes again.{kept}{note}",
+                    title="Reverted", timeout=10)
+        self.load_session("reload")
+
+    def action_timeline(self) -> None:
+        self.app.push_screen(TimelineScreen(self.path))
+
+    # -- live -------------------------------------------------------------------------------
+    @property
+    def watch_ready(self) -> asyncio.Event:
+        if self._watch_ready is None:
+            self._watch_ready = asyncio.Event()
+        return self._watch_ready
+
+    def start_watching(self, loaded: Loaded) -> None:
+        if getattr(self.app, "live", False):
+            self.watch_file(loaded.file_state)
+            self.status.set("live", "live")
+
+    @work(exclusive=True, exit_on_error=False, group=WATCH_GROUP, description="watching the file")
+    async def watch_file(self, state: Any) -> None:
+        from inspector.watch import Appended, Deleted, Rewritten, watch_session
+
+        async for event in watch_session(self.path, state=state, ready=self.watch_ready):
+            kind = ("appended" if isinstance(event, Appended) else "rewritten" if isinstance(event, Rewritten)
+                    else "deleted" if isinstance(event, Deleted) else "truncated")
+            self.post_message(FileChanged(kind, self.path, own=getattr(event, "own", False)))
+
+    def on_file_changed(self, message: FileChanged) -> None:
+        if message.own:
+            return  # our own apply / revert: already reloading
+        self.mark_stale("the file changed on disk")
+        if message.kind == "deleted":
+            self.status.set("live", "live: the file was deleted", "red")
+            self.notify(f"{self.path.name} was deleted on disk; what is shown is the last version read.",
+                        severity="warning", timeout=10)
+            return
+        self.status.set("live", f"live: {message.kind}")
+        self._live_kind = message.kind
+        self.load_session("live")
+
+    def mark_stale(self, why: str) -> None:
+        if self.preview is None or self.preview.stale:
+            return
+        self.preview.stale = why
+        self.show_preview_status()
+        for screen in self.app.screen_stack:
+            if isinstance(screen, SnapshotScreen) and screen.preview is self.preview:
+                screen.refresh_state()
+
+    def after_load(self, previous: Loaded | None, loaded: Loaded, reason: str) -> None:
+        """Called by the view after every load: start watching, report live changes, check the preview."""
+        if previous is None:
+            self.start_watching(loaded)
+            return
+        if self.preview is not None and self.preview.source.session.sha256 != loaded.session.sha256:
+            self.mark_stale("the file changed since the preview was computed")
+        if reason == "live":
+            added = len(loaded.analysis.turns) - len(previous.analysis.turns)
+            kind = getattr(self, "_live_kind", "appended")
+            if kind == "appended" and added > 0:
+                self.notify(f"{added} new turn(s) in {self.path.name}.", title="Live", timeout=4)
+            elif kind != "appended":
+                self.notify(f"{self.path.name} was {kind} on disk and read again.", title="Live",
+                            severity="warning", timeout=6)
+
+    def compaction_worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
+        if worker.group == COMPACT_GROUP and state in (WorkerState.ERROR, WorkerState.CANCELLED):
+            self._close_running()

@@ -1,0 +1,111 @@
+"""The compaction preview: Final, Draft, Diff, Previous -> New, Lost facts; ``a`` applies."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from inspector.compaction.snapshot import diff
+from inspector.tui.preview import Preview
+from inspector.tui.widgets.snapshot_view import RenderPane, diff_renderable, facts_renderable, snapshot_renderable
+
+
+def summary_text(preview: Preview) -> Text:
+    result = preview.result
+    ok = preview.compressed
+    text = Text.assemble(
+        ("status ", "bold"), (preview.status, "bold green" if ok else "bold red"),
+        "   ", (preview.tokens_text(), "bold"),
+    )
+    if result.recorded_prompt_tokens is not None:
+        text.append(f"   recorded last prompt {result.recorded_prompt_tokens:,}", style="dim")
+    text.append("\n")
+    split = result.split_point if result.split_point is not None else preview.split
+    text.append(f"split {split}: summarised turns 0-{split - 1}, kept from {split}" if split else "split 0")
+    if result.split_point is not None and result.split_point != preview.split:
+        text.append(f" (the budget-truncated history splits there; the table showed {preview.split})", style="dim")
+    text.append(f"   {result.provider or '?'} {result.model or ''}".rstrip(), style="dim")
+    text.append(f"   {result.duration_seconds:.2f} s", style="dim")
+    if result.truncations:
+        text.append(f"   {len(result.truncations)} tool output(s) cut to an excerpt", style="yellow")
+    if preview.focus:
+        text.append("\nfocus: ", style="bold")
+        text.append(preview.focus)
+    if result.message:
+        text.append("\n")
+        text.append(result.message, style="yellow" if ok else "red")
+    if preview.stale:
+        text.append("\nSTALE: ", style="bold red")
+        text.append(f"{preview.stale}; press Esc then c to recompute", style="red")
+    return text
+
+
+class SnapshotScreen(Screen[None]):
+    """What the compaction would write, before it is written."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "apply", "Apply", id="preview.apply", tooltip="write this compaction to the session file"),
+        Binding("escape", "back", "Back", id="preview.back", tooltip="back to the session"),
+        Binding("1", "tab('final')", "Final", show=False, id="preview.tab-final", tooltip="the final snapshot"),
+        Binding("2", "tab('draft')", "Draft", show=False, id="preview.tab-draft", tooltip="the first draft"),
+        Binding("3", "tab('diff')", "Diff", show=False, id="preview.tab-diff", tooltip="draft -> final"),
+        Binding("4", "tab('previous')", "Previous", show=False, id="preview.tab-previous",
+                tooltip="the history's earlier snapshot -> the new one"),
+        Binding("5", "tab('facts')", "Facts", show=False, id="preview.tab-facts", tooltip="facts kept and lost"),
+    ]
+
+    def __init__(self, preview: Preview, apply: Callable[[], None]) -> None:
+        super().__init__()
+        self.preview = preview
+        self._apply = apply
+
+    def compose(self) -> ComposeResult:
+        result = self.preview.result
+        yield Static(summary_text(self.preview), id="preview-summary", markup=False)
+        with TabbedContent(id="preview-tabs"):
+            with TabPane("Final", id="final"):
+                yield RenderPane(snapshot_renderable(result.snapshot), id="final-pane")
+            with TabPane("Draft", id="draft"):
+                yield RenderPane(snapshot_renderable(result.draft_snapshot), id="draft-pane")
+            with TabPane("Diff", id="diff"):
+                changes = diff(result.draft_snapshot or "", result.snapshot or "")
+                yield RenderPane(diff_renderable(changes, "draft", "final"), id="diff-pane")
+            if result.previous_snapshot:
+                with TabPane("Previous -> New", id="previous"):
+                    changes = diff(result.previous_snapshot, result.snapshot or "")
+                    yield RenderPane(diff_renderable(changes, "previous", "new"), id="previous-pane")
+            label = "Lost facts" if result.facts is None else f"Lost facts ({len(result.facts.lost)})"
+            with TabPane(label, id="facts"):
+                yield RenderPane(facts_renderable(result.facts), id="facts-pane")
+        yield Static(self.footer_text(), id="preview-footer", markup=False)
+        yield Footer()
+
+    def footer_text(self) -> Text:
+        refusal = self.preview.refusal()
+        text = Text.assemble((self.preview.tokens_text(), "bold"), "   ", self.preview.status)
+        text.append("   a: apply" if refusal is None else f"   cannot apply: {refusal}",
+                    style="green" if refusal is None else "yellow")
+        text.append("   Esc: back", style="dim")
+        return text
+
+    def refresh_state(self) -> None:
+        """The preview changed (marked stale): redraw the figures."""
+        self.query_one("#preview-summary", Static).update(summary_text(self.preview))
+        self.query_one("#preview-footer", Static).update(self.footer_text())
+
+    def action_apply(self) -> None:
+        self._apply()
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+    def action_tab(self, tab: str) -> None:
+        tabs = self.query_one(TabbedContent)
+        if tabs.query(f"TabPane#{tab}"):
+            tabs.active = tab

@@ -1,0 +1,60 @@
+"""The compactions applied to a session, from the store's journal, newest first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static
+
+from inspector.store import read_history, store_dir
+
+COLUMNS = ("#", "applied", "state", "tokens before -> after", "split", "turns", "by", "backup")
+
+
+class TimelineScreen(ModalScreen[None]):
+    """One row per apply: when, what it saved, whether it was reverted."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,t,q", "dismiss", "Close", id="timeline.close", tooltip="back to the session"),
+    ]
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text.assemble(("Compactions applied to ", "bold"), self.path.name), id="timeline-title",
+                     markup=False)
+        yield DataTable(id="timeline", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="timeline-note", markup=False)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for name in COLUMNS:
+            table.add_column(name, key=name)
+        journal = read_history(self.path)
+        backups = store_dir(self.path) / "backups"
+        for entry in reversed(journal.entries):
+            info = entry.info
+            tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,}"
+                      if info.tokens_before is not None and info.tokens_after is not None else "")
+            state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
+            style = "dim" if entry.state == "reverted" else ("red" if entry.state == "failed" else "")
+            table.add_row(
+                Text(str(entry.seq)), Text(entry.applied_at), Text(state, style=style), Text(tokens),
+                Text("" if info.split_point is None else str(info.split_point)),
+                Text(f"{entry.turns_before} -> {entry.turns_after}"),
+                Text(" ".join(x for x in (info.provider, info.model) if x)), Text(str(backups / entry.backup)),
+            )
+        note = self.query_one("#timeline-note", Static)
+        if not journal.entries:
+            note.update(Text("No compaction was applied to this file yet.", style="dim"))
+        else:
+            undoable = len(journal.undoable())
+            note.update(Text(f"{len(journal.entries)} apply(s), {undoable} can be undone with u.", style="dim"))
+        table.focus()

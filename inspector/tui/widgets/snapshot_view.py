@@ -1,0 +1,105 @@
+"""Renderables for a compaction result: snapshot sections, section diffs, facts.
+
+The snapshot is model output (untrusted): it is only ever put in ``Text``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from inspector.compaction.snapshot import SnapshotDiff, parse
+
+
+def snapshot_renderable(text: str | None) -> RenderableType:
+    """A snapshot's sections, headed and in order (the raw text if it has none)."""
+    if not text:
+        return Text("(no snapshot)", style="dim")
+    snap = parse(text)
+    if not snap.found or not snap.sections:
+        return Text(text)
+    parts: list[RenderableType] = []
+    if snap.preamble.strip():
+        parts.append(Text(snap.preamble.strip(), style="dim italic"))
+        parts.append(Text(""))
+    for section in snap.sections:
+        parts.append(Text(section.name, style="bold cyan"))
+        lines = section.lines
+        body = Text("\n".join(f"  {line}" for line in lines)) if lines else Text("  (empty)", style="dim")
+        parts.append(body)
+        parts.append(Text(""))
+    return Group(*parts)
+
+
+def diff_renderable(changes: SnapshotDiff, old_label: str, new_label: str) -> RenderableType:
+    """Per section: added lines green (+), removed red (-), the rest dim."""
+    counts = changes.counts()
+    parts: list[RenderableType] = [
+        Text.assemble(
+            (f"{old_label} -> {new_label}: ", "bold"),
+            (f"+{counts['added']}", "green"), " ", (f"-{counts['removed']}", "red"),
+            (f"  ={counts['unchanged']}", "dim"),
+            ("" if changes.changed else "   (no change)", "dim"),
+        ),
+        Text(""),
+    ]
+    colours = {"added": "green", "removed": "red", "changed": "yellow", "unchanged": "dim"}
+    for section in changes.sections:
+        parts.append(Text.assemble((section.name, "bold cyan"), "  ", (section.status, colours[section.status])))
+        body = Text()
+        for change in section.changes:
+            if change.op == "added":
+                body.append(f"+ {change.text}\n", style="green")
+            elif change.op == "removed":
+                body.append(f"- {change.text}\n", style="red")
+            else:
+                body.append(f"  {change.text}\n", style="dim")
+        parts.append(body if body else Text("  (empty)\n", style="dim"))
+    return Group(*parts)
+
+
+def facts_renderable(report: Any) -> RenderableType:
+    """The recall figure, then every fact of the summarised part: lost ones first."""
+    if report is None:
+        return Text("No fact check (nothing was summarised).", style="dim")
+    head = Text.assemble(
+        ("fact recall: ", "bold"), (f"{report.recall:.1%}", "bold green" if report.recall >= 0.9 else "bold yellow"),
+        f"  ({report.kept} of {report.total} facts from the summarised turns appear in the snapshot; "
+        f"{len(report.lost)} lost)",
+    )
+    kinds = Text("  ".join(f"{kind}: {row['kept']}/{row['total']}" for kind, row in report.by_kind().items()),
+                 style="dim")
+    table = Table(show_edge=False, expand=True, header_style="bold")
+    table.add_column("", width=4, no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("turn", justify="right", no_wrap=True)
+    table.add_column("fact")
+    checks = sorted(report.checks, key=lambda c: (c.kept, c.fact.turn))
+    for check in checks:
+        mark = Text("kept", style="green") if check.kept else Text("LOST", style="bold red")
+        table.add_row(mark, Text(check.fact.kind), Text(str(check.fact.turn)), Text(check.fact.value))
+    return Group(head, kinds, Text(""), table)
+
+
+class RenderPane(VerticalScroll):
+    """A scrollable pane holding one renderable."""
+
+    DEFAULT_CSS = """
+    RenderPane { padding: 0 1; }
+    """
+
+    def __init__(self, renderable: RenderableType, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._renderable = renderable
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(self._renderable, markup=False, classes="pane-body")
+
+    @property
+    def body(self) -> Static:
+        return self.query_one(".pane-body", Static)
