@@ -1,0 +1,186 @@
+"""Compaction from the app: preview tabs, apply (file changes), revert (byte-identical), live updates."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.widgets import TabbedContent
+
+from inspector.compaction.compress import compress_session
+from inspector.compaction.summarisers import pick_summariser
+from inspector.session import load
+from inspector.tui.app import InspectorApp
+from inspector.tui.messages import SessionLoaded
+from inspector.tui.screens.dialogs import ConfirmScreen
+from inspector.tui.screens.session import SessionScreen
+from inspector.tui.screens.snapshot import SnapshotScreen
+from inspector.tui.screens.timeline import TimelineScreen
+from tests.snapshot_app import SAMPLES
+
+SIZE = (160, 45)
+SAMPLE = SAMPLES / "coding-task.jsonl"
+
+
+def plain(renderable: object) -> str:
+    console = Console(width=200, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+@pytest.fixture
+def session_file(tmp_path: Path) -> Path:
+    if not SAMPLE.is_file():
+        pytest.skip(f"{SAMPLE} is missing")
+    target = tmp_path / "proj" / "chats" / SAMPLE.name
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(SAMPLE, target)
+    return target
+
+
+async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+    """Wait for every worker but the file watcher, and for the messages they posted."""
+    await pilot.pause()
+    while busy := [w for w in pilot.app.workers if w.group != "watch" and not w.is_finished]:
+        await pilot.app.workers.wait_for_complete(busy)
+        await pilot.pause()
+
+
+def pane_text(screen: SnapshotScreen, pane: str) -> str:
+    return plain(screen.query_one(f"#{pane}").body.content)
+
+
+async def test_compaction_preview_matches_the_core(session_file: Path) -> None:
+    expected = await compress_session(load(session_file), pick_summariser("offline"), threshold=0.5, force=True)
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen)
+        await pilot.press("c")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SnapshotScreen)
+        result = screen.preview.result
+        assert result.status == expected.status
+        assert (result.original_token_count, result.new_token_count) == (
+            expected.original_token_count, expected.new_token_count)
+        assert result.split_point == expected.split_point
+        final = pane_text(screen, "final-pane")
+        for name in ("overall_goal", "task_state"):
+            assert name in final
+        footer = plain(screen.query_one("#preview-footer").content)
+        assert f"{expected.original_token_count:,} -> {expected.new_token_count:,}" in footer
+        await pilot.press("3")
+        assert screen.query_one(TabbedContent).active == "diff"
+        assert "draft -> final" in pane_text(screen, "diff-pane")
+        await pilot.press("5")
+        assert screen.query_one(TabbedContent).active == "facts"
+        assert f"fact recall: {expected.facts.recall:.1%}" in pane_text(screen, "facts-pane")
+        await pilot.press("escape")
+        assert app.screen is view
+        assert "preview COMPRESSED" in view.status.get("preview")
+
+
+async def test_moved_split_and_focus_reach_the_compaction(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.screen
+        await pilot.press("left_square_bracket")
+        moved = view.split
+        assert moved != view.loaded.analysis.split_point
+        await pilot.press("f", *"the tax module", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SnapshotScreen)
+        result = app.screen.preview.result
+        assert result.split_point == moved
+        assert result.instruction == "the tax module"
+        assert "focus: the tax module" in plain(app.screen.query_one("#preview-summary").content)
+
+
+async def test_apply_then_revert_is_byte_identical(session_file: Path) -> None:
+    original = session_file.read_bytes()
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.screen
+        turns_before = len(view.loaded.analysis.turns)
+        await pilot.press("c")
+        await settle(pilot)
+        tokens = app.screen.preview.tokens_text()
+        await pilot.press("a")
+        assert isinstance(app.screen, ConfirmScreen)
+        assert tokens in plain(app.screen.body)
+        await pilot.press("y")
+        await settle(pilot)
+        assert app.screen is view
+        assert session_file.read_bytes() != original
+        assert len(view.loaded.analysis.turns) < turns_before
+        applied = [n for n in app._notifications if n.title == "Compaction applied"]
+        assert applied and "Backup: " in applied[0].message
+        backup = Path(applied[0].message.split("Backup: ", 1)[1].split(". Press", 1)[0])
+        assert backup.is_file() and backup.read_bytes() == original
+
+        await pilot.press("t")
+        assert isinstance(app.screen, TimelineScreen)
+        assert app.screen.query_one("DataTable").row_count == 1
+        await pilot.press("escape")
+
+        await pilot.press("u")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await settle(pilot)
+        assert session_file.read_bytes() == original
+        assert len(view.loaded.analysis.turns) == turns_before
+        await pilot.press("u")  # nothing left to undo: a warning, the file untouched
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert session_file.read_bytes() == original
+
+
+def record_lines(n: int) -> str:
+    out = []
+    for i in range(n):
+        out.append({"id": f"live-u{i}", "timestamp": "2026-11-22T10:00:00Z", "type": "user",
+                    "content": [{"text": f"live prompt {i}"}]})
+        out.append({"id": f"live-g{i}", "timestamp": "2026-11-22T10:00:01Z", "type": "gemini",
+                    "content": f"live answer {i}", "model": "gemini-2.5-pro",
+                    "tokens": {"input": 40000 + i, "output": 5, "cached": 0, "total": 40005 + i}})
+    return "".join(json.dumps(r) + "\n" for r in out)
+
+
+async def test_live_append_shows_new_turns_and_marks_preview_stale(session_file: Path) -> None:
+    reloaded = asyncio.Event()
+
+    def hook(message: object) -> None:
+        if isinstance(message, SessionLoaded) and message.reason == "live":
+            reloaded.set()
+
+    original = session_file.read_bytes()
+    app = InspectorApp(session_file, threshold=0.5, live=True)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen)
+        before = len(view.loaded.analysis.turns)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("escape")
+        assert view.preview is not None and not view.preview.stale
+        await asyncio.wait_for(view.watch_ready.wait(), 10)
+        with session_file.open("a", encoding="utf-8") as handle:
+            handle.write(record_lines(1))
+        await asyncio.wait_for(reloaded.wait(), 15)
+        await settle(pilot)
+        assert len(view.loaded.analysis.turns) == before + 2
+        assert view.query_one("TurnTable").row_count == before + 3
+        assert any("2 new turn(s)" in n.message for n in app._notifications)
+        assert view.preview.stale
+        await pilot.press("a")  # refuses: the preview is stale
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert any(n.title == "Not applied" and "stale" in n.message for n in app._notifications)
+        assert session_file.read_bytes().startswith(original)
