@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list or args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version"):
+    if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")):
         return _run_app(args_list)
     parser = build_parser()
     args = parser.parse_args(args_list)

@@ -24,6 +24,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: auto = gemini when GEMINI_API_KEY/GOOGLE_API_KEY or Vertex settings exist)")
     parser.add_argument("--base-url", help="send Gemini requests to this endpoint instead (a proxy, a local server)")
     parser.add_argument("--split", type=int, help="start the kept part at this turn (must be a valid split point)")
+    parser.add_argument("--agentic", action="store_true",
+                        help="split before a model turn (the 70%% point among those): compacts long one-prompt agent "
+                             "runs, where the reference's only split point is 0")
+    parser.add_argument("--strategy", choices=("reference", "staged"), default="reference",
+                        help="reference: Gemini CLI's compaction; staged: drop repeats, prune old tool output, "
+                             "dedupe file reads, summarise, then window - cheapest first, until the target fits")
+    parser.add_argument("--target", type=_target,
+                        help="staged: the size to reach, a fraction of the window (0.2) or tokens (30000); "
+                             "default 30%% of the current size, at most a quarter of the window")
+    parser.add_argument("--compare", action="store_true",
+                        help="run both strategies on the same history and split and show them side by side")
     parser.add_argument("--force", action="store_true", help="compress even below the threshold (like /compress)")
     parser.add_argument("--instruction", help="a focus for the summary, sent as your request after the standard one")
     parser.add_argument("--prompt-file", help="use this file as the system prompt instead of the built-in one")
@@ -32,11 +43,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--apply", action="store_true", help="write a COMPRESSED result to the session (undo: revert)")
 
 
+def _target(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from inspector.compaction.compress import InvalidSplit, compress_session
+    from inspector.compaction.compress import InvalidSplit, session_defaults
     from inspector.compaction.prompts import PromptFileError, load_prompt_file
+    from inspector.compaction.strategies import compare, run_strategy
     from inspector.compaction.summarisers import pick_summariser
     from inspector.session import history, load
     from inspector.settings import resolve_threshold
@@ -48,17 +70,34 @@ def run(args: argparse.Namespace) -> int:
         except PromptFileError as exc:
             print(f"session-inspector: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
+    if args.compare and args.apply:
+        print("session-inspector: --compare shows both strategies; apply one with --strategy NAME --apply",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     session = load(args.file)
+    turns = history(session)
     model = args.model or session.model
     summariser = pick_summariser(args.provider, model=model, base_url=args.base_url, timeout=args.timeout)
+    options = {**session_defaults(session, turns), "model": model,
+               "threshold": resolve_threshold(args.threshold).value, "split": args.split, "agentic": args.agentic,
+               "force": args.force, "instruction": args.instruction, "system_prompt": system_prompt,
+               "target": args.target}
     try:
-        result = asyncio.run(compress_session(
-            session, summariser, model=model, threshold=resolve_threshold(args.threshold).value,
-            split=args.split, force=args.force, instruction=args.instruction, system_prompt=system_prompt,
-        ))
+        if args.compare:
+            comparison = asyncio.run(compare(turns, summariser, **options))
+        else:
+            result = asyncio.run(run_strategy(args.strategy, turns, summariser, **options))
     except InvalidSplit as exc:
         print(f"session-inspector: {args.file}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    if args.compare:
+        from inspector.commands.compare import print_comparison
+
+        if args.json:
+            print_json({"path": str(session.path), "format": session.format, "compare": comparison.to_json()})
+        else:
+            print_comparison(session, comparison)
+        return EXIT_FAILED if all(r.status.failed for r in comparison.results.values()) else 0
 
     if args.json:
         print_json({"path": str(session.path), "format": session.format, **result.to_json(),
@@ -72,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         if result.status.value == "COMPRESSED":
             from inspector.commands.apply import apply_from_cli
 
-            return int(apply_from_cli(args, session, history(session), result))
+            return int(apply_from_cli(args, session, turns, result))
         print(f"session-inspector: nothing applied: the result is {result.status.value}", file=sys.stderr)
     return EXIT_FAILED if result.status.failed else 0
 
@@ -93,6 +132,7 @@ def print_report(session: Any, result: Any) -> None:
     console = Console()
     ok = not result.status.failed
     console.print(Text.assemble((f"{session.path.name}", "bold"), f"  {session.format}",
+                                f"  strategy: {result.strategy}",
                                 f"  provider: {result.provider}", f"  model: {result.model or '-'}"))
     console.print(Text.assemble("status: ", (result.status.value, "bold green" if ok else "bold red")))
     if result.message:
@@ -103,9 +143,14 @@ def print_report(session: Any, result: Any) -> None:
         if result.recorded_prompt_tokens is not None else ""
     console.print(f"tokens (estimate): {before:,} -> {after:,}{change}{recorded}")
     if result.split_point is not None:
-        console.print(f"split: {result.split_point} - summarised turns 0-{result.split_point - 1}, "
+        kind = f" ({result.split_kind})" if result.split_kind else ""
+        console.print(f"split{kind}: {result.split_point} - summarised turns 0-{result.split_point - 1}, "
                       f"kept from turn {result.split_point}"
                       + (f" (summariser got the {result.summarised_with} turns)" if result.summarised_with else ""))
+    if result.stages:
+        from inspector.commands.compare import stage_table
+
+        console.print(stage_table(result.stages))
     if result.truncations:
         console.print(f"tool-output budget: {len(result.truncations)} output(s) cut to an excerpt "
                       f"(full text would be saved under {result.truncations[0].output_file.rsplit('/', 2)[0]})")

@@ -360,15 +360,24 @@ def recorded_prompt(session: Any, turns: Sequence[Any]) -> int | None:
     return None
 
 
+def session_defaults(session: Any, turns: Sequence[Any]) -> dict[str, Any]:
+    """What a loaded session tells a compaction: model, environment turn, usage, temp dir, hash."""
+    from inspector.analysis import project_temp_dir
+
+    return {
+        "model": session.model,
+        "environment": environment_turn(session),
+        "recorded_prompt_tokens": recorded_prompt(session, turns),
+        "temp_dir": project_temp_dir(session.path),
+        "source_sha256": session.sha256,
+    }
+
+
 async def compress_session(session: Any, summariser: Summariser, **options: Any) -> CompressionResult:
     """``compress`` on a loaded session: its history, model, environment turn, usage and hash."""
-    from inspector.analysis import project_temp_dir
     from inspector.session import history
 
     turns = history(session)
-    options.setdefault("model", session.model)
-    options.setdefault("environment", environment_turn(session))
-    options.setdefault("recorded_prompt_tokens", recorded_prompt(session, turns))
-    options.setdefault("temp_dir", project_temp_dir(session.path))
-    options.setdefault("source_sha256", session.sha256)
+    for key, value in session_defaults(session, turns).items():
+        options.setdefault(key, value)
     return await compress(turns, summariser, **options)

@@ -249,8 +249,13 @@ async def run_staged(
     contents: list[dict[str, Any]],
     config: StagedConfig,
     summarise: Summarise | None = None,
+    split: int | None = None,
 ) -> StagedResult:
-    """Run the stages cheapest first until the history fits ``config.target_tokens``."""
+    """Run the stages cheapest first until the history fits ``config.target_tokens``.
+
+    ``split`` (an index into ``contents``) fixes where the summary stage
+    splits, when that turn is still there; otherwise ``summary_split`` picks.
+    """
     current = list(contents)
     origin: list[int | None] = list(range(len(contents)))
     before = tokens_of(current)
@@ -294,12 +299,15 @@ async def run_staged(
     # 3. summarise
     if not fits() and summarise is not None:
         start = tokens_of(current)
-        split = summary_split(current, config)
+        chosen = origin.index(split) if split is not None and split in origin else None
+        split = chosen if chosen else summary_split(current, config)
         if split > 0:
             draft, final = await summarise(current[:split])
-            if final.strip():
-                summary = [{"role": "user", "parts": [{"text": final}]},
-                           {"role": "model", "parts": [{"text": ACKNOWLEDGEMENT}]}]
+            summary = [{"role": "user", "parts": [{"text": final}]},
+                       {"role": "model", "parts": [{"text": ACKNOWLEDGEMENT}]}]
+            if final.strip() and tokens_of([*summary, *current[split:]]) >= start:
+                record("summarise", False, start, "the summary would be larger than what it replaces; skipped")
+            elif final.strip():
                 origin = [None, None, *origin[split:]]
                 current = [*summary, *current[split:]]
                 result.draft_snapshot, result.snapshot = draft, final

@@ -431,7 +431,11 @@ def apply_compaction(
         raise StoreError(session.path, f"nothing to apply (the compaction ended {status_name})", "nothing")
     kept_from = getattr(result, "kept_from", None)
     sources: list[Turn | None] = [None] * len(new_history)
-    if isinstance(kept_from, int) and 0 <= kept_from <= len(turns):
+    origin = getattr(result, "sources", None)
+    if isinstance(origin, list) and len(origin) == len(new_history):
+        # the staged strategy says, turn by turn, which original turn each one copies
+        sources = [turns[i] if isinstance(i, int) and 0 <= i < len(turns) else None for i in origin]
+    elif isinstance(kept_from, int) and 0 <= kept_from <= len(turns):
         kept = list(turns[kept_from:])
         start = len(new_history) - len(kept)
         if start >= 0:
@@ -447,6 +451,7 @@ def apply_compaction(
         model=getattr(result, "model", None),
         duration_seconds=getattr(result, "duration_seconds", None),
         snapshot=getattr(result, "snapshot", None),
+        note=_strategy_note(result),
     )
     source_sha = getattr(result, "source_sha256", None)
     return apply_history(
@@ -458,3 +463,13 @@ def apply_compaction(
         hook=hook,
         now=now,
     )
+
+
+def _strategy_note(result: Any) -> str | None:
+    """``strategy: staged (duplicates, prune)`` for the journal; None for the reference."""
+    strategy = getattr(result, "strategy", "reference")
+    if strategy == "reference" and getattr(result, "split_kind", None) != "agentic":
+        return None
+    stages = [s.name for s in getattr(result, "stages", None) or [] if getattr(s, "applied", False)]
+    kind = "agentic split" if getattr(result, "split_kind", None) == "agentic" else strategy
+    return f"strategy: {kind}" + (f" ({', '.join(stages)})" if stages else "")
