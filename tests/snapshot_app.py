@@ -28,11 +28,8 @@ class PinnedListScreen(SessionListScreen):
 class SnapshotApp(InspectorApp):
     """The real app with its environment pinned."""
 
-    def on_mount(self) -> None:
-        if self.path is not None and not self.path.is_dir():
-            self.push_screen(self.session_screen(self.path))
-        else:
-            self.push_screen(PinnedListScreen(self.path))
+    def list_screen(self, folder: Path | None) -> SessionListScreen:
+        return PinnedListScreen(folder)
 
 
 def build_app(path: Path | str | None = None) -> SnapshotApp:

@@ -52,7 +52,10 @@ class InspectorApp(App[None]):
         if self.path is not None and not self.path.is_dir():
             self.push_screen(self.session_screen(self.path))
         else:
-            self.push_screen(SessionListScreen(self.path))
+            self.push_screen(self.list_screen(self.path))
+
+    def list_screen(self, folder: Path | None) -> SessionListScreen:
+        return SessionListScreen(folder)
 
     def session_screen(self, path: Path) -> SessionScreen:
         return SessionScreen(path, model=self.model, threshold=self.threshold)
@@ -68,7 +71,7 @@ class InspectorApp(App[None]):
             self.pop_screen()
             return
         folder = current.path.parent if isinstance(current, SessionScreen) else None
-        self.switch_screen(SessionListScreen(folder))
+        self.switch_screen(self.list_screen(folder))
 
     def action_open_list(self) -> None:
         if not isinstance(self.screen, SessionListScreen):

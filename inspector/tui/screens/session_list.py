@@ -113,7 +113,7 @@ class SessionListScreen(InspectorScreen):
         if key not in self.table.rows:
             return
         for name, cell in zip(COLUMNS, self._cells(message.info), strict=True):
-            self.table.update_cell(key, name, cell)
+            self.table.update_cell(key, name, cell, update_width=True)
 
     # -- filter and open -------------------------------------------------------------------
     def action_filter(self) -> None:

@@ -31,7 +31,8 @@ def summary_text(preview: Preview) -> Text:
     if result.split_point is not None and result.split_point != preview.split:
         text.append(f" (the budget-truncated history splits there; the table showed {preview.split})", style="dim")
     text.append(f"   {result.provider or '?'} {result.model or ''}".rstrip(), style="dim")
-    text.append(f"   {result.duration_seconds:.2f} s", style="dim")
+    took = result.duration_seconds
+    text.append(f"   took {took:.1f} s" if took >= 1 else "   took under a second", style="dim")
     if result.truncations:
         text.append(f"   {len(result.truncations)} tool output(s) cut to an excerpt", style="yellow")
     if preview.focus:

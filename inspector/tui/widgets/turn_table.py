@@ -57,7 +57,7 @@ class TurnTable(ScrollView, can_focus=True):
     TurnTable > .turn-table--divider { color: $warning; text-style: bold; }
     TurnTable > .turn-table--cursor { background: $accent 40%; }
     TurnTable:focus > .turn-table--cursor { background: $accent 80%; }
-    TurnTable > .turn-table--user { color: $secondary; }
+    TurnTable > .turn-table--user { color: $primary-lighten-3; }
     TurnTable > .turn-table--model { color: $success; }
     """
 

@@ -1,0 +1,80 @@
+"""Snapshot tests of the main screens (pytest-textual-snapshot), on files from sample_sessions/.
+
+Update after a deliberate change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
+and look at the SVGs in tests/__snapshots__/ before committing them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.snapshot_app import SAMPLES, build_app, sample
+
+SIZE = (160, 45)
+
+
+def need(name: str) -> None:
+    if not (SAMPLES / name).is_file():
+        pytest.skip(f"sample_sessions/{name} is missing")
+
+
+async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+    await pilot.pause()
+    while busy := [w for w in pilot.app.workers if w.group != "watch" and not w.is_finished]:
+        await pilot.app.workers.wait_for_complete(busy)
+        await pilot.pause()
+    pilot.app.clear_notifications()
+    await pilot.pause()
+
+
+@pytest.mark.parametrize("name", ["coding-task.jsonl", "long-migration.jsonl", "legacy-pomodoro.json",
+                                  "checkpoint-rate-limit.json"])
+def test_session_view(snap_compare, name: str) -> None:  # type: ignore[no-untyped-def]
+    need(name)
+    assert snap_compare(build_app(sample(name)), terminal_size=SIZE, run_before=settle)
+
+
+def test_split_moved_back(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("left_square_bracket")
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=SIZE, run_before=run_before)
+
+
+def test_detail_of_a_tool_call(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("home", "down", "down", "down", "down")
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=SIZE, run_before=run_before)
+
+
+def test_help(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("question_mark")
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=SIZE, run_before=run_before)
+
+
+def test_compaction_preview(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=SIZE, run_before=run_before)
+
+
+def test_session_list(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+    assert snap_compare(build_app(sample("")), terminal_size=SIZE, run_before=settle)
