@@ -8,6 +8,7 @@ of these, so every length the reference computes goes through this module.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import re
@@ -27,6 +28,14 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _ODD_NUMBER = re.compile(r"(?:^|[:\[,])(?:-?\d(?:\d*[.eE]|\d{15})|-?Infinity|NaN)")
 
 
+def _fffd(error: UnicodeError) -> tuple[bytes, int]:
+    assert isinstance(error, UnicodeEncodeError)
+    return "\ufffd".encode() * (error.end - error.start), error.end
+
+
+codecs.register_error("replace_with_fffd", _fffd)
+
+
 def js_trim(text: str) -> str:
     """``String.prototype.trim``."""
     return text.strip(JS_WHITESPACE)
@@ -37,6 +46,14 @@ def utf16_len(text: str) -> int:
     if text.isascii():
         return len(text)
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_utf8(text: str) -> bytes:
+    """The bytes Node writes for ``text`` (a lone surrogate becomes U+FFFD)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _join_pairs(text).encode("utf-8", "replace_with_fffd")
 
 
 def non_ascii_units(text: str) -> tuple[int, int]:
@@ -82,13 +99,17 @@ def js_number(value: float | int) -> str:
     return sign + body
 
 
+def _join_pairs(text: str) -> str:
+    """A high + low surrogate written as two code points is one character in JavaScript."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
 def _js_string(text: str) -> str:
-    out = _encode_string(text)
     if not text.isascii() and _SURROGATE.search(text):
-        # JavaScript escapes lone surrogates; Python keeps them raw.  Only lone
-        # ones can be here: json.loads joins escaped pairs into one code point.
-        out = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
-    return out
+        # JavaScript escapes lone surrogates; Python would keep them raw.
+        text = _join_pairs(text)
+        return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", _encode_string(text))
+    return _encode_string(text)
 
 
 def js_stringify(value: Any, indent: int | None = None) -> str:

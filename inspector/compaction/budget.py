@@ -102,16 +102,19 @@ def apply_budget(
     """The history after the budget, and what it truncated (newest first).
 
     ``output_path(tool, seq)`` names the file for the ``seq``-th truncation
-    (1-based, in the order the reference numbers them).  Untouched turns are
+    (1-based, numbered as the reference numbers them).  Untouched turns are
     the same objects as in ``contents``.
     """
     used = 0
+    seq = 0  # the reference's truncation counter (it also counts failed saves)
     truncations: list[Truncation] = []
     result: list[dict[str, Any]] = list(contents)
     for i in range(len(contents) - 1, -1, -1):
         content = contents[i]
         parts = content.get("parts")
         if not isinstance(parts, list):
+            if parts is None:  # the reference rebuilds every turn as {...content, parts: [...]}
+                result[i] = {**content, "parts": []}
             continue
         new_parts: list[Any] | None = None
         for j in range(len(parts) - 1, -1, -1):
@@ -119,20 +122,27 @@ def apply_budget(
             if not isinstance(part, dict):
                 continue
             fr = part.get("functionResponse")
-            if not isinstance(fr, dict) or "response" not in fr:
-                # No response at all: the reference counts nothing and cannot
-                # save it, so the part stays as it is.
+            if not isinstance(fr, dict):
+                continue
+            if "response" not in fr:
+                # No response: the reference measures ``{text: undefined}`` (0
+                # tokens); over budget it tries to save ``undefined``, which
+                # fails after taking a number, and keeps the part as it is.
+                if used > budget:
+                    seq += 1
                 continue
             text = response_text(fr["response"])
             tokens = text_quarters(text) // 4
             if used + tokens > budget:
                 tool = fr.get("name") if isinstance(fr.get("name"), str) else "unknown_tool"
-                path = output_path(str(tool), len(truncations) + 1)
+                seq += 1
+                path = output_path(str(tool), seq)
                 excerpt = format_truncated(text, path, max_chars)
                 new_tokens = text_quarters(excerpt) // 4
                 if new_parts is None:
                     new_parts = list(parts)
-                new_parts[j] = {**part, "functionResponse": {**fr, "response": {"output": excerpt}}}
+                # Only the function response survives: other keys of the part are dropped.
+                new_parts[j] = {"functionResponse": {**fr, "response": {"output": excerpt}}}
                 used += new_tokens
                 truncations.append(Truncation(i, j, str(tool), path, text, tokens, new_tokens))
             else:

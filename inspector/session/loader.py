@@ -127,31 +127,36 @@ def _parse_whole(data: bytes) -> Any:
     if data.count(b"\n", 0, 1 << 16) > 1 and b"\n{" in data:
         return _FAILED  # looks like JSONL; the line reader decides
     try:
-        return json.loads(data.decode("utf-8", "replace"))
-    except (json.JSONDecodeError, RecursionError):
+        return js_json_loads(data.decode("utf-8", "replace"))
+    except (ValueError, RecursionError):
         return _FAILED
 
 
 def _json_error(path: Path, data: bytes) -> SessionError:
     text = data.decode("utf-8", "replace")
     try:
-        json.loads(text)
+        js_json_loads(text)
     except json.JSONDecodeError as exc:
         return SessionError(path, f"broken JSON at column {exc.colno}: {exc.msg}", exc.lineno)
     except RecursionError:
         return SessionError(path, "JSON nested too deeply")
+    except ValueError as exc:
+        return SessionError(path, f"broken JSON: {exc}")
     return SessionError(path, "not a Gemini CLI session (no sessionId, projectHash or history)")
 
 
 def _from_document(path: Path, data: bytes, doc: Any) -> Session:
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     if isinstance(doc, list):
         return _checkpoint(path, {}, doc, bare=True)
     if not isinstance(doc, dict):
         raise SessionError(path, "not a Gemini CLI session: the file holds a single JSON value, not an object")
     if "sessionId" in doc:
-        if lines == 1 and "messages" not in doc:
-            return _read_jsonl(path, data)  # a recording with nothing but its metadata line
+        core = data.strip(_BLANK_BYTES)
+        if b"\n" not in core and b"\r" not in core:
+            # One line: Gemini CLI reads it as a JSONL recording first (a
+            # metadata line, maybe with messages; repeated ids collapse) and
+            # falls back to the legacy reading only if that finds no metadata.
+            return _read_jsonl(path, data, legacy=doc)
         return _legacy(path, doc)
     history = doc.get("history")
     if isinstance(history, list):
@@ -199,13 +204,23 @@ def _split_lines(data: bytes) -> list[bytes]:
     return out
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def js_json_loads(text: str) -> Any:
+    """``JSON.parse``: the standard parser without its NaN/Infinity extension."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
 def _loads_line(raw: bytes) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         # orjson refuses a few things JavaScript accepts (lone surrogate
-        # escapes, integers beyond 64 bits): ask the standard parser.
-        return json.loads(raw.decode("utf-8", "replace"))
+        # escapes, integers beyond 64 bits, invalid UTF-8 that Node replaces
+        # with U+FFFD): ask the standard parser.
+        return js_json_loads(raw.decode("utf-8", "replace"))
 
 
 def _is_blank(raw: bytes) -> bool:
@@ -216,7 +231,7 @@ def _is_blank(raw: bytes) -> bool:
     return not raw.decode("utf-8", "replace").strip(JS_WHITESPACE)
 
 
-def _read_jsonl(path: Path, data: bytes) -> Session:
+def _read_jsonl(path: Path, data: bytes, legacy: dict[str, Any] | None = None) -> Session:
     metadata: dict[str, Any] = {}
     messages: dict[str, dict[str, Any]] = {}
     lines_of: dict[str, int] = {}
@@ -285,6 +300,8 @@ def _read_jsonl(path: Path, data: bytes) -> Session:
                         messages[message["id"]] = message
                         lines_of[message["id"]] = number
     if not metadata.get("sessionId") or not metadata.get("projectHash"):
+        if legacy is not None:
+            return _legacy(path, legacy)
         if first_error is not None:
             raise _json_error(path, data)
         raise SessionError(path, "not a Gemini CLI session: no line holds sessionId and projectHash")
