@@ -142,14 +142,15 @@ def list_sessions(folder: Path | None = None) -> list[SessionInfo]:
 
 
 def first_prompt(session: Session) -> str:
-    """The first real prompt: the first user turn of the history (context blocks skipped)."""
+    """The first real prompt: the first user text turn of the history (context and snapshots skipped)."""
     for turn in history(session):
         if turn.role != "user" or turn.is_tool_result:
             continue
         if session.contents is not None and is_ignored_user_content(turn.parts):
             continue  # a checkpoint keeps its <session_context> turn
         texts = [js_to_string(p.get("text")) for p in turn.parts if isinstance(p, dict) and "text" in p]
-        if texts:
+        if texts and texts[0].lstrip().startswith("<state_snapshot>"):
+            continue  # a compressed session starts with its summary, not a prompt
             return " ".join(" ".join(texts).split())
     return ""
 

@@ -84,7 +84,7 @@ class SessionListScreen(InspectorScreen):
         elif info.messages is None:
             prompt = Text("…", style="dim")
         else:
-            prompt = Text(info.prompt[:120])
+            prompt = Text(info.prompt[:100])
         messages = "" if info.messages is None else f"{info.messages:,}"
         return [Text(when), Text(info.project), Text(human_size(info.size), justify="right"),
                 Text(messages, justify="right"), Text(info.format), prompt]

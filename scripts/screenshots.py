@@ -1,0 +1,115 @@
+"""Drive the real app on the sample sessions and save screenshots to screenshots/.
+
+    python scripts/screenshots.py
+
+Writes SVG (Textual's own export) and, when a converter is available, PNG:
+``rsvg-convert`` (Debian: librsvg2-bin) first, else ``cairosvg`` (PyPI).  The
+SVG's non-breaking spaces are turned into plain spaces with
+``xml:space="preserve"`` for the conversion, because both converters collapse
+runs of ``&#160;`` and misalign the columns otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.snapshot_app import build_app  # noqa: E402
+
+OUT = REPO / "screenshots"
+SIZE = (160, 45)
+Steps = Callable[[object], Awaitable[None]]
+
+
+async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+    await pilot.pause()
+    while busy := [w for w in pilot.app.workers if w.group != "watch" and not w.is_finished]:
+        await pilot.app.workers.wait_for_complete(busy)
+        await pilot.pause()
+    pilot.app.clear_notifications()
+    await pilot.pause()
+
+
+def keys(*names: str) -> Steps:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        for name in names:
+            await pilot.press(name)
+            await settle(pilot)
+
+    return run
+
+
+def to_png(svg: Path) -> str | None:
+    png = svg.with_suffix(".png")
+    text = svg.read_text(encoding="utf-8").replace("&#160;", " ").replace("<svg ", '<svg xml:space="preserve" ', 1)
+    with tempfile.NamedTemporaryFile("w", suffix=".svg", delete=False, encoding="utf-8") as handle:
+        handle.write(text)
+        fixed = Path(handle.name)
+    try:
+        if shutil.which("rsvg-convert"):
+            subprocess.run(["rsvg-convert", "-w", "1280", str(fixed), "-o", str(png)], check=True)
+            return "rsvg-convert"
+        try:
+            import cairosvg  # type: ignore[import-not-found]
+        except ImportError:
+            return None
+        cairosvg.svg2png(url=str(fixed), write_to=str(png), output_width=1280)
+        return "cairosvg"
+    finally:
+        fixed.unlink()
+
+
+async def shoot(name: str, path: Path | str, steps: Steps) -> Path:
+    app = build_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await steps(pilot)
+        svg = OUT / f"{name}.svg"
+        svg.write_text(app.export_screenshot(title=f"session-inspector - {name}"), encoding="utf-8")
+    return svg
+
+
+async def main() -> int:
+    os.chdir(REPO)  # sample paths stay relative, so titles read the same everywhere
+    OUT.mkdir(exist_ok=True)
+    samples = Path("sample_sessions")
+    work = Path(tempfile.mkdtemp(prefix="shots-"))
+    copy = work / "chats" / "coding-task.jsonl"
+    copy.parent.mkdir(parents=True)
+    shutil.copyfile(REPO / samples / "coding-task.jsonl", copy)
+    shots = [
+        ("session-view", samples / "long-migration.jsonl", keys()),
+        ("split-moved", samples / "long-migration.jsonl", keys("right_square_bracket", "right_square_bracket")),
+        ("turn-detail", samples / "coding-task.jsonl", keys("home", "down", "down", "down", "down")),
+        ("compaction-final", samples / "coding-task.jsonl", keys("c")),
+        ("compaction-diff", samples / "coding-task.jsonl", keys("c", "3")),
+        ("compaction-facts", samples / "long-migration.jsonl", keys("c", "5")),
+        ("previous-to-new", samples / "after-compression.jsonl", keys("c", "4")),
+        ("apply-confirm", copy, keys("c", "a")),
+        ("help", samples / "coding-task.jsonl", keys("question_mark")),
+        ("palette", samples / "coding-task.jsonl", keys("ctrl+p")),
+        ("session-list", samples, keys()),
+    ]
+    converter = None
+    try:
+        for name, path, steps in shots:
+            svg = await shoot(name, path, steps)
+            converter = to_png(svg) or converter
+            print(f"wrote {svg.relative_to(REPO)}" + (" (+ .png)" if svg.with_suffix(".png").exists() else ""))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"PNG converter: {converter or 'none found (install librsvg2-bin or cairosvg)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))
