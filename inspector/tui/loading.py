@@ -151,6 +151,7 @@ def first_prompt(session: Session) -> str:
         texts = [js_to_string(p.get("text")) for p in turn.parts if isinstance(p, dict) and "text" in p]
         if texts and texts[0].lstrip().startswith("<state_snapshot>"):
             continue  # a compressed session starts with its summary, not a prompt
+        if texts:
             return " ".join(" ".join(texts).split())
     return ""
 

@@ -20,7 +20,6 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.messages import LoadProgress, SessionLoaded, TurnSelected
-from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
@@ -30,7 +29,7 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 LOAD_GROUP = "load"
 
 
-class SessionScreen(SessionActions, InspectorScreen):
+class SessionScreen(SessionActions):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -87,10 +86,6 @@ class SessionScreen(SessionActions, InspectorScreen):
     @property
     def detail(self) -> TurnDetail:
         return self.query_one(TurnDetail)
-
-    @property
-    def status(self) -> StatusLine:
-        return self.query_one(StatusLine)
 
     def on_mount(self) -> None:
         self.sub_title = str(self.path)

@@ -9,7 +9,8 @@ slow ones run in workers and come back as messages.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual import work
@@ -18,29 +19,34 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.tui.loading import Cancelled, Loaded
 from inspector.tui.messages import Applied, CompactionFinished, FileChanged, Reverted
 from inspector.tui.preview import Preview
+from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, RunningScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
-
-if TYPE_CHECKING:
-    from inspector.tui.screens.session import SessionScreen
-
-    _Base = SessionScreen
-else:
-    _Base = object
+from inspector.tui.widgets.status_line import StatusLine
 
 COMPACT_GROUP = "compact"
 STORE_GROUP = "store"
 WATCH_GROUP = "watch"
 
 
-class SessionActions(_Base):
-    """Compaction preview, apply / revert and live updates for the session view."""
+class SessionActions(InspectorScreen):
+    """Compaction preview, apply / revert and live updates for the session view (SessionScreen)."""
 
+    path: Path
+    split: int
+    loaded: Loaded | None
     preview: Preview | None = None
-    _running: RunningScreen | None = None
+    _running_dialog: RunningScreen | None = None
     _last_focus: str = ""
     _watch_ready: asyncio.Event | None = None
+
+    @property
+    def status(self) -> StatusLine:
+        return self.query_one(StatusLine)
+
+    def load_session(self, reason: str = "open") -> Any:
+        raise NotImplementedError  # SessionScreen's loading worker
 
     # -- compaction -----------------------------------------------------------------------
     def action_compact(self) -> None:
@@ -63,14 +69,14 @@ class SessionActions(_Base):
         provider = getattr(self.app, "provider", "offline")
         label = (f"Compacting turns 0-{self.split - 1} of {self.path.name} ({provider})" if self.split
                  else f"Compacting {self.path.name} ({provider})")
-        self._running = RunningScreen(label, cancel=self.cancel_compaction)
-        self.app.push_screen(self._running)
-        self._running.step("summarising")
+        self._running_dialog = RunningScreen(label, cancel=self.cancel_compaction)
+        self.app.push_screen(self._running_dialog)
+        self._running_dialog.step("summarising")
         self.run_compaction(self.loaded, self.split, focus)
 
     def cancel_compaction(self) -> None:
         self.workers.cancel_group(self, COMPACT_GROUP)
-        self._running = None
+        self._running_dialog = None
         self.notify("Compaction cancelled.", severity="warning")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPACT_GROUP, description="the compaction")
@@ -131,7 +137,7 @@ class SessionActions(_Base):
                         "red" if self.preview.stale else "")
 
     def _close_running(self) -> None:
-        running, self._running = self._running, None
+        running, self._running_dialog = self._running_dialog, None
         if running is not None and running.is_attached and self.app.screen is running:
             running.dismiss(None)
 
@@ -163,6 +169,7 @@ class SessionActions(_Base):
         from inspector.store import apply_compaction, store_dir
 
         source = preview.source
+        assert source is not None
         entry = apply_compaction(source.session, source.analysis.turns, preview.result)
         self.post_message(Applied(self.path, store_dir(self.path) / "backups" / entry.backup, entry))
 
@@ -268,7 +275,8 @@ class SessionActions(_Base):
         if previous is None:
             self.start_watching(loaded)
             return
-        if self.preview is not None and self.preview.source.session.sha256 != loaded.session.sha256:
+        source = self.preview.source if self.preview is not None else None
+        if source is not None and source.session.sha256 != loaded.session.sha256:
             self.mark_stale("the file changed since the preview was computed")
         if reason == "live":
             added = len(loaded.analysis.turns) - len(previous.analysis.turns)

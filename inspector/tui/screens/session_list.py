@@ -89,14 +89,14 @@ class SessionListScreen(InspectorScreen):
         return [Text(when), Text(info.project), Text(human_size(info.size), justify="right"),
                 Text(messages, justify="right"), Text(info.format), prompt]
 
-    def visible(self) -> list[SessionInfo]:
+    def matching(self) -> list[SessionInfo]:
         words = self.query_text.lower().split()
         return [i for i in self.infos if all(w in i.search_text for w in words)]
 
     def fill(self) -> None:
         table = self.table
         table.clear()
-        rows = self.visible()
+        rows = self.matching()
         for info in rows:
             table.add_row(*self._cells(info), key=str(info.path))
         empty = self.query_one("#list-empty", Static)

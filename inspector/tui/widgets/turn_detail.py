@@ -56,15 +56,15 @@ def part_renderables(part: Any) -> list[RenderableType]:
     response = part.get("functionResponse")
     if isinstance(response, dict):
         name = js_to_string(response.get("name", "?"))
-        body = response.get("response")
+        payload = response.get("response")
         out: list[RenderableType] = [_heading(f"tool result: {name}", tokens)]
-        if isinstance(body, dict) and isinstance(body.get("output"), str):
-            out.append(Text(body["output"]))
-            rest = {k: v for k, v in body.items() if k != "output"}
+        if isinstance(payload, dict) and isinstance(payload.get("output"), str):
+            out.append(Text(payload["output"]))
+            rest = {k: v for k, v in payload.items() if k != "output"}
             if rest:
                 out.append(json_block(rest))
         else:
-            out.append(json_block(body))
+            out.append(json_block(payload))
         nested = response.get("parts")
         if isinstance(nested, list):
             for inner in nested:
