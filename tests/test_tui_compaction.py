@@ -184,3 +184,54 @@ async def test_live_append_shows_new_turns_and_marks_preview_stale(session_file:
         assert not isinstance(app.screen, ConfirmScreen)
         assert any(n.title == "Not applied" and "stale" in n.message for n in app._notifications)
         assert session_file.read_bytes().startswith(original)
+
+
+KEY = "AIza-test-key-never-shown-0123456789"
+
+
+async def test_api_failure_is_a_notification_and_never_shows_the_key(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.gemini_server import GeminiServer, error
+
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    with GeminiServer([error(400, "INVALID_ARGUMENT", f"API key {KEY} not valid")]) as server:
+        app = InspectorApp(session_file, threshold=0.5, live=False, provider="gemini", base_url=server.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await pilot.press("c")
+            await settle(pilot)
+            assert server.requests, "the app called the Gemini API"
+            assert isinstance(app.screen, SnapshotScreen)
+            assert app.screen.preview.status == "COMPRESSION_FAILED_SUMMARISER_ERROR"
+            failed = [n for n in app._notifications if n.title == "Compaction failed"]
+            assert failed and "400" in failed[0].message
+            shown = " ".join(n.message for n in app._notifications) + plain(
+                app.screen.query_one("#preview-summary").content)
+            assert KEY not in shown
+            await pilot.press("a")  # nothing to apply
+            assert not isinstance(app.screen, ConfirmScreen)
+    assert session_file.read_bytes() == SAMPLE.read_bytes()
+
+
+async def test_escape_cancels_a_running_compaction(session_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.gemini_server import GeminiServer, hang
+
+    from inspector.tui.screens.dialogs import RunningScreen
+
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    with GeminiServer([hang()]) as server:
+        app = InspectorApp(session_file, threshold=0.5, live=False, provider="gemini", base_url=server.url)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            view = app.screen
+            await pilot.press("c")
+            assert isinstance(app.screen, RunningScreen)
+            while not server.requests:  # the request is on its way: wait for it, not for a fixed time
+                await asyncio.sleep(0.01)
+            await pilot.press("escape")
+            await settle(pilot)
+            assert app.screen is view
+            assert view.preview is None
+            assert any("cancelled" in n.message for n in app._notifications)
+            assert all(w.is_finished for w in app.workers if w.group == "compact")
