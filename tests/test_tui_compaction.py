@@ -215,9 +215,8 @@ async def test_api_failure_is_a_notification_and_never_shows_the_key(
 
 
 async def test_escape_cancels_a_running_compaction(session_file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.gemini_server import GeminiServer, hang
-
     from inspector.tui.screens.dialogs import RunningScreen
+    from tests.gemini_server import GeminiServer, hang
 
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     with GeminiServer([hang()]) as server:
