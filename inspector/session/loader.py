@@ -244,7 +244,7 @@ def _read_jsonl(path: Path, data: bytes, legacy: dict[str, Any] | None = None) -
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
             if _is_blank(raw):
                 continue
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            reason = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
             last = number == len(lines) and not data.endswith(b"\n")
             what = "incomplete last line (still being written?)" if last else "not valid JSON"
             warnings.append(LoadWarning(number, f"{what}: {reason}; skipped"))

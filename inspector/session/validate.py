@@ -26,7 +26,8 @@ def _type_name(value: Any) -> str:
     return "an object"
 
 
-def check_part(part: Any, where: str) -> str | None:
+def check_part(part: Any, where: str, strict: bool = False) -> str | None:
+    """Problems with one part; ``strict`` for a message's ``content`` (see check_parts)."""
     if isinstance(part, str):
         return None
     if not isinstance(part, dict):
@@ -36,8 +37,18 @@ def check_part(part: Any, where: str) -> str | None:
         return f"{where}.text must be text, not {_type_name(text)}"
     for key in ("functionCall", "functionResponse", "inlineData", "fileData"):
         value = part.get(key)
-        if value is not None and not isinstance(value, dict):
+        if value is None:
+            if strict and key in part and key != "fileData":
+                # Gemini CLI throws on these while reading a message and drops the line.
+                return f"{where}.{key} must be an object, not null"
+            continue
+        if not isinstance(value, dict):
             return f"{where}.{key} must be an object, not {_type_name(value)}"
+    inline = part.get("inlineData")
+    if strict and isinstance(inline, dict):
+        mime = inline.get("mimeType")
+        if mime is not None and not isinstance(mime, str):
+            return f"{where}.inlineData.mimeType must be text, not {_type_name(mime)}"
     response = part.get("functionResponse")
     if isinstance(response, dict):
         name = response.get("name")
@@ -54,15 +65,20 @@ def check_part(part: Any, where: str) -> str | None:
     return None
 
 
-def check_parts(value: Any, where: str) -> str | None:
-    """``content`` of a message: text, one part, a list of parts, or nothing."""
+def check_parts(value: Any, where: str, strict: bool = False) -> str | None:
+    """``content`` of a message: text, one part, a list of parts, or nothing.
+
+    ``strict``: also refuse what makes Gemini CLI's ``partListUnionToString``
+    throw (a null ``functionCall``/``functionResponse``/``inlineData``, a
+    non-text ``mimeType``), which it runs on every message's content.
+    """
     if value is None or isinstance(value, str):
         return None
     if isinstance(value, dict):
-        return check_part(value, where)
+        return check_part(value, where, strict)
     if isinstance(value, list):
         for i, part in enumerate(value):
-            problem = check_part(part, f"{where}[{i}]")
+            problem = check_part(part, f"{where}[{i}]", strict)
             if problem:
                 return problem
         return None
@@ -74,7 +90,7 @@ def check_message(record: dict[str, Any]) -> str | None:
     kind = record.get("type")
     if kind is not None and not isinstance(kind, str):
         return f"'type' must be text, not {_type_name(kind)}"
-    problem = check_parts(record.get("content"), "content")
+    problem = check_parts(record.get("content"), "content", strict=True)
     if problem:
         return problem
     calls = record.get("toolCalls")

@@ -1,0 +1,126 @@
+"""Bad input through the real command line: one clear line, exit 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+META = json.dumps({"sessionId": "s-1", "projectHash": "p" * 64})
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "inspector", "analyze", *map(str, args)],
+        capture_output=True, text=True, check=False, timeout=120,
+    )
+
+
+def assert_refused(path: Path, *words: str, line: int | None = None) -> str:
+    done = run("--json", path)
+    assert done.returncode == 2, done
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    where = f"{path}:{line}:" if line is not None else f"{path}:"
+    assert where in lines[0], lines[0]
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def test_broken_legacy_json(tmp_path: Path) -> None:
+    path = tmp_path / "session-old.json"
+    path.write_text('{\n  "sessionId": "s",\n  "messages": [\n    {"id": "a",\n')
+    assert_refused(path, "broken JSON", line=5)
+
+
+def test_truncated_last_jsonl_line_is_skipped_with_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    good = json.dumps({"id": "a", "type": "user", "content": "hello"})
+    path.write_text(f"{META}\n{good}\n" + '{"id": "b", "type": "gemini", "content": "half a li')
+    done = run("--json", path)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert [w["line"] for w in report["warnings"]] == [3]
+    assert "incomplete last line" in report["warnings"][0]["message"]
+    assert [t["record_id"] for t in report["history"]] == ["a"]
+    text = run(path)  # the readable report warns on stderr, naming file and line
+    assert text.returncode == 0
+    assert f"{path}: line 3: incomplete last line" in text.stderr
+
+
+def test_content_of_the_wrong_type(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_text(f"{META}\n" + json.dumps({"id": "a", "type": "user", "content": 5}) + "\n")
+    assert_refused(path, "content", "number", line=2)
+
+
+def test_tool_call_result_of_the_wrong_type(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    record = {"id": "m", "type": "gemini", "content": "", "toolCalls": [{"id": "c", "name": "t", "result": 7}]}
+    path.write_text(f"{META}\n\n" + json.dumps(record) + "\n")
+    assert_refused(path, "toolCalls[0].result", line=3)
+
+
+def test_null_function_call_is_refused(tmp_path: Path) -> None:
+    # Gemini CLI itself throws on this part while reading and drops the line.
+    path = tmp_path / "session.jsonl"
+    record = {"id": "a", "type": "user", "content": [{"functionCall": None}]}
+    path.write_text(f"{META}\n" + json.dumps(record) + "\n")
+    assert_refused(path, "functionCall", line=2)
+
+
+def test_checkpoint_with_a_bad_turn(tmp_path: Path) -> None:
+    path = tmp_path / "checkpoint-x.json"
+    path.write_text(json.dumps({"history": [{"role": "user", "parts": [{"text": "hi"}]}, {"role": "robot"}]}))
+    assert_refused(path, "history[1]", "role")
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"")
+    assert_refused(path, "empty")
+
+
+def test_binary_file(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(bytes(range(256)) * 40)
+    assert_refused(path, "binary")
+
+
+def test_fifty_megabytes_on_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"x" * 50_000_000)
+    assert_refused(path, "broken JSON", line=1)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    assert_refused(tmp_path / "nope.jsonl", "no such file")
+
+
+def test_folder(tmp_path: Path) -> None:
+    assert_refused(tmp_path, "folder")
+
+
+def test_not_a_session(tmp_path: Path) -> None:
+    path = tmp_path / "package.json"
+    path.write_text('{"name": "x", "version": "1.0.0"}\n')
+    assert_refused(path, "not a Gemini CLI session")
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0,
+                    reason="running as root: file permissions do not stop root from reading")
+def test_no_permission(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_text(META + "\n")
+    path.chmod(0)
+    try:
+        assert_refused(path, "permission denied")
+    finally:
+        path.chmod(0o600)
