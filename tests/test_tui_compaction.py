@@ -234,3 +234,41 @@ async def test_escape_cancels_a_running_compaction(session_file: Path, monkeypat
             assert view.preview is None
             assert any("cancelled" in n.message for n in app._notifications)
             assert all(w.is_finished for w in app.workers if w.group == "compact")
+
+
+async def test_live_view_stays_put_unless_at_the_bottom(tmp_path: Path) -> None:
+    source = SAMPLES / "long-migration.jsonl"
+    if not source.is_file():
+        pytest.skip(f"{source} is missing")
+    path = tmp_path / "chats" / source.name
+    path.parent.mkdir()
+    shutil.copyfile(source, path)
+    reloads: list[asyncio.Event] = [asyncio.Event(), asyncio.Event()]
+    seen: set[int] = set()
+
+    def hook(message: object) -> None:
+        if isinstance(message, SessionLoaded) and message.reason == "live" and id(message) not in seen:
+            seen.add(id(message))
+            reloads[len(seen) - 1].set()
+
+    app = InspectorApp(path, threshold=0.5, live=True)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await settle(pilot)
+        view = app.screen
+        table = view.query_one("TurnTable")
+        await pilot.press("home")
+        await asyncio.wait_for(view.watch_ready.wait(), 10)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(record_lines(1))
+        await asyncio.wait_for(reloads[0].wait(), 15)
+        await settle(pilot)
+        assert table.cursor == 0 and table.scroll_y == 0  # the user was at the top: the view stays there
+
+        await pilot.press("end")
+        assert table.scroll_y == table.max_scroll_y > 0
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(record_lines(2).replace("live-", "more-"))
+        await asyncio.wait_for(reloads[1].wait(), 15)
+        await settle(pilot)
+        assert table.row_count == len(view.loaded.analysis.turns) + 1
+        assert table.scroll_y == table.max_scroll_y  # at the bottom: it follows the new turns

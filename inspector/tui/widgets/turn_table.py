@@ -107,7 +107,8 @@ class TurnTable(ScrollView, can_focus=True):
             self.cursor = max(0, self.turn_count - 1)
         self.refresh()
         if follow and at_bottom:
-            self.call_after_refresh(self.scroll_end, animate=False)
+            bottom = max(0, self.row_count - self.scrollable_content_region.height)
+            self.scroll_to(y=bottom, animate=False, force=True, immediate=True)
 
     def set_split(self, split: int) -> None:
         if split == self.split:
