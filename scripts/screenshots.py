@@ -1,6 +1,6 @@
 """Drive the real app on the sample sessions and save screenshots to screenshots/.
 
-    python scripts/screenshots.py
+    python scripts/screenshots.py [NAME ...]     (default: every screenshot)
 
 Writes SVG (Textual's own export) and, when a converter is available, PNG:
 ``rsvg-convert`` (Debian: librsvg2-bin) first, else ``cairosvg`` (PyPI).  The
@@ -95,13 +95,20 @@ async def main() -> int:
         ("compaction-facts", samples / "long-migration.jsonl", keys("c", "5")),
         ("previous-to-new", samples / "after-compression.jsonl", keys("c", "4")),
         ("apply-confirm", copy, keys("c", "a")),
+        ("agentic-split", samples / "coding-task.jsonl", keys("left_curly_bracket")),
+        ("run-dialog", samples / "coding-task.jsonl", keys("f", *"the parser", "tab", "enter", "down", "enter")),
+        ("staged-stages", samples / "coding-task.jsonl", keys("S", "c")),
+        ("compare", samples / "coding-task.jsonl", keys("C")),
         ("help", samples / "coding-task.jsonl", keys("question_mark")),
         ("palette", samples / "coding-task.jsonl", keys("ctrl+p")),
         ("session-list", samples, keys()),
     ]
+    wanted = set(sys.argv[1:])
     converter = None
     try:
         for name, path, steps in shots:
+            if wanted and name not in wanted:
+                continue
             svg = await shoot(name, path, steps)
             converter = to_png(svg) or converter
             print(f"wrote {svg.relative_to(REPO)}" + (" (+ .png)" if svg.with_suffix(".png").exists() else ""))

@@ -8,10 +8,11 @@ steps.  Listing sessions reads each file with the same ``load``.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from inspector.analysis import Analysis, analyze, project_temp_dir
@@ -38,6 +39,38 @@ class Loaded:
     analysis: Analysis
     threshold: Threshold
     file_state: FileState | None = None  # what the watcher starts from: the bytes analysed
+    agentic: list[int] = field(default_factory=list)  # agentic split candidates (model turns), sorted
+    agentic_set: frozenset[int] = field(default=frozenset(), init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.agentic:
+            self.agentic = agentic_of(self.analysis)
+        self.agentic_set = frozenset(self.agentic)
+
+    def split_kind(self, split: int) -> str:
+        """How ``split`` was chosen: "reference" (Gemini CLI's own), "agentic" (before a model
+        turn) or "moved" (before another prompt)."""
+        if split == self.analysis.split_point:
+            return "reference"
+        return "agentic" if split in self.agentic_set else "moved"
+
+    def step_agentic(self, split: int, direction: int) -> int:
+        """The next (+1) or previous (-1) agentic candidate from ``split`` (``split`` when there is none)."""
+        if direction > 0:
+            pos = bisect.bisect_right(self.agentic, split)
+            return self.agentic[pos] if pos < len(self.agentic) else split
+        pos = bisect.bisect_left(self.agentic, split) - 1
+        return self.agentic[pos] if pos >= 0 else split
+
+
+def agentic_of(analysis: Analysis) -> list[int]:
+    """The analysis's agentic candidates when it has them, else computed once from the turns."""
+    found = getattr(analysis, "agentic_candidates", None)
+    if found is not None:
+        return sorted(found)
+    from inspector.compaction.agentic import agentic_candidates
+
+    return agentic_candidates([turn.content for turn in analysis.turns])
 
 
 def _read(path: Path, progress: Progress, cancelled: Callable[[], bool]) -> bytes:

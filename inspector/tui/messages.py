@@ -97,3 +97,11 @@ class FileChanged(Message):
     kind: str
     path: Path
     own: bool = False  # this process's own apply / revert
+
+
+@dataclass
+class CompareFinished(Message):
+    """Both strategies ran on the same history (``comparison``: ``strategies.Comparison``)."""
+
+    comparison: Any
+    split: int

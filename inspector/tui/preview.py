@@ -20,6 +20,30 @@ class Preview:
     focus: str = ""
     source: Loaded | None = None  # the session and history it was computed from (what apply needs)
     stale: str = ""  # why it no longer matches the file ("" while it does)
+    recall: float | None = None  # from a comparison: the whole history's facts in the whole new history
+
+    @property
+    def strategy(self) -> str:
+        return str(getattr(self.result, "strategy", "reference") or "reference")
+
+    @property
+    def staged(self) -> bool:
+        return self.strategy == "staged"
+
+    @property
+    def stages_used(self) -> list[str]:
+        return [stage.name for stage in getattr(self.result, "stages", None) or [] if stage.applied]
+
+    def what_it_does(self) -> str:
+        """One line for the confirmation: what the new history is made of."""
+        split = self.result.split_point
+        if self.staged:
+            used = ", ".join(self.stages_used) or "no stage"
+            summary = f"; the summary covers turns 0-{split - 1}" if split else ""
+            return f"staged: {used}{summary}; turns that no stage changed are kept verbatim"
+        kind = getattr(self.result, "split_kind", None)
+        how = f" ({kind} split)" if kind else ""
+        return f"summarise turns 0-{(split or 0) - 1}{how}, keep the rest verbatim"
 
     @property
     def status(self) -> str:

@@ -1,4 +1,4 @@
-"""Small modal dialogs: a yes/no confirmation, a focus instruction, a running job."""
+"""Small modal dialogs: a yes/no confirmation, the run options (focus, strategy, target), a running job."""
 
 from __future__ import annotations
 
@@ -8,9 +8,16 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, ProgressBar, Static
+from textual.widgets import Input, Label, ProgressBar, Select, Static
+
+from inspector.tui.running import STRATEGIES, RunOptions, parse_target
+
+STRATEGY_LABELS = {
+    "reference": "reference - Gemini CLI's own compaction",
+    "staged": "staged - cheapest stages first, until a target fits",
+}
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -36,31 +43,52 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class FocusScreen(ModalScreen[str | None]):
-    """Type what the summary should focus on; Enter runs, Esc cancels."""
+class FocusScreen(ModalScreen[RunOptions | None]):
+    """Before a run: a focus instruction, the strategy and (staged) its target; Enter runs, Esc cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="focus.cancel", tooltip="do not run"),
     ]
 
-    def __init__(self, split: int, initial: str = "") -> None:
+    def __init__(self, split: int, initial: str = "", options: RunOptions | None = None) -> None:
         super().__init__()
         self.split = split
         self.initial = initial
+        self.options = options or RunOptions()
 
     def compose(self) -> ComposeResult:
+        target = self.options.target
         with Vertical(classes="dialog"):
             yield Static(Text(f"Compact turns 0-{self.split - 1}: what should the summary keep above all?",
                               style="bold"), markup=False)
             yield Input(self.initial, placeholder="e.g. the database schema decisions and open bugs", id="focus-input")
-            yield Static(Text("Enter: run    Esc: cancel    (empty: the standard summary)", style="dim"),
-                         markup=False)
+            with Horizontal(id="run-strategy-row"):
+                yield Label("strategy ", classes="run-label")
+                yield Select([(STRATEGY_LABELS[name], name) for name in STRATEGIES], value=self.options.strategy,
+                             allow_blank=False, id="strategy-select")
+            with Horizontal(id="run-target-row"):
+                yield Label("target ", classes="run-label")
+                yield Input("" if target is None else f"{target:g}", id="target-input",
+                            placeholder="staged only: 0.2 = 20% of the window, 30000 = tokens; empty = default")
+            yield Static("", id="run-error", markup=False)
+            yield Static(Text("Enter: run    Tab: next field    Esc: cancel    (empty focus: the standard summary)",
+                              style="dim"), markup=False)
 
     def on_mount(self) -> None:
-        self.query_one(Input).focus()
+        self.query_one("#focus-input", Input).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value.strip())
+        event.stop()
+        try:
+            target = parse_target(self.query_one("#target-input", Input).value)
+        except ValueError as exc:
+            reason = str(exc) if "above" in str(exc) else "not a number"
+            self.query_one("#run-error", Static).update(Text(f"target: {reason}", style="red"))
+            self.query_one("#target-input", Input).focus()
+            return
+        strategy = self.query_one("#strategy-select", Select).value
+        focus = self.query_one("#focus-input", Input).value.strip()
+        self.dismiss(RunOptions(str(strategy), target, focus))
 
     def action_cancel(self) -> None:
         self.dismiss(None)

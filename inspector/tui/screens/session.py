@@ -2,7 +2,9 @@
 
 Loading runs in a thread worker (progress shown, Esc cancels); every figure
 comes from the core's Analysis.  ``[`` / ``]`` step the split through the
-candidates (``Analysis.step``), ``=`` returns to the reference's split.
+candidates (``Analysis.step``), ``{`` / ``}`` through the agentic ones (before
+a model turn, marked ◆), ``=`` returns to the reference's split.  ``S``
+switches the compaction strategy, ``C`` compares both side by side.
 """
 
 from __future__ import annotations
@@ -37,12 +39,20 @@ class SessionScreen(SessionActions):
                 tooltip="move the split to the previous candidate turn"),
         Binding("right_square_bracket", "split(1)", "Next split", id="split.next", key_display="]",
                 tooltip="move the split to the next candidate turn"),
+        Binding("left_curly_bracket", "agentic(-1)", "Prev agentic", show=False, id="split.agentic-previous",
+                key_display="{", tooltip="move the split to the previous agentic candidate (a model turn, ◆)"),
+        Binding("right_curly_bracket", "agentic(1)", "Agentic split",  id="split.agentic-next",
+                key_display="}", tooltip="move the split to the next agentic candidate (a model turn, ◆)"),
         Binding("equals_sign", "split_reference", "Reference split", id="split.reference", key_display="=",
                 tooltip="return to the split Gemini CLI would choose"),
         Binding("c", "compact", "Compact", id="compaction.run",
                 tooltip="preview the compaction of the turns above the split"),
         Binding("f", "compact_focus", "Compact with focus", show=False, id="compaction.run-focus",
-                tooltip="type what the summary should keep, then compact"),
+                tooltip="type what the summary should keep, pick the strategy and target, then compact"),
+        Binding("S", "strategy", "Strategy", id="compaction.strategy", key_display="S",
+                tooltip="switch the compaction strategy: reference <-> staged"),
+        Binding("C", "compare", "Compare", id="compaction.compare", key_display="C",
+                tooltip="run both strategies on the same history and split, side by side"),
         Binding("p", "show_preview", "Preview", show=False, id="compaction.preview",
                 tooltip="open the last compaction preview again"),
         Binding("a", "apply", "Apply", id="compaction.apply", tooltip="write the previewed compaction to the file"),
@@ -125,13 +135,15 @@ class SessionScreen(SessionActions):
         loaded = message.loaded
         self.loaded = loaded
         analysis = loaded.analysis
-        keep = previous is not None and message.reason != "open" and self.split in analysis.candidates
+        keep = previous is not None and message.reason != "open" and (
+            self.split in analysis.candidates or self.split in loaded.agentic_set)
         self.split = self.split if keep else analysis.split_point
         self.remove_class("-loading")
         self.status.set("load", "")
-        self.table.set_analysis(analysis, self.split, follow=message.reason == "live")
+        self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set)
         self.refresh_figures()
         if previous is None:
+            self.show_strategy()
             self.table.focus()
             self.table.move_to(self.split if self.split < len(analysis.turns) else len(analysis.turns) - 1)
         self.show_detail(self.table.cursor)
@@ -161,9 +173,11 @@ class SessionScreen(SessionActions):
         self.query_one(ContextHeader).show(self.loaded, self.split)
         analysis = self.loaded.analysis
         figures = analysis.split_figures(self.split)
+        kind = self.loaded.split_kind(self.split)
         self.status.set(
             "split",
-            f"split {self.split}: summarise {figures['summarised_tokens']:,} tok, keep {figures['kept_tokens']:,} tok",
+            f"split {self.split} ({kind}): summarise {figures['summarised_tokens']:,} tok, "
+            f"keep {figures['kept_tokens']:,} tok",
         )
 
     def show_detail(self, index: int) -> None:
@@ -175,8 +189,9 @@ class SessionScreen(SessionActions):
 
     # -- actions -------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.loaded is None and action in ("split", "split_reference", "goto_split", "largest_turn", "compact",
-                                              "compact_focus", "apply", "revert", "timeline", "show_preview"):
+        if self.loaded is None and action in ("split", "agentic", "split_reference", "goto_split", "largest_turn",
+                                              "compact", "compact_focus", "compare", "apply", "revert", "timeline",
+                                              "show_preview"):
             return None
         return True
 
@@ -194,6 +209,16 @@ class SessionScreen(SessionActions):
     def action_split(self, direction: int) -> None:
         if self.loaded is not None:
             self.set_split(self.loaded.analysis.step(self.split, direction))
+
+    def action_agentic(self, direction: int) -> None:
+        if self.loaded is None:
+            return
+        target = self.loaded.step_agentic(self.split, direction)
+        if target == self.split:
+            self.notify("No agentic split candidate that way." if self.loaded.agentic
+                        else "This history has no agentic split candidate.", severity="warning", timeout=3)
+            return
+        self.set_split(target)
 
     def action_split_reference(self) -> None:
         if self.loaded is not None:

@@ -16,9 +16,10 @@ from rich.text import Text
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from inspector.tui.loading import Cancelled, Loaded
-from inspector.tui.messages import Applied, CompactionFinished, FileChanged, Reverted
+from inspector.tui.loading import Loaded
+from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, FileChanged, Reverted
 from inspector.tui.preview import Preview
+from inspector.tui.running import STRATEGIES, RunOptions, run_one, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, RunningScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
@@ -39,6 +40,7 @@ class SessionActions(InspectorScreen):
     preview: Preview | None = None
     _running_dialog: RunningScreen | None = None
     _last_focus: str = ""
+    _run_options: RunOptions = RunOptions()
     _watch_ready: asyncio.Event | None = None
 
     @property
@@ -49,30 +51,52 @@ class SessionActions(InspectorScreen):
         raise NotImplementedError  # SessionScreen's loading worker
 
     # -- compaction -----------------------------------------------------------------------
+    @property
+    def run_options(self) -> RunOptions:
+        """The strategy and target the next run uses (chosen with S or in the f dialog)."""
+        return self._run_options
+
+    def set_run_options(self, options: RunOptions) -> None:
+        self._run_options = RunOptions(options.strategy, options.target)
+        self.show_strategy()
+
+    def show_strategy(self) -> None:
+        options = self._run_options
+        extra = f", {target_text(options.target)}" if options.strategy == "staged" else ""
+        self.status.set("strategy", f"strategy {options.strategy}{extra} (S)")
+
+    def action_strategy(self) -> None:
+        """Toggle reference <-> staged (the target stays as chosen in the f dialog)."""
+        current = self._run_options
+        following = STRATEGIES[(STRATEGIES.index(current.strategy) + 1) % len(STRATEGIES)]
+        self.set_run_options(RunOptions(following, current.target))
+        self.notify(f"Compaction strategy: {following}", timeout=3)
+
     def action_compact(self) -> None:
-        self.start_compaction("")
+        self.start_compaction(self._run_options)
 
     def action_compact_focus(self) -> None:
         if self.loaded is None:
             return
 
-        def chosen(focus: str | None) -> None:
-            if focus is not None:
-                self._last_focus = focus
-                self.start_compaction(focus)
+        def chosen(options: RunOptions | None) -> None:
+            if options is not None:
+                self._last_focus = options.focus
+                self.set_run_options(options)
+                self.start_compaction(options)
 
-        self.app.push_screen(FocusScreen(self.split, self._last_focus), callback=chosen)
+        self.app.push_screen(FocusScreen(self.split, self._last_focus, self._run_options), callback=chosen)
 
-    def start_compaction(self, focus: str) -> None:
+    def start_compaction(self, options: RunOptions) -> None:
         if self.loaded is None:
             return
         provider = getattr(self.app, "provider", "offline")
-        label = (f"Compacting turns 0-{self.split - 1} of {self.path.name} ({provider})" if self.split
-                 else f"Compacting {self.path.name} ({provider})")
+        what = f"turns 0-{self.split - 1} of {self.path.name}" if self.split else self.path.name
+        label = f"Compacting {what} ({options.strategy}, {provider})"
         self._running_dialog = RunningScreen(label, cancel=self.cancel_compaction)
         self.app.push_screen(self._running_dialog)
-        self._running_dialog.step("summarising")
-        self.run_compaction(self.loaded, self.split, focus)
+        self._running_dialog.step("summarising" if options.strategy == "reference" else "running the stages")
+        self.run_compaction(self.loaded, self.split, options)
 
     def cancel_compaction(self) -> None:
         self.workers.cancel_group(self, COMPACT_GROUP)
@@ -80,38 +104,30 @@ class SessionActions(InspectorScreen):
         self.notify("Compaction cancelled.", severity="warning")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPACT_GROUP, description="the compaction")
-    def run_compaction(self, loaded: Loaded, split: int, focus: str) -> Any:
-        from inspector.compaction.compress import compress_session
-        from inspector.compaction.summarisers import pick_summariser
-
+    def run_compaction(self, loaded: Loaded, split: int, options: RunOptions) -> Any:
         worker = get_current_worker()
-        analysis = loaded.analysis
-        summariser = pick_summariser(
-            getattr(self.app, "provider", "offline"), model=analysis.model,
-            base_url=getattr(self.app, "base_url", None),
-        )
-        # The reference's own split is computed after the tool-output budget; pass
-        # ours only when the user moved it.
-        chosen = None if split == analysis.split_point else split
-
-        async def run() -> Any:
-            task = asyncio.ensure_future(compress_session(
-                loaded.session, summariser, model=analysis.model, threshold=analysis.threshold,
-                split=chosen, force=True, instruction=focus or None,
-            ))
-            while not task.done():
-                if worker.is_cancelled:
-                    task.cancel()
-                await asyncio.wait({task}, timeout=0.05)
-            return task.result()
-
-        try:
-            result = asyncio.run(run())
-        except asyncio.CancelledError:
-            raise Cancelled from None
+        summariser = summariser_for(self.app, loaded, lambda text: self.post_message(CompactionProgress(text)))
+        result = run_one(loaded, split, options, summariser, lambda: worker.is_cancelled)
         if not worker.is_cancelled:
-            self.post_message(CompactionFinished(result, split, focus))
+            self.post_message(CompactionFinished(result, split, options.focus))
         return result
+
+    def on_compaction_progress(self, message: CompactionProgress) -> None:
+        if self._running_dialog is not None:
+            self._running_dialog.step(message.text)
+
+    def action_compare(self) -> None:
+        from inspector.tui.screens.compare import CompareScreen
+
+        if self.loaded is not None:
+            self.app.push_screen(CompareScreen(self.loaded, self.split, self._run_options, self.open_preview))
+
+    def open_preview(self, result: Any, split: int, recall: float | None = None) -> None:
+        """Make ``result`` the preview (``a`` applies it) and show it."""
+        assert self.loaded is not None
+        self.preview = Preview(result, self.path, split, "", source=self.loaded, recall=recall)
+        self.show_preview_status()
+        self.action_show_preview()
 
     def on_compaction_finished(self, message: CompactionFinished) -> None:
         self._close_running()
@@ -133,7 +149,8 @@ class SessionActions(InspectorScreen):
             self.status.set("preview", "")
             return
         stale = "  (stale)" if self.preview.stale else ""
-        self.status.set("preview", f"preview {self.preview.status}: {self.preview.tokens_text()}{stale}",
+        self.status.set("preview", f"preview {self.preview.status} ({self.preview.strategy}): "
+                                   f"{self.preview.tokens_text()}{stale}",
                         "red" if self.preview.stale else "")
 
     def _close_running(self) -> None:
@@ -154,7 +171,7 @@ class SessionActions(InspectorScreen):
         body = Text.assemble(
             (self.path.name, "bold"), "\n",
             "tokens (estimate): ", (preview.tokens_text(), "bold"), "\n",
-            f"summarise turns 0-{(preview.result.split_point or 0) - 1}, keep the rest verbatim\n",
+            preview.what_it_does(), "\n",
             ("A backup is kept; u undoes it, byte for byte.", "dim"),
         )
 
@@ -174,9 +191,11 @@ class SessionActions(InspectorScreen):
         self.post_message(Applied(self.path, store_dir(self.path) / "backups" / entry.backup, entry))
 
     def on_applied(self, message: Applied) -> None:
+        from inspector.tui.screens.compare import CompareScreen
+
         self.preview = None
         self.show_preview_status()
-        if isinstance(self.app.screen, SnapshotScreen):
+        while isinstance(self.app.screen, (SnapshotScreen, CompareScreen)):
             self.app.pop_screen()
         before, after = message.detail.info.tokens_before, message.detail.info.tokens_after
         figures = f"{before:,} -> {after:,} tokens. " if before is not None and after is not None else ""

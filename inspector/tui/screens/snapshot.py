@@ -1,4 +1,8 @@
-"""The compaction preview: Final, Draft, Diff, Previous -> New, Lost facts; ``a`` applies."""
+"""The compaction preview: Stages (staged), Final, Draft, Diff, Previous -> New, Lost facts; ``a`` applies.
+
+For the staged strategy the Stages tab comes first, and the snapshot tabs
+appear only when its summary stage ran.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,13 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from inspector.compaction.snapshot import diff
 from inspector.tui.preview import Preview
-from inspector.tui.widgets.snapshot_view import RenderPane, diff_renderable, facts_renderable, snapshot_renderable
+from inspector.tui.widgets.snapshot_view import (
+    RenderPane,
+    diff_renderable,
+    facts_renderable,
+    snapshot_renderable,
+    stages_renderable,
+)
 
 
 def summary_text(preview: Preview) -> Text:
@@ -21,14 +31,24 @@ def summary_text(preview: Preview) -> Text:
     ok = preview.compressed
     text = Text.assemble(
         ("status ", "bold"), (preview.status, "bold green" if ok else "bold red"),
-        "   ", (preview.tokens_text(), "bold"),
+        "   ", (preview.tokens_text(), "bold"), "   strategy ", (preview.strategy, "bold cyan"),
     )
+    if preview.recall is not None:
+        text.append(f"   history fact recall {preview.recall:.1%}", style="dim")
     if result.recorded_prompt_tokens is not None:
         text.append(f"   recorded last prompt {result.recorded_prompt_tokens:,}", style="dim")
     text.append("\n")
     split = result.split_point if result.split_point is not None else preview.split
-    text.append(f"split {split}: summarised turns 0-{split - 1}, kept from {split}" if split else "split 0")
-    if result.split_point is not None and result.split_point != preview.split:
+    kind = f" ({result.split_kind})" if getattr(result, "split_kind", None) else ""
+    if preview.staged:
+        used = ", ".join(preview.stages_used) or "none"
+        text.append(f"stages used: {used}")
+        if result.split_point:
+            text.append(f"; summary of turns 0-{result.split_point - 1}")
+    else:
+        text.append(f"split {split}{kind}: summarised turns 0-{split - 1}, kept from {split}" if split
+                    else "split 0")
+    if not preview.staged and result.split_point is not None and result.split_point != preview.split:
         text.append(f" (the budget-truncated history splits there; the table showed {preview.split})", style="dim")
     text.append(f"   {result.provider or '?'} {result.model or ''}".rstrip(), style="dim")
     took = result.duration_seconds
@@ -53,6 +73,8 @@ class SnapshotScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "apply", "Apply", id="preview.apply", tooltip="write this compaction to the session file"),
         Binding("escape", "back", "Back", id="preview.back", tooltip="back to the session"),
+        Binding("0", "tab('stages')", "Stages", show=False, id="preview.tab-stages",
+                tooltip="staged: what each stage did"),
         Binding("1", "tab('final')", "Final", show=False, id="preview.tab-final", tooltip="the final snapshot"),
         Binding("2", "tab('draft')", "Draft", show=False, id="preview.tab-draft", tooltip="the first draft"),
         Binding("3", "tab('diff')", "Diff", show=False, id="preview.tab-diff", tooltip="draft -> final"),
@@ -67,23 +89,45 @@ class SnapshotScreen(Screen[None]):
         self._apply = apply
 
     def compose(self) -> ComposeResult:
-        result = self.preview.result
         yield Static(summary_text(self.preview), id="preview-summary", markup=False)
+        yield from self.tabs()
+        yield from self.compose_footer()
+
+    def tabs(self) -> ComposeResult:
+        result = self.preview.result
+        stages = getattr(result, "stages", None)
+        summary_ran = not self.preview.staged or bool(result.snapshot)
         with TabbedContent(id="preview-tabs"):
-            with TabPane("Final", id="final"):
-                yield RenderPane(snapshot_renderable(result.snapshot), id="final-pane")
-            with TabPane("Draft", id="draft"):
-                yield RenderPane(snapshot_renderable(result.draft_snapshot), id="draft-pane")
-            with TabPane("Diff", id="diff"):
-                changes = diff(result.draft_snapshot or "", result.snapshot or "")
-                yield RenderPane(diff_renderable(changes, "draft", "final"), id="diff-pane")
-            if result.previous_snapshot:
-                with TabPane("Previous -> New", id="previous"):
-                    changes = diff(result.previous_snapshot, result.snapshot or "")
-                    yield RenderPane(diff_renderable(changes, "previous", "new"), id="previous-pane")
-            label = "Lost facts" if result.facts is None else f"Lost facts ({len(result.facts.lost)})"
-            with TabPane(label, id="facts"):
-                yield RenderPane(facts_renderable(result.facts), id="facts-pane")
+            if stages is not None:
+                with TabPane("Stages", id="stages"):
+                    yield RenderPane(stages_renderable(stages), id="stages-pane")
+            if summary_ran:
+                yield from self.snapshot_tabs()
+            else:
+                yield from self.facts_tab()
+
+    def snapshot_tabs(self) -> ComposeResult:
+        result = self.preview.result
+        with TabPane("Final", id="final"):
+            yield RenderPane(snapshot_renderable(result.snapshot), id="final-pane")
+        with TabPane("Draft", id="draft"):
+            yield RenderPane(snapshot_renderable(result.draft_snapshot), id="draft-pane")
+        with TabPane("Diff", id="diff"):
+            changes = diff(result.draft_snapshot or "", result.snapshot or "")
+            yield RenderPane(diff_renderable(changes, "draft", "final"), id="diff-pane")
+        if result.previous_snapshot:
+            with TabPane("Previous -> New", id="previous"):
+                changes = diff(result.previous_snapshot, result.snapshot or "")
+                yield RenderPane(diff_renderable(changes, "previous", "new"), id="previous-pane")
+        yield from self.facts_tab()
+
+    def facts_tab(self) -> ComposeResult:
+        facts = self.preview.result.facts
+        label = "Lost facts" if facts is None else f"Lost facts ({len(facts.lost)})"
+        with TabPane(label, id="facts"):
+            yield RenderPane(facts_renderable(facts, whole_history=self.preview.staged), id="facts-pane")
+
+    def compose_footer(self) -> ComposeResult:
         yield Static(self.footer_text(), id="preview-footer", markup=False)
         yield Footer()
 

@@ -49,9 +49,10 @@ def header_lines(loaded: Loaded, split: int) -> Text:
     line2.append("   recorded last prompt: ")
     line2.append(f"{recorded:,}" if recorded is not None else "none", style="bold")
     figures = analysis.split_figures(split)
-    ref = "reference" if split == analysis.split_point else f"moved; reference {analysis.split_point}"
+    kind = loaded.split_kind(split)
+    ref = "reference" if kind == "reference" else f"{kind}; reference {analysis.split_point}"
     line3 = Text.assemble(
-        "split ", (f"{split}", "bold magenta"), f" ({ref})   summarise ",
+        "split ", (f"{split}", "bold magenta"), " (", (ref, "bold" if kind == "agentic" else ""), ")   summarise ",
         (f"{figures['summarised_turns']:,}", "bold"), " turns / ",
         (f"{figures['summarised_tokens']:,}", "bold"), " tok   keep ",
         (f"{figures['kept_turns']:,}", "bold"), " turns / ",

@@ -63,14 +63,20 @@ def diff_renderable(changes: SnapshotDiff, old_label: str, new_label: str) -> Re
     return Group(*parts)
 
 
-def facts_renderable(report: Any) -> RenderableType:
-    """The recall figure, then every fact of the summarised part: lost ones first."""
+def facts_renderable(report: Any, *, whole_history: bool = False) -> RenderableType:
+    """The recall figure, then every fact checked: lost ones first.
+
+    ``whole_history``: the staged strategy checks the facts of the whole
+    history against the whole new history (not the summarised part against
+    the snapshot).
+    """
     if report is None:
         return Text("No fact check (nothing was summarised).", style="dim")
+    scope = ("of the whole history appear in the new history" if whole_history
+             else "from the summarised turns appear in the snapshot")
     head = Text.assemble(
         ("fact recall: ", "bold"), (f"{report.recall:.1%}", "bold green" if report.recall >= 0.9 else "bold yellow"),
-        f"  ({report.kept} of {report.total} facts from the summarised turns appear in the snapshot; "
-        f"{len(report.lost)} lost)",
+        f"  ({report.kept} of {report.total} facts {scope}; {len(report.lost)} lost)",
     )
     kinds = Text("  ".join(f"{kind}: {row['kept']}/{row['total']}" for kind, row in report.by_kind().items()),
                  style="dim")
@@ -84,6 +90,26 @@ def facts_renderable(report: Any) -> RenderableType:
         mark = Text("kept", style="green") if check.kept else Text("LOST", style="bold red")
         table.add_row(mark, Text(check.fact.kind), Text(str(check.fact.turn)), Text(check.fact.value))
     return Group(head, kinds, Text(""), table)
+
+
+def stages_renderable(stages: list[Any]) -> RenderableType:
+    """The staged strategy's stages: ran or skipped, tokens before -> after, saved, what it did."""
+    if not stages:
+        return Text("No stage ran: the history already fits the target.", style="dim")
+    table = Table(show_edge=False, expand=True, header_style="bold")
+    for name, justify in (("stage", "left"), ("ran", "left"), ("before", "right"), ("after", "right"),
+                          ("saved", "right"), ("detail", "left")):
+        table.add_column(name, justify=justify, no_wrap=name != "detail")  # type: ignore[arg-type]
+    for stage in stages:
+        ran = Text("ran", style="bold green") if stage.applied else Text("skipped", style="dim")
+        table.add_row(Text(stage.name, style="bold" if stage.applied else "dim"), ran,
+                      f"{stage.tokens_before:,}", f"{stage.tokens_after:,}", f"{stage.saved:,}", Text(stage.detail),
+                      style=None if stage.applied else "dim")
+    saved = sum(stage.saved for stage in stages if stage.applied)
+    first, last = stages[0].tokens_before, stages[-1].tokens_after
+    foot = Text.assemble(("stages: ", "bold"), f"{first:,} -> {last:,} tokens, {saved:,} saved by the stages that ran",
+                         ("  (the history alone, before the environment turn is added)", "dim"))
+    return Group(table, Text(""), foot)
 
 
 class RenderPane(VerticalScroll):

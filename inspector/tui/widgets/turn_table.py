@@ -4,6 +4,8 @@ A ``ScrollView`` with the Line API: only the rows on screen are turned into
 strips, straight from the Analysis arrays, so a 170k-turn session costs the
 same to show as a short one.  A divider row sits at the split; rows above it
 (the turns to be summarised) are dimmed.  Moving the split only repaints.
+The first cell marks where a split may fall: ``•`` before a user prompt (the
+reference's candidates), ``◆`` before a model turn (agentic candidates).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from inspector.tui.messages import TurnSelected
 COLUMNS = (("#", 7, True), ("role", 5, False), ("kind", 17, False), ("est. tok", 9, True),
            ("in/out/cached", 18, True), ("share", 6, True), ("vs largest", 10, False))
 BAR_WIDTH = 10
+PROMPT_MARK = "•"  # a reference split candidate: the kept part may start at this user prompt
+AGENTIC_MARK = "◆"  # an agentic split candidate: the kept part may start at this model turn
 
 
 def header_text() -> str:
@@ -45,6 +49,8 @@ class TurnTable(ScrollView, can_focus=True):
         "turn-table--cursor",
         "turn-table--user",
         "turn-table--model",
+        "turn-table--candidate",
+        "turn-table--agentic",
     }
 
     DEFAULT_CSS = """
@@ -59,6 +65,8 @@ class TurnTable(ScrollView, can_focus=True):
     TurnTable:focus > .turn-table--cursor { background: $accent 80%; }
     TurnTable > .turn-table--user { color: $primary-lighten-3; }
     TurnTable > .turn-table--model { color: $success; }
+    TurnTable > .turn-table--candidate { color: $warning; }
+    TurnTable > .turn-table--agentic { color: $secondary-lighten-2; text-style: bold; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -79,6 +87,8 @@ class TurnTable(ScrollView, can_focus=True):
         self.analysis: Analysis | None = None
         self.split = 0
         self.reference_split = 0
+        self.agentic: frozenset[int] = frozenset()
+        self._candidates: frozenset[int] = frozenset()
         self._max_quarters = 1
         self._total = 0
         self._lines: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(1024)
@@ -93,10 +103,14 @@ class TurnTable(ScrollView, can_focus=True):
     def row_count(self) -> int:
         return self.turn_count + 1 if self.analysis else 0
 
-    def set_analysis(self, analysis: Analysis, split: int, *, follow: bool = False) -> None:
-        """Show a (new) analysis; ``follow`` keeps the last row in view (live append)."""
+    def set_analysis(self, analysis: Analysis, split: int, *, follow: bool = False,
+                     agentic: frozenset[int] = frozenset()) -> None:
+        """Show a (new) analysis; ``follow`` keeps the last row in view (live append);
+        ``agentic``: the model turns an agentic split may start at (marked ◆)."""
         at_bottom = self.scroll_y >= self.max_scroll_y
         self.analysis = analysis
+        self.agentic = agentic
+        self._candidates = frozenset(analysis.candidates)
         self.split = split
         self.reference_split = analysis.split_point
         self._max_quarters = max(analysis.quarters, default=0) or 1
@@ -158,8 +172,15 @@ class TurnTable(ScrollView, can_focus=True):
         base = self._style("turn-table--summarised" if index < self.split else "turn-table--kept")
         role_style = self._style("turn-table--user" if turn.role == "user" else "turn-table--model")
         kind = turn_kind(turn.content)
+        if index in self.agentic:
+            mark: tuple[str, Style | None] = (AGENTIC_MARK, self._style("turn-table--agentic"))
+        elif index in self._candidates and index:
+            mark = (PROMPT_MARK, self._style("turn-table--candidate"))
+        else:
+            mark = (" ", None)
         cells = [
-            (f"{index:>7} ", None),
+            mark,
+            (f"{index:>6} ", None),
             (f"{turn.role[:5]:<5} ", role_style if index >= self.split else None),
             (f"{kind[:17]:<17} ", None),
             (f"{tokens:>9,} ", None),
@@ -178,7 +199,11 @@ class TurnTable(ScrollView, can_focus=True):
         assert self.analysis is not None
         figures = self.analysis.split_figures(self.split)
         split = self.split
-        label = "reference" if split == self.reference_split else f"reference {self.reference_split}"
+        if split == self.reference_split:
+            label = "reference"
+        else:
+            kind = "agentic" if split in self.agentic else "moved"
+            label = f"{kind}; reference {self.reference_split}"
         summarised = f"summarise 0-{split - 1}" if split else "summarise nothing"
         kept = f"keep {split}-{self.turn_count - 1}" if split < self.turn_count else "keep nothing"
         text = (

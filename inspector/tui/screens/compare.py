@@ -1,0 +1,159 @@
+"""Both strategies side by side: ``strategies.compare`` on the same history and split.
+
+The figures are ``compact --compare``'s: status, tokens before -> after,
+saved, the stages used (staged) or the split (reference), the snapshot's
+size and the fact recall measured alike for both (the whole history's facts
+in the whole new history).  Enter or ``a`` on a row opens that result's
+preview, where ``a`` applies it with the usual confirmation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
+from textual.worker import Worker, WorkerState, get_current_worker
+
+from inspector.tui.loading import Cancelled, Loaded
+from inspector.tui.messages import CompactionProgress, CompareFinished
+from inspector.tui.running import RunOptions, run_compare, summariser_for, target_text
+from inspector.tui.screens.base import InspectorScreen
+
+COMPARE_GROUP = "compare"
+COLUMNS = (("strategy", "strategy"), ("status", "status"), ("before", "tokens before"), ("after", "after"),
+           ("saved", "saved"), ("how", "stages / split"), ("snapshot", "snapshot"), ("recall", "fact recall"))
+
+
+def how_text(result: Any) -> str:
+    """The stages that ran (staged) or the split and its kind (reference) - as ``compact --compare`` shows."""
+    if result.stages is not None:
+        return ", ".join(stage.name for stage in result.stages if stage.applied) or "none"
+    if result.split_point is None:
+        return "-"
+    return f"split {result.split_point}" + (f" ({result.split_kind})" if result.split_kind else "")
+
+
+def row_cells(result: Any, recall: float | None) -> list[Text]:
+    before, after = result.original_token_count, result.new_token_count
+    failed = result.status.failed
+    return [
+        Text(result.strategy, style="bold"),
+        Text(result.status.value, style="red" if failed else "green"),
+        Text(f"{before:,}", justify="right"),
+        Text(f"{after:,}", justify="right"),
+        Text(f"{before - after:,}", justify="right"),
+        Text(how_text(result)),
+        Text(f"{len(result.snapshot):,} chars" if result.snapshot else "-", justify="right"),
+        Text(f"{recall:.1%}" if recall is not None else "-", justify="right"),
+    ]
+
+
+class CompareScreen(InspectorScreen):
+    """Runs both strategies in a worker (Esc cancels), then one row per strategy."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,a", "open", "Preview", id="compare.open", key_display="Enter/a",
+                tooltip="open the selected strategy's preview (a there applies it)"),
+        Binding("escape", "back", "Back / cancel", id="compare.back", tooltip="cancel the run, or back to the session"),
+    ]
+
+    def __init__(self, loaded: Loaded, split: int, options: RunOptions,
+                 open_preview: Callable[[Any, int, float | None], None]) -> None:
+        super().__init__()
+        self.loaded = loaded
+        self.split = split
+        self.options = options
+        self._open_preview = open_preview
+        self.comparison: Any = None
+
+    def compose(self) -> ComposeResult:
+        session = self.loaded.session
+        kind = self.loaded.split_kind(self.split)
+        split = (f"split {self.split} ({kind})" if kind != "reference"
+                 else "each strategy's own split (the table shows the reference's)")
+        yield Static(Text.assemble((session.path.name, "bold"), "  both strategies on the same history - ", split,
+                                   f"  - staged: {target_text(self.options.target)}"),
+                     id="compare-title", markup=False)
+        with Vertical(id="compare-running"):
+            yield Label(Text("Running reference, then staged…", style="bold"), id="compare-label")
+            yield ProgressBar(total=None, show_eta=False, id="compare-bar")
+            yield Static("", id="compare-step", markup=False)
+            yield Static(Text("Esc: cancel", style="dim"), markup=False)
+        table: DataTable[Text] = DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        yield table
+        yield Static("", id="compare-notes", markup=False)
+        yield Footer()
+
+    @property
+    def table(self) -> DataTable[Text]:
+        return self.query_one("#compare-table", DataTable)
+
+    def on_mount(self) -> None:
+        self.table.display = False
+        self.run_both()
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group=COMPARE_GROUP, description="comparing strategies")
+    def run_both(self) -> Any:
+        worker = get_current_worker()
+        summariser = summariser_for(self.app, self.loaded, lambda text: self.post_message(CompactionProgress(text)))
+        comparison = run_compare(self.loaded, self.split, self.options, summariser, lambda: worker.is_cancelled)
+        if not worker.is_cancelled:
+            self.post_message(CompareFinished(comparison, self.split))
+        return comparison
+
+    def on_compaction_progress(self, message: CompactionProgress) -> None:
+        self.query_one("#compare-step", Static).update(Text(message.text, style="dim"))
+
+    def on_compare_finished(self, message: CompareFinished) -> None:
+        self.comparison = message.comparison
+        self.query_one("#compare-running").display = False
+        table = self.table
+        table.clear()
+        for name, result in self.comparison.results.items():
+            table.add_row(*row_cells(result, self.comparison.recall[name]), key=name)
+        table.display = True
+        table.focus()
+        notes = Text()
+        for name, result in self.comparison.results.items():
+            if result.message:
+                notes.append(f"{name}: {result.message}\n", style="dim")
+        notes.append("fact recall: the facts of the whole history found in the whole new history, measured the "
+                      "same way for both.  Enter / a: preview the selected one (a there applies it).", style="dim")
+        self.query_one("#compare-notes", Static).update(notes)
+
+    def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
+        if worker.group != COMPARE_GROUP or state != WorkerState.ERROR or isinstance(worker.error, Cancelled):
+            return
+        self.query_one("#compare-label", Label).update(Text(f"The comparison failed: {worker.error}", style="red"))
+        self.query_one("#compare-bar", ProgressBar).display = False
+
+    @property
+    def selected(self) -> str | None:
+        if self.comparison is None or not self.table.row_count:
+            return None
+        key = self.table.coordinate_to_cell_key(self.table.cursor_coordinate).row_key.value
+        return str(key) if key is not None else None
+
+    def action_open(self) -> None:
+        name = self.selected
+        if name is None:
+            return
+        self._open_preview(self.comparison.results[name], self.split, self.comparison.recall[name])
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open()
+
+    def action_back(self) -> None:
+        if self.comparison is None:
+            self.workers.cancel_group(self, COMPARE_GROUP)
+            self.notify("Comparison cancelled.", severity="warning")
+        self.dismiss(None)
