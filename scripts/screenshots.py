@@ -1,6 +1,8 @@
 """Drive the real app on the sample sessions and save screenshots to screenshots/.
 
     python scripts/screenshots.py [NAME ...]     (default: every screenshot)
+    python scripts/screenshots.py --browser      screenshots/browser.png: the app served by
+                                                 ``--serve``, in headless Chromium (tests/browser.py)
 
 Writes SVG (Textual's own export) and, when a converter is available, PNG:
 ``rsvg-convert`` (Debian: librsvg2-bin) first, else ``cairosvg`` (PyPI).  The
@@ -118,5 +120,35 @@ async def main() -> int:
     return 0
 
 
+def browser_shot() -> int:
+    """The real page of ``session-inspector --serve``, taken the way tests/test_serve.py loads it."""
+    from tests.browser import CHROMIUM, Chromium, free_port, served
+
+    if not CHROMIUM.is_file():
+        print(f"{CHROMIUM} is absent (Debian: apt-get install chromium)", file=sys.stderr)
+        return 2
+    sample = REPO / "sample_sessions" / "coding-task.jsonl"
+    work = Path(tempfile.mkdtemp(prefix="browser-shot-"))
+    port = free_port()
+    try:
+        with served(sample, port, work / "serve.log", "--no-watch", "--threshold", "0.5"):
+            browser = Chromium(work / "chromium", width=1600, height=1000)
+            try:
+                page = browser.open(f"http://127.0.0.1:{port}/")
+                found, screen = browser.wait_for_text(page, [sample.name, "est. tok", "Compare"])
+                if not found:
+                    print(f"the page never showed the session:\n{screen}", file=sys.stderr)
+                    return 1
+                browser.screenshot(page, OUT / "browser.png")
+            finally:
+                browser.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"wrote {(OUT / 'browser.png').relative_to(REPO)}")
+    return 0
+
+
 if __name__ == "__main__":
+    if "--browser" in sys.argv[1:]:
+        raise SystemExit(browser_shot())
     raise SystemExit(asyncio.run(main()))

@@ -1,12 +1,21 @@
-"""``session-inspector [PATH]``: the app (a session file, a folder of them, or every session)."""
+"""``session-inspector [PATH]``: the app (a session file, a folder of them, or every session).
+
+``--serve`` serves the same app to a browser through textual-serve (the
+``serve`` extra), on 127.0.0.1 only: each browser tab runs this same command,
+with the same PATH and options, in its own process.
+"""
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 
 from inspector.commands.common import _fraction
+
+SERVE_HOST = "127.0.0.1"  # never 0.0.0.0: the app can write to your session files
+DEFAULT_PORT = 8000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,12 +31,63 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="who writes the snapshot when you press c (default: offline, no network; "
                              "gemini needs GEMINI_API_KEY/GOOGLE_API_KEY; auto picks gemini when a key is set)")
     parser.add_argument("--base-url", help="send Gemini requests to this endpoint instead (a proxy, a local server)")
+    parser.add_argument("--serve", action="store_true",
+                        help=f"serve the app to a web browser on http://{SERVE_HOST}:PORT (needs the serve extra: "
+                             "pip install 'session-inspector[serve]')")
+    parser.add_argument("--port", type=_port, help=f"the port for --serve (default {DEFAULT_PORT})")
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 < value < 65536:
+        raise argparse.ArgumentTypeError(f"not a port number: {value}")
+    return value
+
+
+def served_command(args: argparse.Namespace) -> str:
+    """The shell command each browser tab runs: this CLI, same PATH and options, without --serve."""
+    argv = [sys.executable, "-m", "inspector"]
+    if args.path is not None:
+        argv.append(str(Path(args.path).resolve()))
+    if args.model:
+        argv += ["--model", args.model]
+    if args.threshold is not None:
+        argv += ["--threshold", repr(args.threshold)]
+    if args.no_watch:
+        argv.append("--no-watch")
+    if args.provider != "offline":
+        argv += ["--provider", args.provider]
+    if args.base_url:
+        argv += ["--base-url", args.base_url]
+    return shlex.join(argv)
+
+
+def serve(args: argparse.Namespace) -> int:
+    try:
+        from textual_serve.server import Server
+    except ImportError:
+        print("session-inspector: --serve needs textual-serve; install it with: "
+              "pip install 'session-inspector[serve]'", file=sys.stderr)
+        return 2
+    port = args.port or DEFAULT_PORT
+    title = f"session-inspector - {args.path.name}" if args.path is not None else "session-inspector"
+    print(f"session-inspector: serving on http://{SERVE_HOST}:{port} (Ctrl+C stops)", flush=True)
+    Server(served_command(args), host=SERVE_HOST, port=port, title=title).serve()
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     path: Path | None = args.path
     if path is not None and not path.exists():
         print(f"session-inspector: {path}: no such file or folder", file=sys.stderr)
+        return 2
+    if args.serve:
+        return serve(args)
+    if args.port is not None:
+        print("session-inspector: --port goes with --serve", file=sys.stderr)
         return 2
     from inspector.tui.app import InspectorApp
 
