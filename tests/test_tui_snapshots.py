@@ -78,3 +78,35 @@ def test_compaction_preview(snap_compare) -> None:  # type: ignore[no-untyped-de
 def test_session_list(snap_compare) -> None:  # type: ignore[no-untyped-def]
     need("coding-task.jsonl")
     assert snap_compare(build_app(sample("")), terminal_size=SIZE, run_before=settle)
+
+
+def test_agentic_split(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("left_curly_bracket")
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=SIZE, run_before=run_before)
+
+
+def test_staged_preview_stages(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("S", "c")
+        await settle(pilot)
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=SIZE, run_before=run_before)
+
+
+def test_compare_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=SIZE, run_before=run_before)

@@ -14,7 +14,9 @@ from textual.widgets import Static
 
 INTRO = (
     "session-inspector shows where a Gemini CLI session's context goes and where its "
-    "compaction would split it. Rows above the divider would be summarised; rows below are kept."
+    "compaction would split it. Rows above the divider would be summarised; rows below are kept. "
+    "• marks a user prompt the split may move to ([ ]), ◆ a model turn it may move to (agentic split: { }). "
+    "S switches the strategy (reference / staged), C compares both."
 )
 
 
