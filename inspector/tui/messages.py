@@ -71,6 +71,7 @@ class CompactionFinished(Message):
     result: Any
     split: int
     focus: str
+    source: Loaded | None = None  # the session and history it was computed from
 
 
 @dataclass

@@ -71,7 +71,7 @@ def options_for(loaded: Loaded, split: int, options: RunOptions) -> dict[str, An
 class Counting:
     """A summariser that reports each call (``progress``) and otherwise is the one it wraps."""
 
-    def __init__(self, inner: Any, progress: Callable[[str], None]) -> None:
+    def __init__(self, inner: Any, progress: Callable[[str], object]) -> None:
         self.inner = inner
         self.progress = progress
         self.name = getattr(inner, "name", None)
@@ -84,7 +84,7 @@ class Counting:
         return str(await self.inner.summarise(system_prompt, contents))
 
 
-def summariser_for(app: Any, loaded: Loaded, progress: Callable[[str], None]) -> Counting:
+def summariser_for(app: Any, loaded: Loaded, progress: Callable[[str], object]) -> Counting:
     from inspector.compaction.summarisers import pick_summariser
 
     inner = pick_summariser(getattr(app, "provider", "offline"), model=loaded.analysis.model,

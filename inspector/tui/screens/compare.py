@@ -64,7 +64,7 @@ class CompareScreen(InspectorScreen):
     ]
 
     def __init__(self, loaded: Loaded, split: int, options: RunOptions,
-                 open_preview: Callable[[Any, int, float | None], None]) -> None:
+                 open_preview: Callable[[Any, int, Loaded, float | None], None]) -> None:
         super().__init__()
         self.loaded = loaded
         self.split = split
@@ -146,7 +146,7 @@ class CompareScreen(InspectorScreen):
         name = self.selected
         if name is None:
             return
-        self._open_preview(self.comparison.results[name], self.split, self.comparison.recall[name])
+        self._open_preview(self.comparison.results[name], self.split, self.loaded, self.comparison.recall[name])
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -109,7 +109,7 @@ class SessionActions(InspectorScreen):
         summariser = summariser_for(self.app, loaded, lambda text: self.post_message(CompactionProgress(text)))
         result = run_one(loaded, split, options, summariser, lambda: worker.is_cancelled)
         if not worker.is_cancelled:
-            self.post_message(CompactionFinished(result, split, options.focus))
+            self.post_message(CompactionFinished(result, split, options.focus, loaded))
         return result
 
     def on_compaction_progress(self, message: CompactionProgress) -> None:
@@ -122,17 +122,24 @@ class SessionActions(InspectorScreen):
         if self.loaded is not None:
             self.app.push_screen(CompareScreen(self.loaded, self.split, self._run_options, self.open_preview))
 
-    def open_preview(self, result: Any, split: int, recall: float | None = None) -> None:
-        """Make ``result`` the preview (``a`` applies it) and show it."""
-        assert self.loaded is not None
-        self.preview = Preview(result, self.path, split, "", source=self.loaded, recall=recall)
+    def open_preview(self, result: Any, split: int, source: Loaded, recall: float | None = None) -> None:
+        """Make ``result`` (computed from ``source``) the preview - ``a`` applies it - and show it."""
+        self.preview = self.make_preview(result, split, source, recall=recall)
         self.show_preview_status()
         self.action_show_preview()
+
+    def make_preview(self, result: Any, split: int, source: Loaded, focus: str = "",
+                     recall: float | None = None) -> Preview:
+        """A preview of ``result``; stale at once when the file was read again since ``source``."""
+        preview = Preview(result, self.path, split, focus, source=source, recall=recall)
+        if self.loaded is not None and self.loaded.session.sha256 != source.session.sha256:
+            preview.stale = "the file changed while it was computed"
+        return preview
 
     def on_compaction_finished(self, message: CompactionFinished) -> None:
         self._close_running()
         assert self.loaded is not None
-        self.preview = Preview(message.result, self.path, message.split, message.focus, source=self.loaded)
+        self.preview = self.make_preview(message.result, message.split, message.source or self.loaded, message.focus)
         self.show_preview_status()
         if self.preview.status.startswith("COMPRESSION_FAILED"):
             self.notify(message.result.message or self.preview.status, title="Compaction failed", severity="warning")
