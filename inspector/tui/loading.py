@@ -39,13 +39,25 @@ class Loaded:
     analysis: Analysis
     threshold: Threshold
     file_state: FileState | None = None  # what the watcher starts from: the bytes analysed
-    agentic: list[int] = field(default_factory=list)  # agentic split candidates (model turns), sorted
+    agentic: list[int] | None = None  # agentic split candidates (model turns), sorted; None: not yet found
     agentic_set: frozenset[int] = field(default=frozenset(), init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if not self.agentic:
-            self.agentic = agentic_of(self.analysis)
-        self.agentic_set = frozenset(self.agentic)
+        found = getattr(self.analysis, "agentic_candidates", None)
+        if self.agentic is None and found is not None:
+            self.agentic = sorted(found)
+        self.agentic_set = frozenset(self.agentic or ())
+
+    def find_agentic(self) -> list[int]:
+        """The agentic candidates, computed once from the turns (seconds on a 170k-turn session:
+        the app does it in a worker after the table is on screen)."""
+        if self.agentic is None:
+            from inspector.compaction.agentic import agentic_candidates
+
+            found = agentic_candidates([turn.content for turn in self.analysis.turns])
+            self.agentic_set = frozenset(found)
+            self.agentic = found
+        return self.agentic
 
     def split_kind(self, split: int) -> str:
         """How ``split`` was chosen: "reference" (Gemini CLI's own), "agentic" (before a model
@@ -56,21 +68,12 @@ class Loaded:
 
     def step_agentic(self, split: int, direction: int) -> int:
         """The next (+1) or previous (-1) agentic candidate from ``split`` (``split`` when there is none)."""
+        found = self.agentic or []
         if direction > 0:
-            pos = bisect.bisect_right(self.agentic, split)
-            return self.agentic[pos] if pos < len(self.agentic) else split
-        pos = bisect.bisect_left(self.agentic, split) - 1
-        return self.agentic[pos] if pos >= 0 else split
-
-
-def agentic_of(analysis: Analysis) -> list[int]:
-    """The analysis's agentic candidates when it has them, else computed once from the turns."""
-    found = getattr(analysis, "agentic_candidates", None)
-    if found is not None:
-        return sorted(found)
-    from inspector.compaction.agentic import agentic_candidates
-
-    return agentic_candidates([turn.content for turn in analysis.turns])
+            pos = bisect.bisect_right(found, split)
+            return found[pos] if pos < len(found) else split
+        pos = bisect.bisect_left(found, split) - 1
+        return found[pos] if pos >= 0 else split
 
 
 def _read(path: Path, progress: Progress, cancelled: Callable[[], bool]) -> bytes:

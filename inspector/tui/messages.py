@@ -106,3 +106,10 @@ class CompareFinished(Message):
 
     comparison: Any
     split: int
+
+
+@dataclass
+class AgenticFound(Message):
+    """The agentic split candidates of ``loaded`` are known (``loaded.agentic``)."""
+
+    loaded: Loaded

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.tui.loading import Cancelled, Loaded, read_session
-from inspector.tui.messages import LoadProgress, SessionLoaded, TurnSelected
+from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, TurnSelected
 from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
@@ -29,6 +29,7 @@ from inspector.tui.widgets.turn_detail import TurnDetail
 from inspector.tui.widgets.turn_table import TurnTable, header_text
 
 LOAD_GROUP = "load"
+AGENTIC_GROUP = "agentic"
 
 
 class SessionScreen(SessionActions):
@@ -135,8 +136,9 @@ class SessionScreen(SessionActions):
         loaded = message.loaded
         self.loaded = loaded
         analysis = loaded.analysis
+        was_agentic = previous is not None and self.split in previous.agentic_set
         keep = previous is not None and message.reason != "open" and (
-            self.split in analysis.candidates or self.split in loaded.agentic_set)
+            self.split in analysis.candidates or (was_agentic and self.split < len(analysis.turns)))
         self.split = self.split if keep else analysis.split_point
         self.remove_class("-loading")
         self.status.set("load", "")
@@ -152,6 +154,25 @@ class SessionScreen(SessionActions):
             more = f" (and {len(analysis.warnings) - 1} more)" if len(analysis.warnings) > 1 else ""
             self.notify(f"{self.path.name}: {first}{more}", title="Skipped while reading", severity="warning")
         self.after_load(previous, loaded, message.reason)
+        if loaded.agentic is None:
+            self.find_agentic(loaded)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group=AGENTIC_GROUP,
+          description="finding agentic split candidates")
+    def find_agentic(self, loaded: Loaded) -> None:
+        loaded.find_agentic()
+        self.post_message(AgenticFound(loaded))
+
+    def on_agentic_found(self, message: AgenticFound) -> None:
+        loaded = message.loaded
+        if loaded is not self.loaded:
+            return  # a newer load replaced it
+        if self.split not in loaded.analysis.candidates and self.split not in loaded.agentic_set:
+            self.notify(f"Split {self.split} is no longer a valid split point; back to the reference's.",
+                        severity="warning")
+            self.split = loaded.analysis.split_point
+        self.table.set_analysis(loaded.analysis, self.split, agentic=loaded.agentic_set)
+        self.refresh_figures()
 
     def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
         self.compaction_worker_changed(worker, state)
@@ -212,6 +233,9 @@ class SessionScreen(SessionActions):
 
     def action_agentic(self, direction: int) -> None:
         if self.loaded is None:
+            return
+        if self.loaded.agentic is None:
+            self.notify("Still looking for agentic split candidates; try again in a moment.", timeout=3)
             return
         target = self.loaded.step_agentic(self.split, direction)
         if target == self.split:
