@@ -7,6 +7,8 @@ split afterwards is O(1) through prefix sums.  Nothing here writes to disk.
 from __future__ import annotations
 
 import bisect
+import os
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -15,43 +17,21 @@ from typing import Any
 from inspector.compaction.budget import (
     TOOL_OUTPUTS_DIR,
     Truncation,
-    apply_budget,
+    changes_json,
     output_file_name,
+    plan_budget,
     truncate_chars,
+    truncated_content,
 )
-from inspector.compaction.split import ends_safely, find_split_point, is_split_candidate
+from inspector.compaction.split import find_split_point
 from inspector.jsjson import js_json_len
 from inspector.session import Session, Turn, history
 from inspector.session.errors import LoadWarning
-from inspector.tokens import DEFAULT_THRESHOLD, parts_quarters, token_limit
+from inspector.session.figures import TurnFigures, content_figures, response_text, turn_kind, usage_of
+from inspector.session.loader import paused_gc
+from inspector.tokens import DEFAULT_THRESHOLD, token_limit
 
-_USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
-
-
-def turn_kind(content: dict[str, Any]) -> str:
-    """A short label for what a turn holds: text, thought, tool call, ..."""
-    seen: list[str] = []
-    parts = content.get("parts")
-    for part in parts if isinstance(parts, list) else []:
-        if not isinstance(part, dict):
-            label = "other"
-        elif part.get("thought"):
-            label = "thought"
-        elif isinstance(part.get("text"), str):
-            label = "text"
-        elif part.get("functionCall"):
-            label = "tool call"
-        elif part.get("functionResponse"):
-            label = "tool result"
-        elif "inlineData" in part or "fileData" in part:
-            data = part.get("inlineData") or part.get("fileData") or {}
-            mime = data.get("mimeType", "") if isinstance(data, dict) else ""
-            label = "image" if isinstance(mime, str) and mime.startswith("image/") else "file"
-        else:
-            label = "other"
-        if label not in seen:
-            seen.append(label)
-    return "+".join(seen) if seen else "empty"
+__all__ = ["Analysis", "Rows", "analyze", "analyze_turns", "project_temp_dir", "turn_kind"]
 
 
 def project_temp_dir(session_path: Path) -> Path:
@@ -80,10 +60,13 @@ class Analysis:
     model: str | None
     recorded: list[dict[str, Any] | None]
     warnings: list[LoadWarning] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)  # turn_kind of every turn
     _prefix_quarters: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
         self._prefix_quarters = [0, *accumulate(self.quarters)]
+        if len(self.kinds) != len(self.turns):
+            self.kinds = [turn_kind(t.content) for t in self.turns]
 
     # -- totals ---------------------------------------------------------------
     @property
@@ -142,7 +125,32 @@ class Analysis:
             "kept_share": (kept / total) if total else 0.0,
         }
 
-    def to_json(self, path: Path, fmt: str, session_id: str | None) -> dict[str, Any]:
+    def to_json(self, path: Path, fmt: str, session_id: str | None, *, lazy: bool = False) -> dict[str, Any]:
+        """The ``analyze --json`` object.  ``lazy``: the two long lists as ``Rows``
+        (made while written, see ``commands.common.print_json``), not lists."""
+        turns, kinds, quarters, chars, recorded = self.turns, self.kinds, self.quarters, self.json_chars, self.recorded
+        history = (
+            {
+                "index": i,
+                "role": t.role,
+                "record_id": t.record_id,
+                "kind": kinds[i],
+                "estimated_tokens": quarters[i] // 4,
+                "json_chars": chars[i],
+                "recorded": recorded[i],
+            }
+            for i, t in enumerate(turns)
+        )
+        truncations = (
+            {
+                "turn": tr.turn,
+                "tool": tr.tool,
+                "original_tokens": tr.original_tokens,
+                "new_tokens": tr.new_tokens,
+                "output_file": tr.output_file,
+            }
+            for tr in self.truncations
+        )
         return {
             "path": str(path),
             "format": fmt,
@@ -150,18 +158,7 @@ class Analysis:
             "model": self.model,
             "token_limit": self.token_limit,
             "threshold": self.threshold,
-            "history": [
-                {
-                    "index": t.index,
-                    "role": t.role,
-                    "record_id": t.record_id,
-                    "kind": turn_kind(t.content),
-                    "estimated_tokens": self.quarters[t.index] // 4,
-                    "json_chars": self.json_chars[t.index],
-                    "recorded": self.recorded[t.index],
-                }
-                for t in self.turns
-            ],
+            "history": Rows(history) if lazy else list(history),
             "total_estimated_tokens": self.total_estimated_tokens,
             "recorded_prompt_tokens": self.recorded_prompt_tokens,
             "context_tokens": self.context_tokens,
@@ -169,64 +166,77 @@ class Analysis:
             "split_candidates": self.candidates,
             "compress_split_point": self.compress_split_point,
             "would_compress": self.would_compress,
-            "budget_truncations": [
-                {
-                    "turn": tr.turn,
-                    "tool": tr.tool,
-                    "original_tokens": tr.original_tokens,
-                    "new_tokens": tr.new_tokens,
-                    "output_file": tr.output_file,
-                }
-                for tr in self.truncations
-            ],
+            "budget_truncations": Rows(truncations) if lazy else list(truncations),
             "split": self.split_figures(self.split_point),
             "warnings": [w.to_json() for w in self.warnings],
         }
 
 
-def _usage(message: dict[str, Any]) -> dict[str, Any] | None:
-    tokens = message.get("tokens")
-    if not isinstance(tokens, dict):
-        return None
-    return {k: tokens[k] for k in _USAGE_KEYS if k in tokens}
+class Rows:
+    """A long list of JSON objects, produced while it is written."""
+
+    def __init__(self, items: Iterable[dict[str, Any]]) -> None:
+        self.items = items
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.items)
 
 
 def analyze_turns(
     turns: list[Turn],
-    messages: list[dict[str, Any]] | None = None,
+    messages: Sequence[dict[str, Any]] | None = None,
     *,
     model: str | None = None,
     threshold: float = DEFAULT_THRESHOLD,
     temp_dir: Path | None = None,
     warnings: list[LoadWarning] | None = None,
+    figures: Sequence[TurnFigures] | None = None,
 ) -> Analysis:
-    contents = [t.content for t in turns]
-    quarters = [parts_quarters(_parts(c)) for c in contents]
-    json_chars = [js_json_len(c) for c in contents]
-    flags = [is_split_candidate(c) for c in contents]
-    safe_end = bool(contents) and ends_safely(contents[-1])
-    split_point = find_split_point(json_chars, flags, safe_end) if contents else 0
+    """Analyse turns; ``figures`` (one per turn) when the loader computed them already."""
+    if figures is None:
+        figures = [
+            content_figures(
+                t.content,
+                usage=usage_of(messages[t.message_index])
+                if messages is not None and t.message_index is not None and not t.is_tool_result
+                and t.role == "model" else None,
+            )
+            for t in turns
+        ]
+    quarters = [f.quarters for f in figures]
+    json_chars = [f.json_len for f in figures]
+    flags = [f.candidate for f in figures]
+    safe_end = bool(figures) and figures[-1].safe_end
+    split_point = find_split_point(json_chars, flags, safe_end) if figures else 0
     candidates = [0, *(i for i, flag in enumerate(flags) if flag and i > 0)]
     if safe_end:
-        candidates.append(len(contents))
-
-    recorded: list[dict[str, Any] | None] = [None] * len(turns)
-    if messages is not None:
-        for t in turns:
-            if t.message_index is not None and not t.is_tool_result and t.role == "model":
-                recorded[t.index] = _usage(messages[t.message_index])
+        candidates.append(len(figures))
+    recorded = [f.usage for f in figures]
 
     limit = token_limit(model)
-    last_prompt = next((int(u["input"]) for u in reversed(recorded) if u and isinstance(u.get("input"), (int, float))), 0)
-    folder = (temp_dir or Path(".")) / TOOL_OUTPUTS_DIR
-    truncated, truncations = apply_budget(
-        contents,
-        lambda tool, seq: str(folder / output_file_name(tool, seq)),
-        max_chars=truncate_chars(limit, last_prompt),
+    last_prompt = next(
+        (int(u["input"]) for u in reversed(recorded) if u and isinstance(u.get("input"), (int, float))), 0
     )
-    if truncations:
-        changed = {tr.turn for tr in truncations}
-        weights = [js_json_len(truncated[i]) if i in changed else json_chars[i] for i in range(len(turns))]
+    folder = str((temp_dir or Path(".")) / TOOL_OUTPUTS_DIR) + os.sep
+    responses = [f.responses for f in figures]
+
+    def text_of(i: int, j: int) -> str:
+        return response_text(turns[i].content["parts"][j]["functionResponse"]["response"])
+
+    truncations = plan_budget(
+        responses, text_of, lambda tool, seq: folder + output_file_name(tool, seq), truncate_chars(limit, last_prompt)
+    )
+    changed: dict[int, list[Truncation]] = {}
+    for truncation in truncations:
+        if changes_json(truncation, responses[truncation.turn]):
+            changed.setdefault(truncation.turn, [])
+    if changed:
+        for truncation in truncations:
+            if truncation.turn in changed:
+                changed[truncation.turn].append(truncation)
+        weights = list(json_chars)
+        for i, cut in changed.items():
+            weights[i] = js_json_len(truncated_content(turns[i].content, cut))
         compress_split = find_split_point(weights, flags, safe_end)
     else:
         compress_split = split_point
@@ -244,21 +254,22 @@ def analyze_turns(
         model=model,
         recorded=recorded,
         warnings=list(warnings or []),
+        kinds=[f.kind for f in figures],
     )
-
-
-def _parts(content: dict[str, Any]) -> list[Any]:
-    parts = content.get("parts")
-    return parts if isinstance(parts, list) else []
 
 
 def analyze(session: Session, *, model: str | None = None, threshold: float | None = None) -> Analysis:
     """Analyse a loaded session (``model`` / ``threshold`` override what it says)."""
-    return analyze_turns(
-        history(session),
-        session.messages if session.contents is None else None,
-        model=model or session.model,
-        threshold=threshold if threshold is not None else DEFAULT_THRESHOLD,
-        temp_dir=project_temp_dir(session.path),
-        warnings=session.warnings,
-    )
+    with paused_gc():
+        figures = None
+        if session.message_figures is not None:
+            figures = [f for per_message in session.message_figures for f in per_message]
+        return analyze_turns(
+            history(session),
+            session.messages if session.contents is None else None,
+            model=model or session.model,
+            threshold=threshold if threshold is not None else DEFAULT_THRESHOLD,
+            temp_dir=project_temp_dir(session.path),
+            warnings=session.warnings,
+            figures=figures,
+        )

@@ -12,8 +12,11 @@ import codecs
 import json
 import math
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
+
+import orjson
 
 # ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim removes.
 JS_WHITESPACE = (
@@ -23,9 +26,6 @@ JS_WHITESPACE = (
 
 _encode_string = json.encoder.encode_basestring  # C-accelerated, no ASCII escaping
 _SURROGATE = re.compile("[\ud800-\udfff]")
-# A number token in compact JSON that Python prints differently from JavaScript:
-# a fraction or exponent, 16+ digits (beyond 2**53), or a non-finite value.
-_ODD_NUMBER = re.compile(r"(?:^|[:\[,])(?:-?\d(?:\d*[.eE]|\d{15})|-?Infinity|NaN)")
 
 
 def _fffd(error: UnicodeError) -> tuple[bytes, int]:
@@ -160,6 +160,8 @@ def _write(value: Any, out: list[str], indent: int | None, pad: str) -> None:
         if indent:
             out.append("\n" + pad)
         out.append("]")
+    elif isinstance(value, Sequence):  # a lazy list of records (session.records.MessageList)
+        _write(list(value), out, indent, pad)
     else:
         raise TypeError(f"not a JSON value: {type(value).__name__}")
 
@@ -178,32 +180,72 @@ def _is_array_index(key: str) -> bool:
     return key.isdigit() and key.isascii() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
 
 
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_FOUR_BYTE_LEADS = (b"\xf0", b"\xf1", b"\xf2", b"\xf3", b"\xf4")
+_dumps = orjson.dumps
+_SAFE_INT = 2**53
+
+
+def utf16_len_of_utf8(data: bytes) -> int:
+    """UTF-16 code units of valid UTF-8 ``data`` (an astral character is two)."""
+    if data.isascii():
+        return len(data)
+    return len(data.translate(None, _CONTINUATION)) + sum(data.count(b) for b in _FOUR_BYTE_LEADS)
+
+
+def js_string_json_len(text: str) -> int:
+    """``JSON.stringify(text).length`` for a string."""
+    try:
+        data = _dumps(text)  # orjson escapes exactly as JavaScript does
+    except TypeError:  # a lone surrogate
+        return utf16_len(_js_string(text))
+    return len(data) if text.isascii() else utf16_len_of_utf8(data)
+
+
 def js_json_len(value: Any) -> int:
     """``JSON.stringify(value).length``, fast for the common case.
 
-    The C encoder writes the text; the result is corrected for what differs in
-    length between Python and JavaScript (UTF-16 units, lone surrogates, number
-    formatting).  Numbers are only re-examined when the text holds one that
-    could print differently.
+    orjson writes the text in C (its escapes and separators are JavaScript's)
+    and the length is counted in UTF-16 units; only a value holding a float
+    or an integer beyond 2**53, which print differently, is corrected.  Lone
+    surrogates and integers beyond 64 bits, which orjson refuses, take the
+    exact slow path.
     """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if text.isascii():
-        length = len(text)
-    else:
-        length = len(text.encode("utf-16-le", "surrogatepass")) // 2
-        if _SURROGATE.search(text):
-            return utf16_len(js_stringify(value))
-    if _ODD_NUMBER.search(text):
+    try:
+        data = _dumps(value)
+    except TypeError:
+        return utf16_len(js_stringify(value))
+    length = len(data) if data.isascii() else utf16_len_of_utf8(data)
+    if _has_odd_number(value):
         length += _number_correction(value)
     return length
 
 
+def _has_odd_number(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or value is None or kind is bool:
+        return False
+    if kind is dict:
+        for item in value.values():  # noqa: SIM110 - a plain loop is faster than any() here
+            if type(item) is not str and _has_odd_number(item):
+                return True
+        return False
+    if kind is list:
+        for item in value:  # noqa: SIM110
+            if type(item) is not str and _has_odd_number(item):
+                return True
+        return False
+    if kind is int:
+        return not -_SAFE_INT <= value <= _SAFE_INT
+    return True  # a float, or a subclass: let the correction decide
+
+
 def _number_correction(value: Any) -> int:
-    if isinstance(value, bool) or value is None or isinstance(value, str):
+    """JavaScript's length minus orjson's for every number inside ``value``."""
+    if isinstance(value, str) or value is None or isinstance(value, bool):
         return 0
     if isinstance(value, (int, float)):
-        python = json.dumps(value)
-        return len(js_number(value)) - len(python)
+        return len(js_number(value)) - len(_dumps(value))
     if isinstance(value, dict):
         return sum(_number_correction(v) for v in value.values())
     if isinstance(value, (list, tuple)):

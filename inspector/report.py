@@ -55,7 +55,9 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     )
     if result.compress_split_point != result.split_point:
         console.print(f"after the tool-output budget, compress() splits at {result.compress_split_point}")
-    verdict = "would compress now" if result.would_compress else "below the threshold: Gemini CLI would not compress yet"
+    verdict = (
+        "would compress now" if result.would_compress else "below the threshold: Gemini CLI would not compress yet"
+    )
     console.print(verdict, style="yellow" if result.would_compress else "dim")
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")

@@ -42,7 +42,7 @@ def text_quarters(text: str) -> int:
     return ascii_units + 6 * other_units
 
 
-def _media_quarters(part: dict[str, Any]) -> int | None:
+def media_quarters(part: dict[str, Any]) -> int | None:
     inline = part.get("inlineData") if "inlineData" in part else None
     file_data = part.get("fileData") if "fileData" in part else None
     mime = (inline.get("mimeType") if isinstance(inline, dict) else None) or (
@@ -67,14 +67,14 @@ def part_quarters(part: Any, depth: int = 0) -> int:
         return text_quarters(text)
     response_part = part.get("functionResponse")
     if truthy(response_part):
-        return _function_response_quarters(response_part, depth)
-    media = _media_quarters(part)
+        return function_response_quarters(response_part, depth)
+    media = media_quarters(part)
     if media is not None:
         return media
     return js_json_len(part)
 
 
-def _function_response_quarters(fr: Any, depth: int) -> int:
+def function_response_quarters(fr: Any, depth: int) -> int:
     if not isinstance(fr, dict):
         return 0
     name = fr.get("name")

@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     threshold = resolve_threshold(args.threshold)
     result = analyze(session, model=args.model, threshold=threshold.value)
     if args.json:
-        print_json(result.to_json(session.path, session.format, session.session_id))
+        print_json(result.to_json(session.path, session.format, session.session_id, lazy=True))
     else:
         from inspector.report import print_analysis
 

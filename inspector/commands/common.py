@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +33,53 @@ def _fraction(text: str) -> float:
 
 
 def print_json(value: Any) -> None:
+    """Write ``value`` as indented JSON on stdout.
+
+    A top-level value that is an iterable of objects (``analysis.Rows``) is
+    written in batches as it is produced, so 170,000 rows never exist as one
+    list nor as one string; the bytes are the same as for a list.
+    """
+    out = sys.stdout.buffer
+    if isinstance(value, dict) and any(_is_rows(v) for v in value.values()):
+        _write_streamed(value, out)
+    else:
+        out.write(_dumps(value) + b"\n")
+    out.flush()
+
+
+_BATCH = 4096
+
+
+def _is_rows(value: Any) -> bool:
+    return not isinstance(value, (list, dict, str, bytes, tuple)) and hasattr(value, "__iter__")
+
+
+def _dumps(value: Any) -> bytes:
     try:
-        data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except TypeError:  # an integer beyond 64 bits somewhere in the session
         import json
 
-        data = json.dumps(value, indent=2, ensure_ascii=False).encode()
-    sys.stdout.buffer.write(data + b"\n")
-    sys.stdout.flush()
+        return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _write_streamed(value: dict[str, Any], out: Any) -> None:
+    marks = {key: f"\x00rows:{key}\x00" for key, item in value.items() if _is_rows(item)}
+    head = _dumps({key: marks.get(key, item) for key, item in value.items()})
+    for key, mark in marks.items():
+        before, _, head = head.partition(_dumps(mark))
+        out.write(before)
+        _write_rows(value[key], out)
+    out.write(head + b"\n")
+
+
+def _write_rows(rows: Iterable[dict[str, Any]], out: Any) -> None:
+    """A list of objects as orjson indents it at depth 1 of an object."""
+    iterator = iter(rows)
+    first = True
+    while batch := list(islice(iterator, _BATCH)):
+        text = _dumps(batch)  # "[\n  {...},\n  {...}\n]" at depth 0
+        body = b"  " + text[2:-2].replace(b"\n", b"\n  ")
+        out.write((b"[\n" if first else b",\n") + body)
+        first = False
+    out.write(b"[]" if first else b"\n  ]")

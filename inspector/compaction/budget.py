@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from inspector.jsjson import js_stringify, utf16_len
+from inspector.jsjson import utf16_len
+from inspector.session.figures import ResponseFigures, response_figures, response_text
 from inspector.tokens import DEFAULT_TOKEN_LIMIT, text_quarters
 
 FUNCTION_RESPONSE_TOKEN_BUDGET = 50_000
@@ -30,17 +30,55 @@ def _sanitize(text: str) -> str:
     return _UNSAFE_FILENAME.sub(lambda m: "__" if ord(m.group()) > 0xFFFF else "_", text)
 
 
-@dataclass(frozen=True)
 class Truncation:
-    """One tool output the budget replaces with an excerpt."""
+    """One tool output the budget replaces with an excerpt.
 
-    turn: int
-    part: int
-    tool: str
-    output_file: str
-    full_text: str
-    original_tokens: int
-    new_tokens: int
+    ``full_text`` (what is saved to ``output_file``) and ``excerpt`` (what the
+    history keeps) are computed when first read, so planning the budget of a
+    big session does not hold every tool output in memory.
+    """
+
+    __slots__ = ("_excerpt", "_max_chars", "_text", "new_tokens", "original_tokens", "output_file", "part", "tool",
+                 "turn")
+
+    def __init__(
+        self, turn: int, part: int, tool: str, output_file: str, full_text: str | Callable[[], str],
+        original_tokens: int, new_tokens: int, *, excerpt: str | None = None, max_chars: int | None = None,
+    ) -> None:
+        self.turn = turn
+        self.part = part
+        self.tool = tool
+        self.output_file = output_file
+        self._text = full_text
+        self.original_tokens = original_tokens
+        self.new_tokens = new_tokens
+        self._excerpt = excerpt  # None: the same as full_text (it fitted in max_chars)
+        self._max_chars = max_chars
+
+    @property
+    def full_text(self) -> str:
+        if not isinstance(self._text, str):
+            self._text = self._text()
+        return self._text
+
+    @property
+    def excerpt(self) -> str:
+        """The text the history keeps in place of the output."""
+        return self.full_text if self._excerpt is None else self._excerpt
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Truncation):
+            return NotImplemented
+        return (self.turn, self.part, self.tool, self.output_file, self.full_text, self.original_tokens,
+                self.new_tokens) == (other.turn, other.part, other.tool, other.output_file, other.full_text,
+                                     other.original_tokens, other.new_tokens)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"Truncation(turn={self.turn}, part={self.part}, tool={self.tool!r}, "
+                f"output_file={self.output_file!r}, original_tokens={self.original_tokens}, "
+                f"new_tokens={self.new_tokens})")
 
 
 def truncate_chars(token_limit: int = DEFAULT_TOKEN_LIMIT, last_prompt_tokens: int = 0) -> int:
@@ -82,15 +120,70 @@ def format_truncated(content: str, output_file: str, max_chars: int) -> str:
     )
 
 
-def response_text(response: Any) -> str:
-    """The text the budget measures: ``output``, else ``content``, else pretty JSON."""
-    if isinstance(response, str):
-        return response
-    if isinstance(response, dict):
-        for key in ("output", "content"):
-            if isinstance(response.get(key), str):
-                return str(response[key])
-    return js_stringify(response, indent=2)
+def plan_budget(
+    responses: Sequence[Sequence[ResponseFigures]],
+    text_of: Callable[[int, int], str],
+    output_path: Callable[[str, int], str],
+    max_chars: int = DEFAULT_TRUNCATE_CHARS,
+    budget: int = FUNCTION_RESPONSE_TOKEN_BUDGET,
+) -> list[Truncation]:
+    """``truncateHistoryToBudget`` over per-turn figures: what it truncates (newest first).
+
+    ``responses[i]`` are turn ``i``'s function responses (``session.figures``);
+    ``text_of(i, part)`` returns a response's measured text, and is only
+    called for an output longer than ``max_chars`` (or later, by whoever
+    reads ``Truncation.full_text``).
+    """
+    used = 0
+    seq = 0  # the reference's truncation counter (it also counts failed saves)
+    truncations: list[Truncation] = []
+    for i in range(len(responses) - 1, -1, -1):
+        for r in reversed(responses[i]):
+            if not r.has_response:
+                # The reference measures ``{text: undefined}`` (0 tokens); over
+                # budget it tries to save ``undefined``, which fails after
+                # taking a number, and keeps the part as it is.
+                if used > budget:
+                    seq += 1
+                continue
+            if used + r.tokens <= budget:
+                used += r.tokens
+                continue
+            seq += 1
+            path = output_path(r.name, seq)
+            if r.length <= max_chars:  # the "excerpt" is the whole text
+                text: str | Callable[[], str] = _deferred(text_of, i, r.part)
+                excerpt, new_tokens = None, r.tokens
+            else:
+                text = text_of(i, r.part)
+                excerpt = format_truncated(text, path, max_chars)
+                new_tokens = text_quarters(excerpt) // 4
+            used += new_tokens
+            truncations.append(
+                Truncation(i, r.part, r.name, path, text, r.tokens, new_tokens, excerpt=excerpt, max_chars=max_chars)
+            )
+    return truncations
+
+
+def _deferred(text_of: Callable[[int, int], str], turn: int, part: int) -> Callable[[], str]:
+    return lambda: text_of(turn, part)
+
+
+def changes_json(truncation: Truncation, responses: Sequence[ResponseFigures]) -> bool:
+    """Whether replacing the part changes the turn's JSON text."""
+    if truncation._excerpt is not None:
+        return True
+    return not any(r.part == truncation.part and r.plain for r in responses)
+
+
+def truncated_content(content: dict[str, Any], truncations: Sequence[Truncation]) -> dict[str, Any]:
+    """``content`` with the given truncations (all of this turn) applied."""
+    parts = list(content.get("parts") or [])
+    for truncation in truncations:
+        fr = parts[truncation.part]["functionResponse"]
+        # Only the function response survives: other keys of the part are dropped.
+        parts[truncation.part] = {"functionResponse": {**fr, "response": {"output": truncation.excerpt}}}
+    return {**content, "parts": parts}
 
 
 def apply_budget(
@@ -105,48 +198,24 @@ def apply_budget(
     (1-based, numbered as the reference numbers them).  Untouched turns are
     the same objects as in ``contents``.
     """
-    used = 0
-    seq = 0  # the reference's truncation counter (it also counts failed saves)
-    truncations: list[Truncation] = []
+    responses = [response_figures(_parts(c)) for c in contents]
+
+    def text_of(i: int, j: int) -> str:
+        return response_text(contents[i]["parts"][j]["functionResponse"]["response"])
+
+    truncations = plan_budget(responses, text_of, output_path, max_chars, budget)
     result: list[dict[str, Any]] = list(contents)
-    for i in range(len(contents) - 1, -1, -1):
-        content = contents[i]
-        parts = content.get("parts")
-        if not isinstance(parts, list):
-            if parts is None:  # the reference rebuilds every turn as {...content, parts: [...]}
-                result[i] = {**content, "parts": []}
-            continue
-        new_parts: list[Any] | None = None
-        for j in range(len(parts) - 1, -1, -1):
-            part = parts[j]
-            if not isinstance(part, dict):
-                continue
-            fr = part.get("functionResponse")
-            if not isinstance(fr, dict):
-                continue
-            if "response" not in fr:
-                # No response: the reference measures ``{text: undefined}`` (0
-                # tokens); over budget it tries to save ``undefined``, which
-                # fails after taking a number, and keeps the part as it is.
-                if used > budget:
-                    seq += 1
-                continue
-            text = response_text(fr["response"])
-            tokens = text_quarters(text) // 4
-            if used + tokens > budget:
-                tool = fr.get("name") if isinstance(fr.get("name"), str) else "unknown_tool"
-                seq += 1
-                path = output_path(str(tool), seq)
-                excerpt = format_truncated(text, path, max_chars)
-                new_tokens = text_quarters(excerpt) // 4
-                if new_parts is None:
-                    new_parts = list(parts)
-                # Only the function response survives: other keys of the part are dropped.
-                new_parts[j] = {"functionResponse": {**fr, "response": {"output": excerpt}}}
-                used += new_tokens
-                truncations.append(Truncation(i, j, str(tool), path, text, tokens, new_tokens))
-            else:
-                used += tokens
-        if new_parts is not None:
-            result[i] = {**content, "parts": new_parts}
+    by_turn: dict[int, list[Truncation]] = {}
+    for truncation in truncations:
+        by_turn.setdefault(truncation.turn, []).append(truncation)
+    for i, content in enumerate(contents):
+        if i in by_turn:
+            result[i] = truncated_content(content, by_turn[i])
+        elif content.get("parts") is None:  # the reference rebuilds every turn as {...content, parts: [...]}
+            result[i] = {**content, "parts": []}
     return result, truncations
+
+
+def _parts(content: dict[str, Any]) -> list[Any]:
+    parts = content.get("parts")
+    return parts if isinstance(parts, list) else []

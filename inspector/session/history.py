@@ -7,29 +7,64 @@ untouched.  Each turn remembers the message it came from.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from inspector.jsjson import JS_WHITESPACE, js_to_string, truthy
-from inspector.session.loader import Session
+
+if TYPE_CHECKING:
+    from inspector.session.loader import Session
 
 _IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")
 _LONGEST_PREFIX = max(len(p) for p in _IGNORED_PREFIXES)
 
 
-@dataclass(slots=True)
 class Turn:
-    """One Content of the history, with where it came from."""
+    """One Content of the history, with where it came from.
 
-    index: int
-    content: dict[str, Any]
-    record_id: str | None = None  # the message record this turn came from
-    message_index: int | None = None  # position of that record in Session.messages
-    is_tool_result: bool = False  # the functionResponse turn built from toolCalls
+    ``content`` is either held or, for turns of a big recording, built the
+    first time it is read from the message's line (``source``), so that
+    170,000 turns do not keep 170,000 parsed contents alive until needed.
+    """
+
+    __slots__ = ("_content", "_role", "_source", "index", "is_tool_result", "message_index", "record_id")
+
+    def __init__(
+        self,
+        index: int,
+        content: dict[str, Any] | None = None,
+        record_id: str | None = None,
+        message_index: int | None = None,
+        is_tool_result: bool = False,
+        *,
+        role: str | None = None,
+        source: Callable[[Turn], dict[str, Any]] | None = None,
+    ) -> None:
+        self.index = index
+        self._content = content
+        self.record_id = record_id  # the message record this turn came from
+        self.message_index = message_index  # position of that record in Session.messages
+        self.is_tool_result = is_tool_result  # the functionResponse turn built from toolCalls
+        self._role = role
+        self._source = source
+
+    @property
+    def content(self) -> dict[str, Any]:
+        if self._content is not None:
+            return self._content
+        if self._source is None:
+            raise ValueError("a turn without content")
+        self._content = self._source(self)  # kept: the same object on every read
+        return self._content
+
+    @content.setter
+    def content(self, value: dict[str, Any]) -> None:
+        self._content = value
 
     @property
     def role(self) -> str:
+        if self._role is not None:
+            return self._role
         return str(self.content.get("role", ""))
 
     @property
@@ -43,6 +78,21 @@ class Turn:
         if self.record_id is None:
             return None
         return f"{self.record_id}_response" if self.is_tool_result else self.record_id
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Turn):
+            return NotImplemented
+        return (self.index, self.record_id, self.message_index, self.is_tool_result, self.content) == (
+            other.index, other.record_id, other.message_index, other.is_tool_result, other.content
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"Turn(index={self.index}, role={self.role!r}, record_id={self.record_id!r}, "
+            f"message_index={self.message_index}, is_tool_result={self.is_tool_result})"
+        )
 
 
 def part_array(content: Any) -> list[Any]:
@@ -67,7 +117,7 @@ def _part_text_pieces(value: Any) -> Iterator[str]:
         return
     if not isinstance(value, dict):
         return
-    if value.get("videoMetadata") is not None or "videoMetadata" in value and value["videoMetadata"] is None:
+    if value.get("videoMetadata") is not None or ("videoMetadata" in value and value["videoMetadata"] is None):
         yield "[Video Metadata]"
     elif "thought" in value:
         yield f"[Thought: {js_to_string(value['thought'])}]"
@@ -91,6 +141,14 @@ def _part_text_pieces(value: Any) -> Iterator[str]:
 
 def is_ignored_user_content(content: Any) -> bool:
     """Whether a user message stays out of the history (empty, a command, context)."""
+    if type(content) is list and content:
+        first = content[0]
+        if type(first) is dict and len(first) == 1:
+            text = first.get("text")
+            if type(text) is str:
+                head = text.lstrip(JS_WHITESPACE)
+                if len(head) >= _LONGEST_PREFIX:  # decided by the first part alone
+                    return head.startswith(_IGNORED_PREFIXES)
     seen = ""
     for piece in _part_text_pieces(content):
         seen = (seen + piece).lstrip(JS_WHITESPACE)
@@ -144,40 +202,44 @@ def _response_parts(calls: list[Any]) -> list[Any]:
     return parts
 
 
-def messages_to_turns(messages: list[dict[str, Any]]) -> list[Turn]:
+def message_contents(message: dict[str, Any]) -> list[tuple[dict[str, Any], bool]]:
+    """The turns one message becomes: ``(content, is_tool_result)``, none to two."""
+    kind = message.get("type")
+    if kind == "user":
+        content = message.get("content")
+        if is_ignored_user_content(content):
+            return []
+        return [({"role": "user", "parts": part_array(content)}, False)]
+    if kind != "gemini":
+        return []
+    content = message.get("content")
+    content_parts = part_array(content) if truthy(content) else []
+    calls = message.get("toolCalls")
+    has_calls = isinstance(calls, list) and len(calls) > 0
+    if any(isinstance(p, dict) and (truthy(p.get("functionCall")) or truthy(p.get("thought")))
+           for p in content_parts):
+        model_parts = list(content_parts)
+    else:
+        model_parts = _thought_parts(message.get("thoughts"))
+        model_parts.extend(content_parts)
+        if has_calls:
+            model_parts.extend(_call_part(call) for call in calls)
+    if not model_parts:
+        return []
+    out = [({"role": "model", "parts": model_parts}, False)]
+    if has_calls:
+        responses = _response_parts(calls)
+        if responses:
+            out.append(({"role": "user", "parts": responses}, True))
+    return out
+
+
+def messages_to_turns(messages: Sequence[dict[str, Any]]) -> list[Turn]:
     turns: list[Turn] = []
     for position, message in enumerate(messages):
-        kind = message.get("type")
         ident = message.get("id")
-        if kind == "user":
-            content = message.get("content")
-            if is_ignored_user_content(content):
-                continue
-            turns.append(
-                Turn(len(turns), {"role": "user", "parts": part_array(content)}, ident, position)
-            )
-        elif kind == "gemini":
-            content = message.get("content")
-            content_parts = part_array(content) if truthy(content) else []
-            calls = message.get("toolCalls")
-            has_calls = isinstance(calls, list) and len(calls) > 0
-            if any(isinstance(p, dict) and (truthy(p.get("functionCall")) or truthy(p.get("thought")))
-                   for p in content_parts):
-                model_parts = list(content_parts)
-            else:
-                model_parts = _thought_parts(message.get("thoughts"))
-                model_parts.extend(content_parts)
-                if has_calls:
-                    model_parts.extend(_call_part(call) for call in calls)
-            if not model_parts:
-                continue
-            turns.append(Turn(len(turns), {"role": "model", "parts": model_parts}, ident, position))
-            if has_calls:
-                responses = _response_parts(calls)
-                if responses:
-                    turns.append(
-                        Turn(len(turns), {"role": "user", "parts": responses}, ident, position, True)
-                    )
+        for content, is_result in message_contents(message):
+            turns.append(Turn(len(turns), content, ident, position, is_result))
     return turns
 
 
@@ -189,4 +251,24 @@ def history(session: Session) -> list[Turn]:
     """The curated history of a session: what Gemini CLI would resume with."""
     if session.contents is not None:
         return contents_to_turns(session.contents)
+    if session.message_figures is not None:
+        return lazy_turns(session)
     return messages_to_turns(session.messages)
+
+
+def lazy_turns(session: Session) -> list[Turn]:
+    """Turns whose content is rebuilt from the message when asked for."""
+    figures = session.message_figures
+    assert figures is not None
+    messages = session.messages
+
+    def source(turn: Turn) -> dict[str, Any]:
+        assert turn.message_index is not None
+        built = message_contents(messages[turn.message_index])
+        return built[1 if turn.is_tool_result else 0][0]
+
+    turns: list[Turn] = []
+    for position, turn_figures in enumerate(figures):
+        for f in turn_figures:
+            turns.append(Turn(len(turns), None, f.record_id, position, f.is_tool_result, role=f.role, source=source))
+    return turns

@@ -13,10 +13,15 @@ Three formats, told apart by content, never by name:
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import os
+import re
 import stat
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -25,6 +30,8 @@ import orjson
 
 from inspector.jsjson import JS_WHITESPACE
 from inspector.session.errors import LoadWarning, SessionError
+from inspector.session.figures import TurnFigures, message_figures
+from inspector.session.records import MessageList, js_json_loads, loads_line
 from inspector.session.validate import check_content, check_message
 
 Format = Literal["jsonl", "json", "checkpoint"]
@@ -40,7 +47,7 @@ class Session:
     path: Path
     format: Format
     metadata: dict[str, Any]
-    messages: list[dict[str, Any]] = field(default_factory=list)
+    messages: Sequence[dict[str, Any]] = field(default_factory=list)  # a MessageList for JSONL
     contents: list[dict[str, Any]] | None = None  # checkpoint files only
     warnings: list[LoadWarning] = field(default_factory=list)
     message_lines: dict[str, int] = field(default_factory=dict)  # id -> line (jsonl)
@@ -50,6 +57,8 @@ class Session:
     mtime_ns: int = 0
     ends_with_newline: bool = True
     bare_checkpoint: bool = False
+    # JSONL only: the figures of every message's turns, computed while reading
+    message_figures: list[tuple[TurnFigures, ...]] | None = None
 
     @property
     def session_id(self) -> str | None:
@@ -87,29 +96,45 @@ def read_bytes(path: Path) -> bytes:
         raise SessionError(path, f"cannot read: {exc.strerror or exc}") from None
 
 
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Hold the cyclic garbage collector while building many long-lived objects.
+
+    Parsing a big session allocates hundreds of thousands of dicts and lists
+    that all live on; each collection would scan them all again (it doubles
+    the load time of a 100 MB file).  Nothing parsed here forms a cycle.  On
+    the way out the survivors are frozen (``gc.freeze``) so that later
+    collections skip them too; reference counting still frees them.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.freeze()
+            gc.enable()
+
+
 def load(path: str | os.PathLike[str]) -> Session:
     """Read a session file of any format.  Raises SessionError for bad input."""
     path = Path(path)
     data = read_bytes(path)
-    session = parse(path, data)
-    try:
+    with paused_gc():
+        session = parse(path, data)
+    with contextlib.suppress(OSError):
         session.mtime_ns = path.stat().st_mtime_ns
-    except OSError:
-        pass
     return session
 
 
 def parse(path: Path, data: bytes) -> Session:
-    if not data.strip(_BLANK_BYTES):
+    if _NOT_BLANK.search(data) is None:
         raise SessionError(path, "the file is empty")
     nul = data.find(b"\x00")
     if nul != -1:
         raise SessionError(path, f"binary data (a NUL byte at offset {nul}), not a session file")
     whole = _parse_whole(data)
-    if whole is not _FAILED:
-        session = _from_document(path, data, whole)
-    else:
-        session = _read_jsonl(path, data)
+    session = _read_jsonl(path, data) if whole is _FAILED else _from_document(path, data, whole)
     session.size = len(data)
     session.sha256 = hashlib.sha256(data).hexdigest()
     session.ends_with_newline = data.endswith(b"\n")
@@ -117,9 +142,30 @@ def parse(path: Path, data: bytes) -> Session:
 
 
 _FAILED = object()
+_NOT_BLANK = re.compile(rb"[^ \t\n\r\v\f]")
+
+
+def _several_values(data: bytes) -> bool:
+    """A complete JSON value on the first line and more after it: JSONL, not one document.
+
+    Checked first because parsing a 100 MB file as one document only to fail
+    on line 2 costs orjson about ten times the file's size in memory.
+    """
+    for start, end in _line_spans(data):
+        line = data[start:end]
+        if not line.strip(_BLANK_BYTES):
+            continue
+        try:
+            loads_line(line)
+        except (ValueError, RecursionError):
+            return False
+        return _NOT_BLANK.search(data, end) is not None
+    return False
 
 
 def _parse_whole(data: bytes) -> Any:
+    if _several_values(data):
+        return _FAILED
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -189,40 +235,6 @@ def _checkpoint(path: Path, wrapper: dict[str, Any], history: list[Any], bare: b
     return Session(path=path, format="checkpoint", metadata=wrapper, contents=history, bare_checkpoint=bare)
 
 
-def _split_lines(data: bytes) -> list[bytes]:
-    """Lines as Node's readline sees them: split on LF, CRLF and a lone CR."""
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    if b"\r" not in data:
-        return lines
-    out: list[bytes] = []
-    for line in lines:
-        if line.endswith(b"\r"):
-            line = line[:-1]
-        out.extend(line.split(b"\r") if b"\r" in line else (line,))
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def js_json_loads(text: str) -> Any:
-    """``JSON.parse``: the standard parser without its NaN/Infinity extension."""
-    return json.loads(text, parse_constant=_no_constant)
-
-
-def _loads_line(raw: bytes) -> Any:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        # orjson refuses a few things JavaScript accepts (lone surrogate
-        # escapes, integers beyond 64 bits, invalid UTF-8 that Node replaces
-        # with U+FFFD): ask the standard parser.
-        return js_json_loads(raw.decode("utf-8", "replace"))
-
-
 def _is_blank(raw: bytes) -> bool:
     if not raw.strip(_BLANK_BYTES):
         return True
@@ -231,60 +243,98 @@ def _is_blank(raw: bytes) -> bool:
     return not raw.decode("utf-8", "replace").strip(JS_WHITESPACE)
 
 
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+def _line_spans(data: bytes) -> Iterator[tuple[int, int]]:
+    """(start, end) of every line as Node's readline splits them (LF, CRLF, lone CR)."""
+    size = len(data)
+    start = 0
+    if b"\r" not in data:
+        find = data.find
+        while start < size:
+            end = find(b"\n", start)
+            if end == -1:
+                end = size
+            yield start, end
+            start = end + 1
+        return
+    for match in _LINE_BREAK.finditer(data):
+        yield start, match.start()
+        start = match.end()
+    if start < size:
+        yield start, size
+
+
+class _Replay:
+    """Gemini CLI's replay of a recording: ids in first-seen order, rewinds, checkpoints."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        # id -> (record or line span, figures, line number)
+        self.entries: dict[str, tuple[dict[str, Any] | tuple[int, int], tuple[TurnFigures, ...], int]] = {}
+
+    def add(self, record: dict[str, Any], where: dict[str, Any] | tuple[int, int], line: int, label: str) -> None:
+        problem = check_message(record)
+        if problem:
+            raise SessionError(self.path, f"{label}: {problem}", line)
+        self.entries[record["id"]] = (where, message_figures(record), line)
+
+    def rewind(self, target: str) -> None:
+        if target not in self.entries:
+            self.entries = {}
+            return
+        keep = {}
+        for ident, entry in self.entries.items():
+            if ident == target:
+                break
+            keep[ident] = entry
+        self.entries = keep
+
+    def add_listed(self, listed: list[Any], line: int, label: str) -> None:
+        for i, message in enumerate(listed):
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                self.add(message, message, line, f"{label}[{i}]")
+
+
 def _read_jsonl(path: Path, data: bytes, legacy: dict[str, Any] | None = None) -> Session:
     metadata: dict[str, Any] = {}
-    messages: dict[str, dict[str, Any]] = {}
-    lines_of: dict[str, int] = {}
+    replay = _Replay(path)
     warnings: list[LoadWarning] = []
     first_error: int | None = None
-    lines = _split_lines(data)
-    for number, raw in enumerate(lines, start=1):
+    view = memoryview(data)
+    number = 0
+    for number, (start, end) in enumerate(_line_spans(data), start=1):
+        raw = view[start:end]
         try:
-            record = _loads_line(raw)
+            record = loads_line(raw)
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
-            if _is_blank(raw):
+            line = bytes(raw)
+            if _is_blank(line):
                 continue
             reason = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            last = number == len(lines) and not data.endswith(b"\n")
+            last = end == len(data) and not data.endswith(b"\n")
             what = "incomplete last line (still being written?)" if last else "not valid JSON"
             warnings.append(LoadWarning(number, f"{what}: {reason}; skipped"))
             if first_error is None:
                 first_error = number
             continue
-        if not isinstance(record, dict):
+        if type(record) is not dict:
             continue
         rewind = record.get("$rewindTo")
-        if isinstance(rewind, str):
-            if rewind in messages:
-                keep: dict[str, dict[str, Any]] = {}
-                for ident, message in messages.items():
-                    if ident == rewind:
-                        break
-                    keep[ident] = message
-                messages = keep
-            else:
-                messages = {}
+        if type(rewind) is str:
+            replay.rewind(rewind)
             continue
         ident = record.get("id")
-        if isinstance(ident, str):
-            problem = check_message(record)
-            if problem:
-                raise SessionError(path, f"message {ident!r}: {problem}", number)
-            messages[ident] = record
-            lines_of[ident] = number
+        if type(ident) is str:
+            replay.add(record, (start, end), number, f"message {ident!r}")
             continue
         update = record.get("$set")
         if isinstance(update, dict):
             checkpoint = update.get("messages")
             if isinstance(checkpoint, list):
-                messages = {}
-                for i, message in enumerate(checkpoint):
-                    if isinstance(message, dict) and isinstance(message.get("id"), str):
-                        problem = check_message(message)
-                        if problem:
-                            raise SessionError(path, f"$set.messages[{i}]: {problem}", number)
-                        messages[message["id"]] = message
-                        lines_of[message["id"]] = number
+                replay.entries = {}
+                replay.add_listed(checkpoint, number, "$set.messages")
                 update = {k: v for k, v in update.items() if k != "messages"}
             metadata.update(update)
             continue
@@ -292,25 +342,21 @@ def _read_jsonl(path: Path, data: bytes, legacy: dict[str, Any] | None = None) -
             metadata.update({k: v for k, v in record.items() if k != "messages"})
             listed = record.get("messages")
             if isinstance(listed, list):
-                for i, message in enumerate(listed):
-                    if isinstance(message, dict) and isinstance(message.get("id"), str):
-                        problem = check_message(message)
-                        if problem:
-                            raise SessionError(path, f"messages[{i}]: {problem}", number)
-                        messages[message["id"]] = message
-                        lines_of[message["id"]] = number
+                replay.add_listed(listed, number, "messages")
     if not metadata.get("sessionId") or not metadata.get("projectHash"):
         if legacy is not None:
             return _legacy(path, legacy)
         if first_error is not None:
             raise _json_error(path, data)
         raise SessionError(path, "not a Gemini CLI session: no line holds sessionId and projectHash")
+    entries = replay.entries
     return Session(
         path=path,
         format="jsonl",
         metadata=metadata,
-        messages=list(messages.values()),
+        messages=MessageList(data, [where for where, _, _ in entries.values()]),
         warnings=warnings,
-        message_lines=lines_of,
-        line_count=len(lines),
+        message_lines={ident: line for ident, (_, _, line) in entries.items()},
+        line_count=number,
+        message_figures=[figures for _, figures, _ in entries.values()],
     )

@@ -34,7 +34,7 @@ class RefServer:
 
     @classmethod
     def start(cls, dist_src: Path, node: str = "node") -> RefServer:
-        stderr = tempfile.TemporaryFile()
+        stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         process = subprocess.Popen(
             [node, str(SERVER), str(dist_src)],
             stdin=subprocess.PIPE,

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from inspector.analysis import analyze, analyze_turns
+from inspector.analysis import analyze, analyze_turns, project_temp_dir
 from inspector.jsjson import js_json_len, js_stringify
-from inspector.session import SessionError, load
+from inspector.session import SessionError, Turn, load
 from inspector.session.history import messages_to_turns
 from inspector.tokens import estimate_contents, estimate_tokens
 from tests.reference.client import RefServer
@@ -61,10 +61,26 @@ def compare_file(server: RefServer, path: Path, *, may_reject: bool = False) -> 
     expected = "checkpoint" if answer["kind"] == "checkpoint" else ("jsonl", "json")
     assert session.format in expected, f"{path}: format {session.format}, reference {answer['kind']}"
     if answer["kind"] == "session":
-        assert js_stringify(session.messages) == answer["messages"], f"{path}: loaded messages differ"
-    turns = analyze(session).turns
+        assert js_stringify(list(session.messages)) == answer["messages"], f"{path}: loaded messages differ"
+    result = analyze(session)  # the loader's figures (computed while reading)
+    turns = result.turns
     assert_history(turns, answer, str(path))
-    assert_figures(turns, answer["figures"], str(path))
+    figures = answer["figures"]
+    assert [result.turn_tokens(i) for i in range(len(turns))] == [t["tokens"] for t in figures["turns"]], path
+    assert result.json_chars == [t["json_len"] for t in figures["turns"]], path
+    assert result.total_estimated_tokens == figures["total"], path
+    assert result.split_point == figures["split"], path
+    # ... and the same figures computed again from the contents themselves
+    assert_figures(turns, figures, str(path))
+    eager = analyze_turns(
+        [Turn(t.index, t.content, t.record_id, t.message_index, t.is_tool_result) for t in turns],
+        session.messages if session.contents is None else None,
+        model=result.model, temp_dir=project_temp_dir(session.path),
+    )
+    assert eager.compress_split_point == result.compress_split_point, path
+    assert eager.truncations == result.truncations, path
+    assert eager.recorded == result.recorded, path
+    assert eager.kinds == result.kinds, path
     return "same"
 
 

@@ -87,9 +87,9 @@ part_list = st.lists(st.one_of(parts(), text), max_size=4)
 contents_field = st.one_of(text, parts(), part_list, st.none(), st.just(""), st.just([]))
 
 
+maybe_text = st.one_of(text, st.none())
 thoughts = st.lists(
-    st.fixed_dictionaries({}, optional={"subject": st.one_of(text, st.none()), "description": st.one_of(text, st.none()),
-                                        "timestamp": text}),
+    st.fixed_dictionaries({}, optional={"subject": maybe_text, "description": maybe_text, "timestamp": text}),
     max_size=3,
 )
 tool_result = st.one_of(

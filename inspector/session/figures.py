@@ -1,0 +1,229 @@
+"""Per-message figures, computed once while a recording is read.
+
+A 100 MB recording holds ~170,000 turns; keeping every parsed message alive
+costs several times the file's size in memory.  So the loader computes, for
+each message record as it parses it, the figures every later step needs
+(estimate, JSON length, split flags, kind, recorded usage, the sizes of its
+tool outputs) with the same functions the rest of the core uses, then keeps
+only these figures and the line's place in the file.  Contents are rebuilt
+from the line when someone asks for them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from inspector.jsjson import js_json_len, js_string_json_len, truthy, utf16_len
+from inspector.session.history import message_contents
+from inspector.tokens import function_response_quarters, media_quarters, text_quarters
+
+USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
+
+
+class ResponseFigures(NamedTuple):
+    """One functionResponse part, as the tool-output budget sees it."""
+
+    part: int
+    has_response: bool  # the part has a ``response`` (else the budget counts nothing)
+    name: str  # the tool name, or "unknown_tool"
+    tokens: int  # estimate of the text the budget measures
+    length: int  # that text's length in UTF-16 units
+    plain: bool  # the part is exactly {functionResponse: {..., response: {output: text}}}
+
+
+class TurnFigures(NamedTuple):
+    record_id: str | None
+    role: str
+    is_tool_result: bool
+    quarters: int
+    json_len: int
+    candidate: bool  # a user turn without a function response: the split may start here
+    safe_end: bool  # a model turn without a function call: may end a fully summarised history
+    kind: str
+    responses: tuple[ResponseFigures, ...]
+    usage: dict[str, Any] | None
+
+
+def _part_label(part: dict[str, Any]) -> str:
+    if part.get("thought"):
+        return "thought"
+    if type(part.get("text")) is str:
+        return "text"
+    if part.get("functionCall"):
+        return "tool call"
+    if part.get("functionResponse"):
+        return "tool result"
+    if "inlineData" in part or "fileData" in part:
+        data = part.get("inlineData") or part.get("fileData") or {}
+        mime = data.get("mimeType", "") if isinstance(data, dict) else ""
+        return "image" if isinstance(mime, str) and mime.startswith("image/") else "file"
+    return "other"
+
+
+def turn_kind(content: dict[str, Any]) -> str:
+    """A short label for what a turn holds: text, thought, tool call, ..."""
+    seen: list[str] = []
+    parts = content.get("parts")
+    for part in parts if isinstance(parts, list) else ():
+        label = _part_label(part) if type(part) is dict else "other"
+        if label not in seen:
+            seen.append(label)
+    return "+".join(seen) if seen else "empty"
+
+
+def _plain_response(part: dict[str, Any]) -> tuple[int, int] | None:
+    """(JSON length, quarters) of ``{"functionResponse": {…, "response": {"output": text}}}``.
+
+    The shape every string tool result takes; measured without serialising
+    the output twice.  None for any other shape (measured the general way).
+    """
+    fr = part.get("functionResponse")
+    if type(fr) is not dict or not fr:
+        return None
+    response = fr.get("response")
+    if type(response) is not dict or len(response) != 1:
+        return None
+    output = response.get("output")
+    if type(output) is not str:
+        return None
+    response_json = 11 + js_string_json_len(output)  # {"output":…}
+    fr_json = 1 + 2 * len(fr)
+    for key, value in fr.items():
+        if key == "response":
+            fr_json += 10 + response_json  # "response":
+        elif type(value) is str:
+            fr_json += js_string_json_len(key) + js_string_json_len(value)
+        else:
+            return None  # nested parts, ids that are numbers, ...
+    name = fr.get("name")
+    quarters = (utf16_len(name) if type(name) is str else 0) + response_json
+    return 21 + fr_json, quarters  # {"functionResponse":…}
+
+
+def response_text(response: Any) -> str:
+    """The text the budget measures: ``output``, else ``content``, else pretty JSON."""
+    from inspector.jsjson import js_stringify
+
+    if isinstance(response, str):
+        return response
+    if isinstance(response, dict):
+        for key in ("output", "content"):
+            value = response.get(key)
+            if isinstance(value, str):
+                return value
+    return js_stringify(response, indent=2)
+
+
+def response_figures(parts: list[Any]) -> tuple[ResponseFigures, ...]:
+    found: list[ResponseFigures] = []
+    for j, part in enumerate(parts):
+        if type(part) is not dict:
+            continue
+        fr = part.get("functionResponse")
+        if not isinstance(fr, dict):
+            continue
+        name = fr.get("name")
+        tool = name if isinstance(name, str) else "unknown_tool"
+        if "response" not in fr:
+            found.append(ResponseFigures(j, False, tool, 0, 0, False))
+            continue
+        response = fr["response"]
+        text = response_text(response)
+        plain = (
+            len(part) == 1 and type(response) is dict and len(response) == 1 and type(response.get("output")) is str
+        )
+        found.append(ResponseFigures(j, True, tool, text_quarters(text) // 4, utf16_len(text), plain))
+    return tuple(found)
+
+
+def usage_of(message: dict[str, Any]) -> dict[str, Any] | None:
+    tokens = message.get("tokens")
+    if not isinstance(tokens, dict):
+        return None
+    return {k: tokens[k] for k in USAGE_KEYS if k in tokens}
+
+
+def content_figures(
+    content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
+    usage: dict[str, Any] | None = None,
+) -> TurnFigures:
+    """Every figure of one Content, in one pass over its parts.
+
+    The estimate is ``tokens.parts_quarters`` and the JSON length
+    ``jsjson.js_json_len``; a part's JSON length is measured once and serves
+    both (the estimate of a part that is neither text, tool result nor media
+    is its JSON length).
+    """
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        parts = []
+    role = content.get("role")
+    quarters = 0
+    parts_json = 1 + len(parts) if parts else 2  # brackets and commas
+    has_response = has_call = False
+    labels: list[str] = []  # turn_kind, built in the same pass
+    for part in parts:
+        if type(part) is not dict:
+            size = js_json_len(part)
+            quarters += size
+            parts_json += size
+            label = "other"
+        else:
+            text = part.get("text")
+            if type(text) is str:
+                quarters += text_quarters(text)
+                if len(part) == 1:  # {"text":…}
+                    parts_json += 9 + js_string_json_len(text)
+                elif len(part) == 2 and part.get("thought") is True and next(iter(part)) == "text":
+                    parts_json += 24 + js_string_json_len(text)  # {"text":…,"thought":true}
+                else:
+                    parts_json += js_json_len(part)
+            elif len(part) == 1 and (plain := _plain_response(part)) is not None:
+                part_json, part_quarters = plain
+                parts_json += part_json
+                quarters += part_quarters
+            else:
+                size = js_json_len(part)
+                parts_json += size
+                response = part.get("functionResponse")
+                if truthy(response):
+                    quarters += function_response_quarters(response, 0)
+                else:
+                    media = media_quarters(part)
+                    quarters += size if media is None else media
+            if not has_response and truthy(part.get("functionResponse")):
+                has_response = True
+            if not has_call and truthy(part.get("functionCall")):
+                has_call = True
+            label = _part_label(part)
+        if label not in labels:
+            labels.append(label)
+    if type(role) is str and len(content) == 2 and next(iter(content)) == "role" and "parts" in content \
+            and isinstance(content["parts"], list):
+        json_len = 18 + js_string_json_len(role) + parts_json  # {"role":…,"parts":[…]}
+    else:
+        json_len = js_json_len(content)
+    return TurnFigures(
+        record_id,
+        str(role) if role is not None else "",
+        is_tool_result,
+        quarters,
+        json_len,
+        role == "user" and not has_response,
+        role == "model" and not has_call,
+        "+".join(labels) if labels else "empty",
+        response_figures(parts) if has_response else (),
+        usage,
+    )
+
+
+def message_figures(message: dict[str, Any]) -> tuple[TurnFigures, ...]:
+    """The figures of every turn one message becomes (usage on its model turn)."""
+    built = message_contents(message)
+    if not built:
+        return ()
+    ident = message.get("id")
+    usage = usage_of(message) if message.get("type") == "gemini" else None
+    return tuple(
+        content_figures(content, ident, is_result, None if is_result else usage) for content, is_result in built
+    )
