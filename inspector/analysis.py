@@ -27,7 +27,20 @@ from inspector.compaction.split import find_split_point
 from inspector.jsjson import js_json_len
 from inspector.session import Session, Turn, history
 from inspector.session.errors import LoadWarning
-from inspector.session.figures import TurnFigures, content_figures, response_text, turn_kind, usage_of
+from inspector.session.figures import (
+    F_CANDIDATE,
+    F_JSON_LEN,
+    F_KIND,
+    F_QUARTERS,
+    F_RESPONSES,
+    F_SAFE_END,
+    F_USAGE,
+    TurnFigures,
+    content_figures,
+    response_text,
+    turn_kind,
+    usage_of,
+)
 from inspector.session.loader import paused_gc
 from inspector.tokens import DEFAULT_THRESHOLD, token_limit
 
@@ -203,22 +216,22 @@ def analyze_turns(
             )
             for t in turns
         ]
-    quarters = [f.quarters for f in figures]
-    json_chars = [f.json_len for f in figures]
-    flags = [f.candidate for f in figures]
-    safe_end = bool(figures) and figures[-1].safe_end
+    quarters = [f[F_QUARTERS] for f in figures]
+    json_chars = [f[F_JSON_LEN] for f in figures]
+    flags = [f[F_CANDIDATE] for f in figures]
+    safe_end = bool(figures) and figures[-1][F_SAFE_END]
     split_point = find_split_point(json_chars, flags, safe_end) if figures else 0
     candidates = [0, *(i for i, flag in enumerate(flags) if flag and i > 0)]
     if safe_end:
         candidates.append(len(figures))
-    recorded = [f.usage for f in figures]
+    recorded = [f[F_USAGE] for f in figures]
 
     limit = token_limit(model)
     last_prompt = next(
         (int(u["input"]) for u in reversed(recorded) if u and isinstance(u.get("input"), (int, float))), 0
     )
     folder = str((temp_dir or Path(".")) / TOOL_OUTPUTS_DIR) + os.sep
-    responses = [f.responses for f in figures]
+    responses = [f[F_RESPONSES] for f in figures]
 
     def text_of(i: int, j: int) -> str:
         return response_text(turns[i].content["parts"][j]["functionResponse"]["response"])
@@ -254,7 +267,7 @@ def analyze_turns(
         model=model,
         recorded=recorded,
         warnings=list(warnings or []),
-        kinds=[f.kind for f in figures],
+        kinds=[f[F_KIND] for f in figures],
     )
 
 

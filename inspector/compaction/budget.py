@@ -15,7 +15,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from inspector.jsjson import utf16_len
-from inspector.session.figures import ResponseFigures, response_figures, response_text
+from inspector.session.figures import (
+    R_HAS_RESPONSE,
+    R_LENGTH,
+    R_NAME,
+    R_PART,
+    R_PLAIN,
+    R_TOKENS,
+    ResponseFigures,
+    response_figures,
+    response_text,
+)
 from inspector.tokens import DEFAULT_TOKEN_LIMIT, text_quarters
 
 FUNCTION_RESPONSE_TOKEN_BUDGET = 50_000
@@ -139,28 +149,29 @@ def plan_budget(
     truncations: list[Truncation] = []
     for i in range(len(responses) - 1, -1, -1):
         for r in reversed(responses[i]):
-            if not r.has_response:
+            part, name, tokens = r[R_PART], r[R_NAME], r[R_TOKENS]
+            if not r[R_HAS_RESPONSE]:
                 # The reference measures ``{text: undefined}`` (0 tokens); over
                 # budget it tries to save ``undefined``, which fails after
                 # taking a number, and keeps the part as it is.
                 if used > budget:
                     seq += 1
                 continue
-            if used + r.tokens <= budget:
-                used += r.tokens
+            if used + tokens <= budget:
+                used += tokens
                 continue
             seq += 1
-            path = output_path(r.name, seq)
-            if r.length <= max_chars:  # the "excerpt" is the whole text
-                text: str | Callable[[], str] = _deferred(text_of, i, r.part)
-                excerpt, new_tokens = None, r.tokens
+            path = output_path(name, seq)
+            if r[R_LENGTH] <= max_chars:  # the "excerpt" is the whole text
+                text: str | Callable[[], str] = _deferred(text_of, i, part)
+                excerpt, new_tokens = None, tokens
             else:
-                text = text_of(i, r.part)
+                text = text_of(i, part)
                 excerpt = format_truncated(text, path, max_chars)
                 new_tokens = text_quarters(excerpt) // 4
             used += new_tokens
             truncations.append(
-                Truncation(i, r.part, r.name, path, text, r.tokens, new_tokens, excerpt=excerpt, max_chars=max_chars)
+                Truncation(i, part, name, path, text, tokens, new_tokens, excerpt=excerpt, max_chars=max_chars)
             )
     return truncations
 
@@ -173,7 +184,7 @@ def changes_json(truncation: Truncation, responses: Sequence[ResponseFigures]) -
     """Whether replacing the part changes the turn's JSON text."""
     if truncation._excerpt is not None:
         return True
-    return not any(r.part == truncation.part and r.plain for r in responses)
+    return not any(r[R_PART] == truncation.part and r[R_PLAIN] for r in responses)
 
 
 def truncated_content(content: dict[str, Any], truncations: Sequence[Truncation]) -> dict[str, Any]:

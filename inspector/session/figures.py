@@ -11,7 +11,7 @@ from the line when someone asks for them.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from inspector.jsjson import js_json_len, js_string_json_len, truthy, utf16_len
 from inspector.session.history import message_contents
@@ -20,28 +20,30 @@ from inspector.tokens import function_response_quarters, media_quarters, text_qu
 USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
 
 
-class ResponseFigures(NamedTuple):
-    """One functionResponse part, as the tool-output budget sees it."""
+# Figures are plain tuples (not NamedTuples): marshal carries them between the
+# two processes that read a big file, and nothing has to be rebuilt.  Fields:
+#
+# ResponseFigures, one functionResponse part as the tool-output budget sees it:
+R_PART = 0  # its index in the turn's parts
+R_HAS_RESPONSE = 1  # the part has a ``response`` (else the budget counts nothing)
+R_NAME = 2  # the tool name, or "unknown_tool"
+R_TOKENS = 3  # estimate of the text the budget measures
+R_LENGTH = 4  # that text's length in UTF-16 units
+R_PLAIN = 5  # the part is exactly {functionResponse: {..., response: {output: text}}}
+ResponseFigures = tuple[int, bool, str, int, int, bool]
 
-    part: int
-    has_response: bool  # the part has a ``response`` (else the budget counts nothing)
-    name: str  # the tool name, or "unknown_tool"
-    tokens: int  # estimate of the text the budget measures
-    length: int  # that text's length in UTF-16 units
-    plain: bool  # the part is exactly {functionResponse: {..., response: {output: text}}}
-
-
-class TurnFigures(NamedTuple):
-    record_id: str | None
-    role: str
-    is_tool_result: bool
-    quarters: int
-    json_len: int
-    candidate: bool  # a user turn without a function response: the split may start here
-    safe_end: bool  # a model turn without a function call: may end a fully summarised history
-    kind: str
-    responses: tuple[ResponseFigures, ...]
-    usage: dict[str, Any] | None
+# TurnFigures, one turn:
+F_RECORD_ID = 0
+F_ROLE = 1
+F_IS_TOOL_RESULT = 2
+F_QUARTERS = 3  # the estimate in quarter tokens
+F_JSON_LEN = 4  # JSON.stringify(content).length
+F_CANDIDATE = 5  # a user turn without a function response: the split may start here
+F_SAFE_END = 6  # a model turn without a function call: may end a fully summarised history
+F_KIND = 7  # turn_kind(content)
+F_RESPONSES = 8  # tuple of ResponseFigures
+F_USAGE = 9  # the recorded usage (model turns), or None
+TurnFigures = tuple[Any, ...]
 
 
 def _part_label(part: dict[str, Any]) -> str:
@@ -125,14 +127,14 @@ def response_figures(parts: list[Any]) -> tuple[ResponseFigures, ...]:
         name = fr.get("name")
         tool = name if isinstance(name, str) else "unknown_tool"
         if "response" not in fr:
-            found.append(ResponseFigures(j, False, tool, 0, 0, False))
+            found.append((j, False, tool, 0, 0, False))
             continue
         response = fr["response"]
         text = response_text(response)
         plain = (
             len(part) == 1 and type(response) is dict and len(response) == 1 and type(response.get("output")) is str
         )
-        found.append(ResponseFigures(j, True, tool, text_quarters(text) // 4, utf16_len(text), plain))
+        found.append((j, True, tool, text_quarters(text) // 4, utf16_len(text), plain))
     return tuple(found)
 
 
@@ -203,7 +205,7 @@ def content_figures(
         json_len = 18 + js_string_json_len(role) + parts_json  # {"role":…,"parts":[…]}
     else:
         json_len = js_json_len(content)
-    return TurnFigures(
+    return (
         record_id,
         str(role) if role is not None else "",
         is_tool_result,

@@ -270,5 +270,5 @@ def lazy_turns(session: Session) -> list[Turn]:
     turns: list[Turn] = []
     for position, turn_figures in enumerate(figures):
         for f in turn_figures:
-            turns.append(Turn(len(turns), None, f.record_id, position, f.is_tool_result, role=f.role, source=source))
+            turns.append(Turn(len(turns), None, f[0], position, f[2], role=f[1], source=source))  # id, result?, role
     return turns

@@ -28,9 +28,9 @@ from typing import Any, Literal
 
 import orjson
 
-from inspector.jsjson import JS_WHITESPACE
 from inspector.session.errors import LoadWarning, SessionError
-from inspector.session.figures import TurnFigures, message_figures
+from inspector.session.figures import TurnFigures
+from inspector.session.jsonl import line_spans, replay, scan_file
 from inspector.session.records import MessageList, js_json_loads, loads_line
 from inspector.session.validate import check_content, check_message
 
@@ -151,7 +151,7 @@ def _several_values(data: bytes) -> bool:
     Checked first because parsing a 100 MB file as one document only to fail
     on line 2 costs orjson about ten times the file's size in memory.
     """
-    for start, end in _line_spans(data):
+    for start, end in line_spans(data):
         line = data[start:end]
         if not line.strip(_BLANK_BYTES):
             continue
@@ -235,128 +235,27 @@ def _checkpoint(path: Path, wrapper: dict[str, Any], history: list[Any], bare: b
     return Session(path=path, format="checkpoint", metadata=wrapper, contents=history, bare_checkpoint=bare)
 
 
-def _is_blank(raw: bytes) -> bool:
-    if not raw.strip(_BLANK_BYTES):
-        return True
-    if raw.isascii():
-        return False
-    return not raw.decode("utf-8", "replace").strip(JS_WHITESPACE)
-
-
-_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
-
-
-def _line_spans(data: bytes) -> Iterator[tuple[int, int]]:
-    """(start, end) of every line as Node's readline splits them (LF, CRLF, lone CR)."""
-    size = len(data)
-    start = 0
-    if b"\r" not in data:
-        find = data.find
-        while start < size:
-            end = find(b"\n", start)
-            if end == -1:
-                end = size
-            yield start, end
-            start = end + 1
-        return
-    for match in _LINE_BREAK.finditer(data):
-        yield start, match.start()
-        start = match.end()
-    if start < size:
-        yield start, size
-
-
-class _Replay:
-    """Gemini CLI's replay of a recording: ids in first-seen order, rewinds, checkpoints."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        # id -> (record or line span, figures, line number)
-        self.entries: dict[str, tuple[dict[str, Any] | tuple[int, int], tuple[TurnFigures, ...], int]] = {}
-
-    def add(self, record: dict[str, Any], where: dict[str, Any] | tuple[int, int], line: int, label: str) -> None:
-        problem = check_message(record)
-        if problem:
-            raise SessionError(self.path, f"{label}: {problem}", line)
-        self.entries[record["id"]] = (where, message_figures(record), line)
-
-    def rewind(self, target: str) -> None:
-        if target not in self.entries:
-            self.entries = {}
-            return
-        keep = {}
-        for ident, entry in self.entries.items():
-            if ident == target:
-                break
-            keep[ident] = entry
-        self.entries = keep
-
-    def add_listed(self, listed: list[Any], line: int, label: str) -> None:
-        for i, message in enumerate(listed):
-            if isinstance(message, dict) and isinstance(message.get("id"), str):
-                self.add(message, message, line, f"{label}[{i}]")
-
-
 def _read_jsonl(path: Path, data: bytes, legacy: dict[str, Any] | None = None) -> Session:
-    metadata: dict[str, Any] = {}
-    replay = _Replay(path)
-    warnings: list[LoadWarning] = []
-    first_error: int | None = None
-    view = memoryview(data)
-    number = 0
-    for number, (start, end) in enumerate(_line_spans(data), start=1):
-        raw = view[start:end]
-        try:
-            record = loads_line(raw)
-        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
-            line = bytes(raw)
-            if _is_blank(line):
-                continue
-            reason = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            last = end == len(data) and not data.endswith(b"\n")
-            what = "incomplete last line (still being written?)" if last else "not valid JSON"
-            warnings.append(LoadWarning(number, f"{what}: {reason}; skipped"))
-            if first_error is None:
-                first_error = number
-            continue
-        if type(record) is not dict:
-            continue
-        rewind = record.get("$rewindTo")
-        if type(rewind) is str:
-            replay.rewind(rewind)
-            continue
-        ident = record.get("id")
-        if type(ident) is str:
-            replay.add(record, (start, end), number, f"message {ident!r}")
-            continue
-        update = record.get("$set")
-        if isinstance(update, dict):
-            checkpoint = update.get("messages")
-            if isinstance(checkpoint, list):
-                replay.entries = {}
-                replay.add_listed(checkpoint, number, "$set.messages")
-                update = {k: v for k, v in update.items() if k != "messages"}
-            metadata.update(update)
-            continue
-        if isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str):
-            metadata.update({k: v for k, v in record.items() if k != "messages"})
-            listed = record.get("messages")
-            if isinstance(listed, list):
-                replay.add_listed(listed, number, "messages")
+    items, line_count = scan_file(data)
+    state = replay(items)
+    if state.problem is not None:
+        line, problem = state.problem
+        raise SessionError(path, problem, line)
+    metadata = state.metadata
     if not metadata.get("sessionId") or not metadata.get("projectHash"):
         if legacy is not None:
             return _legacy(path, legacy)
-        if first_error is not None:
+        if state.first_error is not None:
             raise _json_error(path, data)
         raise SessionError(path, "not a Gemini CLI session: no line holds sessionId and projectHash")
-    entries = replay.entries
+    entries = state.entries
     return Session(
         path=path,
         format="jsonl",
         metadata=metadata,
         messages=MessageList(data, [where for where, _, _ in entries.values()]),
-        warnings=warnings,
+        warnings=state.warnings,
         message_lines={ident: line for ident, (_, _, line) in entries.items()},
-        line_count=number,
+        line_count=line_count,
         message_figures=[figures for _, figures, _ in entries.values()],
     )
