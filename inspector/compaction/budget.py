@@ -48,27 +48,33 @@ class Truncation:
     big session does not hold every tool output in memory.
     """
 
-    __slots__ = ("_excerpt", "_max_chars", "_text", "new_tokens", "original_tokens", "output_file", "part", "tool",
-                 "turn")
+    __slots__ = ("_excerpt", "_file", "_text", "new_tokens", "original_tokens", "part", "seq", "tool", "turn")
 
     def __init__(
-        self, turn: int, part: int, tool: str, output_file: str, full_text: str | Callable[[], str],
-        original_tokens: int, new_tokens: int, *, excerpt: str | None = None, max_chars: int | None = None,
+        self, turn: int, part: int, tool: str, output_file: str | Callable[[str, int], str],
+        full_text: str | Callable[[int, int], str], original_tokens: int, new_tokens: int, *,
+        excerpt: str | None = None, seq: int = 0,
     ) -> None:
         self.turn = turn
         self.part = part
         self.tool = tool
-        self.output_file = output_file
-        self._text = full_text
+        self.seq = seq  # the reference's truncation number
+        self._file = output_file  # the path, or output_path(tool, seq) to make it
+        self._text = full_text  # the text, or text_of(turn, part) to read it
         self.original_tokens = original_tokens
         self.new_tokens = new_tokens
         self._excerpt = excerpt  # None: the same as full_text (it fitted in max_chars)
-        self._max_chars = max_chars
+
+    @property
+    def output_file(self) -> str:
+        if not isinstance(self._file, str):
+            self._file = self._file(self.tool, self.seq)
+        return self._file
 
     @property
     def full_text(self) -> str:
         if not isinstance(self._text, str):
-            self._text = self._text()
+            self._text = self._text(self.turn, self.part)
         return self._text
 
     @property
@@ -161,23 +167,17 @@ def plan_budget(
                 used += tokens
                 continue
             seq += 1
-            path = output_path(name, seq)
-            if r[R_LENGTH] <= max_chars:  # the "excerpt" is the whole text
-                text: str | Callable[[], str] = _deferred(text_of, i, part)
-                excerpt, new_tokens = None, tokens
+            if r[R_LENGTH] <= max_chars:  # the "excerpt" is the whole text: read and name it when asked
+                truncation = Truncation(i, part, name, output_path, text_of, tokens, tokens, seq=seq)
             else:
                 text = text_of(i, part)
+                path = output_path(name, seq)
                 excerpt = format_truncated(text, path, max_chars)
-                new_tokens = text_quarters(excerpt) // 4
-            used += new_tokens
-            truncations.append(
-                Truncation(i, part, name, path, text, tokens, new_tokens, excerpt=excerpt, max_chars=max_chars)
-            )
+                truncation = Truncation(i, part, name, path, text, tokens, text_quarters(excerpt) // 4,
+                                        excerpt=excerpt, seq=seq)
+            used += truncation.new_tokens
+            truncations.append(truncation)
     return truncations
-
-
-def _deferred(text_of: Callable[[int, int], str], turn: int, part: int) -> Callable[[], str]:
-    return lambda: text_of(turn, part)
 
 
 def changes_json(truncation: Truncation, responses: Sequence[ResponseFigures]) -> bool:

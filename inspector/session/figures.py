@@ -73,13 +73,13 @@ def turn_kind(content: dict[str, Any]) -> str:
     return "+".join(seen) if seen else "empty"
 
 
-def _plain_response(part: dict[str, Any]) -> tuple[int, int] | None:
-    """(JSON length, quarters) of ``{"functionResponse": {…, "response": {"output": text}}}``.
+def _plain_response(fr: Any) -> tuple[int, int] | None:
+    """(JSON length, quarters) of the part ``{"functionResponse": fr}`` when ``fr`` is
+    ``{…, "response": {"output": text}}``.
 
     The shape every string tool result takes; measured without serialising
     the output twice.  None for any other shape (measured the general way).
     """
-    fr = part.get("functionResponse")
     if type(fr) is not dict or not fr:
         return None
     response = fr.get("response")
@@ -142,6 +142,8 @@ def usage_of(message: dict[str, Any]) -> dict[str, Any] | None:
     tokens = message.get("tokens")
     if not isinstance(tokens, dict):
         return None
+    if len(tokens) == len(USAGE_KEYS) and all(a == b for a, b in zip(tokens, USAGE_KEYS, strict=True)):
+        return tokens  # the record's own dict (the record itself is not kept)
     return {k: tokens[k] for k in USAGE_KEYS if k in tokens}
 
 
@@ -171,33 +173,39 @@ def content_figures(
             parts_json += size
             label = "other"
         else:
-            text = part.get("text")
+            get = part.get
+            text = get("text")
+            response = get("functionResponse")
+            call = get("functionCall")
             if type(text) is str:
                 quarters += text_quarters(text)
                 if len(part) == 1:  # {"text":…}
                     parts_json += 9 + js_string_json_len(text)
-                elif len(part) == 2 and part.get("thought") is True and next(iter(part)) == "text":
+                    label = "text"
+                elif len(part) == 2 and get("thought") is True and next(iter(part)) == "text":
                     parts_json += 24 + js_string_json_len(text)  # {"text":…,"thought":true}
+                    label = "thought"
                 else:
                     parts_json += js_json_len(part)
-            elif len(part) == 1 and (plain := _plain_response(part)) is not None:
+                    label = _part_label(part)
+            elif response is not None and len(part) == 1 and (plain := _plain_response(response)) is not None:
                 part_json, part_quarters = plain
                 parts_json += part_json
                 quarters += part_quarters
+                label = "tool result"
             else:
                 size = js_json_len(part)
                 parts_json += size
-                response = part.get("functionResponse")
-                if truthy(response):
+                if response is not None and truthy(response):
                     quarters += function_response_quarters(response, 0)
                 else:
                     media = media_quarters(part)
                     quarters += size if media is None else media
-            if not has_response and truthy(part.get("functionResponse")):
+                label = _part_label(part)
+            if response is not None and not has_response and truthy(response):
                 has_response = True
-            if not has_call and truthy(part.get("functionCall")):
+            if call is not None and not has_call and truthy(call):
                 has_call = True
-            label = _part_label(part)
         if label not in labels:
             labels.append(label)
     if type(role) is str and len(content) == 2 and next(iter(content)) == "role" and "parts" in content \

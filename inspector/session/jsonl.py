@@ -64,23 +64,33 @@ def is_blank(raw: bytes) -> bool:
     return not raw.decode("utf-8", "replace").strip(JS_WHITESPACE)
 
 
-def _message(record: dict[str, Any], where: Where, line: int, label: str) -> Message:
+def _message(record: dict[str, Any], where: Where, line: int, label: str, later: set[str]) -> Message:
+    """A checked message; its figures only if no later record replaces it (``later``: ids seen after it)."""
+    ident = record["id"]
     problem = check_message(record)
     if problem:
-        return record["id"], where, (), line, f"{label}: {problem}"
-    return record["id"], where, message_figures(record), line, None
+        return ident, where, (), line, f"{label}: {problem}"
+    if ident in later:
+        return ident, where, (), line, None  # replaced further down: its figures would be thrown away
+    later.add(ident)
+    return ident, where, message_figures(record), line, None
 
 
-def _listed(messages: list[Any], line: int, label: str) -> list[Message]:
-    return [
-        _message(m, m, line, f"{label}[{i}]")
-        for i, m in enumerate(messages)
+def _listed(messages: list[Any], line: int, label: str, later: set[str]) -> list[Message]:
+    found = [
+        _message(m, m, line, f"{label}[{i}]", later)
+        for i, m in reversed(list(enumerate(messages)))
         if isinstance(m, dict) and isinstance(m.get("id"), str)
     ]
+    found.reverse()
+    return found
 
 
 def scan(data: bytes, start: int = 0, stop: int | None = None, first_line: int = 1) -> list[tuple[Any, ...]]:
-    """The items of the lines in ``data[start:stop]`` (line numbers from ``first_line``).
+    """The items of the lines in ``data[start:stop]`` (line numbers from ``first_line``), in order.
+
+    Lines are read from the last to the first so that a message Gemini CLI
+    wrote again later (same id) is measured only once, in its final form.
 
     Items: ``("m", Message)``, ``("r", line, target)``, ``("s", line, update, listed | None)``,
     ``("h", line, metadata, listed | None)``, ``("w", line, warning text)``.
@@ -88,7 +98,9 @@ def scan(data: bytes, start: int = 0, stop: int | None = None, first_line: int =
     items: list[tuple[Any, ...]] = []
     view = memoryview(data)
     size = len(data)
-    for number, (begin, end) in enumerate(line_spans(data, start, stop), start=first_line):
+    later: set[str] = set()  # ids met further down the file (read from the end, to skip replaced copies)
+    spans = list(enumerate(line_spans(data, start, stop), start=first_line))
+    for number, (begin, end) in reversed(spans):
         raw = view[begin:end]
         try:
             record = loads_line(raw)
@@ -108,22 +120,23 @@ def scan(data: bytes, start: int = 0, stop: int | None = None, first_line: int =
             continue
         ident = record.get("id")
         if type(ident) is str:
-            items.append(("m", _message(record, (begin, end), number, f"message {ident!r}")))
+            items.append(("m", _message(record, (begin, end), number, f"message {ident!r}", later)))
             continue
         update = record.get("$set")
         if isinstance(update, dict):
             checkpoint = update.get("messages")
             listed = None
             if isinstance(checkpoint, list):
-                listed = _listed(checkpoint, number, "$set.messages")
+                listed = _listed(checkpoint, number, "$set.messages", later)
                 update = {k: v for k, v in update.items() if k != "messages"}
             items.append(("s", number, update, listed))
             continue
         if isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str):
             metadata = {k: v for k, v in record.items() if k != "messages"}
             messages = record.get("messages")
-            items.append(("h", number, metadata, _listed(messages, number, "messages") if isinstance(messages, list)
-                          else None))
+            items.append(("h", number, metadata, _listed(messages, number, "messages", later)
+                          if isinstance(messages, list) else None))
+    items.reverse()
     return items
 
 
