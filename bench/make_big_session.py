@@ -19,7 +19,11 @@ import random
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "out" / "big-session.jsonl"
-WORDS = ["the", "a", "function", "file", "test", "error", "value", "return", "import", "class", "module", "config", "path", "read", "write", "update", "check", "result", "list", "string", "number", "token", "context", "session", "model", "user", "tool", "call", "output", "build", "install", "run", "shell", "grep", "search", "replace", "line", "change", "diff", "commit", "branch", "merge", "fix", "bug"]
+WORDS = (
+    "the a function file test error value return import class module config path read write update check "
+    "result list string number token context session model user tool call output build install run shell "
+    "grep search replace line change diff commit branch merge fix bug"
+).split()  # noqa: SIM905 - one long line otherwise
 UNICODE_WORDS = ["données", "größe", "naïve", "测试", "ファイル", "код", "🙂", "✅", "→", "λ"]
 TOOLS = ["read_file", "run_shell_command", "grep_search", "list_directory", "replace", "write_file", "glob"]
 
@@ -39,7 +43,8 @@ def code_block(rng: random.Random, lines: int) -> str:
     rows = []
     for i in range(lines):
         indent = "    " * rng.randint(0, 3)
-        rows.append(f"{i + 1:5d}\t{indent}{rng.choice(WORDS)}_{rng.choice(WORDS)} = {rng.choice(WORDS)}({rng.randint(0, 999)})")
+        name = f"{rng.choice(WORDS)}_{rng.choice(WORDS)}"
+        rows.append(f"{i + 1:5d}\t{indent}{name} = {rng.choice(WORDS)}({rng.randint(0, 999)})")
     return "\n".join(rows)
 
 
@@ -53,7 +58,8 @@ class Writer:
 
     def stamp(self) -> str:
         self.clock += self.rng.randint(1, 40)
-        return f"2026-03-{1 + self.clock // 86400 % 28:02d}T{self.clock // 3600 % 24:02d}:{self.clock // 60 % 60:02d}:{self.clock % 60:02d}.000Z"
+        c = self.clock
+        return f"2026-03-{1 + c // 86400 % 28:02d}T{c // 3600 % 24:02d}:{c // 60 % 60:02d}:{c % 60:02d}.000Z"
 
     def ident(self) -> str:
         self.seq += 1
@@ -96,8 +102,8 @@ class Writer:
             for i in range(rng.choice((1, 1, 1, 2, 3)))
         ]
         text = paragraph(rng, rng.randint(1, 2)) if final else (sentence(rng, 12) if rng.random() < 0.6 else "")
-        usage = {"input": rng.randint(5_000, 400_000), "output": rng.randint(10, 3_000), "cached": rng.randint(0, 5_000),
-                 "thoughts": rng.randint(0, 800), "tool": 0}
+        usage = {"input": rng.randint(5_000, 400_000), "output": rng.randint(10, 3_000),
+                 "cached": rng.randint(0, 5_000), "thoughts": rng.randint(0, 800), "tool": 0}
         usage["total"] = usage["input"] + usage["output"] + usage["thoughts"]
         record = {"id": ident, "timestamp": self.stamp(), "type": "gemini", "content": text, "thoughts": thoughts,
                   "tokens": usage, "model": "gemini-2.5-pro"}
@@ -123,7 +129,9 @@ def build(turns: int, seed: int) -> list[str]:
     writer = Writer(rng)
     writer.add({"sessionId": "3fa2c1d0-bench-4000-8000-000000000000", "projectHash": "b" * 64,
                 "startTime": writer.stamp(), "lastUpdated": writer.stamp(), "kind": "main"})
-    context = "<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\n</session_context>"
+    context = (
+        "<session_context>\nThis is the Gemini CLI. We are setting up the context for our chat.\n</session_context>"
+    )
     writer.add({"$set": {"messages": [{"id": writer.ident(), "timestamp": writer.stamp(), "type": "user",
                                        "content": [{"text": context}]}]}})
     while writer.turns < turns:
@@ -132,7 +140,8 @@ def build(turns: int, seed: int) -> list[str]:
             writer.model(final=False)
         writer.model(final=True)
         if rng.random() < 0.02:
-            writer.add({"id": writer.ident(), "timestamp": writer.stamp(), "type": "info", "content": "Request cancelled."})
+            writer.add({"id": writer.ident(), "timestamp": writer.stamp(), "type": "info",
+                        "content": "Request cancelled."})
     return writer.lines
 
 

@@ -1,0 +1,118 @@
+"""Time ``session-inspector analyze --json`` against Gemini CLI's own code doing the same work.
+
+    python bench/make_big_session.py          # once: bench/out/big-session.jsonl (~107 MB)
+    python bench/bench_analyze.py [FILE] [--runs 3]
+
+Both run as whole processes with stdout to /dev/null, best of ``--runs``:
+
+* project:   ``python -m inspector analyze --json FILE``
+* reference: ``node bench/ref_analyze.mjs`` (loadConversationRecord,
+  convertSessionToClientHistory, per-turn estimateTokenCountSync and JSON
+  lengths, the total, findCompressSplitPoint, a JSON report)
+
+Reported: wall time and its ratio, and peak memory two ways: the largest
+single process (``ru_maxrss`` from ``wait4``) and the peak of the summed RSS
+of the whole process tree, sampled every 5 ms from /proc (the project reads a
+big file in two processes at once; their shared pages are counted twice).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+DEFAULT_FILE = BENCH / "out" / "big-session.jsonl"
+sys.path.insert(0, str(REPO))
+
+
+def _tree_rss_kb(root: int) -> int:
+    """Summed VmRSS of ``root`` and its descendants (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as handle:
+                fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        except OSError:
+            continue
+        pid = int(entry)
+        children.setdefault(int(fields.get("PPid", "0").strip() or 0), []).append(pid)
+        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) if "VmRSS" in fields else 0
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
+def run_once(command: list[str]) -> tuple[float, int, int]:
+    """(wall seconds, max single-process RSS MB, peak tree RSS MB) of one run."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    peak_tree = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak_tree
+        while not done.is_set():
+            peak_tree = max(peak_tree, _tree_rss_kb(process.pid))
+            done.wait(0.005)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    if status != 0:
+        raise SystemExit(f"{command[0]} failed ({status}): {stderr[-500:]}")
+    # ru_maxrss of the waited child; a grandchild (the project's reading process) is in RUSAGE_CHILDREN of it
+    return wall, usage.ru_maxrss // 1024, peak_tree // 1024
+
+
+def best(command: list[str], runs: int) -> tuple[float, int, int]:
+    results = [run_once(command) for _ in range(runs)]
+    return min(r[0] for r in results), max(r[1] for r in results), max(r[2] for r in results)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("file", nargs="?", type=Path, default=DEFAULT_FILE)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args()
+    if not args.file.is_file():
+        print(f"{args.file} not found: run python bench/make_big_session.py first", file=sys.stderr)
+        return 2
+    from tests.reference.install import Missing, reference_src
+
+    dist = reference_src()
+    size_mb = args.file.stat().st_size / 1e6
+    project = [sys.executable, "-m", "inspector", "analyze", "--json", str(args.file)]
+    mine = best(project, args.runs)
+    print(f"file: {args.file} ({size_mb:.1f} MB), best of {args.runs}")
+    print(f"project:   {mine[0]:6.2f} s   peak RSS {mine[1]:5d} MB (largest process), {mine[2]:5d} MB (process tree)")
+    if isinstance(dist, Missing):
+        print(f"reference: skipped ({dist.reason})")
+        return 0
+    theirs = best(["node", str(BENCH / "ref_analyze.mjs"), str(dist), str(args.file)], args.runs)
+    print(f"reference: {theirs[0]:6.2f} s   peak RSS {theirs[1]:5d} MB (largest process), "
+          f"{theirs[2]:5d} MB (process tree)")
+    print(f"wall time ratio project/reference: {mine[0] / theirs[0]:.2f}x (target <= 0.35x)")
+    print(f"project peak memory / file size: {mine[1] / size_mb:.2f}x largest process, "
+          f"{mine[2] / size_mb:.2f}x process tree (target <= 2.5x)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,129 @@
+"""Reading recordings: replay rules, lazy records, and the two-process reader."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from inspector.session import SessionError, load, parse
+from inspector.session import jsonl as jsonl_module
+from inspector.session.records import MessageList
+
+META = {"sessionId": "s", "projectHash": "p"}
+
+
+def write(path: Path, records: list[object], end: str = "\n") -> Path:
+    path.write_text(end.join(r if isinstance(r, str) else json.dumps(r) for r in records) + end)
+    return path
+
+
+def user(ident: str, text: str) -> dict[str, object]:
+    return {"id": ident, "type": "user", "content": [{"text": text}]}
+
+
+def test_replay_rules(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.jsonl", [
+        META, user("a", "one"), user("b", "two"), user("a", "one again"),  # same id: replaced in place
+        user("c", "three"), {"$rewindTo": "c"},  # drops c and after
+        {"$set": {"summary": "sum"}}, user("d", "four"),
+    ])
+    session = load(path)
+    assert [m["id"] for m in session.messages] == ["a", "b", "d"]
+    assert session.messages[0]["content"][0]["text"] == "one again"
+    assert session.message_lines == {"a": 4, "b": 3, "d": 8}
+    assert session.metadata["summary"] == "sum"
+
+
+def test_checkpoint_and_unknown_rewind(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.jsonl", [
+        META, user("a", "one"), {"$set": {"messages": [user("x", "kept")]}}, user("b", "two"),
+    ])
+    assert [m["id"] for m in load(path).messages] == ["x", "b"]
+    write(path, [META, user("a", "one"), {"$rewindTo": "nope"}, user("b", "two")])
+    assert [m["id"] for m in load(path).messages] == ["b"]
+
+
+def test_records_are_parsed_when_read_and_stay_the_same_object(tmp_path: Path) -> None:
+    session = load(write(tmp_path / "s.jsonl", [META, user("a", "one"), user("b", "two")]))
+    assert isinstance(session.messages, MessageList)
+    first = session.messages[0]
+    assert session.messages[0] is first
+    assert list(session.messages)[1]["id"] == "b"
+    assert session.messages + [] == [first, session.messages[1]]  # noqa: RUF005 - MessageList.__add__
+
+
+@pytest.mark.parametrize("end", ["\r\n", "\r"])
+def test_line_numbers_with_cr_line_ends(tmp_path: Path, end: str) -> None:
+    session = load(write(tmp_path / "s.jsonl", [META, "not json", user("a", "x")], end=end))
+    assert [(w.line, "not valid JSON" in w.message) for w in session.warnings] == [(2, True)]
+    assert session.message_lines == {"a": 3}
+
+
+def test_a_one_line_recording_is_read_as_jsonl(tmp_path: Path) -> None:
+    # Gemini CLI reads a single line as a recording: repeated ids collapse.
+    path = write(tmp_path / "s.json", [{**META, "messages": [user("a", "one"), user("a", "two")]}])
+    session = load(path)
+    assert session.format == "jsonl"
+    assert [m["content"][0]["text"] for m in session.messages] == ["two"]
+
+
+def test_the_first_bad_message_in_file_order_is_reported(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.jsonl", [META, user("a", "x"), {"id": "b", "type": "user", "content": 1},
+                                        {"id": "c", "type": "gemini", "content": 2}])
+    with pytest.raises(SessionError) as caught:
+        load(path)
+    assert caught.value.line == 3
+
+
+def _big_recording(count: int) -> bytes:
+    rng = random.Random(7)
+    lines = [json.dumps(META)]
+    for i in range(count):
+        ident = f"m{rng.randint(0, count // 2)}"  # many ids come back, as re-appended messages do
+        roll = rng.random()
+        if roll < 0.02:
+            lines.append(json.dumps({"$rewindTo": f"m{rng.randint(0, count)}"}))
+        elif roll < 0.03:
+            lines.append("{broken")
+        elif roll < 0.04:
+            lines.append(json.dumps({"$set": {"messages": [user(f"c{i}", "checkpoint")]}}))
+        else:
+            calls = [{"id": "t", "name": "read_file", "args": {"n": 1.5}, "result": "é" * rng.randint(0, 50)}]
+            lines.append(json.dumps({"id": ident, "type": rng.choice(["user", "gemini"]),
+                                     "content": f"text {i} 😀", "toolCalls": calls, "tokens": {"input": i}}))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_two_process_reading_equals_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _big_recording(3000)
+    serial_items = jsonl_module.scan(data)
+    monkeypatch.setattr(jsonl_module, "PARALLEL_MIN_BYTES", 0)
+    assert jsonl_module._parallel_ok(data)
+    items, lines = jsonl_module.scan_file(data)
+    assert len(items) == len(serial_items)  # (figures of copies replaced later differ: the halves skip their own)
+    assert jsonl_module.replay(items).entries == jsonl_module.replay(serial_items).entries
+    assert lines == data.count(b"\n")
+    parallel = parse(Path("x.jsonl"), data)
+    monkeypatch.setenv("SESSION_INSPECTOR_SERIAL", "1")
+    serial = parse(Path("x.jsonl"), data)
+    assert parallel.message_figures == serial.message_figures
+    assert list(parallel.messages) == list(serial.messages)
+    assert parallel.warnings == serial.warnings
+
+
+def test_replaced_copies_are_not_measured_but_the_final_one_is() -> None:
+    data = _big_recording(500)
+    items = jsonl_module.scan(data)
+    state = jsonl_module.replay(items)
+    assert all(figures != () or not _turns_expected(where, data) for where, figures, _ in state.entries.values())
+
+
+def _turns_expected(where: object, data: bytes) -> bool:
+    from inspector.session.history import message_contents
+    from inspector.session.records import loads_line
+
+    record = where if isinstance(where, dict) else loads_line(data[where[0]:where[1]])  # type: ignore[index]
+    return bool(message_contents(record))
