@@ -19,11 +19,12 @@ import random
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "out" / "big-session.jsonl"
-WORDS = (
+_WORD_TEXT = (
     "the a function file test error value return import class module config path read write update check "
     "result list string number token context session model user tool call output build install run shell "
     "grep search replace line change diff commit branch merge fix bug"
-).split()  # noqa: SIM905 - one long line otherwise
+)
+WORDS = _WORD_TEXT.split()
 UNICODE_WORDS = ["données", "größe", "naïve", "测试", "ファイル", "код", "🙂", "✅", "→", "λ"]
 TOOLS = ["read_file", "run_shell_command", "grep_search", "list_directory", "replace", "write_file", "glob"]
 
