@@ -142,7 +142,7 @@ def usage_of(message: dict[str, Any]) -> dict[str, Any] | None:
     tokens = message.get("tokens")
     if not isinstance(tokens, dict):
         return None
-    if len(tokens) == len(USAGE_KEYS) and all(a == b for a, b in zip(tokens, USAGE_KEYS, strict=True)):
+    if tuple(tokens) == USAGE_KEYS:
         return tokens  # the record's own dict (the record itself is not kept)
     return {k: tokens[k] for k in USAGE_KEYS if k in tokens}
 
