@@ -9,6 +9,7 @@ when a compaction is applied.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -102,10 +103,15 @@ def truncate_chars(token_limit: int = DEFAULT_TOKEN_LIMIT, last_prompt_tokens: i
     return min(4 * (token_limit - last_prompt_tokens), DEFAULT_TRUNCATE_CHARS)
 
 
+@functools.lru_cache(maxsize=256)
+def _safe_tool(tool: str) -> str:
+    return _sanitize(tool).lower()
+
+
 def output_file_name(tool: str, seq: int) -> str:
     """The reference's file name for a saved output (``saveTruncatedToolOutput``)."""
-    safe_tool = _sanitize(tool).lower()
-    safe_id = _sanitize(str(seq)).lower()
+    safe_tool = _safe_tool(tool)
+    safe_id = str(seq) if type(seq) is int else _sanitize(str(seq)).lower()
     return f"{safe_id}.txt" if safe_id.startswith(safe_tool) else f"{safe_tool}_{safe_id}.txt"
 
 
