@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from inspector.session import SessionError, load, parse
+from inspector.session import SessionError, load
 from inspector.session import jsonl as jsonl_module
 from inspector.session.records import MessageList
 
@@ -97,21 +99,43 @@ def _big_recording(count: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def test_two_process_reading_equals_one(monkeypatch: pytest.MonkeyPatch) -> None:
-    data = _big_recording(3000)
-    serial_items = jsonl_module.scan(data)
+_TWO_PROCESSES = """
+import sys
+from pathlib import Path
+from inspector.session import jsonl, parse
+import os
+data = Path(sys.argv[1]).read_bytes()
+serial_items = jsonl.scan(data)
+jsonl.PARALLEL_MIN_BYTES = 0
+assert jsonl._parallel_ok(data), "not single-threaded?"
+items, lines = jsonl.scan_file(data)
+assert len(items) == len(serial_items)  # (figures of copies replaced later differ: each half skips its own)
+assert jsonl.replay(items).entries == jsonl.replay(serial_items).entries
+assert lines == data.count(b"\\n")
+parallel = parse(Path("x.jsonl"), data)
+os.environ["SESSION_INSPECTOR_SERIAL"] = "1"
+serial = parse(Path("x.jsonl"), data)
+assert parallel.message_figures == serial.message_figures
+assert list(parallel.messages) == list(serial.messages)
+assert parallel.warnings == serial.warnings and parallel.warnings
+print("same")
+"""
+
+
+def test_two_process_reading_equals_one(tmp_path: Path) -> None:
+    # In a fresh interpreter: the reader forks only from a single-threaded process.
+    path = tmp_path / "big.jsonl"
+    path.write_bytes(_big_recording(3000))
+    done = subprocess.run([sys.executable, "-c", _TWO_PROCESSES, str(path)], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "same"
+
+
+def test_no_fork_from_a_threaded_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonl_module, "PARALLEL_MIN_BYTES", 0)
-    assert jsonl_module._parallel_ok(data)
-    items, lines = jsonl_module.scan_file(data)
-    assert len(items) == len(serial_items)  # (figures of copies replaced later differ: the halves skip their own)
-    assert jsonl_module.replay(items).entries == jsonl_module.replay(serial_items).entries
-    assert lines == data.count(b"\n")
-    parallel = parse(Path("x.jsonl"), data)
-    monkeypatch.setenv("SESSION_INSPECTOR_SERIAL", "1")
-    serial = parse(Path("x.jsonl"), data)
-    assert parallel.message_figures == serial.message_figures
-    assert list(parallel.messages) == list(serial.messages)
-    assert parallel.warnings == serial.warnings
+    monkeypatch.setattr(jsonl_module.threading, "active_count", lambda: 2)
+    assert not jsonl_module._parallel_ok(_big_recording(10))
 
 
 def test_replaced_copies_are_not_measured_but_the_final_one_is() -> None:

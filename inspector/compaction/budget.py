@@ -16,17 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from inspector.jsjson import utf16_len
-from inspector.session.figures import (
-    R_HAS_RESPONSE,
-    R_LENGTH,
-    R_NAME,
-    R_PART,
-    R_PLAIN,
-    R_TOKENS,
-    ResponseFigures,
-    response_figures,
-    response_text,
-)
+from inspector.session.figures import R_PART, R_PLAIN, ResponseFigures, response_figures, response_text
 from inspector.tokens import DEFAULT_TOKEN_LIMIT, text_quarters
 
 FUNCTION_RESPONSE_TOKEN_BUDGET = 50_000
@@ -160,9 +150,8 @@ def plan_budget(
     seq = 0  # the reference's truncation counter (it also counts failed saves)
     truncations: list[Truncation] = []
     for i in range(len(responses) - 1, -1, -1):
-        for r in reversed(responses[i]):
-            part, name, tokens = r[R_PART], r[R_NAME], r[R_TOKENS]
-            if not r[R_HAS_RESPONSE]:
+        for part, has_response, name, tokens, length, _ in reversed(responses[i]):
+            if not has_response:
                 # The reference measures ``{text: undefined}`` (0 tokens); over
                 # budget it tries to save ``undefined``, which fails after
                 # taking a number, and keeps the part as it is.
@@ -173,7 +162,7 @@ def plan_budget(
                 used += tokens
                 continue
             seq += 1
-            if r[R_LENGTH] <= max_chars:  # the "excerpt" is the whole text: read and name it when asked
+            if length <= max_chars:  # the "excerpt" is the whole text: read and name it when asked
                 truncation = Truncation(i, part, name, output_path, text_of, tokens, tokens, seq=seq)
             else:
                 text = text_of(i, part)

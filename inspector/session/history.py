@@ -214,8 +214,9 @@ def message_contents(message: dict[str, Any]) -> list[tuple[dict[str, Any], bool
         return []
     content = message.get("content")
     content_parts = part_array(content) if truthy(content) else []
-    calls = message.get("toolCalls")
-    has_calls = isinstance(calls, list) and len(calls) > 0
+    listed = message.get("toolCalls")
+    calls: list[Any] = listed if isinstance(listed, list) else []
+    has_calls = len(calls) > 0
     if any(isinstance(p, dict) and (truthy(p.get("functionCall")) or truthy(p.get("thought")))
            for p in content_parts):
         model_parts = list(content_parts)
