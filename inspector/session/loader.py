@@ -20,6 +20,7 @@ import json
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -102,9 +103,11 @@ def paused_gc() -> Iterator[None]:
 
     Parsing a big session allocates hundreds of thousands of dicts and lists
     that all live on; each collection would scan them all again (it doubles
-    the load time of a 100 MB file).  Nothing parsed here forms a cycle.  On
-    the way out the survivors are frozen (``gc.freeze``) so that later
-    collections skip them too; reference counting still frees them.
+    the load time of a 100 MB file).  Nothing parsed here forms a cycle.  In
+    a single-threaded process (the command line, which ends soon after) the
+    survivors are then frozen (``gc.freeze``) so that later collections skip
+    them too.  The app (threads) does not freeze: frozen objects that later
+    form garbage cycles would never be collected in a long-running process.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -112,7 +115,8 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            gc.freeze()
+            if threading.active_count() == 1:
+                gc.freeze()
             gc.enable()
 
 
