@@ -14,6 +14,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from inspector.compaction.agentic import crossing_free_model_turns
 from inspector.compaction.budget import (
     TOOL_OUTPUTS_DIR,
     Truncation,
@@ -28,11 +29,14 @@ from inspector.jsjson import js_json_len
 from inspector.session import Session, Turn, history
 from inspector.session.errors import LoadWarning
 from inspector.session.figures import (
+    F_ANSWERS,
+    F_CALLS,
     F_CANDIDATE,
     F_JSON_LEN,
     F_KIND,
     F_QUARTERS,
     F_RESPONSES,
+    F_ROLE,
     F_SAFE_END,
     F_USAGE,
     TurnFigures,
@@ -74,6 +78,8 @@ class Analysis:
     recorded: list[dict[str, Any] | None]
     warnings: list[LoadWarning] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)  # turn_kind of every turn
+    agentic_candidates: list[int] = field(default_factory=list)  # model turns the kept part may start at
+    fresh_from: int = 0  # recorded usage before this turn predates the last compaction
     _prefix_quarters: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -96,8 +102,12 @@ class Analysis:
 
     @property
     def recorded_prompt_tokens(self) -> int | None:
-        """The prompt size the API last reported (the newest usage record)."""
-        for usage in reversed(self.recorded):
+        """The prompt size the API last reported (the newest usage record).
+
+        Usage recorded before the session's last compaction describes the
+        history as it was then, not now, so it does not count.
+        """
+        for usage in reversed(self.recorded[self.fresh_from:]):
             if usage and isinstance(usage.get("input"), (int, float)):
                 return int(usage["input"])
         return None
@@ -177,6 +187,7 @@ class Analysis:
             "context_tokens": self.context_tokens,
             "split_point": self.split_point,
             "split_candidates": self.candidates,
+            "agentic_split_candidates": self.agentic_candidates,
             "compress_split_point": self.compress_split_point,
             "would_compress": self.would_compress,
             "budget_truncations": Rows(truncations) if lazy else list(truncations),
@@ -204,6 +215,7 @@ def analyze_turns(
     temp_dir: Path | None = None,
     warnings: list[LoadWarning] | None = None,
     figures: Sequence[TurnFigures] | None = None,
+    fresh_from: int = 0,
 ) -> Analysis:
     """Analyse turns; ``figures`` (one per turn) when the loader computed them already."""
     if figures is None:
@@ -225,10 +237,13 @@ def analyze_turns(
     if safe_end:
         candidates.append(len(figures))
     recorded = [f[F_USAGE] for f in figures]
+    agentic = crossing_free_model_turns([f[F_ROLE] for f in figures], [f[F_CALLS] for f in figures],
+                                        [f[F_ANSWERS] for f in figures])
 
     limit = token_limit(model)
     last_prompt = next(
-        (int(u["input"]) for u in reversed(recorded) if u and isinstance(u.get("input"), (int, float))), 0
+        (int(u["input"]) for u in reversed(recorded[fresh_from:]) if u and isinstance(u.get("input"), (int, float))),
+        0,
     )
     folder = str((temp_dir or Path(".")) / TOOL_OUTPUTS_DIR) + os.sep
     responses = [f[F_RESPONSES] for f in figures]
@@ -268,7 +283,34 @@ def analyze_turns(
         recorded=recorded,
         warnings=list(warnings or []),
         kinds=[f[F_KIND] for f in figures],
+        agentic_candidates=agentic,
+        fresh_from=fresh_from,
     )
+
+
+def usage_fresh_from(session: Session, turns: Sequence[Turn]) -> int:
+    """The first turn whose recorded usage postdates the session's last compaction.
+
+    A compacted history starts with the snapshot turn; the records kept
+    through that compaction still carry the usage of the longer history they
+    were part of.  In a recording, fresh records come on later lines than the
+    checkpoint that wrote the snapshot; in a legacy file, with later timestamps.
+    """
+    if not turns or turns[0].role != "user" or turns[0].message_index is None:
+        return 0
+    parts = turns[0].content.get("parts") or []
+    first = parts[0] if parts and isinstance(parts[0], dict) else {}
+    if not str(first.get("text", "")).lstrip().startswith("<state_snapshot>"):
+        return 0
+    snapshot_id = turns[0].record_id
+    if session.format == "jsonl" and snapshot_id in session.message_lines:
+        line = session.message_lines[snapshot_id]
+        return next((t.index for t in turns if session.message_lines.get(t.record_id or "", 0) > line), len(turns))
+    stamp = session.messages[turns[0].message_index].get("timestamp")
+    if not isinstance(stamp, str):
+        return 0
+    return next((t.index for t in turns if t.message_index is not None
+                 and str(session.messages[t.message_index].get("timestamp", "")) > stamp), len(turns))
 
 
 def analyze(session: Session, *, model: str | None = None, threshold: float | None = None) -> Analysis:
@@ -277,12 +319,14 @@ def analyze(session: Session, *, model: str | None = None, threshold: float | No
         figures = None
         if session.message_figures is not None:
             figures = [f for per_message in session.message_figures for f in per_message]
+        turns = history(session)
         return analyze_turns(
-            history(session),
+            turns,
             session.messages if session.contents is None else None,
             model=model or session.model,
             threshold=threshold if threshold is not None else DEFAULT_THRESHOLD,
             temp_dir=project_temp_dir(session.path),
             warnings=session.warnings,
             figures=figures,
+            fresh_from=usage_fresh_from(session, turns),
         )

@@ -10,26 +10,64 @@ response.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from inspector.compaction.pairs import pair_calls
+from inspector.jsjson import truthy
+
+Key = tuple[Any, Any]  # (id, name) of a function call or response
+
+
+def crossing_free_model_turns(roles: Sequence[str], calls: Sequence[Sequence[Key]],
+                              answers: Sequence[Sequence[Key]]) -> list[int]:
+    """Model turns (never 0) no call/response pair spans, from per-turn keys.
+
+    Pairing follows ``pairs.pair_calls``: a response belongs to the earlier
+    call with its id, or, without an id, to the oldest unanswered id-less
+    call of its name.
+    """
+    by_id: dict[Any, int] = {}
+    pending: dict[Any, list[int]] = {}  # id-less calls by name, oldest first
+    crossing = [0] * (len(roles) + 1)
+    for i in range(len(roles)):
+        for ident, name in answers[i]:
+            call_turn = by_id.get(ident) if ident else None
+            if call_turn is None and pending.get(name):
+                call_turn = pending[name].pop(0)
+            if call_turn is not None and i > call_turn:
+                # a split anywhere in (call_turn, i] would separate them
+                crossing[call_turn + 1] += 1
+                crossing[i + 1] -= 1
+        for ident, name in calls[i]:
+            if ident:
+                by_id[ident] = i
+            else:
+                pending.setdefault(name, []).append(i)
+    found: list[int] = []
+    open_pairs = 0
+    for i, role in enumerate(roles):
+        open_pairs += crossing[i]
+        if i > 0 and role == "model" and open_pairs == 0:
+            found.append(i)
+    return found
+
+
+def _keys(content: dict[str, Any], field: str) -> list[Key]:
+    keys = []
+    for part in content.get("parts") or []:
+        value = part.get(field) if isinstance(part, dict) else None
+        if isinstance(value, dict) and truthy(value):
+            keys.append((value.get("id"), value.get("name")))
+    return keys
 
 
 def agentic_candidates(contents: list[dict[str, Any]]) -> list[int]:
     """Indices of model turns the kept part may start with (never 0)."""
-    crossing = [0] * (len(contents) + 1)
-    for (response_turn, _), (call_turn, _) in pair_calls(contents).items():
-        # splitting at any i in (call_turn, response_turn] would separate them
-        if response_turn > call_turn:
-            crossing[call_turn + 1] += 1
-            crossing[response_turn + 1] -= 1
-    open_pairs = 0
-    found: list[int] = []
-    for i, content in enumerate(contents):
-        open_pairs += crossing[i]
-        if i > 0 and content.get("role") == "model" and open_pairs == 0:
-            found.append(i)
-    return found
+    return crossing_free_model_turns(
+        [str(c.get("role", "")) for c in contents],
+        [_keys(c, "functionCall") for c in contents],
+        [_keys(c, "functionResponse") for c in contents],
+    )
 
 
 def snapshot_turns(snapshot: str, first_kept: dict[str, Any] | None, acknowledgement: str) -> list[dict[str, Any]]:

@@ -43,7 +43,13 @@ F_SAFE_END = 6  # a model turn without a function call: may end a fully summaris
 F_KIND = 7  # turn_kind(content)
 F_RESPONSES = 8  # tuple of ResponseFigures
 F_USAGE = 9  # the recorded usage (model turns), or None
+F_CALLS = 10  # (id, name) of each function call, for pairing calls with responses
+F_ANSWERS = 11  # (id, name) of each function response
 TurnFigures = tuple[Any, ...]
+
+
+def _key(value: Any) -> tuple[Any, Any]:
+    return (value.get("id"), value.get("name")) if type(value) is dict else (None, None)
 
 
 def _part_label(part: dict[str, Any]) -> str:
@@ -165,6 +171,8 @@ def content_figures(
     quarters = 0
     parts_json = 1 + len(parts) if parts else 2  # brackets and commas
     has_response = has_call = False
+    calls: list[tuple[Any, Any]] = []
+    answers: list[tuple[Any, Any]] = []
     labels: list[str] = []  # turn_kind, built in the same pass
     for part in parts:
         if type(part) is not dict:
@@ -202,10 +210,12 @@ def content_figures(
                     media = media_quarters(part)
                     quarters += size if media is None else media
                 label = _part_label(part)
-            if response is not None and not has_response and truthy(response):
+            if response is not None and truthy(response):
                 has_response = True
-            if call is not None and not has_call and truthy(call):
+                answers.append(_key(response))
+            if call is not None and truthy(call):
                 has_call = True
+                calls.append(_key(call))
         if label not in labels:
             labels.append(label)
     if type(role) is str and len(content) == 2 and next(iter(content)) == "role" and "parts" in content \
@@ -224,6 +234,8 @@ def content_figures(
         "+".join(labels) if labels else "empty",
         response_figures(parts) if has_response else (),
         usage,
+        tuple(calls),
+        tuple(answers),
     )
 
 
