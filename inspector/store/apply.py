@@ -30,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from inspector.jsjson import js_stringify
+from inspector.jsjson import js_stringify, js_utf8
 from inspector.session.errors import SessionError
 from inspector.session.history import Turn, messages_to_turns
 from inspector.session.loader import Session, parse
@@ -224,7 +224,7 @@ def _plan_outputs(session_path: Path, truncations: Sequence[Any]) -> list[Output
         target = Path(item.output_file)
         if not target.is_absolute():
             target = session_path.parent / target
-        data = str(item.full_text).encode("utf-8", "surrogatepass")
+        data = js_utf8(str(item.full_text))  # as Gemini CLI (Node) would write it
         exists = False
         try:
             exists = target.read_bytes() == data
