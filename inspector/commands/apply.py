@@ -25,7 +25,14 @@ def describe_entry(entry: Any, session_path: Path) -> list[str]:
     if info.tokens_before is not None and info.tokens_after is not None:
         lines.append(f"tokens (estimate): {info.tokens_before:,} -> {info.tokens_after:,}")
     if entry.output_files:
-        lines.append(f"full tool outputs saved: {', '.join(entry.output_files)}")
+        files = [Path(f) for f in entry.output_files]
+        if len(files) <= 3:
+            lines.append(f"full tool outputs saved: {', '.join(map(str, files))}")
+        else:
+            folders = sorted({str(f.parent) for f in files})
+            where = folders[0] if len(folders) == 1 else f"{len(folders)} folders"
+            lines.append(f"full tool outputs saved: {len(files)} files in {where} "
+                         f"({files[0].name} ... {files[-1].name}; listed in `session-inspector history --json`)")
     if entry.carried_lines:
         lines.append(f"note: {entry.carried_lines} line(s) another writer appended meanwhile were repeated after it")
     lines.append(f"backup: {store_dir(session_path) / 'backups' / entry.backup}")

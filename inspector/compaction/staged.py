@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.pairs import pair_calls, repair_pairs
 from inspector.compaction.split import is_split_candidate
 from inspector.jsjson import js_stringify
@@ -207,10 +208,17 @@ def _args_window(call: dict[str, Any]) -> bool:
 
 # -- stage 3 -----------------------------------------------------------------------
 def summary_split(contents: list[dict[str, Any]], config: StagedConfig) -> int:
-    """Where stage 3 splits: the prompt that keeps closest to ``keep_fraction`` of the
-    turns while keeping at least ``keep_min_turns`` (0 when none does)."""
+    """Where stage 3 splits: the split point that keeps closest to ``keep_fraction``
+    of the turns while keeping at least ``keep_min_turns`` (0 when none does).
+
+    Points before a user prompt and agentic ones (before a model turn that
+    separates no call from its result) both count, so a one-prompt agent
+    run can be summarised too.
+    """
     n = len(contents)
-    candidates = [i for i in range(1, n - config.keep_min_turns + 1) if is_split_candidate(contents[i])]
+    agentic = set(agentic_candidates(contents))
+    candidates = [i for i in range(1, n - config.keep_min_turns + 1)
+                  if is_split_candidate(contents[i]) or i in agentic]
     if not candidates:
         return 0
     return min(candidates, key=lambda i: (abs((n - i) / n - config.keep_fraction), -i))
@@ -303,15 +311,14 @@ async def run_staged(
         split = chosen if chosen else summary_split(current, config)
         if split > 0:
             draft, final = await summarise(current[:split])
-            summary = [{"role": "user", "parts": [{"text": final}]},
-                       {"role": "model", "parts": [{"text": ACKNOWLEDGEMENT}]}]
+            summary = snapshot_turns(final, current[split] if split < len(current) else None, ACKNOWLEDGEMENT)
             if final.strip() and tokens_of([*summary, *current[split:]]) >= start:
                 record("summarise", False, start, "the summary would be larger than what it replaces; skipped")
             elif final.strip():
-                origin = [None, None, *origin[split:]]
+                origin = [*(None for _ in summary), *origin[split:]]
                 current = [*summary, *current[split:]]
                 result.draft_snapshot, result.snapshot = draft, final
-                result.summarised_until = next((o for o in origin[2:] if o is not None), None)
+                result.summarised_until = next((o for o in origin[len(summary):] if o is not None), None)
                 record("summarise", True, start, f"{split} turns summarised")
             else:
                 record("summarise", False, start, "the summariser returned nothing; skipped")
