@@ -41,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="session-inspector",
         description="See where Gemini CLI's context goes, preview and steer its compaction, apply it, undo it.",
+        epilog="Without a command it opens the app: session-inspector [PATH] (a session file or a folder; "
+               "default: every session under ~/.gemini/tmp), or serves it to a browser tab with "
+               "--serve [--port N]. See session-inspector PATH --help.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
