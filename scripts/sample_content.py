@@ -57,7 +57,7 @@ def python_module(name: str, functions: int, seed: int) -> str:
             f'        log.debug("no {b} for %s", {a}.get("id"))',
             "        return Decimal(0)",
             f'    value = Decimal({a}.get("{b}", 0)) * {b}',
-            f"    return value.quantize(Decimal(\"0.01\"))",
+            "    return value.quantize(Decimal(\"0.01\"))",
         ]
     return "\n".join(lines) + "\n"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ CONSTRAINTS = (
 
 
 def coding_task(Conversation: Any, Call: Any, h: dict[str, Callable[..., str]]) -> Any:
-    c = Conversation("3fa2c1d0-7b1e-4c55-9a61-0d2f6e8b9c14", datetime(2026, 11, 20, 9, 14, tzinfo=timezone.utc))
+    c = Conversation("3fa2c1d0-7b1e-4c55-9a61-0d2f6e8b9c14", datetime(2026, 11, 20, 9, 14, tzinfo=UTC))
     c.user(CONSTRAINTS)
     c.model("I'll start by finding where order totals are computed.",
             thoughts=[("Locating the totals", "The bug is in order totals; search for where discounts apply.")],
@@ -81,7 +81,7 @@ def coding_task(Conversation: Any, Call: Any, h: dict[str, Callable[..., str]]) 
 
 def big_refactor(Conversation: Any, Call: Any, h: dict[str, Callable[..., str]]) -> Any:
     """A long session past Gemini CLI's threshold, with an output the budget truncates."""
-    c = Conversation("9d41b7e2-55c0-4f0e-8b0f-6a3e91d27c55", datetime(2026, 11, 18, 13, 2, tzinfo=timezone.utc))
+    c = Conversation("9d41b7e2-55c0-4f0e-8b0f-6a3e91d27c55", datetime(2026, 11, 18, 13, 2, tzinfo=UTC))
     c.user("We're migrating the payments module from the old gateway client to `gatewaykit`. "
            "Never change the public function names in src/shop/payments.py; always run the full test suite "
            "after each step.")
@@ -109,7 +109,7 @@ def big_refactor(Conversation: Any, Call: Any, h: dict[str, Callable[..., str]])
 
 def after_compression(Conversation: Any, Call: Any, h: dict[str, Callable[..., str]]) -> Any:
     """A session Gemini CLI already compressed once: its history holds a <state_snapshot>."""
-    c = Conversation("5be07c3a-1f8d-4e42-b1e3-2c9a7d0f4e18", datetime(2026, 11, 19, 16, 40, tzinfo=timezone.utc))
+    c = Conversation("5be07c3a-1f8d-4e42-b1e3-2c9a7d0f4e18", datetime(2026, 11, 19, 16, 40, tzinfo=UTC))
     c.user("Add rate limiting to the login endpoint: 5 attempts per minute per IP. Must not use Redis.")
     c.model("Reading the auth module.", calls=[Call("read_file", {"file_path": "src/shop/auth.py"},
                                                      h["python_module"]("auth", 30, 9))])
@@ -157,7 +157,7 @@ def after_compression(Conversation: Any, Call: Any, h: dict[str, Callable[..., s
 
 def legacy_session(Conversation: Any, Call: Any, h: dict[str, Callable[..., str]]) -> Any:
     """A pre-0.39 session: one JSON object, tool results as plain strings."""
-    c = Conversation("0b23371a-ce2e-4b1c-81a0-44af5d94d9ce", datetime(2025, 10, 21, 20, 4, tzinfo=timezone.utc),
+    c = Conversation("0b23371a-ce2e-4b1c-81a0-44af5d94d9ce", datetime(2025, 10, 21, 20, 4, tzinfo=UTC),
                      model_name="gemini-2.5-flash")
     c.user("Build a small Pomodoro timer page: 25-minute work, 5-minute break, a counter of sessions. "
            "No external frameworks — plain HTML, CSS and JS. Café-style colours, s'il vous plaît ☕.")

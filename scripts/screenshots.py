@@ -25,20 +25,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.snapshot_app import build_app  # noqa: E402
+from tests.snapshot_app import build_app, settle  # noqa: E402
 
 OUT = REPO / "screenshots"
 SIZE = (160, 45)
 Steps = Callable[[object], Awaitable[None]]
-
-
-async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
-    await pilot.pause()
-    while busy := [w for w in pilot.app.workers if w.group != "watch" and not w.is_finished]:
-        await pilot.app.workers.wait_for_complete(busy)
-        await pilot.pause()
-    pilot.app.clear_notifications()
-    await pilot.pause()
 
 
 def keys(*names: str) -> Steps:

@@ -44,3 +44,13 @@ def sample(name: str) -> Path:
         return path.relative_to(Path.cwd())
     except ValueError:
         return path
+
+
+async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the app is idle (every worker but the file watcher done), notifications cleared."""
+    await pilot.pause()
+    while busy := [w for w in pilot.app.workers if w.group != "watch" and not w.is_finished]:
+        await pilot.app.workers.wait_for_complete(busy)
+        await pilot.pause()
+    pilot.app.clear_notifications()
+    await pilot.pause()

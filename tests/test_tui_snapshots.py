@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.snapshot_app import SAMPLES, build_app, sample
+from tests.snapshot_app import SAMPLES, build_app, sample, settle
 
 SIZE = (160, 45)
 
@@ -16,15 +16,6 @@ SIZE = (160, 45)
 def need(name: str) -> None:
     if not (SAMPLES / name).is_file():
         pytest.skip(f"sample_sessions/{name} is missing")
-
-
-async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
-    await pilot.pause()
-    while busy := [w for w in pilot.app.workers if w.group != "watch" and not w.is_finished]:
-        await pilot.app.workers.wait_for_complete(busy)
-        await pilot.pause()
-    pilot.app.clear_notifications()
-    await pilot.pause()
 
 
 @pytest.mark.parametrize("name", ["coding-task.jsonl", "long-migration.jsonl", "legacy-pomodoro.json",

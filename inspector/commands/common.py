@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -22,14 +22,24 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError("must be above 0 and at most 1")
-    return value
+def number(kind: type[int] | type[float], accept: Callable[[float], bool], rule: str) -> Callable[[str], float]:
+    """An argparse type: a number of ``kind`` that ``accept`` holds for, else ``rule`` as the error."""
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"not a {'whole ' if kind is int else ''}number: {text!r}"
+            ) from None
+        if not accept(value):
+            raise argparse.ArgumentTypeError(rule)
+        return value
+
+    return parse
+
+
+_fraction = number(float, lambda v: 0 < v <= 1, "must be above 0 and at most 1")
 
 
 def print_json(value: Any) -> None:

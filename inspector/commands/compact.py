@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from inspector.commands.common import add_session_arguments, print_json
+from inspector.commands.common import add_session_arguments, number, print_json
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -43,14 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--apply", action="store_true", help="write a COMPRESSED result to the session (undo: revert)")
 
 
-def _target(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be above 0")
-    return value
+_target = number(float, lambda v: v > 0, "must be above 0")
 
 
 def run(args: argparse.Namespace) -> int:

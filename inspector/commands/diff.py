@@ -30,15 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def snapshot_from_file(path: Path) -> str:
     """The snapshot text in ``path`` (plain text, or the newest one in a session file)."""
     from inspector.compaction.snapshot import OPEN, find_snapshot_text
+    from inspector.session.errors import SessionError
+    from inspector.session.loader import read_bytes
 
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise SnapshotSourceError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise SnapshotSourceError(f"{path}: is a folder, not a file") from None
-    except OSError as exc:
-        raise SnapshotSourceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        data = read_bytes(path)
+    except SessionError as exc:
+        raise SnapshotSourceError(str(exc)) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from inspector.commands.common import print_json
+from inspector.commands.common import number, print_json
 
 EXIT_REFUSED = 2
 
@@ -21,14 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be 1 or more")
-    return value
+_positive = number(int, lambda v: v >= 1, "must be 1 or more")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -128,17 +128,16 @@ class PromptFileError(Exception):
 
 def load_prompt_file(path: str | Path) -> str:
     """A user's own system prompt, read as UTF-8 text."""
+    from inspector.session.errors import SessionError
+    from inspector.session.loader import read_bytes
+
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PromptFileError(f"{file}: no such prompt file") from None
-    except IsADirectoryError:
-        raise PromptFileError(f"{file}: is a folder, not a prompt file") from None
+        text = read_bytes(file).decode("utf-8")
+    except SessionError as exc:
+        raise PromptFileError(f"{file}: {exc.message.replace('no such file', 'no such prompt file')}") from None
     except UnicodeDecodeError:
         raise PromptFileError(f"{file}: not UTF-8 text") from None
-    except OSError as exc:
-        raise PromptFileError(f"{file}: cannot read: {exc.strerror or exc}") from None
     if not text.strip():
         raise PromptFileError(f"{file}: the prompt file is empty")
     return text
