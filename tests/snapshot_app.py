@@ -53,4 +53,7 @@ async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
         await pilot.app.workers.wait_for_complete(busy)
         await pilot.pause()
     pilot.app.clear_notifications()
-    await pilot.pause()
+    # The footer redraws its keys after the next screen refresh and then
+    # recomposes: drain those rounds of the event loop (no time passes).
+    for _ in range(3):
+        await pilot.pause()

@@ -135,6 +135,7 @@ class SessionScreen(SessionActions):
         previous = self.loaded
         loaded = message.loaded
         self.loaded = loaded
+        self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
         analysis = loaded.analysis
         was_agentic = previous is not None and self.split in previous.agentic_set
         keep = previous is not None and message.reason != "open" and (
