@@ -103,3 +103,13 @@ async def test_empty_home_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         screen = await listed(pilot)
         assert screen.table.row_count == 0
         assert "No session files" in str(screen.query_one("#list-empty").content)
+
+
+async def test_no_sessions_says_how_to_open_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "nobody"))
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await listed(pilot)
+        message = screen.query_one("#list-empty")
+        assert message.display and "session-inspector PATH" in str(message.render())
+        assert not screen.table.display

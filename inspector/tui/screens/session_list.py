@@ -107,6 +107,7 @@ class SessionListScreen(InspectorScreen):
         else:
             empty.update("")
         empty.display = not rows
+        table.display = bool(rows)  # the table would take the room the message needs
 
     def on_session_listed(self, message: SessionListed) -> None:
         key = str(message.info.path)
