@@ -88,6 +88,12 @@ class CompressionResult:
     def ok(self) -> bool:
         return not self.status.failed
 
+    def finish(self, status: CompressionStatus, message: str, started: float) -> CompressionResult:
+        """Set the outcome and the time taken since ``started`` (``time.monotonic``)."""
+        self.status, self.message = status, message
+        self.duration_seconds = time.monotonic() - started
+        return self
+
     @property
     def lost_facts(self) -> list[fx.Fact]:
         return self.facts.lost if self.facts else []
@@ -147,6 +153,27 @@ def _has_snapshot(contents: Sequence[dict[str, Any]]) -> str | None:
             if isinstance(text, str) and OPEN in text:
                 found = text
     return found
+
+
+def start_result(
+    summariser: Summariser, *, original: int, recorded_prompt_tokens: int | None, source_sha256: str | None,
+    threshold: float, limit: int, force: bool, instruction: str | None, strategy: str = "reference",
+) -> CompressionResult:
+    """A NOOP result with the figures every strategy reports, before anything ran."""
+    return CompressionResult(
+        status=CompressionStatus.NOOP, original_token_count=original, new_token_count=original,
+        recorded_prompt_tokens=recorded_prompt_tokens, provider=getattr(summariser, "name", None),
+        model=getattr(summariser, "model", None), source_sha256=source_sha256, threshold=threshold,
+        token_limit=limit, forced=force, instruction=instruction or None, strategy=strategy,
+    )
+
+
+def under_threshold(deciding: int, threshold: float, limit: int) -> str | None:
+    """Why Gemini CLI would not compress yet (None when it would)."""
+    if deciding >= threshold * limit:
+        return None
+    return (f"{deciding:,} tokens is under the threshold ({threshold:g} x {limit:,} = {int(threshold * limit):,}); "
+            "use --force to compress anyway")
 
 
 def check_split(contents: Sequence[dict[str, Any]], split: int) -> None:
@@ -211,27 +238,21 @@ async def compress(
     env = [environment] if environment else []
     like_for_like = original_tokens is None
     original = estimate_contents(env + curated) if like_for_like else int(original_tokens or 0)
-    result = CompressionResult(
-        status=CompressionStatus.NOOP, original_token_count=original if curated else 0,
-        new_token_count=original if curated else 0, recorded_prompt_tokens=recorded_prompt_tokens,
-        provider=getattr(summariser, "name", None), model=getattr(summariser, "model", None),
-        source_sha256=source_sha256, threshold=threshold, token_limit=limit, forced=force,
-        instruction=instruction or None,
+    result = start_result(
+        summariser, original=original if curated else 0, recorded_prompt_tokens=recorded_prompt_tokens,
+        source_sha256=source_sha256, threshold=threshold, limit=limit, force=force, instruction=instruction,
     )
 
     def done(status: CompressionStatus, message: str = "") -> CompressionResult:
-        result.status = status
-        result.message = message
-        result.duration_seconds = time.monotonic() - started
-        return result
+        return result.finish(status, message, started)
 
     if not curated:
         return done(CompressionStatus.NOOP, "the history is empty")
     if not force:
         deciding = original if not like_for_like or recorded_prompt_tokens is None else recorded_prompt_tokens
-        if deciding < threshold * limit:
-            return done(CompressionStatus.NOOP, f"{deciding:,} tokens is under the threshold "
-                        f"({threshold:g} x {limit:,} = {int(threshold * limit):,}); use --force to compress anyway")
+        below = under_threshold(deciding, threshold, limit)
+        if below:
+            return done(CompressionStatus.NOOP, below)
 
     folder = Path(temp_dir) if temp_dir is not None else Path(".")
     truncated, truncations = apply_budget(

@@ -22,7 +22,9 @@ from inspector.compaction.compress import (
     CompressionResult,
     CompressionStatus,
     compress,
+    start_result,
     summarise_twice,
+    under_threshold,
 )
 from inspector.compaction.staged import StagedConfig, run_staged
 from inspector.compaction.summarisers.base import Summariser, SummariserError
@@ -93,24 +95,20 @@ async def compress_staged(
     threshold = threshold or DEFAULT_THRESHOLD
     env = [environment] if environment else []
     before = estimate_contents(env + curated)
-    result = CompressionResult(
-        status=CompressionStatus.NOOP, original_token_count=before, new_token_count=before,
-        recorded_prompt_tokens=recorded_prompt_tokens, provider=getattr(summariser, "name", None),
-        model=getattr(summariser, "model", None), source_sha256=source_sha256, threshold=threshold,
-        token_limit=limit, forced=force, instruction=instruction or None, strategy="staged",
+    result = start_result(
+        summariser, original=before, recorded_prompt_tokens=recorded_prompt_tokens, source_sha256=source_sha256,
+        threshold=threshold, limit=limit, force=force, instruction=instruction, strategy="staged",
     )
 
     def done(status: CompressionStatus, message: str = "") -> CompressionResult:
-        result.status, result.message = status, message
-        result.duration_seconds = time.monotonic() - started
-        return result
+        return result.finish(status, message, started)
 
     if not curated:
         return done(CompressionStatus.NOOP, "the history is empty")
     deciding = recorded_prompt_tokens if recorded_prompt_tokens is not None else before
-    if not force and deciding < threshold * limit:
-        return done(CompressionStatus.NOOP, f"{deciding:,} tokens is under the threshold "
-                    f"({threshold:g} x {limit:,}); use --force to compress anyway")
+    below = None if force else under_threshold(deciding, threshold, limit)
+    if below:
+        return done(CompressionStatus.NOOP, below)
     env_tokens = estimate_contents(env)
     goal = resolve_target(target, limit, before)
     config = StagedConfig(target_tokens=max(0, goal - env_tokens))
