@@ -266,57 +266,61 @@ async def run_staged(
     """
     current = list(contents)
     origin: list[int | None] = list(range(len(contents)))
-    before = tokens_of(current)
-    result = StagedResult(contents=current, sources=origin, tokens_before=before, target_tokens=config.target_tokens)
+    size = tokens_of(current)  # of ``current``; measured once per change, not per question
+    result = StagedResult(contents=current, sources=origin, tokens_before=size, target_tokens=config.target_tokens)
 
     def fits() -> bool:
-        return tokens_of(current) <= config.target_tokens
+        return size <= config.target_tokens
 
     def record(name: str, applied: bool, start: int, detail: str) -> None:
-        result.stages.append(StageReport(name, applied, start, tokens_of(current), detail))
+        result.stages.append(StageReport(name, applied, start, size, detail))
 
     # 0. exact duplicates (lossless)
     if not fits():
-        start = tokens_of(current)
+        start = size
         unique, dropped = drop_duplicate_results(current)
         if dropped:
             origin = _track(unique, current, origin)
-            current = unique
+            current, size = unique, tokens_of(unique)
         record("duplicates", bool(dropped), start,
                f"{dropped} repeated tool-result turns removed" if dropped else "no repeated tool results")
     # 1. prune
     if not fits():
-        start = tokens_of(current)
+        start = size
         pruned, detail = prune_tool_outputs(current, config)
-        saved = start - tokens_of(pruned)
+        pruned_size = tokens_of(pruned)
+        saved = start - pruned_size
         applied = saved >= config.min_prune_savings
         if applied:
             origin = _track(pruned, current, origin)
-            current = pruned
+            current, size = pruned, pruned_size
         record("prune", applied, start, detail if applied else f"would save only {saved:,} tokens; skipped")
     # 2. deduplicate file reads
     if not fits():
-        start = tokens_of(current)
+        start = size
         deduped, detail, touched = dedupe_file_reads(current, config)
-        saved = start - tokens_of(deduped)
+        deduped_size = tokens_of(deduped)
+        saved = start - deduped_size
         applied = touched > 0 and saved >= config.dedup_min_ratio * touched
         if applied:
             origin = _track(deduped, current, origin)
-            current = deduped
+            current, size = deduped, deduped_size
         record("dedupe", applied, start, detail if applied else "no repeated reads worth replacing; skipped")
     # 3. summarise
     if not fits() and summarise is not None:
-        start = tokens_of(current)
+        start = size
         chosen = origin.index(split) if split is not None and split in origin else None
         split = chosen if chosen else summary_split(current, config)
         if split > 0:
             draft, final = await summarise(current[:split])
             summary = snapshot_turns(final, current[split] if split < len(current) else None, ACKNOWLEDGEMENT)
-            if final.strip() and tokens_of([*summary, *current[split:]]) >= start:
+            summarised = [*summary, *current[split:]]
+            summarised_size = tokens_of(summarised)
+            if final.strip() and summarised_size >= start:
                 record("summarise", False, start, "the summary would be larger than what it replaces; skipped")
             elif final.strip():
                 origin = [*(None for _ in summary), *origin[split:]]
-                current = [*summary, *current[split:]]
+                current, size = summarised, summarised_size
                 result.draft_snapshot, result.snapshot = draft, final
                 result.summarised_until = next((o for o in origin[len(summary):] if o is not None), None)
                 record("summarise", True, start, f"{split} turns summarised")
@@ -326,11 +330,11 @@ async def run_staged(
             record("summarise", False, start, "no split leaves enough recent turns; skipped")
     # 4. sliding window
     if not fits():
-        start = tokens_of(current)
+        start = size
         windowed, kept_from, dropped = sliding_window(current, config)
         if dropped:
             origin = [origin[k] if k >= 0 else None for k in kept_from]
-            current = windowed
+            current, size = windowed, tokens_of(windowed)
         record("window", bool(dropped), start, f"{dropped} oldest turns removed" if dropped else "too short to window")
     repaired, fixes = repair_pairs(current)
     origin = _track(repaired, current, origin)
