@@ -107,10 +107,7 @@ class Analysis:
         Usage recorded before the session's last compaction describes the
         history as it was then, not now, so it does not count.
         """
-        for usage in reversed(self.recorded[self.fresh_from:]):
-            if usage and isinstance(usage.get("input"), (int, float)):
-                return int(usage["input"])
-        return None
+        return last_prompt_tokens(self.recorded, self.fresh_from)
 
     @property
     def context_tokens(self) -> int:
@@ -151,29 +148,8 @@ class Analysis:
     def to_json(self, path: Path, fmt: str, session_id: str | None, *, lazy: bool = False) -> dict[str, Any]:
         """The ``analyze --json`` object.  ``lazy``: the two long lists as ``Rows``
         (made while written, see ``commands.common.print_json``), not lists."""
-        turns, kinds, quarters, chars, recorded = self.turns, self.kinds, self.quarters, self.json_chars, self.recorded
-        history = (
-            {
-                "index": i,
-                "role": t.role,
-                "record_id": t.record_id,
-                "kind": kinds[i],
-                "estimated_tokens": quarters[i] // 4,
-                "json_chars": chars[i],
-                "recorded": recorded[i],
-            }
-            for i, t in enumerate(turns)
-        )
-        truncations = (
-            {
-                "turn": tr.turn,
-                "tool": tr.tool,
-                "original_tokens": tr.original_tokens,
-                "new_tokens": tr.new_tokens,
-                "output_file": tr.output_file,
-            }
-            for tr in self.truncations
-        )
+        history = self._history_rows()
+        truncations = self._truncation_rows()
         return {
             "path": str(path),
             "format": fmt,
@@ -195,6 +171,30 @@ class Analysis:
             "warnings": [w.to_json() for w in self.warnings],
         }
 
+    # Generator functions, not generator expressions: compiled, an expression becomes a list.
+    def _history_rows(self) -> Iterator[dict[str, Any]]:
+        kinds, quarters, chars, recorded = self.kinds, self.quarters, self.json_chars, self.recorded
+        for i, t in enumerate(self.turns):
+            yield {
+                "index": i,
+                "role": t.role,
+                "record_id": t.record_id,
+                "kind": kinds[i],
+                "estimated_tokens": quarters[i] // 4,
+                "json_chars": chars[i],
+                "recorded": recorded[i],
+            }
+
+    def _truncation_rows(self) -> Iterator[dict[str, Any]]:
+        for tr in self.truncations:
+            yield {
+                "turn": tr.turn,
+                "tool": tr.tool,
+                "original_tokens": tr.original_tokens,
+                "new_tokens": tr.new_tokens,
+                "output_file": tr.output_file,
+            }
+
 
 class Rows:
     """A long list of JSON objects, produced while it is written."""
@@ -204,6 +204,15 @@ class Rows:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return iter(self.items)
+
+
+def last_prompt_tokens(recorded: Sequence[dict[str, Any] | None], start: int) -> int | None:
+    """The input tokens of the newest usage record from turn ``start`` on."""
+    for i in range(len(recorded) - 1, start - 1, -1):
+        usage = recorded[i]
+        if usage and isinstance(usage.get("input"), (int, float)):
+            return int(usage["input"])
+    return None
 
 
 def analyze_turns(
@@ -233,7 +242,7 @@ def analyze_turns(
     flags = [f[F_CANDIDATE] for f in figures]
     safe_end = bool(figures) and figures[-1][F_SAFE_END]
     split_point = find_split_point(json_chars, flags, safe_end) if figures else 0
-    candidates = [0, *(i for i, flag in enumerate(flags) if flag and i > 0)]
+    candidates = [0, *[i for i, flag in enumerate(flags) if flag and i > 0]]
     if safe_end:
         candidates.append(len(figures))
     recorded = [f[F_USAGE] for f in figures]
@@ -241,10 +250,7 @@ def analyze_turns(
                                         [f[F_ANSWERS] for f in figures])
 
     limit = token_limit(model)
-    last_prompt = next(
-        (int(u["input"]) for u in reversed(recorded[fresh_from:]) if u and isinstance(u.get("input"), (int, float))),
-        0,
-    )
+    last_prompt = last_prompt_tokens(recorded, fresh_from) or 0
     folder = str((temp_dir or Path(".")) / TOOL_OUTPUTS_DIR) + os.sep
     responses = [f[F_RESPONSES] for f in figures]
 

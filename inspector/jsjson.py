@@ -25,7 +25,7 @@ JS_WHITESPACE = (
 )
 
 _encode_string = json.encoder.encode_basestring  # C-accelerated, no ASCII escaping
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = re.compile(f"[{chr(0xD800)}-{chr(0xDFFF)}]")  # chr(): compiled modules refuse surrogate literals
 
 
 def _fffd(error: UnicodeError) -> tuple[bytes, int]:

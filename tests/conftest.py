@@ -32,6 +32,17 @@ def session_files() -> list[Path]:
     return found
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    import inspector
+
+    stale = inspector.stale_extensions()
+    if stale:
+        raise pytest.UsageError(
+            f"the compiled core is older than {', '.join(stale)}; "
+            "run `.venv/bin/pip install -e '.[dev]'` again (or install with SESSION_INSPECTOR_PURE=1)"
+        )
+
+
 @pytest.fixture(scope="session")
 def reference() -> Iterator[RefServer]:
     """A running reference server (skips only when node is absent)."""

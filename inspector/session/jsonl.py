@@ -77,11 +77,11 @@ def _message(record: dict[str, Any], where: Where, line: int, label: str, later:
 
 
 def _listed(messages: list[Any], line: int, label: str, later: set[str]) -> list[Message]:
-    found = [
-        _message(m, m, line, f"{label}[{i}]", later)
-        for i, m in reversed(list(enumerate(messages)))
-        if isinstance(m, dict) and isinstance(m.get("id"), str)
-    ]
+    found: list[Message] = []
+    for i in range(len(messages) - 1, -1, -1):  # from the end, as scan reads lines
+        m = messages[i]
+        if isinstance(m, dict) and isinstance(m.get("id"), str):
+            found.append(_message(m, m, line, f"{label}[{i}]", later))
     found.reverse()
     return found
 

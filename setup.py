@@ -1,0 +1,84 @@
+"""Build hook: compile the core's hot modules with mypyc, or install them as plain Python.
+
+Everything else about the package is in ``pyproject.toml``.  The modules
+listed in ``COMPILED`` do the per-message work on a 100 MB recording (parse
+checks, conversion to turns, token and JSON-length figures, the split and the
+tool-output budget); mypyc turns their type-annotated Python into C
+extensions, about twice as fast.  The same ``.py`` files stay the source of
+truth, and the package works without the extensions:
+
+* ``SESSION_INSPECTOR_PURE=1`` at install time skips compiling;
+* if mypyc or a C compiler is missing, or compiling fails, the install goes on
+  with pure Python and says so (``inspector.build_info()`` tells which one runs).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+COMPILED = [
+    "inspector/jsjson.py",
+    "inspector/tokens.py",
+    "inspector/session/figures.py",
+    "inspector/session/history.py",
+    "inspector/session/validate.py",
+    "inspector/session/jsonl.py",
+    "inspector/compaction/agentic.py",
+    "inspector/compaction/budget.py",
+    "inspector/compaction/split.py",
+    "inspector/analysis.py",
+    "inspector/commands/common.py",
+]
+
+
+def _say(message: str) -> None:
+    print(f"session-inspector: {message}", file=sys.stderr)
+
+
+class OptionalBuildExt(build_ext):
+    """Build the extensions if possible; on any failure remove what was built and go on."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # a missing compiler, a compile error, ...
+            self._remove_partial()
+            _say(f"compiling failed ({exc}); installing the pure-Python version")
+
+    def _remove_partial(self) -> None:
+        # Half a build is worse than none: a module's shim without the shared
+        # library would fail to import.  Keep the .py files only.
+        for output in self.get_outputs():
+            Path(output).unlink(missing_ok=True)
+        if self.inplace:
+            for ext in self.extensions:
+                Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
+
+
+def _extensions() -> list:
+    if os.environ.get("SESSION_INSPECTOR_PURE"):
+        _say("SESSION_INSPECTOR_PURE is set; installing the pure-Python version")
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        _say("mypyc is not available; installing the pure-Python version")
+        return []
+    here = Path(__file__).resolve().parent
+    old = Path.cwd()
+    os.chdir(here)  # mypyc wants paths relative to the project
+    try:
+        return mypycify(COMPILED, opt_level="3", group_name="inspector_core")
+    except BaseException as exc:  # mypyc reports type errors with SystemExit
+        _say(f"mypyc could not compile the core ({exc}); installing the pure-Python version")
+        return []
+    finally:
+        os.chdir(old)
+
+
+setup(ext_modules=_extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -1,0 +1,52 @@
+"""The compiled core (mypyc, see setup.py) and its pure-Python source agree.
+
+The suite runs whichever build is installed.  This test also runs the plain
+``.py`` files, copied where no extension shadows them, as whole processes on
+every session file, and requires byte-identical ``analyze --json`` output.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import inspector
+from tests.conftest import REPO, session_files
+
+
+def _run(pythonpath: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=120,
+                          cwd=pythonpath or REPO)
+
+
+@pytest.fixture(scope="module")
+def pure_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pure")
+    shutil.copytree(REPO / "inspector", root / "inspector", ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    return root
+
+
+def test_pure_copy_runs_as_plain_python(pure_copy: Path) -> None:
+    found = _run(pure_copy, "-c", "import inspector; print(inspector.build_info())")
+    assert found.stdout.strip() == "pure Python", found.stderr
+
+
+@pytest.mark.skipif(inspector.build_info() != "compiled", reason="the core is installed as pure Python "
+                    "(SESSION_INSPECTOR_PURE or no compiler): there is no compiled build to compare")
+def test_compiled_and_pure_give_identical_analyses(pure_copy: Path) -> None:
+    files = session_files()
+    assert files
+    for path in files:
+        compiled = _run(None, "-m", "inspector", "analyze", "--json", str(path))
+        pure = _run(pure_copy, "-m", "inspector", "analyze", "--json", str(path))
+        assert compiled.returncode == pure.returncode, (path, compiled.stderr, pure.stderr)
+        assert compiled.stdout == pure.stdout, path
+        assert compiled.stderr == pure.stderr, path
