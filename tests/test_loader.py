@@ -107,7 +107,7 @@ import os
 data = Path(sys.argv[1]).read_bytes()
 serial_items = jsonl.scan(data)
 jsonl.PARALLEL_MIN_BYTES = 0
-assert jsonl._parallel_ok(data), "not single-threaded?"
+assert jsonl._parallel_ok(len(data)), "not single-threaded?"
 items, lines = jsonl.scan_file(data)
 assert len(items) == len(serial_items)  # (figures of copies replaced later differ: each half skips its own)
 assert jsonl.replay(items).entries == jsonl.replay(serial_items).entries
@@ -135,7 +135,7 @@ def test_two_process_reading_equals_one(tmp_path: Path) -> None:
 def test_no_fork_from_a_threaded_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonl_module, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(jsonl_module.threading, "active_count", lambda: 2)
-    assert not jsonl_module._parallel_ok(_big_recording(10))
+    assert not jsonl_module._parallel_ok(len(_big_recording(10)))
 
 
 def test_replaced_copies_are_not_measured_but_the_final_one_is() -> None:
@@ -151,3 +151,92 @@ def _turns_expected(where: object, data: bytes) -> bool:
 
     record = where if isinstance(where, dict) else loads_line(data[where[0]:where[1]])  # type: ignore[index]
     return bool(message_contents(record))
+
+
+# -- big recordings, read block by block from the file ----------------------------------------------
+
+_STREAMED = """
+import hashlib, os, sys
+from pathlib import Path
+from inspector.session import jsonl, loader
+from inspector.session.records import MessageList
+path = Path(sys.argv[1])
+data = path.read_bytes()
+os.environ["SESSION_INSPECTOR_SERIAL"] = "1"
+whole = loader.parse(path, data)  # the bytes held in memory, one process
+loader.STREAM_MIN_BYTES = 0
+jsonl.BLOCK_BYTES = int(sys.argv[2])  # many blocks, and lines longer than a block
+jsonl.PARALLEL_MIN_BYTES = 0
+for mode in ("serial", "parallel"):
+    if mode == "parallel":
+        del os.environ["SESSION_INSPECTOR_SERIAL"]
+        assert jsonl._parallel_ok(len(data))
+    streamed = loader.load(path)
+    assert isinstance(streamed.messages, MessageList) and streamed.messages._data is None, mode
+    for field in ("format", "metadata", "message_lines", "line_count", "size", "sha256", "ends_with_newline",
+                  "warnings", "message_figures"):
+        assert getattr(streamed, field) == getattr(whole, field), (mode, field)
+    assert streamed.sha256 == hashlib.sha256(data).hexdigest()
+    assert list(streamed.messages) == list(whole.messages), mode
+print("same")
+"""
+
+
+@pytest.mark.parametrize("block", [64, 4096])
+@pytest.mark.parametrize("ending", ["\n", ""])
+def test_streamed_reading_equals_reading_the_whole_file(tmp_path: Path, block: int, ending: str) -> None:
+    path = tmp_path / "big.jsonl"
+    data = _big_recording(2000)
+    path.write_bytes(data if ending else data.rstrip(b"\n") + b'\n{"id": "half-writ')
+    done = subprocess.run([sys.executable, "-c", _STREAMED, str(path), str(block)], capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "same"
+
+
+@pytest.fixture
+def stream_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.session import loader
+
+    monkeypatch.setattr(loader, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(jsonl_module, "BLOCK_BYTES", 256)
+
+
+@pytest.mark.usefixtures("stream_everything")
+def test_streamed_file_replaced_later_still_reads_what_was_analysed(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.jsonl", [META, user("a", "one"), user("b", "two")])
+    session = load(path)
+    assert isinstance(session.messages, MessageList) and session.messages._data is None
+    replacement = write(tmp_path / "new.jsonl", [META, user("z", "other")])
+    replacement.replace(path)  # as Gemini CLI's migration or our revert replace a file
+    assert [m["content"][0]["text"] for m in session.messages] == ["one", "two"]
+
+
+@pytest.mark.usefixtures("stream_everything")
+def test_streamed_file_rewritten_in_place_is_reported_not_misread(tmp_path: Path) -> None:
+    path = write(tmp_path / "s.jsonl", [META, user("a", "one"), user("b", "two")])
+    session = load(path)
+    with path.open("r+b") as handle:  # same inode, other bytes
+        handle.write(json.dumps(META).encode() + b"\n" + json.dumps(user("x", "eno")).encode())
+        handle.truncate()
+    with pytest.raises(SessionError, match="changed on disk since it was read"):
+        session.messages[1]
+
+
+@pytest.mark.usefixtures("stream_everything")
+@pytest.mark.parametrize(("content", "expected"), [
+    (b'{"sessionId":"s","projectHash":"p"}\n{"id":"a",\x00}\n', "binary data (a NUL byte at offset 46)"),
+    (b'{"sessionId":"s","projectHash":"p"}\n{"id":"a","type":"user","content":7}\n', "content must be text"),
+])
+def test_streamed_bad_input_gives_the_same_one_line_error(tmp_path: Path, content: bytes, expected: str) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(SessionError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        load(path)
+
+
+@pytest.mark.usefixtures("stream_everything")
+def test_streamed_cr_line_ends_fall_back_to_the_whole_file(tmp_path: Path) -> None:
+    session = load(write(tmp_path / "s.jsonl", [META, "not json", user("a", "x")], end="\r\n"))
+    assert session.message_lines == {"a": 3}
+    assert [w.line for w in session.warnings] == [2]

@@ -12,12 +12,13 @@ all, ``$set`` merges metadata.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import marshal
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,11 +87,17 @@ def _listed(messages: list[Any], line: int, label: str, later: set[str]) -> list
     return found
 
 
-def scan(data: bytes, start: int = 0, stop: int | None = None, first_line: int = 1) -> list[tuple[Any, ...]]:
+def scan(
+    data: bytes, start: int = 0, stop: int | None = None, first_line: int = 1, *,
+    base: int = 0, later: set[str] | None = None,
+) -> list[tuple[Any, ...]]:
     """The items of the lines in ``data[start:stop]`` (line numbers from ``first_line``), in order.
 
     Lines are read from the last to the first so that a message Gemini CLI
-    wrote again later (same id) is measured only once, in its final form.
+    wrote again later (same id) is measured only once, in its final form;
+    ``later`` carries the ids met so far when a file is scanned block by
+    block from its end.  ``base``: the offset of ``data`` in the file (line
+    places are kept as file offsets).
 
     Items: ``("m", Message)``, ``("r", line, target)``, ``("s", line, update, listed | None)``,
     ``("h", line, metadata, listed | None)``, ``("w", line, warning text)``.
@@ -98,9 +105,11 @@ def scan(data: bytes, start: int = 0, stop: int | None = None, first_line: int =
     items: list[tuple[Any, ...]] = []
     view = memoryview(data)
     size = len(data)
-    later: set[str] = set()  # ids met further down the file (read from the end, to skip replaced copies)
+    if later is None:
+        later = set()  # ids met further down the file (read from the end, to skip replaced copies)
     spans = list(enumerate(line_spans(data, start, stop), start=first_line))
-    for number, (begin, end) in reversed(spans):
+    for k in range(len(spans) - 1, -1, -1):
+        number, (begin, end) = spans[k]
         raw = view[begin:end]
         try:
             record = loads_line(raw)
@@ -108,7 +117,7 @@ def scan(data: bytes, start: int = 0, stop: int | None = None, first_line: int =
             if is_blank(bytes(raw)):
                 continue
             reason = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            last = end == size and not data.endswith(b"\n")
+            last = end == size and view[size - 1:size] != b"\n"
             what = "incomplete last line (still being written?)" if last else "not valid JSON"
             items.append(("w", number, f"{what}: {reason}; skipped"))
             continue
@@ -120,7 +129,8 @@ def scan(data: bytes, start: int = 0, stop: int | None = None, first_line: int =
             continue
         ident = record.get("id")
         if type(ident) is str:
-            items.append(("m", _message(record, (begin, end), number, f"message {ident!r}", later)))
+            where = (begin + base, end + base)
+            items.append(("m", _message(record, where, number, f"message {ident!r}", later)))
             continue
         update = record.get("$set")
         if isinstance(update, dict):
@@ -140,28 +150,20 @@ def scan(data: bytes, start: int = 0, stop: int | None = None, first_line: int =
     return items
 
 
-def scan_file(data: bytes) -> tuple[list[tuple[Any, ...]], int]:
-    """Every item of ``data`` and its line count; big files in two processes at once.
+def in_two_processes(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
+    """``(first(), second())``, with ``second`` run at the same time in a forked child.
 
-    The second half goes to a forked child (which shares ``data`` without a
-    copy) and comes back through a pipe, marshalled.  Only done from a single-threaded process
-    (the command line): forking a threaded one (the app) is not safe.
+    The child's result comes back through a pipe, marshalled (so it must be
+    made of plain values).  If the child fails, ``second`` runs here instead.
+    Only for a single-threaded process (see ``parallel_ok``).
     """
-    lines = _line_count(data)
-    if not _parallel_ok(data):
-        return scan(data), lines
-    # The child also has to send its items back: give it a little less than half.
-    middle = data.find(b"\n", len(data) * 53 // 100) + 1
-    if middle <= 0 or middle >= len(data):
-        return scan(data), lines
-    first_of_second = data.count(b"\n", 0, middle) + 1
     reader, writer = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: scan the second half, send it, leave at once
+    if pid == 0:  # the child: do the second part, send it, leave at once
         status = 0
         try:
             os.close(reader)
-            payload = marshal.dumps(scan(data, middle, None, first_of_second))
+            payload = marshal.dumps(second())
             with os.fdopen(writer, "wb") as out:
                 out.write(payload)
         except BaseException:
@@ -170,14 +172,33 @@ def scan_file(data: bytes) -> tuple[list[tuple[Any, ...]], int]:
             os._exit(status)
     os.close(writer)
     try:
-        first = scan(data, 0, middle, 1)
+        done = first()
     finally:
         with os.fdopen(reader, "rb") as incoming:
             payload = incoming.read()
         _, status = os.waitpid(pid, 0)
     if status != 0 or not payload:
-        return first + scan(data, middle, None, first_of_second), lines
-    second: list[tuple[Any, ...]] = marshal.loads(payload)
+        return done, second()
+    return done, marshal.loads(payload)
+
+
+def scan_file(data: bytes) -> tuple[list[tuple[Any, ...]], int]:
+    """Every item of ``data`` and its line count; big files in two processes at once.
+
+    The forked child shares ``data`` without a copy.  Only done from a
+    single-threaded process (the command line): forking a threaded one (the
+    app) is not safe.
+    """
+    lines = _line_count(data)
+    if not _parallel_ok(len(data)) or b"\r" in data:
+        return scan(data), lines
+    # The child also has to send its items back: give it a little less than half.
+    middle = data.find(b"\n", len(data) * 53 // 100) + 1
+    if middle <= 0 or middle >= len(data):
+        return scan(data), lines
+    first_of_second = data.count(b"\n", 0, middle) + 1
+    first, second = in_two_processes(lambda: scan(data, 0, middle, 1),
+                                     lambda: scan(data, middle, None, first_of_second))
     return first + second, lines
 
 
@@ -187,12 +208,157 @@ def _line_count(data: bytes) -> int:
     return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
 
 
-def _parallel_ok(data: bytes) -> bool:
-    if len(data) < PARALLEL_MIN_BYTES or b"\r" in data or not hasattr(os, "fork"):
+def _parallel_ok(size: int) -> bool:
+    if size < PARALLEL_MIN_BYTES or not hasattr(os, "fork"):
         return False
     if os.environ.get("SESSION_INSPECTOR_SERIAL") or (os.cpu_count() or 1) < 2:
         return False
     return threading.active_count() == 1
+
+
+# -- reading a big recording from its file, block by block ----------------------------------------------
+#
+# A 100 MB recording is not held in memory: it is read in blocks of about
+# BLOCK_BYTES that end at a line break, once forwards (line numbers, a NUL or
+# CR byte, the checksum) and once backwards to scan, each block dropped when
+# done.  Messages are later read again from the file by their place (see
+# records.MessageList).
+
+BLOCK_BYTES = 4 << 20
+Block = tuple[int, int, int]  # (start, end, number of its first line)
+
+
+def read_at(fd: int, offset: int, length: int) -> bytes:
+    """Exactly ``length`` bytes at ``offset`` (fewer only at the end of the file)."""
+    chunks = []
+    while length > 0:
+        chunk = os.pread(fd, length, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+        length -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+@dataclass
+class Blocks:
+    """What a forward pass over ``[start, stop)`` learned."""
+
+    blocks: list[Block] = field(default_factory=list)
+    newlines: int = 0
+    odd: str | None = None  # "nul", "cr" or "short": this reader cannot go on (the caller reads another way)
+
+
+def forward(fd: int, start: int, stop: int, first_line: int, hasher: Any = None, keep: bool = True) -> Blocks:
+    """Line-aligned blocks covering ``[start, stop)`` (``keep=False``: only count and hash)."""
+    found = Blocks()
+    pos = start
+    line = first_line
+    while pos < stop:
+        want = min(BLOCK_BYTES, stop - pos)
+        data = read_at(fd, pos, want)
+        if len(data) < want:
+            found.odd = "short"  # the file shrank while being read
+            return found
+        cut = len(data) if pos + len(data) == stop else data.rfind(b"\n") + 1
+        while cut == 0:  # a line longer than a block: take more
+            more = read_at(fd, pos + len(data), min(BLOCK_BYTES, stop - pos - len(data)))
+            if not more:
+                found.odd = "short"
+                return found
+            data += more
+            cut = len(data) if pos + len(data) == stop else data.rfind(b"\n") + 1
+        block = memoryview(data)[:cut]
+        if data.find(b"\x00", 0, cut) != -1:
+            found.odd = "nul"
+            return found
+        if data.find(b"\r", 0, cut) != -1:
+            found.odd = "cr"
+            return found
+        if hasher is not None:
+            hasher.update(block)
+        count = data.count(b"\n", 0, cut)
+        if keep:
+            found.blocks.append((pos, pos + cut, line))
+        line += count
+        found.newlines += count
+        pos += cut
+    return found
+
+
+def backward(fd: int, blocks: list[Block], later: set[str] | None = None) -> list[tuple[Any, ...]]:
+    """The items of ``blocks``, scanned from the last block to the first, in file order."""
+    later = set() if later is None else later
+    parts: list[list[tuple[Any, ...]]] = []
+    for k in range(len(blocks) - 1, -1, -1):
+        start, end, line = blocks[k]
+        parts.append(scan(read_at(fd, start, end - start), 0, None, line, base=start, later=later))
+    items: list[tuple[Any, ...]] = []
+    for k in range(len(parts) - 1, -1, -1):
+        items.extend(parts[k])
+    return items
+
+
+@dataclass
+class Streamed:
+    """A recording read from its file: its items and facts about its bytes."""
+
+    items: list[tuple[Any, ...]]
+    line_count: int
+    sha256: str
+    ends_with_newline: bool
+
+
+def scan_fd(fd: int, size: int) -> Streamed | None:
+    """Every item of the file's first ``size`` bytes, read block by block (two processes
+    for a big file).  None when the file holds a NUL or CR byte or shrank: read it whole."""
+    last = read_at(fd, size - 1, 1) if size else b""
+    ends_with_newline = last == b"\n"
+    middle = _middle(fd, size) if _parallel_ok(size) else 0
+    if middle <= 0:
+        hasher = hashlib.sha256()
+        found = forward(fd, 0, size, 1, hasher)
+        if found.odd:
+            return None
+        items = backward(fd, found.blocks)
+        return Streamed(items, _count_lines(found.newlines, size, ends_with_newline), hasher.hexdigest(),
+                        ends_with_newline)
+
+    def first() -> tuple[Any, ...]:
+        found = forward(fd, 0, middle, 1)
+        return (found.odd, backward(fd, found.blocks) if not found.odd else [])
+
+    def second() -> tuple[Any, ...]:
+        # The child also hashes the whole file and counts the first half's lines
+        # (the parent has the child's items to load afterwards).
+        hasher = hashlib.sha256()
+        head = forward(fd, 0, middle, 1, hasher, keep=False)
+        if head.odd:
+            return (head.odd, [], 0, "")
+        tail = forward(fd, middle, size, head.newlines + 1, hasher)
+        if tail.odd:
+            return (tail.odd, [], 0, "")
+        return (None, backward(fd, tail.blocks), head.newlines + tail.newlines, hasher.hexdigest())
+
+    (odd_first, items), (odd_second, rest, newlines, sha256) = in_two_processes(first, second)
+    if odd_first or odd_second:
+        return None
+    items.extend(rest)
+    return Streamed(items, _count_lines(newlines, size, ends_with_newline), sha256, ends_with_newline)
+
+
+def _middle(fd: int, size: int) -> int:
+    """Where the parent's half ends: a line start a little before the middle (the
+    child also hashes and sends its items back, the parent loads them)."""
+    guess = size * 47 // 100
+    window = read_at(fd, guess, 1 << 20)
+    cut = window.find(b"\n")
+    return guess + cut + 1 if cut != -1 and guess + cut + 1 < size else 0
+
+
+def _count_lines(newlines: int, size: int, ends_with_newline: bool) -> int:
+    return newlines + (0 if ends_with_newline or not size else 1)
 
 
 @dataclass
@@ -250,3 +416,15 @@ def replay(items: list[tuple[Any, ...]]) -> Replayed:
             if state.first_error is None:
                 state.first_error = item[1]
     return state
+
+
+def collect(state: Replayed) -> tuple[list[Where], dict[str, int], list[tuple[TurnFigures, ...]]]:
+    """The replayed messages as the session keeps them: places, lines by id, figures."""
+    wheres: list[Where] = []
+    lines: dict[str, int] = {}
+    figures: list[tuple[TurnFigures, ...]] = []
+    for ident, (where, per_message, line) in state.entries.items():
+        wheres.append(where)
+        lines[ident] = line
+        figures.append(per_message)
+    return wheres, lines, figures

@@ -31,7 +31,7 @@ import orjson
 
 from inspector.session.errors import LoadWarning, SessionError
 from inspector.session.figures import TurnFigures
-from inspector.session.jsonl import line_spans, replay, scan_file
+from inspector.session.jsonl import collect, line_spans, read_at, replay, scan_fd, scan_file
 from inspector.session.records import MessageList, js_json_loads, loads_line
 from inspector.session.validate import check_content, check_message
 
@@ -76,25 +76,41 @@ class Session:
         return None
 
 
-def read_bytes(path: Path) -> bytes:
-    """The file's bytes, or a SessionError saying plainly why not."""
+def open_session_file(path: Path) -> int:
+    """A read-only descriptor of the file, or a SessionError saying plainly why not."""
     try:
-        info = path.stat()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise SessionError(path, "no such file") from None
     except PermissionError:
         raise SessionError(path, "permission denied") from None
+    except IsADirectoryError:
+        raise SessionError(path, "is a folder, not a session file") from None
     except OSError as exc:
         raise SessionError(path, f"cannot read: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(info.st_mode):
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
         raise SessionError(path, "is a folder, not a session file")
+    return fd
+
+
+def _read_all(path: Path, fd: int) -> bytes:
+    chunks = []
     try:
-        with path.open("rb") as handle:
-            return handle.read()
-    except PermissionError:
-        raise SessionError(path, "permission denied") from None
+        while chunk := os.read(fd, 1 << 24):
+            chunks.append(chunk)
     except OSError as exc:
         raise SessionError(path, f"cannot read: {exc.strerror or exc}") from None
+    return b"".join(chunks)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, or a SessionError saying plainly why not."""
+    fd = open_session_file(path)
+    try:
+        return _read_all(path, fd)
+    finally:
+        os.close(fd)
 
 
 @contextmanager
@@ -120,14 +136,54 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
+STREAM_MIN_BYTES = 8 << 20  # recordings at least this big are read block by block, not held in memory
+
+
 def load(path: str | os.PathLike[str]) -> Session:
     """Read a session file of any format.  Raises SessionError for bad input."""
     path = Path(path)
-    data = read_bytes(path)
-    with paused_gc():
-        session = parse(path, data)
+    fd = open_session_file(path)
+    try:
+        info = os.fstat(fd)
+        session = None
+        if info.st_size >= STREAM_MIN_BYTES:
+            with paused_gc():
+                session = _stream_jsonl(path, fd, info.st_size)
+        if session is None:
+            data = _read_all(path, fd)
+            with paused_gc():
+                session = parse(path, data)
+    finally:
+        os.close(fd)
     with contextlib.suppress(OSError):
         session.mtime_ns = path.stat().st_mtime_ns
+    return session
+
+
+def _stream_jsonl(path: Path, fd: int, size: int) -> Session | None:
+    """A big recording read from its file without holding its bytes; None when it
+    is not plainly one (the caller then reads the whole file the usual way)."""
+    head = read_at(fd, 0, min(size, 1 << 20))
+    first = _NOT_BLANK.search(head)
+    end = head.find(b"\n", first.start()) if first is not None else -1
+    if first is None or end == -1 or _NOT_BLANK.search(head, end) is None:
+        return None
+    try:
+        if not isinstance(loads_line(head[first.start():end]), dict):
+            return None
+    except (ValueError, RecursionError):
+        return None
+    streamed = scan_fd(fd, size)
+    if streamed is None:
+        return None
+    own = os.dup(fd)
+    session = _jsonl_session(path, streamed.items, streamed.line_count, None, fd=own)
+    if session is None:
+        os.close(own)
+        return None
+    session.size = size
+    session.sha256 = streamed.sha256
+    session.ends_with_newline = streamed.ends_with_newline
     return session
 
 
@@ -241,25 +297,37 @@ def _checkpoint(path: Path, wrapper: dict[str, Any], history: list[Any], bare: b
 
 def _read_jsonl(path: Path, data: bytes, legacy: dict[str, Any] | None = None) -> Session:
     items, line_count = scan_file(data)
+    session = _jsonl_session(path, items, line_count, data)
+    if session is not None:
+        return session
+    if legacy is not None:
+        return _legacy(path, legacy)
+    if any(item[0] == "w" for item in items):
+        raise _json_error(path, data)
+    raise SessionError(path, "not a Gemini CLI session: no line holds sessionId and projectHash")
+
+
+def _jsonl_session(
+    path: Path, items: list[tuple[Any, ...]], line_count: int, data: bytes | None, fd: int | None = None,
+) -> Session | None:
+    """The session the items replay to; None without metadata (not a recording)."""
     state = replay(items)
     if state.problem is not None:
         line, problem = state.problem
+        if fd is not None:
+            os.close(fd)
         raise SessionError(path, problem, line)
     metadata = state.metadata
     if not metadata.get("sessionId") or not metadata.get("projectHash"):
-        if legacy is not None:
-            return _legacy(path, legacy)
-        if state.first_error is not None:
-            raise _json_error(path, data)
-        raise SessionError(path, "not a Gemini CLI session: no line holds sessionId and projectHash")
-    entries = state.entries
+        return None
+    wheres, lines, figures = collect(state)
     return Session(
         path=path,
         format="jsonl",
         metadata=metadata,
-        messages=MessageList(data, [where for where, _, _ in entries.values()]),
+        messages=MessageList(data, wheres, fd=fd, ids=list(lines) if fd is not None else None, path=path),
         warnings=state.warnings,
-        message_lines={ident: line for ident, (_, _, line) in entries.items()},
+        message_lines=lines,
         line_count=line_count,
-        message_figures=[figures for _, figures, _ in entries.values()],
+        message_figures=figures,
     )

@@ -9,11 +9,17 @@ sees plain dicts either way.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import weakref
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, overload
 
 import orjson
+
+from inspector.session.errors import SessionError
 
 
 def _no_constant(name: str) -> Any:
@@ -37,27 +43,58 @@ def loads_line(raw: bytes | memoryview) -> Any:
 
 
 class MessageList(Sequence[dict[str, Any]]):
-    """Message records in order; each parsed from its line when read."""
+    """Message records in order; each parsed from its line when read.
 
-    __slots__ = ("_data", "_items", "_parsed")
+    The lines come from the file's bytes held in memory (``data``) or, for a
+    big recording, from the file itself (``fd``, an open descriptor this list
+    owns): the same file even if it has been replaced since, and checked
+    (length and id) so that a file rewritten in place is reported, never
+    misread.
+    """
 
-    def __init__(self, data: bytes, items: list[dict[str, Any] | tuple[int, int]]) -> None:
+    __slots__ = ("__weakref__", "_data", "_fd", "_ids", "_items", "_parsed", "_path")
+
+    def __init__(
+        self, data: bytes | None, items: list[dict[str, Any] | tuple[int, int]], *,
+        fd: int | None = None, ids: list[str] | None = None, path: Path | None = None,
+    ) -> None:
         self._data = data
-        self._items = items  # a record, or the (start, end) of its line in data
+        self._items = items  # a record, or the (start, end) of its line in the file
         self._parsed: dict[int, dict[str, Any]] = {}  # read once, then the same object every time
+        self._fd = fd
+        self._ids = ids  # with fd: each message's id, to check what is read
+        self._path = path
+        if fd is not None:
+            weakref.finalize(self, os.close, fd)
 
     def __len__(self) -> int:
         return len(self._items)
 
-    def _get(self, item: dict[str, Any] | tuple[int, int]) -> dict[str, Any]:
-        if type(item) is tuple:
-            start, end = item
-            record = self._parsed.get(start)
-            if record is None:
-                record = self._parsed[start] = loads_line(memoryview(self._data)[start:end])
-            return record
-        assert isinstance(item, dict)
-        return item
+    def _get(self, index: int) -> dict[str, Any]:
+        item = self._items[index]
+        if type(item) is not tuple:
+            assert isinstance(item, dict)
+            return item
+        record = self._parsed.get(index)
+        if record is None:
+            record = self._parsed[index] = self._read(index, *item)
+        return record
+
+    def _read(self, index: int, start: int, end: int) -> dict[str, Any]:
+        if self._data is not None:
+            return loads_line(memoryview(self._data)[start:end])  # type: ignore[no-any-return]
+        assert self._fd is not None and self._ids is not None
+        raw = b""
+        with contextlib.suppress(OSError):
+            raw = os.pread(self._fd, end - start, start)
+        try:
+            record = loads_line(raw) if len(raw) == end - start else None
+        except ValueError:
+            record = None
+        if not isinstance(record, dict) or record.get("id") != self._ids[index]:
+            raise SessionError(self._path or Path("?"), "changed on disk since it was read (rewritten in place); "
+                               "open it again")
+        return record
 
     @overload
     def __getitem__(self, index: int) -> dict[str, Any]: ...
@@ -67,16 +104,20 @@ class MessageList(Sequence[dict[str, Any]]):
 
     def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
         if isinstance(index, slice):
-            return [self._get(item) for item in self._items[index]]
-        return self._get(self._items[index])
+            return [self._get(i) for i in range(len(self._items))[index]]
+        if index < 0:
+            index += len(self._items)
+        if not 0 <= index < len(self._items):
+            raise IndexError("message index out of range")
+        return self._get(index)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for item in self._items:
-            yield self._get(item)
+        for i in range(len(self._items)):
+            yield self._get(i)
 
     def __reversed__(self) -> Iterator[dict[str, Any]]:
-        for item in reversed(self._items):
-            yield self._get(item)
+        for i in range(len(self._items) - 1, -1, -1):
+            yield self._get(i)
 
     def __add__(self, other: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return [*self, *other]
