@@ -40,6 +40,7 @@ from inspector.session.figures import (
     F_SAFE_END,
     F_USAGE,
     TurnFigures,
+    UsageColumn,
     content_figures,
     response_text,
     turn_kind,
@@ -75,7 +76,7 @@ class Analysis:
     token_limit: int
     threshold: float
     model: str | None
-    recorded: list[dict[str, Any] | None]
+    recorded: UsageColumn
     warnings: list[LoadWarning] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)  # turn_kind of every turn
     agentic_candidates: list[int] = field(default_factory=list)  # model turns the kept part may start at
@@ -206,12 +207,12 @@ class Rows:
         return iter(self.items)
 
 
-def last_prompt_tokens(recorded: Sequence[dict[str, Any] | None], start: int) -> int | None:
+def last_prompt_tokens(recorded: UsageColumn, start: int) -> int | None:
     """The input tokens of the newest usage record from turn ``start`` on."""
     for i in range(len(recorded) - 1, start - 1, -1):
-        usage = recorded[i]
-        if usage and isinstance(usage.get("input"), (int, float)):
-            return int(usage["input"])
+        found = recorded.input_tokens(i)
+        if found is not None:
+            return found
     return None
 
 
@@ -245,7 +246,7 @@ def analyze_turns(
     candidates = [0, *[i for i, flag in enumerate(flags) if flag and i > 0]]
     if safe_end:
         candidates.append(len(figures))
-    recorded = [f[F_USAGE] for f in figures]
+    recorded = UsageColumn([f[F_USAGE] for f in figures])
     agentic = crossing_free_model_turns([f[F_ROLE] for f in figures], [f[F_CALLS] for f in figures],
                                         [f[F_ANSWERS] for f in figures])
 

@@ -11,7 +11,8 @@ from the line when someone asks for them.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, truthy, utf16_len
 from inspector.session.history import message_contents
@@ -42,14 +43,17 @@ F_CANDIDATE = 5  # a user turn without a function response: the split may start 
 F_SAFE_END = 6  # a model turn without a function call: may end a fully summarised history
 F_KIND = 7  # turn_kind(content)
 F_RESPONSES = 8  # tuple of ResponseFigures
-F_USAGE = 9  # the recorded usage (model turns), or None
+F_USAGE = 9  # the recorded usage (model turns) as PackedUsage, or None
 F_CALLS = 10  # (id, name) of each function call, for pairing calls with responses
 F_ANSWERS = 11  # (id, name) of each function response
 TurnFigures = tuple[Any, ...]
 
 
 def _key(value: Any) -> tuple[Any, Any]:
-    return (value.get("id"), value.get("name")) if type(value) is dict else (None, None)
+    if type(value) is not dict:
+        return (None, None)
+    name = value.get("name")
+    return (value.get("id"), shared(name) if type(name) is str else name)
 
 
 def _part_label(part: dict[str, Any]) -> str:
@@ -131,7 +135,7 @@ def response_figures(parts: list[Any]) -> tuple[ResponseFigures, ...]:
         if not isinstance(fr, dict):
             continue
         name = fr.get("name")
-        tool = name if isinstance(name, str) else "unknown_tool"
+        tool = shared(name) if isinstance(name, str) else "unknown_tool"
         if "response" not in fr:
             found.append((j, False, tool, 0, 0, False))
             continue
@@ -144,18 +148,77 @@ def response_figures(parts: list[Any]) -> tuple[ResponseFigures, ...]:
     return tuple(found)
 
 
-def usage_of(message: dict[str, Any]) -> dict[str, Any] | None:
+# Usage as kept per turn: the six values when the record has exactly USAGE_KEYS in
+# that order (what Gemini CLI writes; a tuple is a third of a dict's size), else a copy.
+PackedUsage = tuple[Any, ...] | dict[str, Any] | None
+
+
+def usage_of(message: dict[str, Any]) -> PackedUsage:
     tokens = message.get("tokens")
     if not isinstance(tokens, dict):
         return None
     if tuple(tokens) == USAGE_KEYS:
-        return tokens  # the record's own dict (the record itself is not kept)
+        return tuple(tokens.values())
     return {k: tokens[k] for k in USAGE_KEYS if k in tokens}
+
+
+def usage_dict(packed: PackedUsage) -> dict[str, Any] | None:
+    """The usage object as recorded (``PackedUsage`` unpacked)."""
+    if type(packed) is tuple:
+        return dict(zip(USAGE_KEYS, packed, strict=True))
+    return packed  # type: ignore[return-value]
+
+
+class UsageColumn(Sequence[dict[str, Any] | None]):
+    """Every turn's recorded usage, kept packed and handed out as objects."""
+
+    __slots__ = ("_packed",)
+
+    def __init__(self, packed: list[PackedUsage]) -> None:
+        self._packed = packed
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any] | None: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any] | None]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any] | None] | None:
+        if isinstance(index, slice):
+            return [usage_dict(p) for p in self._packed[index]]
+        return usage_dict(self._packed[index])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, UsageColumn)):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"UsageColumn({list(self)!r})"
+
+    def input_tokens(self, index: int) -> int | None:
+        """The ``input`` figure of turn ``index``, when it is a number."""
+        packed = self._packed[index]
+        value = packed[0] if type(packed) is tuple else (packed.get("input") if type(packed) is dict else None)
+        return int(value) if isinstance(value, (int, float)) else None
+
+
+_SHARED: dict[str, str] = {}
+
+
+def shared(text: str) -> str:
+    """One object for each distinct role and tool name (they repeat on every turn)."""
+    return _SHARED.setdefault(text, text)
 
 
 def content_figures(
     content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
-    usage: dict[str, Any] | None = None,
+    usage: PackedUsage = None,
 ) -> TurnFigures:
     """Every figure of one Content, in one pass over its parts.
 
@@ -225,7 +288,7 @@ def content_figures(
         json_len = js_json_len(content)
     return (
         record_id,
-        str(role) if role is not None else "",
+        shared(role) if type(role) is str else (str(role) if role is not None else ""),
         is_tool_result,
         quarters,
         json_len,

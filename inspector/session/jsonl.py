@@ -351,7 +351,7 @@ def scan_fd(fd: int, size: int) -> Streamed | None:
 def _middle(fd: int, size: int) -> int:
     """Where the parent's half ends: a line start a little before the middle (the
     child also hashes and sends its items back, the parent loads them)."""
-    guess = size * 47 // 100
+    guess = size * 56 // 100
     window = read_at(fd, guess, 1 << 20)
     cut = window.find(b"\n")
     return guess + cut + 1 if cut != -1 and guess + cut + 1 < size else 0
