@@ -1,3 +1,3 @@
-from inspector.cli import main
+from inspector.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -7,6 +7,8 @@ import sys
 
 from inspector.commands.common import add_session_arguments, print_json
 
+READ_ONLY = True  # nothing to write or flush but stdout: the CLI may skip freeing memory at exit
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_session_arguments(parser)

@@ -28,26 +28,31 @@ def crossing_free_model_turns(roles: Sequence[str], calls: Sequence[Sequence[Key
     """
     by_id: dict[Any, int] = {}
     pending: dict[Any, list[int]] = {}  # id-less calls by name, oldest first
-    crossing = [0] * (len(roles) + 1)
-    for i in range(len(roles)):
-        for ident, name in answers[i]:
-            call_turn = by_id.get(ident) if ident else None
-            if call_turn is None and pending.get(name):
-                call_turn = pending[name].pop(0)
-            if call_turn is not None and i > call_turn:
-                # a split anywhere in (call_turn, i] would separate them
-                crossing[call_turn + 1] += 1
-                crossing[i + 1] -= 1
-        for ident, name in calls[i]:
-            if ident:
-                by_id[ident] = i
-            else:
-                pending.setdefault(name, []).append(i)
+    count = len(roles)
+    crossing = [0] * (count + 1)
+    for i in range(count):
+        turn_answers = answers[i]
+        if turn_answers:
+            for ident, name in turn_answers:
+                call_turn = by_id.get(ident) if ident else None
+                if call_turn is None and pending.get(name):
+                    call_turn = pending[name].pop(0)
+                if call_turn is not None and i > call_turn:
+                    # a split anywhere in (call_turn, i] would separate them
+                    crossing[call_turn + 1] += 1
+                    crossing[i + 1] -= 1
+        turn_calls = calls[i]
+        if turn_calls:
+            for ident, name in turn_calls:
+                if ident:
+                    by_id[ident] = i
+                else:
+                    pending.setdefault(name, []).append(i)
     found: list[int] = []
     open_pairs = 0
-    for i, role in enumerate(roles):
+    for i in range(count):
         open_pairs += crossing[i]
-        if i > 0 and role == "model" and open_pairs == 0:
+        if open_pairs == 0 and i > 0 and roles[i] == "model":
             found.append(i)
     return found
 
