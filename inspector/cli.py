@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from inspector import __version__
+from inspector import __version__, build_info
 
 COMMANDS = {
     "analyze": "where every token goes: per-turn estimates, usage and the split",
@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
                "default: every session under ~/.gemini/tmp), or serves it to a browser tab with "
                "--serve [--port N]. See session-inspector PATH --help.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__} ({build_info()} core)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         if not _available(name):

@@ -37,6 +37,12 @@ def pure_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_pure_copy_runs_as_plain_python(pure_copy: Path) -> None:
     found = _run(pure_copy, "-c", "import inspector; print(inspector.build_info())")
     assert found.stdout.strip() == "pure Python", found.stderr
+    assert _run(pure_copy, "-m", "inspector", "--version").stdout.strip().endswith("(pure Python core)")
+
+
+def test_version_names_the_installed_build() -> None:
+    found = _run(None, "-m", "inspector", "--version")
+    assert found.stdout.strip() == f"session-inspector {inspector.__version__} ({inspector.build_info()} core)"
 
 
 @pytest.mark.skipif(inspector.build_info() != "compiled", reason="the core is installed as pure Python "
