@@ -6,12 +6,6 @@ from pathlib import Path
 
 __version__ = "0.1.0"
 
-# The modules setup.py may compile with mypyc (kept in step with its COMPILED list).
-COMPILED_MODULES = (
-    "jsjson", "tokens", "session/figures", "session/history", "session/validate", "session/jsonl",
-    "compaction/agentic", "compaction/budget", "compaction/split", "analysis", "commands/common",
-)
-
 
 def build_info() -> str:
     """"compiled" when the core runs as mypyc extensions, else "pure Python"."""
@@ -25,9 +19,8 @@ def stale_extensions() -> list[str]:
     install then runs old code until ``pip install -e .`` is run again)."""
     root = Path(__file__).resolve().parent
     stale = []
-    for name in COMPILED_MODULES:
-        source = root / f"{name}.py"
-        for built in source.parent.glob(f"{source.stem}.*.so"):
-            if built.stat().st_mtime < source.stat().st_mtime:
-                stale.append(f"inspector/{name}.py")
+    for built in sorted(root.rglob("*.so")):
+        source = built.with_name(built.name.split(".", 1)[0] + ".py")
+        if source.is_file() and built.stat().st_mtime < source.stat().st_mtime:
+            stale.append(str(source.relative_to(root.parent)))
     return stale

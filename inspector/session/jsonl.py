@@ -155,7 +155,7 @@ def in_two_processes(first: Callable[[], Any], second: Callable[[], Any]) -> tup
 
     The child's result comes back through a pipe, marshalled (so it must be
     made of plain values).  If the child fails, ``second`` runs here instead.
-    Only for a single-threaded process (see ``parallel_ok``).
+    Only for a single-threaded process (see ``_parallel_ok``).
     """
     reader, writer = os.pipe()
     pid = os.fork()
@@ -256,16 +256,13 @@ def forward(fd: int, start: int, stop: int, first_line: int, hasher: Any = None,
     pos = start
     line = first_line
     while pos < stop:
-        want = min(BLOCK_BYTES, stop - pos)
-        data = read_at(fd, pos, want)
-        if len(data) < want:
-            found.odd = "short"  # the file shrank while being read
-            return found
-        cut = len(data) if pos + len(data) == stop else data.rfind(b"\n") + 1
-        while cut == 0:  # a line longer than a block: take more
-            more = read_at(fd, pos + len(data), min(BLOCK_BYTES, stop - pos - len(data)))
-            if not more:
-                found.odd = "short"
+        data = b""
+        cut = 0
+        while cut == 0:  # until a line ends in the block (a line may be longer than a block)
+            want = min(BLOCK_BYTES, stop - pos - len(data))
+            more = read_at(fd, pos + len(data), want)
+            if len(more) < want:
+                found.odd = "short"  # the file shrank while being read
                 return found
             data += more
             cut = len(data) if pos + len(data) == stop else data.rfind(b"\n") + 1

@@ -163,15 +163,7 @@ def load(path: str | os.PathLike[str]) -> Session:
 def _stream_jsonl(path: Path, fd: int, size: int) -> Session | None:
     """A big recording read from its file without holding its bytes; None when it
     is not plainly one (the caller then reads the whole file the usual way)."""
-    head = read_at(fd, 0, min(size, 1 << 20))
-    first = _NOT_BLANK.search(head)
-    end = head.find(b"\n", first.start()) if first is not None else -1
-    if first is None or end == -1 or _NOT_BLANK.search(head, end) is None:
-        return None
-    try:
-        if not isinstance(loads_line(head[first.start():end]), dict):
-            return None
-    except (ValueError, RecursionError):
+    if not _several_values(read_at(fd, 0, min(size, 1 << 20))):  # the start of the file, as parse() decides
         return None
     streamed = scan_fd(fd, size)
     if streamed is None:
