@@ -44,6 +44,7 @@ from inspector.session.figures import (
     content_figures,
     response_text,
     turn_kind,
+    usage_dict,
     usage_of,
 )
 from inspector.session.loader import paused_gc
@@ -174,7 +175,7 @@ class Analysis:
 
     # Generator functions, not generator expressions: compiled, an expression becomes a list.
     def _history_rows(self) -> Iterator[dict[str, Any]]:
-        kinds, quarters, chars, recorded = self.kinds, self.quarters, self.json_chars, self.recorded
+        kinds, quarters, chars, usage = self.kinds, self.quarters, self.json_chars, self.recorded.packed()
         for i, t in enumerate(self.turns):
             yield {
                 "index": i,
@@ -183,7 +184,7 @@ class Analysis:
                 "kind": kinds[i],
                 "estimated_tokens": quarters[i] // 4,
                 "json_chars": chars[i],
-                "recorded": recorded[i],
+                "recorded": usage_dict(usage[i]),
             }
 
     def _truncation_rows(self) -> Iterator[dict[str, Any]]:

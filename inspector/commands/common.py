@@ -84,12 +84,20 @@ def _write_streamed(value: dict[str, Any], out: Any) -> None:
 
 
 def _write_rows(rows: Iterable[dict[str, Any]], out: Any) -> None:
-    """A list of objects as orjson indents it at depth 1 of an object."""
+    """A list of objects as orjson indents it at depth 1 of an object.
+
+    Each batch is dumped as ``{"": [...]}``, which puts its objects at the
+    right depth; the wrapper's first 10 and last 6 bytes are cut off.
+    """
     iterator = iter(rows)
     first = True
     while batch := list(islice(iterator, _BATCH)):
-        text = _dumps(batch)  # "[\n  {...},\n  {...}\n]" at depth 0
-        body = b"  " + text[2:-2].replace(b"\n", b"\n  ")
-        out.write((b"[\n" if first else b",\n") + body)
+        text = _dumps({"": batch})  # '{\n  "": [\n    {...},\n    {...}\n  ]\n}'
+        out.write(b"[\n" if first else b",\n")
+        out.write(memoryview(text)[len(_WRAP_HEAD):-len(_WRAP_TAIL)])
         first = False
     out.write(b"[]" if first else b"\n  ]")
+
+
+_WRAP_HEAD = b'{\n  "": [\n'
+_WRAP_TAIL = b"\n  ]\n}"

@@ -10,7 +10,6 @@ response.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from inspector.jsjson import truthy
@@ -18,8 +17,8 @@ from inspector.jsjson import truthy
 Key = tuple[Any, Any]  # (id, name) of a function call or response
 
 
-def crossing_free_model_turns(roles: Sequence[str], calls: Sequence[Sequence[Key]],
-                              answers: Sequence[Sequence[Key]]) -> list[int]:
+def crossing_free_model_turns(roles: list[str], calls: list[tuple[Key, ...]],
+                              answers: list[tuple[Key, ...]]) -> list[int]:
     """Model turns (never 0) no call/response pair spans, from per-turn keys.
 
     Pairing follows ``pairs.pair_calls``: a response belongs to the earlier
@@ -33,21 +32,25 @@ def crossing_free_model_turns(roles: Sequence[str], calls: Sequence[Sequence[Key
     for i in range(count):
         turn_answers = answers[i]
         if turn_answers:
-            for ident, name in turn_answers:
-                call_turn = by_id.get(ident) if ident else None
-                if call_turn is None and pending.get(name):
-                    call_turn = pending[name].pop(0)
-                if call_turn is not None and i > call_turn:
+            for key in turn_answers:
+                ident = key[0]
+                call_turn = by_id.get(ident, -1) if ident else -1
+                if call_turn < 0:
+                    waiting = pending.get(key[1])
+                    if waiting:
+                        call_turn = waiting.pop(0)
+                if 0 <= call_turn < i:
                     # a split anywhere in (call_turn, i] would separate them
                     crossing[call_turn + 1] += 1
                     crossing[i + 1] -= 1
         turn_calls = calls[i]
         if turn_calls:
-            for ident, name in turn_calls:
+            for key in turn_calls:
+                ident = key[0]
                 if ident:
                     by_id[ident] = i
                 else:
-                    pending.setdefault(name, []).append(i)
+                    pending.setdefault(key[1], []).append(i)
     found: list[int] = []
     open_pairs = 0
     for i in range(count):
@@ -70,8 +73,8 @@ def agentic_candidates(contents: list[dict[str, Any]]) -> list[int]:
     """Indices of model turns the kept part may start with (never 0)."""
     return crossing_free_model_turns(
         [str(c.get("role", "")) for c in contents],
-        [_keys(c, "functionCall") for c in contents],
-        [_keys(c, "functionResponse") for c in contents],
+        [tuple(_keys(c, "functionCall")) for c in contents],
+        [tuple(_keys(c, "functionResponse")) for c in contents],
     )
 
 
