@@ -4,8 +4,11 @@ Everything else about the package is in ``pyproject.toml``.  The modules
 listed in ``COMPILED`` do the per-message work on a 100 MB recording (parse
 checks, conversion to turns, token and JSON-length figures, the split and the
 tool-output budget); mypyc turns their type-annotated Python into C
-extensions, about twice as fast.  The same ``.py`` files stay the source of
-truth, and the package works without the extensions:
+extensions, about twice as fast.  One hand-written C module,
+``inspector/session/_measure.c``, measures the common shapes of a turn
+(``figures.content_figures`` falls back to its Python definition for the
+rest).  The same ``.py`` files stay the source of truth, and the package
+works without the extensions:
 
 * ``SESSION_INSPECTOR_PURE=1`` at install time skips compiling;
 * if mypyc or a C compiler is missing, or compiling fails, the install goes on
@@ -18,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 COMPILED = [
@@ -60,6 +63,9 @@ class OptionalBuildExt(build_ext):
                 Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
 
 
+MEASURE = Extension("inspector.session._measure", ["inspector/session/_measure.c"])
+
+
 def _extensions() -> list:
     if os.environ.get("SESSION_INSPECTOR_PURE"):
         _say("SESSION_INSPECTOR_PURE is set; installing the pure-Python version")
@@ -73,7 +79,7 @@ def _extensions() -> list:
     old = Path.cwd()
     os.chdir(here)  # mypyc wants paths relative to the project
     try:
-        return mypycify(COMPILED, opt_level="3", group_name="inspector_core")
+        return [*mypycify(COMPILED, opt_level="3", group_name="inspector_core"), MEASURE]
     except BaseException as exc:  # mypyc reports type errors with SystemExit
         _say(f"mypyc could not compile the core ({exc}); installing the pure-Python version")
         return []

@@ -8,19 +8,27 @@ __version__ = "0.1.0"
 
 
 def build_info() -> str:
-    """"compiled" when the core runs as mypyc extensions, else "pure Python"."""
+    """"compiled" when the core runs as mypyc extensions with the C measure
+    (``setup.py``), "pure Python" when it runs without either."""
+    import importlib.util
+
     from inspector import jsjson
 
-    return "compiled" if not jsjson.__file__ or not jsjson.__file__.endswith(".py") else "pure Python"
+    mypyc = not jsjson.__file__ or not jsjson.__file__.endswith(".py")
+    measure = importlib.util.find_spec("inspector.session._measure") is not None
+    if mypyc and measure:
+        return "compiled"
+    return "pure Python" if not mypyc and not measure else "partly compiled"
 
 
 def stale_extensions() -> list[str]:
-    """Compiled modules whose ``.py`` changed after they were built (an editable
-    install then runs old code until ``pip install -e .`` is run again)."""
+    """Compiled modules whose ``.py`` or ``.c`` changed after they were built (an
+    editable install then runs old code until ``pip install -e .`` is run again)."""
     root = Path(__file__).resolve().parent
     stale = []
     for built in sorted(root.rglob("*.so")):
-        source = built.with_name(built.name.split(".", 1)[0] + ".py")
-        if source.is_file() and built.stat().st_mtime < source.stat().st_mtime:
-            stale.append(str(source.relative_to(root.parent)))
+        stem = built.name.split(".", 1)[0]
+        for source in (built.with_name(stem + ".py"), built.with_name(stem + ".c")):
+            if source.is_file() and built.stat().st_mtime < source.stat().st_mtime:
+                stale.append(str(source.relative_to(root.parent)))
     return stale

@@ -11,7 +11,7 @@ from the line when someone asks for them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, truthy, utf16_len
@@ -165,7 +165,8 @@ def usage_of(message: dict[str, Any]) -> PackedUsage:
 def usage_dict(packed: PackedUsage) -> dict[str, Any] | None:
     """The usage object as recorded (``PackedUsage`` unpacked)."""
     if type(packed) is tuple:
-        return dict(zip(USAGE_KEYS, packed, strict=True))
+        p = packed
+        return {"input": p[0], "output": p[1], "cached": p[2], "thoughts": p[3], "tool": p[4], "total": p[5]}
     return packed  # type: ignore[return-value]
 
 
@@ -201,6 +202,10 @@ class UsageColumn(Sequence[dict[str, Any] | None]):
     def __repr__(self) -> str:
         return f"UsageColumn({list(self)!r})"
 
+    def packed(self) -> list[PackedUsage]:
+        """Every turn's usage as kept (see ``usage_dict``), for a fast pass over all of them."""
+        return self._packed
+
     def input_tokens(self, index: int) -> int | None:
         """The ``input`` figure of turn ``index``, when it is a number."""
         packed = self._packed[index]
@@ -216,11 +221,40 @@ def shared(text: str) -> str:
     return _SHARED.setdefault(text, text)
 
 
+def _c_measure() -> Callable[[dict[str, Any], str | None, bool, PackedUsage], TurnFigures | None] | None:
+    """``_measure.measure`` (C, built at install), or None where it could not be built."""
+    try:
+        from inspector.session._measure import bind, measure
+    except ImportError:
+        return None
+    bind(_SHARED)
+    return measure
+
+
+_C_MEASURE = _c_measure()
+
+
 def content_figures(
     content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
     usage: PackedUsage = None,
 ) -> TurnFigures:
-    """Every figure of one Content, in one pass over its parts.
+    """Every figure of one Content (see ``measured_content``).
+
+    The common shapes are measured by ``_measure.c``, which returns the same
+    tuple or None for a shape it leaves to the Python definition.
+    """
+    if _C_MEASURE is not None:
+        found = _C_MEASURE(content, record_id, is_tool_result, usage)
+        if found is not None:
+            return found
+    return measured_content(content, record_id, is_tool_result, usage)
+
+
+def measured_content(
+    content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
+    usage: PackedUsage = None,
+) -> TurnFigures:
+    """Every figure of one Content, in one pass over its parts: the definition.
 
     The estimate is ``tokens.parts_quarters`` and the JSON length
     ``jsjson.js_json_len``; a part's JSON length is measured once and serves
