@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -44,7 +44,6 @@ from inspector.session.figures import (
     content_figures,
     response_text,
     turn_kind,
-    usage_dict,
     usage_of,
 )
 from inspector.session.loader import paused_gc
@@ -150,8 +149,8 @@ class Analysis:
     def to_json(self, path: Path, fmt: str, session_id: str | None, *, lazy: bool = False) -> dict[str, Any]:
         """The ``analyze --json`` object.  ``lazy``: the two long lists as ``Rows``
         (made while written, see ``commands.common.print_json``), not lists."""
-        history = self._history_rows()
-        truncations = self._truncation_rows()
+        history = Rows(self._history_batches)
+        truncations = Rows(self._truncation_batches)
         return {
             "path": str(path),
             "format": fmt,
@@ -159,7 +158,7 @@ class Analysis:
             "model": self.model,
             "token_limit": self.token_limit,
             "threshold": self.threshold,
-            "history": Rows(history) if lazy else list(history),
+            "history": history if lazy else history.to_list(),
             "total_estimated_tokens": self.total_estimated_tokens,
             "recorded_prompt_tokens": self.recorded_prompt_tokens,
             "context_tokens": self.context_tokens,
@@ -168,44 +167,81 @@ class Analysis:
             "agentic_split_candidates": self.agentic_candidates,
             "compress_split_point": self.compress_split_point,
             "would_compress": self.would_compress,
-            "budget_truncations": Rows(truncations) if lazy else list(truncations),
+            "budget_truncations": truncations if lazy else truncations.to_list(),
             "split": self.split_figures(self.split_point),
             "warnings": [w.to_json() for w in self.warnings],
         }
 
-    # Generator functions, not generator expressions: compiled, an expression becomes a list.
-    def _history_rows(self) -> Iterator[dict[str, Any]]:
-        kinds, quarters, chars, usage = self.kinds, self.quarters, self.json_chars, self.recorded.packed()
-        for i, t in enumerate(self.turns):
-            yield {
-                "index": i,
-                "role": t.role,
-                "record_id": t.record_id,
-                "kind": kinds[i],
-                "estimated_tokens": quarters[i] // 4,
-                "json_chars": chars[i],
-                "recorded": usage_dict(usage[i]),
-            }
+    def _history_batches(self, reuse: bool) -> Iterator[list[dict[str, Any]]]:
+        kinds, quarters, chars, turns = self.kinds, self.quarters, self.json_chars, self.turns
+        usage = self.recorded.packed()
+        rows: list[dict[str, Any]] = []
+        usages: list[dict[str, Any]] = []
+        for start in range(0, len(turns), ROWS_BATCH):
+            size = min(ROWS_BATCH, len(turns) - start)
+            if not reuse or not rows:
+                rows = [{"index": 0, "role": "", "record_id": None, "kind": "", "estimated_tokens": 0, "json_chars": 0,
+                         "recorded": None} for _ in range(size)]
+                usages = [{"input": 0, "output": 0, "cached": 0, "thoughts": 0, "tool": 0, "total": 0}
+                          for _ in range(size)]
+            for k in range(size):
+                i = start + k
+                t = turns[i]
+                row = rows[k]
+                row["index"] = i
+                row["role"] = t.role
+                row["record_id"] = t.record_id
+                row["kind"] = kinds[i]
+                row["estimated_tokens"] = quarters[i] // 4
+                row["json_chars"] = chars[i]
+                p = usage[i]
+                if type(p) is tuple:  # packed: Gemini CLI's six keys, in order (see usage_dict)
+                    u = usages[k]
+                    u["input"], u["output"], u["cached"], u["thoughts"], u["tool"], u["total"] = p
+                    row["recorded"] = u
+                else:
+                    row["recorded"] = p
+            yield rows if size == len(rows) else rows[:size]
 
-    def _truncation_rows(self) -> Iterator[dict[str, Any]]:
-        for tr in self.truncations:
-            yield {
-                "turn": tr.turn,
-                "tool": tr.tool,
-                "original_tokens": tr.original_tokens,
-                "new_tokens": tr.new_tokens,
-                "output_file": tr.output_file,
-            }
+    def _truncation_batches(self, reuse: bool) -> Iterator[list[dict[str, Any]]]:
+        truncations = self.truncations
+        rows: list[dict[str, Any]] = []
+        for start in range(0, len(truncations), ROWS_BATCH):
+            size = min(ROWS_BATCH, len(truncations) - start)
+            if not reuse or not rows:
+                rows = [{"turn": 0, "tool": "", "original_tokens": 0, "new_tokens": 0, "output_file": ""}
+                        for _ in range(size)]
+            for k in range(size):
+                tr = truncations[start + k]
+                row = rows[k]
+                row["turn"] = tr.turn
+                row["tool"] = tr.tool
+                row["original_tokens"] = tr.original_tokens
+                row["new_tokens"] = tr.new_tokens
+                row["output_file"] = tr.output_file
+            yield rows if size == len(rows) else rows[:size]
+
+
+ROWS_BATCH = 4096
 
 
 class Rows:
-    """A long list of JSON objects, produced while it is written."""
+    """A long list of JSON objects, made in batches while it is written.
 
-    def __init__(self, items: Iterable[dict[str, Any]]) -> None:
-        self.items = items
+    ``batches(reuse)`` yields lists of objects; with ``reuse`` the same list
+    and objects are filled again for the next batch (170,000 rows cost no
+    more than 4,096 objects), so each batch must be written before the next
+    is asked for.  ``to_list`` gives every row as an object of its own.
+    """
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self.items)
+    def __init__(self, batches: Callable[[bool], Iterator[list[dict[str, Any]]]]) -> None:
+        self._batches = batches
+
+    def batches(self) -> Iterator[list[dict[str, Any]]]:
+        return self._batches(True)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [row for batch in self._batches(False) for row in batch]
 
 
 def last_prompt_tokens(recorded: UsageColumn, start: int) -> int | None:

@@ -142,7 +142,7 @@ def test_replaced_copies_are_not_measured_but_the_final_one_is() -> None:
     data = _big_recording(500)
     items = jsonl_module.scan(data)
     state = jsonl_module.replay(items)
-    assert all(figures != () or not _turns_expected(where, data) for where, figures, _ in state.entries.values())
+    assert all(figures != () or not _turns_expected(where, data) for _, where, figures, _, _ in state.entries.values())
 
 
 def _turns_expected(where: object, data: bytes) -> bool:

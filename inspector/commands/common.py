@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterable
-from itertools import islice
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +44,8 @@ _fraction = number(float, lambda v: 0 < v <= 1, "must be above 0 and at most 1")
 def print_json(value: Any) -> None:
     """Write ``value`` as indented JSON on stdout.
 
-    A top-level value that is an iterable of objects (``analysis.Rows``) is
-    written in batches as it is produced, so 170,000 rows never exist as one
+    A top-level value that is ``analysis.Rows`` is written in batches as
+    they are produced, so 170,000 rows never exist as one
     list nor as one string; the bytes are the same as for a list.
     """
     out = sys.stdout.buffer
@@ -57,11 +56,8 @@ def print_json(value: Any) -> None:
     out.flush()
 
 
-_BATCH = 4096
-
-
 def _is_rows(value: Any) -> bool:
-    return not isinstance(value, (list, dict, str, bytes, tuple)) and hasattr(value, "__iter__")
+    return hasattr(value, "batches") and not isinstance(value, (list, dict, str, bytes, tuple))
 
 
 def _dumps(value: Any) -> bytes:
@@ -83,15 +79,16 @@ def _write_streamed(value: dict[str, Any], out: Any) -> None:
     out.write(head + b"\n")
 
 
-def _write_rows(rows: Iterable[dict[str, Any]], out: Any) -> None:
-    """A list of objects as orjson indents it at depth 1 of an object.
+def _write_rows(rows: Any, out: Any) -> None:
+    """A list of objects (``analysis.Rows``) as orjson indents it at depth 1 of an object.
 
     Each batch is dumped as ``{"": [...]}``, which puts its objects at the
     right depth; the wrapper's first 10 and last 6 bytes are cut off.
     """
-    iterator = iter(rows)
     first = True
-    while batch := list(islice(iterator, _BATCH)):
+    for batch in rows.batches():
+        if not batch:
+            continue
         text = _dumps({"": batch})  # '{\n  "": [\n    {...},\n    {...}\n  ]\n}'
         out.write(b"[\n" if first else b",\n")
         out.write(memoryview(text)[len(_WRAP_HEAD):-len(_WRAP_TAIL)])

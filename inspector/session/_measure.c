@@ -28,6 +28,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdarg.h>
 
 #define UNHANDLED (-1)
 #define MAX_DEPTH 200
@@ -177,6 +178,25 @@ static inline int first_key_is(PyObject *dict, PyObject *key) {
     return PyDict_Next(dict, &pos, &first, &item) && PyUnicode_CheckExact(first) && PyUnicode_Compare(first, key) == 0;
 }
 
+/* A tuple of ``count`` new references (stolen; NULL if any is NULL, all released). */
+static PyObject *tuple_of(int count, ...) {
+    va_list items;
+    va_start(items, count);
+    PyObject *tuple = PyTuple_New(count);
+    int failed = tuple == NULL;
+    for (int i = 0; i < count; i++) {
+        PyObject *item = va_arg(items, PyObject *);
+        if (item == NULL) failed = 1;
+        if (tuple != NULL)
+            PyTuple_SET_ITEM(tuple, i, item);
+        else
+            Py_XDECREF(item);
+    }
+    va_end(items);
+    if (failed) Py_CLEAR(tuple); /* releases the items it holds (NULL slots are skipped) */
+    return tuple;
+}
+
 /* figures.shared(): a new reference. */
 static PyObject *shared(PyObject *name) {
     PyObject *found = PyDict_SetDefault(shared_names, name, name);
@@ -225,8 +245,8 @@ static int plain_response(PyObject *fr, Py_ssize_t index, Py_ssize_t *part_json,
                                      : output_ascii + 6 * (output_units - output_ascii);
     PyObject *tool = name != NULL ? shared(name) : Py_NewRef(s_unknown_tool);
     if (tool == NULL) return -1;
-    *figures = Py_BuildValue("(nOOnnO)", index, Py_True, tool, output_quarters / 4, output_units, Py_True);
-    Py_DECREF(tool);
+    *figures = tuple_of(6, PyLong_FromSsize_t(index), Py_NewRef(Py_True), tool,
+                        PyLong_FromSsize_t(output_quarters / 4), PyLong_FromSsize_t(output_units), Py_NewRef(Py_True));
     if (*figures == NULL) return -1;
     *part_json = 21 + fr_json; /* {"functionResponse":...} */
     *quarters = (name != NULL ? utf16_len(name) : 0) + response_json;
@@ -372,16 +392,18 @@ static PyObject *measure_content(PyObject *content, PyObject *record_id, PyObjec
             int is_user = PyUnicode_Compare(role, s_user) == 0;
             int is_model = !is_user && PyUnicode_Compare(role, s_model) == 0;
             Py_ssize_t json = 18 + string_json_len(role) + parts_json; /* {"role":...,"parts":[...]} */
-            result = Py_BuildValue("(OOOnnOOOOOOO)", record_id, shared_role, is_tool_result, quarters, json,
-                                   is_user && !has_response ? Py_True : Py_False,
-                                   is_model && !has_call ? Py_True : Py_False, kind, responses_tuple, usage,
-                                   calls_tuple, answers_tuple);
+            result = tuple_of(12, Py_NewRef(record_id), shared_role, Py_NewRef(is_tool_result),
+                              PyLong_FromSsize_t(quarters), PyLong_FromSsize_t(json),
+                              Py_NewRef(is_user && !has_response ? Py_True : Py_False),
+                              Py_NewRef(is_model && !has_call ? Py_True : Py_False), kind, responses_tuple,
+                              Py_NewRef(usage), calls_tuple, answers_tuple);
+        } else {
+            Py_XDECREF(shared_role);
+            Py_XDECREF(kind);
+            Py_XDECREF(calls_tuple);
+            Py_XDECREF(answers_tuple);
+            Py_XDECREF(responses_tuple);
         }
-        Py_XDECREF(shared_role);
-        Py_XDECREF(kind);
-        Py_XDECREF(calls_tuple);
-        Py_XDECREF(answers_tuple);
-        Py_XDECREF(responses_tuple);
     }
     goto done;
 
