@@ -18,7 +18,6 @@ from inspector.compaction.agentic import crossing_free_model_turns
 from inspector.compaction.budget import (
     TOOL_OUTPUTS_DIR,
     Truncation,
-    changes_json,
     output_file_name,
     plan_budget,
     truncate_chars,
@@ -300,7 +299,7 @@ def analyze_turns(
     )
     changed: dict[int, list[Truncation]] = {}
     for truncation in truncations:
-        if changes_json(truncation, responses[truncation.turn]):
+        if truncation.changes_json:
             changed.setdefault(truncation.turn, [])
     if changed:
         for truncation in truncations:

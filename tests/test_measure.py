@@ -1,11 +1,13 @@
 """The C measure (``inspector/session/_measure.c``) against its Python definition.
 
-``figures.content_figures`` asks the C module first and falls back to
-``figures.measured_content``; the differential tests check the result against
-Node.  Here the two implementations are compared directly, on generated
-contents (the same strategies the differential tests use: lone surrogates,
-astral characters, control characters, odd numbers, nested values) and on
-every turn of every session file.
+``figures.content_figures`` and ``figures.message_figures`` ask the C module
+first and fall back to ``measured_content`` / ``measured_message``; the
+differential tests check the result against Node.  Here the two
+implementations are compared directly, on generated contents and messages
+(the same strategies the differential tests use: lone surrogates, astral
+characters, control characters, odd numbers, nested values, ignored user
+prompts, thoughts, tool calls and results of every shape) and on every turn
+of every session file.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from hypothesis import strategies as st
 
 from inspector.jsjson import js_json_len, js_string_json_len
 from inspector.session import load
-from inspector.session.figures import measured_content
+from inspector.session.figures import measured_content, measured_message
 from inspector.session.history import message_contents
 from inspector.tokens import text_quarters
 from tests.conftest import session_files
@@ -104,11 +106,82 @@ def test_values_left_to_python() -> None:
     assert measure_module.text_quarters(long_text) == text_quarters(long_text) == 100_001
 
 
+def _same_message(message: Any) -> tuple[Any, ...] | None:
+    fast = measure_module.measure_message(message)
+    if fast is not None:
+        assert fast == measured_message(message), message
+    return fast
+
+
+# Messages in the shapes Gemini CLI writes, which the C module must measure itself.
+plain_text = st.one_of(gen.text, st.just("😀 é \u2028 \x00 \"q\" \\"))
+plain_user = st.builds(
+    lambda ident, content: {"id": ident, "timestamp": "t", "type": "user", "content": content},
+    gen.ids, st.one_of(plain_text, st.lists(st.one_of(plain_text, st.builds(lambda t: {"text": t}, plain_text)),
+                                            max_size=3)))
+plain_call = st.builds(
+    lambda ident, name, args, result, status: {"id": ident, "name": name, "args": args, "result": result,
+                                               "status": status},
+    gen.ids, gen.names, st.dictionaries(gen.keys, st.one_of(plain_text, st.integers(-(2**53), 2**53), st.none(),
+                                                            st.booleans()), max_size=3),
+    st.one_of(st.none(), plain_text, st.builds(
+        lambda ident, name, output: [{"functionResponse": {"id": ident, "name": name,
+                                                           "response": {"output": output}}}],
+        gen.ids, gen.names, plain_text)),
+    st.sampled_from(["success", "error", "cancelled"]))
+plain_thought = st.builds(lambda subject, description: {"subject": subject, "description": description,
+                                                        "timestamp": "t"},
+                          st.one_of(plain_text, st.just("")), plain_text)
+plain_model = st.builds(
+    lambda ident, content, thoughts, calls, usage: {
+        "id": ident, "timestamp": "t", "type": "gemini", "content": content, "thoughts": thoughts,
+        "tokens": dict(zip(("input", "output", "cached", "thoughts", "tool", "total"), usage, strict=True)),
+        "model": "gemini-2.5-pro", "toolCalls": calls},
+    gen.ids, plain_text, st.lists(plain_thought, max_size=2), st.lists(plain_call, max_size=3),
+    st.tuples(*[st.integers(0, 10**6)] * 6))
+
+
+@EXAMPLES
+@given(message=st.one_of(plain_user, plain_model))
+def test_messages_gemini_cli_writes_are_measured_in_c_exactly(message: dict[str, Any]) -> None:
+    assert _same_message(message) is not None, message
+
+
+@EXAMPLES
+@given(message=gen.message())
+def test_any_message_is_measured_in_c_exactly_or_left_to_python(message: dict[str, Any]) -> None:
+    _same_message(message)
+
+
+def test_odd_messages_are_left_to_python_or_measured_exactly() -> None:
+    odd: list[Any] = [
+        "not a message", {"type": "user"}, {"type": 5, "content": "x"}, {"type": "info", "content": "x"},
+        {"type": "user", "content": None}, {"type": "user", "content": [5]}, {"type": "user", "content": [[]]},
+        {"type": "user", "content": " \u3000\ufeff"}, {"type": "user", "content": [{"text": "  "}, "/cmd"]},
+        {"type": "user", "content": [{"text": "<session_"}, {"text": "context> x"}]},
+        {"type": "user", "content": [{"text": "0123456789abcdefgh"}, {"inlineData": {}}]},
+        {"type": "gemini", "content": {"text": "x"}}, {"type": "gemini", "content": ""},
+        {"type": "gemini", "content": [{"functionCall": {"name": "f"}}]},
+        {"type": "gemini", "thoughts": [{"subject": "s"}, {"subject": "s", "description": None}, 5,
+                                        {"description": "d"}, {"subject": 0, "description": "d"}]},
+        {"type": "gemini", "toolCalls": [{"name": "f", "result": 7}]},
+        {"type": "gemini", "toolCalls": [{"id": None, "name": "f", "result": "out"}]},
+        {"type": "gemini", "toolCalls": [{"args": {"x": 1.5}}]},
+        {"type": "gemini", "toolCalls": [{}], "tokens": {"input": 1}},
+        {"type": "gemini", "toolCalls": [{"result": [{}, "text", {"functionResponse": {"response": {"output": 1}}}]}]},
+    ]
+    for message in odd:
+        _same_message(message)
+    assert measure_module.measure_message({"type": "user", "content": "  /help"}) == ()
+
+
 def test_every_turn_of_every_session_file() -> None:
-    measured = 0
+    measured = messages = 0
     for path in session_files():
         session = load(path)
         for message in session.messages:
+            messages += _same_message(message) is not None
             for content, result in message_contents(message):
                 measured += _same(content, message.get("id"), result, None) is not None
     assert measured > 0
+    assert messages > 0

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from inspector.jsjson import utf16_len
-from inspector.session.figures import R_PART, R_PLAIN, ResponseFigures, response_figures, response_text
+from inspector.session.figures import ResponseFigures, response_figures, response_text
 from inspector.tokens import DEFAULT_TOKEN_LIMIT, text_quarters
 
 FUNCTION_RESPONSE_TOKEN_BUDGET = 50_000
@@ -39,12 +39,13 @@ class Truncation:
     big session does not hold every tool output in memory.
     """
 
-    __slots__ = ("_excerpt", "_file", "_text", "new_tokens", "original_tokens", "part", "seq", "tool", "turn")
+    __slots__ = ("_excerpt", "_file", "_text", "changes_json", "new_tokens", "original_tokens", "part", "seq", "tool",
+                 "turn")
 
     def __init__(
         self, turn: int, part: int, tool: str, output_file: str | Callable[[str, int], str],
         full_text: str | Callable[[int, int], str], original_tokens: int, new_tokens: int, *,
-        excerpt: str | None = None, seq: int = 0,
+        excerpt: str | None = None, seq: int = 0, changes_json: bool = True,
     ) -> None:
         self.turn = turn
         self.part = part
@@ -55,6 +56,9 @@ class Truncation:
         self.original_tokens = original_tokens
         self.new_tokens = new_tokens
         self._excerpt = excerpt  # None: the same as full_text (it fitted in max_chars)
+        # Whether the turn's JSON text changes: not for a whole output put back in the
+        # same {"functionResponse": {..., "response": {"output": text}}} shape.
+        self.changes_json = changes_json
 
     @property
     def output_file(self) -> str:
@@ -150,7 +154,7 @@ def plan_budget(
     seq = 0  # the reference's truncation counter (it also counts failed saves)
     truncations: list[Truncation] = []
     for i in range(len(responses) - 1, -1, -1):
-        for part, has_response, name, tokens, length, _ in reversed(responses[i]):
+        for part, has_response, name, tokens, length, plain in reversed(responses[i]):
             if not has_response:
                 # The reference measures ``{text: undefined}`` (0 tokens); over
                 # budget it tries to save ``undefined``, which fails after
@@ -163,7 +167,8 @@ def plan_budget(
                 continue
             seq += 1
             if length <= max_chars:  # the "excerpt" is the whole text: read and name it when asked
-                truncation = Truncation(i, part, name, output_path, text_of, tokens, tokens, seq=seq)
+                truncation = Truncation(i, part, name, output_path, text_of, tokens, tokens, seq=seq,
+                                        changes_json=not plain)
             else:
                 text = text_of(i, part)
                 path = output_path(name, seq)
@@ -173,16 +178,6 @@ def plan_budget(
             used += truncation.new_tokens
             truncations.append(truncation)
     return truncations
-
-
-def changes_json(truncation: Truncation, responses: Sequence[ResponseFigures]) -> bool:
-    """Whether replacing the part changes the turn's JSON text."""
-    if truncation._excerpt is not None:
-        return True
-    for r in responses:  # noqa: SIM110 - compiled, a loop beats any() over a generator
-        if r[R_PART] == truncation.part and r[R_PLAIN]:
-            return False
-    return True
 
 
 def truncated_content(content: dict[str, Any], truncations: Sequence[Truncation]) -> dict[str, Any]:

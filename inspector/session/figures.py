@@ -221,17 +221,21 @@ def shared(text: str) -> str:
     return _SHARED.setdefault(text, text)
 
 
-def _c_measure() -> Callable[[dict[str, Any], str | None, bool, PackedUsage], TurnFigures | None] | None:
-    """``_measure.measure`` (C, built at install), or None where it could not be built."""
+ContentMeasure = Callable[[dict[str, Any], str | None, bool, PackedUsage], TurnFigures | None]
+MessageMeasure = Callable[[dict[str, Any]], tuple[TurnFigures, ...] | None]
+
+
+def _c_measure() -> tuple[ContentMeasure | None, MessageMeasure | None]:
+    """``_measure.measure`` and ``measure_message`` (C, built at install), or None where they could not be built."""
     try:
-        from inspector.session._measure import bind, measure
+        from inspector.session._measure import bind, measure, measure_message
     except ImportError:
-        return None
+        return None, None
     bind(_SHARED)
-    return measure
+    return measure, measure_message
 
 
-_C_MEASURE = _c_measure()
+_C_MEASURE, _C_MEASURE_MESSAGE = _c_measure()
 
 
 def content_figures(
@@ -337,7 +341,20 @@ def measured_content(
 
 
 def message_figures(message: dict[str, Any]) -> tuple[TurnFigures, ...]:
-    """The figures of every turn one message becomes (usage on its model turn)."""
+    """The figures of every turn one message becomes (see ``measured_message``).
+
+    ``_measure.c`` measures the messages Gemini CLI writes without building
+    their turns; it returns None for a shape it leaves to the Python definition.
+    """
+    if _C_MEASURE_MESSAGE is not None:
+        found = _C_MEASURE_MESSAGE(message)
+        if found is not None:
+            return found
+    return measured_message(message)
+
+
+def measured_message(message: dict[str, Any]) -> tuple[TurnFigures, ...]:
+    """The figures of every turn one message becomes (usage on its model turn): the definition."""
     built = message_contents(message)
     if not built:
         return ()

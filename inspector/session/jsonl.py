@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from inspector.jsjson import JS_WHITESPACE
 from inspector.session.errors import LoadWarning
 from inspector.session.figures import TurnFigures, message_figures
@@ -35,6 +37,24 @@ PARALLEL_MIN_BYTES = 8 << 20  # below this a second process costs more than it s
 Where = dict[str, Any] | tuple[int, int]  # a record held in memory, or its line's (start, end)
 # One checked message: (id, where, figures, line, problem); figures are () when there is a problem.
 Message = tuple[str, Where, tuple[TurnFigures, ...], int, str | None]
+
+
+def _c_count_newlines() -> Callable[[bytes, int, int], int] | None:
+    try:
+        from inspector.session._measure import count_newlines as found
+    except ImportError:  # built without a C compiler
+        return None
+    return found
+
+
+_C_COUNT_NEWLINES = _c_count_newlines()
+
+
+def count_newlines(data: bytes, start: int, stop: int) -> int:
+    """``data.count(b"\\n", start, stop)`` (0 <= start <= stop), in C where it is built."""
+    if _C_COUNT_NEWLINES is not None:
+        return _C_COUNT_NEWLINES(data, start, stop)
+    return data.count(b"\n", start, stop)
 
 
 def line_spans(data: bytes, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, int]]:
@@ -65,11 +85,15 @@ def is_blank(raw: bytes) -> bool:
     return not raw.decode("utf-8", "replace").strip(JS_WHITESPACE)
 
 
-def _message(record: dict[str, Any], where: Where, line: int, label: str, later: set[str]) -> Message:
-    """A checked message; its figures only if no later record replaces it (``later``: ids seen after it)."""
+def _message(record: dict[str, Any], where: Where, line: int, later: set[str], listed_as: str | None = None,
+             ) -> Message:
+    """A checked message; its figures only if no later record replaces it (``later``: ids seen after it).
+
+    ``listed_as``: how a problem names it when it is an item of a list (else by its id)."""
     ident = record["id"]
     problem = check_message(record)
     if problem:
+        label = listed_as if listed_as is not None else f"message {ident!r}"
         return ident, where, (), line, f"{label}: {problem}"
     if ident in later:
         return ident, where, (), line, None  # replaced further down: its figures would be thrown away
@@ -82,7 +106,7 @@ def _listed(messages: list[Any], line: int, label: str, later: set[str]) -> list
     for i in range(len(messages) - 1, -1, -1):  # from the end, as scan reads lines
         m = messages[i]
         if isinstance(m, dict) and isinstance(m.get("id"), str):
-            found.append(_message(m, m, line, f"{label}[{i}]", later))
+            found.append(_message(m, m, line, later, f"{label}[{i}]"))
     found.reverse()
     return found
 
@@ -105,22 +129,39 @@ def scan(
     items: list[tuple[Any, ...]] = []
     view = memoryview(data)
     size = len(data)
+    stop = size if stop is None else stop
     if later is None:
         later = set()  # ids met further down the file (read from the end, to skip replaced copies)
-    spans = list(enumerate(line_spans(data, start, stop), start=first_line))
-    for k in range(len(spans) - 1, -1, -1):
-        number, (begin, end) = spans[k]
-        raw = view[begin:end]
+    # From the last line up: each line's start found with rfind (or, with CR line ends, listed first).
+    spans = list(line_spans(data, start, stop)) if data.find(b"\r", start, stop) != -1 else None
+    if spans is not None:
+        count = len(spans)
+    else:
+        count = count_newlines(data, start, stop) + (0 if stop == start or data[stop - 1] == 10 else 1)
+    end = stop - 1 if stop > start and data[stop - 1] == 10 else stop
+    for k in range(count - 1, -1, -1):
+        number = first_line + k
+        if spans is not None:
+            begin, end = spans[k]
+        else:
+            newline = data.rfind(b"\n", start, end)
+            begin = newline + 1 if newline != -1 else start
+        line_end = end
+        end = begin - 1  # where the line above ends
+        raw = view[begin:line_end]
         try:
-            record = loads_line(raw)
-        except (json.JSONDecodeError, RecursionError, ValueError) as exc:
-            if is_blank(bytes(raw)):
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            try:
+                record = loads_line(raw)  # what orjson refuses and JavaScript may accept
+            except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+                if is_blank(bytes(raw)):
+                    continue
+                reason = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+                last = line_end == size and view[size - 1:size] != b"\n"
+                what = "incomplete last line (still being written?)" if last else "not valid JSON"
+                items.append(("w", number, f"{what}: {reason}; skipped"))
                 continue
-            reason = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
-            last = end == size and view[size - 1:size] != b"\n"
-            what = "incomplete last line (still being written?)" if last else "not valid JSON"
-            items.append(("w", number, f"{what}: {reason}; skipped"))
-            continue
         if type(record) is not dict:
             continue
         rewind = record.get("$rewindTo")
@@ -129,8 +170,8 @@ def scan(
             continue
         ident = record.get("id")
         if type(ident) is str:
-            where = (begin + base, end + base)
-            items.append(("m", _message(record, where, number, f"message {ident!r}", later)))
+            where = (begin + base, line_end + base)
+            items.append(("m", _message(record, where, number, later)))
             continue
         update = record.get("$set")
         if isinstance(update, dict):
@@ -196,7 +237,7 @@ def scan_file(data: bytes) -> tuple[list[tuple[Any, ...]], int]:
     middle = data.find(b"\n", len(data) * 53 // 100) + 1
     if middle <= 0 or middle >= len(data):
         return scan(data), lines
-    first_of_second = data.count(b"\n", 0, middle) + 1
+    first_of_second = count_newlines(data, 0, middle) + 1
     first, second = in_two_processes(lambda: scan(data, 0, middle, 1),
                                      lambda: scan(data, middle, None, first_of_second))
     return first + second, lines
@@ -205,7 +246,7 @@ def scan_file(data: bytes) -> tuple[list[tuple[Any, ...]], int]:
 def _line_count(data: bytes) -> int:
     if b"\r" in data:
         return sum(1 for _ in line_spans(data))
-    return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+    return count_newlines(data, 0, len(data)) + (0 if data.endswith(b"\n") or not data else 1)
 
 
 def _parallel_ok(size: int) -> bool:
@@ -275,7 +316,7 @@ def forward(fd: int, start: int, stop: int, first_line: int, hasher: Any = None,
             return found
         if hasher is not None:
             hasher.update(block)
-        count = data.count(b"\n", 0, cut)
+        count = count_newlines(data, 0, cut)
         if keep:
             found.blocks.append((pos, pos + cut, line))
         line += count
@@ -346,12 +387,12 @@ def scan_fd(fd: int, size: int) -> Streamed | None:
 
 
 def _middle(fd: int, size: int) -> int:
-    """Where the parent's part ends: the first line start after 58% of the file.
+    """Where the parent's part ends: the first line start after 60% of the file.
 
     The child has more to do per byte of its part (it hashes the whole file
-    and sends its items back), so the parent takes the larger part; 58% has
+    and sends its items back), so the parent takes the larger part; 60% has
     both finish at about the same time on the bench file."""
-    guess = size * 58 // 100
+    guess = size * 60 // 100
     window = read_at(fd, guess, 1 << 20)
     cut = window.find(b"\n")
     return guess + cut + 1 if cut != -1 and guess + cut + 1 < size else 0
