@@ -29,6 +29,7 @@ from inspector.session.errors import LoadWarning
 from inspector.session.figures import TurnFigures, message_figures
 from inspector.session.records import loads_line
 from inspector.session.validate import check_message
+from inspector.session.yielding import let_others_run
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _BLANK_BYTES = b" \t\n\r\v\f"
@@ -140,6 +141,8 @@ def scan(
         count = count_newlines(data, start, stop) + (0 if stop == start or data[stop - 1] == 10 else 1)
     end = stop - 1 if stop > start and data[stop - 1] == 10 else stop
     for k in range(count - 1, -1, -1):
+        if k & 63 == 0:
+            let_others_run()  # the app's event loop, when this runs in its worker thread
         number = first_line + k
         if spans is not None:
             begin, end = spans[k]
