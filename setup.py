@@ -5,10 +5,11 @@ listed in ``COMPILED`` do the per-message work on a 100 MB recording (parse
 checks, conversion to turns, token and JSON-length figures, the split and the
 tool-output budget); mypyc turns their type-annotated Python into C
 extensions, about twice as fast.  One hand-written C module,
-``inspector/session/_measure.c``, measures the common shapes of a turn
-(``figures.content_figures`` falls back to its Python definition for the
-rest).  The same ``.py`` files stay the source of truth, and the package
-works without the extensions:
+``inspector/session/_measure.c``, measures the message and turn shapes
+Gemini CLI writes (``figures.message_figures`` and ``content_figures`` fall
+back to their Python definitions for the rest) and counts newlines.  The
+same ``.py`` files stay the source of truth, and the package works without
+the extensions:
 
 * ``SESSION_INSPECTOR_PURE=1`` at install time skips compiling;
 * if mypyc or a C compiler is missing, or compiling fails, the install goes on

@@ -38,6 +38,7 @@ from inspector.session.figures import (
     F_ROLE,
     F_SAFE_END,
     F_USAGE,
+    USAGE_KEYS,
     TurnFigures,
     UsageColumn,
     content_figures,
@@ -174,16 +175,11 @@ class Analysis:
     def _history_batches(self, reuse: bool) -> Iterator[list[dict[str, Any]]]:
         kinds, quarters, chars, turns = self.kinds, self.quarters, self.json_chars, self.turns
         usage = self.recorded.packed()
-        rows: list[dict[str, Any]] = []
-        usages: list[dict[str, Any]] = []
-        for start in range(0, len(turns), ROWS_BATCH):
-            size = min(ROWS_BATCH, len(turns) - start)
-            if not reuse or not rows:
-                rows = [{"index": 0, "role": "", "record_id": None, "kind": "", "estimated_tokens": 0, "json_chars": 0,
-                         "recorded": None} for _ in range(size)]
-                usages = [{"input": 0, "output": 0, "cached": 0, "thoughts": 0, "tool": 0, "total": 0}
-                          for _ in range(size)]
-            for k in range(size):
+        k0, k1, k2, k3, k4, k5 = USAGE_KEYS
+        count = len(turns)
+        for (start, rows), (_, usages) in zip(_row_batches(count, reuse, _HISTORY_ROW),
+                                              _row_batches(count, reuse, _USAGE_ROW), strict=True):
+            for k in range(len(rows)):
                 i = start + k
                 t = turns[i]
                 row = rows[k]
@@ -196,21 +192,16 @@ class Analysis:
                 p = usage[i]
                 if type(p) is tuple:  # packed: Gemini CLI's six keys, in order (see usage_dict)
                     u = usages[k]
-                    u["input"], u["output"], u["cached"], u["thoughts"], u["tool"], u["total"] = p
+                    u[k0], u[k1], u[k2], u[k3], u[k4], u[k5] = p
                     row["recorded"] = u
                 else:
                     row["recorded"] = p
-            yield rows if size == len(rows) else rows[:size]
+            yield rows
 
     def _truncation_batches(self, reuse: bool) -> Iterator[list[dict[str, Any]]]:
         truncations = self.truncations
-        rows: list[dict[str, Any]] = []
-        for start in range(0, len(truncations), ROWS_BATCH):
-            size = min(ROWS_BATCH, len(truncations) - start)
-            if not reuse or not rows:
-                rows = [{"turn": 0, "tool": "", "original_tokens": 0, "new_tokens": 0, "output_file": ""}
-                        for _ in range(size)]
-            for k in range(size):
+        for start, rows in _row_batches(len(truncations), reuse, _TRUNCATION_ROW):
+            for k in range(len(rows)):
                 tr = truncations[start + k]
                 row = rows[k]
                 row["turn"] = tr.turn
@@ -218,7 +209,24 @@ class Analysis:
                 row["original_tokens"] = tr.original_tokens
                 row["new_tokens"] = tr.new_tokens
                 row["output_file"] = tr.output_file
-            yield rows if size == len(rows) else rows[:size]
+            yield rows
+
+
+_HISTORY_ROW: dict[str, Any] = dict.fromkeys(
+    ("index", "role", "record_id", "kind", "estimated_tokens", "json_chars", "recorded"))
+_USAGE_ROW: dict[str, Any] = dict.fromkeys(USAGE_KEYS)
+_TRUNCATION_ROW: dict[str, Any] = dict.fromkeys(("turn", "tool", "original_tokens", "new_tokens", "output_file"))
+
+
+def _row_batches(count: int, reuse: bool, blank: dict[str, Any]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+    """``(start, rows)`` for each batch of ``count`` rows: copies of ``blank`` for the caller
+    to fill, the same objects batch after batch with ``reuse`` (see ``Rows``)."""
+    rows: list[dict[str, Any]] = []
+    for start in range(0, count, ROWS_BATCH):
+        size = min(ROWS_BATCH, count - start)
+        if not reuse or not rows:
+            rows = [dict(blank) for _ in range(size)]
+        yield start, rows if size == len(rows) else rows[:size]
 
 
 ROWS_BATCH = 4096

@@ -57,7 +57,7 @@ def print_json(value: Any) -> None:
 
 
 def _is_rows(value: Any) -> bool:
-    return hasattr(value, "batches") and not isinstance(value, (list, dict, str, bytes, tuple))
+    return hasattr(value, "batches")  # analysis.Rows (not imported: the writer knows JSON, not analyses)
 
 
 def _dumps(value: Any) -> bytes:

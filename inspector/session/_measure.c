@@ -1,5 +1,12 @@
 /*
- * inspector.session._measure: the figures of one Content, in C.
+ * inspector.session._measure: the figures of a message's turns, in C.
+ *
+ * ``measure_message(message)`` returns exactly the tuple
+ * ``inspector.session.figures.message_figures`` returns, computed from the
+ * record without building its turns, or None for a shape it leaves to Python
+ * (the user's text, thoughts, model text, tool calls and their string or
+ * functionResponse results are handled; see the comments below).
+ * ``count_newlines`` counts lines with memchr for the readers.
  *
  * ``measure(content, record_id, is_tool_result, usage)`` returns exactly the
  * tuple ``inspector.session.figures.content_figures`` returns for the same
@@ -23,7 +30,8 @@
  * lone surrogate).  Estimates are counted in quarter tokens as tokens.py does.
  *
  * tests/test_measure.py checks this against the Python definition on
- * generated contents; the differential tests check both against Node.
+ * generated contents and messages; the differential tests check both
+ * against Node.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -61,63 +69,69 @@ static void init_escape_table(void) {
 static inline int is_high(Py_UCS4 c) { return c >= 0xD800 && c <= 0xDBFF; }
 static inline int is_low(Py_UCS4 c) { return c >= 0xDC00 && c <= 0xDFFF; }
 
-/* JSON.stringify(text).length */
-static Py_ssize_t string_json_len(PyObject *text) {
+/* One string as the figures need it: UTF-16 units, ASCII characters, and the
+   length of its JSON.stringify text without the quotes. */
+typedef struct {
+    Py_ssize_t units, ascii, escaped;
+} Text;
+
+/* A string's Text, in one pass. */
+static void text_of(PyObject *text, Text *out) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    Py_ssize_t total = n + 2;
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
+    Py_ssize_t escaped = n, ascii = 0, astral = 0;
     if (kind == PyUnicode_1BYTE_KIND) {
-        const Py_UCS1 *p = data;
-        for (Py_ssize_t i = 0; i < n; i++) total += escape_extra[p[i]];
-        return total;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c < 0x100) {
-            total += escape_extra[c];
-        } else if (c > 0xFFFF) {
-            total += 1; /* two UTF-16 units */
-        } else if (is_high(c) && i + 1 < n && is_low(PyUnicode_READ(kind, data, i + 1))) {
-            i++; /* a pair written as two code points: one character in JavaScript, two units */
-        } else if (is_high(c) || is_low(c)) {
-            total += 5; /* a lone surrogate: \udxxx */
+        const Py_UCS1 *p = data; /* ASCII or Latin-1: one UTF-16 unit each */
+        int all_ascii = PyUnicode_IS_ASCII(text);
+        for (Py_ssize_t i = 0; i < n; i++) escaped += escape_extra[p[i]];
+        for (Py_ssize_t i = 0; i < n && !all_ascii; i++) ascii += p[i] < 0x80;
+        if (all_ascii) ascii = n;
+    } else {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c < 0x80) {
+                ascii++;
+                escaped += escape_extra[c];
+            } else if (c > 0xFFFF) {
+                astral++;
+                escaped += 1; /* two UTF-16 units */
+            } else if (is_high(c) && i + 1 < n && is_low(PyUnicode_READ(kind, data, i + 1))) {
+                i++; /* a pair written as two code points: one character in JavaScript, two units */
+            } else if (is_high(c) || is_low(c)) {
+                escaped += 5; /* a lone surrogate: \udxxx */
+            }
         }
     }
-    return total;
+    out->units = n + astral;
+    out->ascii = ascii;
+    out->escaped = escaped;
 }
 
-/* (UTF-16 length, ASCII characters) of a string. */
-static void string_units(PyObject *text, Py_ssize_t *units, Py_ssize_t *ascii) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    if (PyUnicode_IS_ASCII(text)) {
-        *units = *ascii = n;
-        return;
-    }
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
-    Py_ssize_t low = 0, astral = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        low += c < 0x80;
-        astral += c > 0xFFFF;
-    }
-    *units = n + astral;
-    *ascii = low;
+/* JSON.stringify(text).length */
+static Py_ssize_t string_json_len(PyObject *text) {
+    Text found;
+    text_of(text, &found);
+    return found.escaped + 2;
 }
 
+/* text.length in JavaScript */
 static Py_ssize_t utf16_len(PyObject *text) {
-    Py_ssize_t units, ascii;
-    string_units(text, &units, &ascii);
-    return units;
+    Text found;
+    text_of(text, &found);
+    return found.units;
 }
 
 /* tokens.text_quarters */
-static Py_ssize_t text_quarters(PyObject *text) {
-    Py_ssize_t units, ascii;
-    string_units(text, &units, &ascii);
-    if (units == ascii || units > MAX_CHARS_FOR_FULL_HEURISTIC) return units;
-    return ascii + 6 * (units - ascii);
+static inline Py_ssize_t quarters_of(const Text *text) {
+    if (text->units > MAX_CHARS_FOR_FULL_HEURISTIC) return text->units;
+    return text->ascii + 6 * (text->units - text->ascii);
+}
+
+static void text_add(Text *sum, const Text *more) {
+    sum->units += more->units;
+    sum->ascii += more->ascii;
+    sum->escaped += more->escaped;
 }
 
 static Py_ssize_t decimal_len(long long value) {
@@ -217,35 +231,6 @@ static PyObject *call_key(PyObject *value) {
     PyObject *key = PyTuple_Pack(2, ident ? ident : Py_None, shared_name);
     Py_DECREF(shared_name);
     return key;
-}
-
-/* One string as the figures need it: UTF-16 units, ASCII characters, and the
-   length of its JSON.stringify text without the quotes. */
-typedef struct {
-    Py_ssize_t units, ascii, escaped;
-} Text;
-
-static void text_of(PyObject *text, Text *out) {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    out->units = n;
-    out->escaped = string_json_len(text) - 2;
-    if (PyUnicode_IS_ASCII(text)) {
-        out->ascii = n;
-        return;
-    }
-    string_units(text, &out->units, &out->ascii);
-}
-
-static void text_add(Text *sum, const Text *more) {
-    sum->units += more->units;
-    sum->ascii += more->ascii;
-    sum->escaped += more->escaped;
-}
-
-/* tokens.text_quarters */
-static inline Py_ssize_t quarters_of(const Text *text) {
-    if (text->units > MAX_CHARS_FOR_FULL_HEURISTIC) return text->units;
-    return text->ascii + 6 * (text->units - text->ascii);
 }
 
 /* The kind string for a sequence of labels (each label at most once). */
@@ -360,25 +345,22 @@ static int turn_plain_response(Turn *turn, PyObject *key_of, Py_ssize_t keys, Py
     return HANDLED;
 }
 
-/* A function call part whose value is ``call`` (JSON length ``size`` for the whole part). */
-static int turn_call(Turn *turn, PyObject *call, Py_ssize_t size) {
-    /* Truthy in JavaScript (a call); labelled by Python's truthiness (an empty one is "other"). */
-    PyObject *key;
-    int label = L_OTHER;
-    if (PyDict_CheckExact(call)) {
-        key = call_key(call);
-        if (PyDict_GET_SIZE(call)) label = L_CALL;
-    } else if (PyList_CheckExact(call)) {
-        key = PyTuple_Pack(2, Py_None, Py_None);
-        if (PyList_GET_SIZE(call)) label = L_CALL;
-    } else {
-        return LEFT_TO_PYTHON; /* truthiness of other values: leave it to Python */
-    }
+/* A function call part (JSON length ``size``), truthy in JavaScript: its (id, name) ``key`` (a new
+   reference); ``empty``: its value is empty, which Python's truthiness labels "other". */
+static int turn_call_part(Turn *turn, PyObject *key, int empty, Py_ssize_t size) {
     if (append_new(turn->calls, key) < 0) return FAILED;
     turn->has_call = 1;
     turn->quarters += size; /* neither text, tool result nor media: its JSON length */
-    turn_part_done(turn, label, size);
+    turn_part_done(turn, empty ? L_OTHER : L_CALL, size);
     return HANDLED;
+}
+
+/* A part holding a function call whose value is ``call`` (JSON length ``size`` for the whole part). */
+static int turn_call(Turn *turn, PyObject *call, Py_ssize_t size) {
+    if (PyDict_CheckExact(call)) return turn_call_part(turn, call_key(call), PyDict_GET_SIZE(call) == 0, size);
+    if (PyList_CheckExact(call))
+        return turn_call_part(turn, PyTuple_Pack(2, Py_None, Py_None), PyList_GET_SIZE(call) == 0, size);
+    return LEFT_TO_PYTHON; /* truthiness of other values: leave it to Python */
 }
 
 /* One part as the history holds it (a bare string stands for {"text": string}). */
@@ -460,20 +442,16 @@ static PyObject *measure_content(PyObject *content, PyObject *record_id, PyObjec
     Turn turn;
     PyObject *result = NULL;
     if (turn_start(&turn) < 0) goto done;
-    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(parts); j++) {
+    int found = HANDLED;
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(parts) && found == HANDLED; j++) {
         PyObject *part = PyList_GET_ITEM(parts, j);
-        if (PyUnicode_CheckExact(part)) { /* a bare string is not a text part here */
-            result = Py_NewRef(Py_None);
-            goto done;
-        }
-        int found = turn_part(&turn, part);
-        if (found == FAILED) goto done;
-        if (found == LEFT_TO_PYTHON) {
-            result = Py_NewRef(Py_None);
-            goto done;
-        }
+        /* a bare string is not a text part here (unlike in a message's content) */
+        found = PyUnicode_CheckExact(part) ? LEFT_TO_PYTHON : turn_part(&turn, part);
     }
-    result = turn_figures(&turn, role, record_id, is_tool_result, usage);
+    if (found == LEFT_TO_PYTHON)
+        result = Py_NewRef(Py_None);
+    else if (found == HANDLED)
+        result = turn_figures(&turn, role, record_id, is_tool_result, usage);
 done:
     turn_release(&turn);
     return result;
@@ -515,7 +493,7 @@ static int head_starts_with(const Head *head, const char *prefix) {
     return 1;
 }
 
-/* is_ignored_user_content: 1 ignored, 0 kept, LEFT_TO_PYTHON - 1 (-1) for content it does not read. */
+/* is_ignored_user_content: 1 ignored, 0 kept, UNREAD for content it does not read. */
 #define UNREAD (-1)
 static int user_content_ignored(PyObject *content) {
     Head head = {{0}, 0};
@@ -581,13 +559,8 @@ static int turn_call_record(Turn *turn, PyObject *call) {
         present++;
     }
     if (!present) inner = 2;
-    Py_ssize_t size = 17 + inner; /* {"functionCall":{...}} */
-    /* The part's value is a dict with those keys: truthy, a "tool call" unless empty. */
-    if (append_new(turn->calls, call_key(call)) < 0) return FAILED;
-    turn->has_call = 1;
-    turn->quarters += size;
-    turn_part_done(turn, present ? L_CALL : L_OTHER, size);
-    return HANDLED;
+    /* {"functionCall":{...}}: a dict with those keys, so the record's own id and name */
+    return turn_call_part(turn, call_key(call), present == 0, 17 + inner);
 }
 
 /* A toolCalls item's result as history._response_parts adds it to the tool-result turn. */
@@ -737,11 +710,15 @@ done:
     return out;
 }
 
+/* 0 once bind() gave the shared names, else -1 with an error set. */
+static int require_bound(void) {
+    if (shared_names != NULL) return 0;
+    PyErr_SetString(PyExc_RuntimeError, "bind() the shared names first");
+    return -1;
+}
+
 static PyObject *measure_message(PyObject *module, PyObject *message) {
-    if (shared_names == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "bind() the shared names first");
-        return NULL;
-    }
+    if (require_bound() < 0) return NULL;
     if (!PyDict_CheckExact(message)) Py_RETURN_NONE;
     PyObject *kind = field(message, k_type);
     PyObject *record_id = field(message, k_id);
@@ -788,10 +765,7 @@ static PyObject *measure(PyObject *module, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "measure(content, record_id, is_tool_result, usage)");
         return NULL;
     }
-    if (shared_names == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "bind() the shared names first");
-        return NULL;
-    }
+    if (require_bound() < 0) return NULL;
     return measure_content(args[0], args[1], args[2], args[3]);
 }
 
@@ -823,7 +797,9 @@ static PyObject *py_text_quarters(PyObject *module, PyObject *text) {
         PyErr_SetString(PyExc_TypeError, "a str");
         return NULL;
     }
-    return PyLong_FromSsize_t(text_quarters(text));
+    Text found;
+    text_of(text, &found);
+    return PyLong_FromSsize_t(quarters_of(&found));
 }
 
 static PyMethodDef methods[] = {

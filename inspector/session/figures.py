@@ -165,8 +165,7 @@ def usage_of(message: dict[str, Any]) -> PackedUsage:
 def usage_dict(packed: PackedUsage) -> dict[str, Any] | None:
     """The usage object as recorded (``PackedUsage`` unpacked)."""
     if type(packed) is tuple:
-        p = packed
-        return {"input": p[0], "output": p[1], "cached": p[2], "thoughts": p[3], "tool": p[4], "total": p[5]}
+        return dict(zip(USAGE_KEYS, packed, strict=True))
     return packed  # type: ignore[return-value]
 
 
