@@ -2,7 +2,41 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# What must never reach a terminal from session text: C0 controls but tab and
+# newline (ESC starts every escape sequence, BEL ends OSC titles/clipboard
+# writes, CR and BS overwrite what is shown), DEL, the C1 controls (U+009B is
+# a one-character CSI on many terminals), the bidirectional overrides that
+# reorder what a reader sees ("Trojan Source"), and lone surrogates (not
+# characters at all: writing one raises UnicodeEncodeError).
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_NAMED = {"\r": "\\r", "\n": "\\n", "\t": "\\t", "\x1b": "\\e"}
+
+
+def _shown(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str, *, one_line: bool = False) -> str:
+    """``text`` safe to put on a terminal: every control character written as a
+    visible escape (``\\e``, ``\\x07``, ``\\u202e``, ...), never sent.
+
+    Newlines and tabs stay as they are unless ``one_line`` (then they are
+    shown as ``\\n`` / ``\\t`` too).  The one function the CLI and the app
+    pass session text through before it reaches the screen.
+    """
+    pattern = _UNSAFE_LINE if one_line else _UNSAFE
+    if pattern.search(text) is None:
+        return text
+    return pattern.sub(_shown, text)
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
 
