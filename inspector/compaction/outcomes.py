@@ -85,15 +85,25 @@ def tool_kind(name: str, args: dict[str, Any]) -> str:
 
 
 def first_line(text: str, limit: int = 160) -> str:
-    line = next((ln.strip() for ln in text[:4000].splitlines() if ln.strip()), "")
+    line = next((ln.strip() for ln in text[:EDGE].splitlines() if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
+EDGE = 4000  # characters read at each end of a result: every form this module reads sits there
+
+
 def unwrap(text: str) -> str:
-    """The text inside Gemini CLI's ``<untrusted_context>`` wrapper (0.61 shell and web results)."""
-    if text.startswith(_WRAPPER_OPEN) and text.endswith(_WRAPPER_CLOSE):
-        return text[len(_WRAPPER_OPEN): -len(_WRAPPER_CLOSE)]
-    return text
+    """The text inside Gemini CLI's ``<untrusted_context>`` wrapper (0.61 shell and web results).
+
+    A long one is cut to its two ends (with a marker between): nothing here
+    reads its middle, and copying it whole would cost time on big sessions.
+    """
+    if not (text.startswith(_WRAPPER_OPEN) and text.endswith(_WRAPPER_CLOSE)):
+        return text
+    start, stop = len(_WRAPPER_OPEN), len(text) - len(_WRAPPER_CLOSE)
+    if stop - start <= 3 * EDGE:
+        return text[start:stop]
+    return text[start: start + EDGE] + "\n[…]\n" + text[stop - EDGE: stop]
 
 
 def result_text(response: Any) -> str | None:
@@ -127,7 +137,7 @@ def shell_fields(text: str) -> dict[str, str]:
     tool writes them, stopping at the first line that does not fit.  Only
     the first and the last 4,000 characters are looked at, however long the text.
     """
-    head = text[:4000].split("\n", 3)
+    head = text[:EDGE].split("\n", 3)
     fields: dict[str, str] = {}
     start = 0
     for label in ("Command", "Directory"):
@@ -138,7 +148,7 @@ def shell_fields(text: str) -> dict[str, str]:
     match = _FIELD.match(head[start]) if start < len(head) else None
     if not (match and match.group(1) in ("Output", "Stdout")):
         return fields
-    tail = text[-4000:].split("\n")
+    tail = text[-EDGE:].split("\n")
     end = len(tail)
     order = list(_TRAILING)
     while end > 0 and order:

@@ -36,23 +36,27 @@ from inspector.quality.ground import KINDS, Fact, Ground, squash, words
 from inspector.tokens import estimate_contents, text_quarters
 
 COMMAND_CHARS = 160
-_OUTCOMES = (
-    ("ok", re.compile(r"\b(ok|okay|succeed(?:ed|s)?|success(?:ful(?:ly)?)?|pass(?:ed|es|ing)?|worked|"
-                      r"completed|exit(?:ed)?(?: with)?(?: code| status)? 0)\b", re.I)),
-    ("failed", re.compile(r"\b(fail(?:ed|s|ing|ure)?|errors?|errored|crash(?:ed|es)?|non-?zero|"
-                          r"exit(?:ed)?(?: with)?(?: code| status)? [1-9]\d*|signal \w+)\b", re.I)),
-    ("cancelled", re.compile(r"\b(cancell?ed|aborted|timed out|time-?out|interrupted|killed)\b", re.I)),
-    ("background", re.compile(r"\bbackground\b", re.I)),
-)
-_OPS = (
-    ("looked", re.compile(r"\b(read|reads|reading|viewed|inspected|opened|examined|looked at|listed|listing|"
-                          r"searched|grepped|globbed|read_file|read_many_files|list_directory|glob|grep|"
-                          r"grep_search|search_file_content)\b", re.I)),
-    ("changed", re.compile(r"\b(created|creates|wrote|written|writes|overwrote|overwritten|saved|new file|edited|"
-                           r"edits|modified|modifies|updated|changed|patched|replaced|refactored|rewrote|"
-                           r"write_file|replace|edit)\b", re.I)),
-    ("deleted", re.compile(r"\b(deleted|deletes|removed|removes)\b", re.I)),
-)
+def _alternatives(classes: Sequence[tuple[str, str]]) -> re.Pattern[str]:
+    """One pattern whose named groups are the classes: a text is scanned once for all of them."""
+    return re.compile("|".join(f"(?P<{name}>{body})" for name, body in classes), re.I)
+
+
+_OUTCOMES = _alternatives((
+    ("ok", r"\b(?:ok|okay|succeed(?:ed|s)?|success(?:ful(?:ly)?)?|pass(?:ed|es|ing)?|worked|completed|"
+           r"exit(?:ed)?(?: with)?(?: code| status)? 0)\b"),
+    ("failed", r"\b(?:fail(?:ed|s|ing|ure)?|errors?|errored|crash(?:ed|es)?|non-?zero|"
+               r"exit(?:ed)?(?: with)?(?: code| status)? [1-9]\d*|signal \w+)\b"),
+    ("cancelled", r"\b(?:cancell?ed|aborted|timed out|time-?out|interrupted|killed)\b"),
+    ("background", r"\bbackground\b"),
+))
+_OPS = _alternatives((
+    ("looked", r"\b(?:read|reads|reading|viewed|inspected|opened|examined|looked at|listed|listing|searched|"
+               r"grepped|globbed|read_file|read_many_files|list_directory|glob|grep|grep_search|"
+               r"search_file_content)\b"),
+    ("changed", r"\b(?:created|creates|wrote|written|writes|overwrote|overwritten|saved|new file|edited|edits|"
+                r"modified|modifies|updated|changed|patched|replaced|refactored|rewrote|write_file|replace|edit)\b"),
+    ("deleted", r"\b(?:deleted|deletes|removed|removes)\b"),
+))
 FAMILY = {"read": "looked", "list": "looked", "search": "looked", "write": "changed", "edit": "changed"}
 _SPANS = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"")
 _PATHISH = re.compile(r"^[\w.~-]*(?:/[\w.@+-]+)+/?$|^[\w@+-]+\.[A-Za-z0-9]{1,6}$")
@@ -148,6 +152,8 @@ class Clause:
 
 
 def _split_outside_spans(line: str) -> list[str]:
+    if "; " not in line:
+        return [line]
     pieces, depth_tick, depth_quote, start = [], False, False, 0
     for i, ch in enumerate(line):
         if ch == "`" and not depth_quote:
@@ -161,8 +167,8 @@ def _split_outside_spans(line: str) -> list[str]:
     return [p for p in pieces if p.strip()]
 
 
-def _classes(patterns: Sequence[tuple[str, re.Pattern[str]]], text: str) -> set[str]:
-    return {name for name, pattern in patterns if pattern.search(text)}
+def _classes(pattern: re.Pattern[str], text: str) -> set[str]:
+    return {m.lastgroup for m in pattern.finditer(text) if m.lastgroup}
 
 
 def snapshot_lines(text: str) -> list[tuple[str, str]]:
@@ -247,11 +253,16 @@ class _PathFinder:
         found = self._cache.get(flat)
         if found is not None:
             return found
-        found = set()
+        found: set[str] = set()
+        forms = self.forms
         for token in _TOKEN.findall(flat):
-            parts = [c for c in token.rstrip(".-").split("/") if c and c not in (".", "~")]
+            token = token.rstrip(".-")
+            if "/" not in token:
+                found |= forms.get(token, set())
+                continue
+            parts = [c for c in token.split("/") if c and c not in (".", "~")]
             for i in range(len(parts)):
-                found |= self.forms.get("/".join(parts[i:]), set())
+                found |= forms.get("/".join(parts[i:]), set())
         self._cache[flat] = found
         return found
 
@@ -269,16 +280,22 @@ class _CommandFinder:
         self.index: dict[tuple[str, ...], list[str]] = {}
         for key in self.keys:
             self.index.setdefault(tuple(key.split(" ")[:3]), []).append(key)
+        self.programs = {head[0] for head in self.index}
 
     def held_in(self, flat: str) -> list[str]:
         """The recorded commands ``flat`` holds, the longest only where one holds another."""
         spaced = flat.split(" ")
         found = set()
-        for i in range(len(spaced)):
+        programs = self.programs
+        for i, word in enumerate(spaced):
+            if word not in programs:
+                continue
             for n in (1, 2, 3):
                 for key in self.index.get(tuple(spaced[i: i + n]), ()):
                     if key in flat:
                         found.add(key)
+        if len(found) < 2:
+            return list(found)
         return [k for k in found if not any(k != other and k in other for other in found)]
 
     def near(self, text: str) -> bool:

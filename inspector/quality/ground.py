@@ -26,6 +26,7 @@ import re
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
@@ -40,7 +41,8 @@ TOOL_OPS = {
     "list_directory": "list", "ls": "list",
     "glob": "search", "grep": "search", "grep_search": "search", "search_file_content": "search",
 }
-PATH_ARGS = ("file_path", "absolute_path", "path", "dir_path", "directory", "paths", "file_paths", "absolute_paths")
+PATH_ARGS = frozenset({"file_path", "absolute_path", "path", "dir_path", "directory", "paths", "file_paths",
+                       "absolute_paths"})
 SHELL_NAMES = ("run_shell_command", "shell", "run_command", "bash")
 
 _UNTRUSTED = re.compile(r"^<untrusted_context>\n(.*)\n</untrusted_context>$", re.S)
@@ -63,6 +65,14 @@ _RULES = re.compile(
     r"|^no\s|必须|不要|不能|只能|必ず|しないで|禁止",
     re.I,
 )
+_TRIGGER_TEXT = """must mustn't never always don't dont do avoid only should shouldn't ensure make keep prefer
+    required no at without need needs has have nicht niemals immer nur keine ne jamais toujours uniquement nunca siempre
+    solo sempre mai"""
+_TRIGGERS = frozenset(_TRIGGER_TEXT.split())
+_PLAIN_WORD = re.compile(r"[\w']+")
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_ALNUM = re.compile(r"[^\W_]")
+_LETTER = re.compile(r"[^\W\d_]")
 _WORDS = re.compile(r"[^\W_][\w./'-]*", re.U)
 _DULL_TEXT = """the a an and or but of to in on at by for with from into as is are was were be been it its
     this that these those you your we our i me my they them their not no do does did have has had can could will
@@ -119,6 +129,8 @@ def first_command_line(command: str) -> str:
 
 
 def commit_text(command: str) -> str:
+    if "commit" not in command:
+        return ""
     match = re.search(r"\bgit\b.*\bcommit\b.*?(?:-m|--message)[= ]\s*(\"([^\"]*)\"|'([^']*)')", command, re.S)
     if not match:
         return ""
@@ -126,14 +138,16 @@ def commit_text(command: str) -> str:
 
 
 def _body_text(body: Any) -> str | None:
-    if isinstance(body, str):
-        return body
+    """The result's text, its first and last 3,000 characters only (all that is read of it)."""
+    text = body if isinstance(body, str) else None
     if isinstance(body, dict):
-        for key in ("output", "content"):
-            if isinstance(body.get(key), str):
-                found = _UNTRUSTED.match(body[key])
-                return found.group(1) if found else body[key]
-    return None
+        text = next((body[k] for k in ("output", "content") if isinstance(body.get(k), str)), None)
+    if text is None:
+        return None
+    if len(text) > 7000:
+        text = text[:3000] + "\n" + text[-3000:]
+    found = _UNTRUSTED.match(text)
+    return found.group(1) if found else text
 
 
 def outcome_class(name: str, body: Any, status: str | None) -> tuple[str, str]:
@@ -194,10 +208,14 @@ def _last_output_line(text: str) -> str:
 
 def _paths(args: dict[str, Any]) -> list[str]:
     out: list[str] = []
-    for key in PATH_ARGS:
-        value = args.get(key)
-        values = value if isinstance(value, list) else [value]
-        out.extend(v.strip() for v in values if isinstance(v, str) and v.strip() and any(c.isalnum() for c in v))
+    for key, value in args.items():
+        if key not in PATH_ARGS:
+            continue
+        if isinstance(value, str):
+            if _ALNUM.search(value):
+                out.append(value.strip())
+        elif isinstance(value, list):
+            out.extend(v.strip() for v in value if isinstance(v, str) and _ALNUM.search(v))
     return out
 
 
@@ -211,14 +229,16 @@ def _user_text(content: dict[str, Any]) -> Iterator[str]:
 
 
 def rules_in(text: str) -> list[str]:
-    found = []
+    found: list[str] = []
+    if not (_TRIGGERS.intersection(_PLAIN_WORD.findall(text.lower())) or _CJK.search(text)):
+        return found  # no word a rule starts with: no rule (a cheap test before the full one)
     for piece in re.split(r"\n+|(?<=[.!?])\s+|(?<=[。！？])|;\s", text):
         piece = piece.strip()
         if len(piece) < 8 or len(piece) > 300 or piece.endswith(("?", "？", ":")):
             continue
         if piece.startswith(("**", "[", "│", "|", ">", "#", "$")):
             continue  # pasted output, a quote, a heading, a prompt line
-        if sum(c.isalpha() for c in piece) * 2 >= len(piece) and _RULES.search(piece):
+        if _RULES.search(piece) and len(_LETTER.findall(piece)) * 2 >= len(piece):
             found.append(piece)
     return found
 
@@ -237,9 +257,13 @@ class _Call:
         value = self.args.get("command")
         return value if isinstance(value, str) and (self.name in SHELL_NAMES or "command" in self.args) else ""
 
-    @property
+    @cached_property
     def identity(self) -> str:
-        return first_command_line(self.command) if self.command else f"{self.name} {' '.join(_paths(self.args))}"
+        return first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
+
+    @cached_property
+    def paths(self) -> list[str]:
+        return _paths(self.args) if self.name in TOOL_OPS else []
 
 
 def _snapshot_lines(text: str) -> list[str]:
@@ -313,7 +337,7 @@ def _facts(calls: list[_Call], prompts: list[tuple[int, str]], previous: tuple[i
     for call in calls:
         turns = [call.turn] if call.result_turn is None else [call.turn, call.result_turn]
         op = TOOL_OPS.get(call.name)
-        for path in _paths(call.args) if op else []:
+        for path in call.paths:
             ground.ops_by_path.setdefault(path, set()).add(op or "")
             note("path", path, op or "", turns, f"{path} ({op})")
         if call.command:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from inspector.compaction import snapshot as snap
@@ -46,6 +47,7 @@ class Call:
     def turns(self) -> tuple[int, ...]:
         return (self.turn,) if self.result_turn is None else (self.turn, self.result_turn)
 
+    @cached_property
     def paths(self) -> list[str]:
         out: list[str] = []
         for key in PATH_KEYS:

@@ -33,6 +33,10 @@ _RULE = re.compile(
     r"mai|sempre|deve|somente)\b|^no\s|必须|不要|不能|只能|必ず|しないで|禁止",
     re.I,
 )
+_RULE_HINTS = ("must", "never", "always", "don", "do not", "only", "avoid", "sure", "ensure", "keep", "prefer",
+               "without", "should", "need", "has to", "have to", "at most", "at least", "require", "no ", "muss",
+               "nie", "immer", "nur", "kein", "jamais", "toujours", "ne pas", "doit", "uniquement", "nunca",
+               "siempre", "debe", "solo", "mai", "sempre", "deve", "somente", "必", "不", "只", "しないで", "禁止")
 _NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\()")
 _STOP_TEXT = """a an the and or but if then of to in on at by for with from into as is are was were be been it
     its this that these those there here i me my we our you your they them their not no do does did have has had
@@ -82,13 +86,15 @@ def lead(text: str, limit: int = QUOTE_CHARS) -> str:
 
 
 def rule_sentences(text: str) -> list[str]:
-    out = []
+    out: list[str] = []
+    low = text.lower()
+    if not any(word in low for word in _RULE_HINTS):
+        return out  # none of the words a rule needs: skip the sentence-by-sentence test
     for piece in _SENTENCES.split(text):
         sentence = piece.strip()
         if not 8 <= len(sentence) <= 300 or sentence.endswith(("?", "？", ":")) or _NOT_PROSE.match(sentence):
             continue
-        letters = sum(ch.isalpha() for ch in sentence)
-        if letters >= len(sentence) * 0.5 and _RULE.search(sentence):
+        if _RULE.search(sentence) and sum(ch.isalpha() for ch in sentence) * 2 >= len(sentence):
             out.append(sentence)
     return out
 
@@ -153,7 +159,7 @@ def build_items(digest: Digest, focus: str | None = None) -> list[Item]:
     _prompts(out, digest)
     root = _root(digest.calls)
     if root:
-        first = next(c.turn for c in digest.calls if any(p.startswith(root + "/") for p in c.paths()))
+        first = next(c.turn for c in digest.calls if any(p.startswith(root + "/") for p in c.paths))
         out.add("file_system_state", ROOT, -1, f"Paths below are relative to `{root}`", [first])
     _commands(out, digest.calls)
     _paths(out, digest.calls, root)
@@ -207,7 +213,7 @@ def _display(path: str, root: str | None) -> str:
 
 def _root(calls: list[Call]) -> str | None:
     """The folder above the common folder of the absolute paths (so every shown path keeps two parts)."""
-    dirs = {posixpath.dirname(p) for c in calls for p in c.paths() if p.startswith("/")}
+    dirs = {posixpath.dirname(p) for c in calls for p in c.paths if p.startswith("/")}
     if len(dirs) < 2:
         return None
     common = posixpath.commonpath(sorted(dirs))
@@ -261,7 +267,7 @@ def _paths(out: _Items, calls: list[Call], root: str | None) -> None:
         section, op = _OPS[call.kind]
         if call.outcome.created:
             op = "CREATED"
-        for path in call.paths():
+        for path in call.paths:
             touched.setdefault((op, path), []).append(call)
     for (op, path), group in touched.items():
         section = "artifact_trail" if op in ("WROTE", "EDITED", "CREATED") else "file_system_state"
@@ -280,14 +286,14 @@ def _main_arg(call: Call) -> str:
 
 def _identity(call: Call) -> str:
     command = call.command() if call.kind == "shell" else None
-    return command_line(command) if command else f"{call.name} {' '.join(call.paths())} {_main_arg(call)}"
+    return command_line(command) if command else f"{call.name} {' '.join(call.paths)} {_main_arg(call)}"
 
 
 def _subject(call: Call, root: str | None) -> str:
     command = call.command() if call.kind == "shell" else None
     if command:
         return f"`{command_line(command)}`"
-    paths = call.paths()
+    paths = call.paths
     if paths:
         return f"`{call.name}` on `{_display(paths[0], root)}`"
     arg = _main_arg(call)
