@@ -137,15 +137,17 @@ def shell_fields(text: str) -> dict[str, str]:
     tool writes them, stopping at the first line that does not fit.  Only
     the first and the last 4,000 characters are looked at, however long the text.
     """
-    head = text[:EDGE].split("\n", 3)
+    head = text[:EDGE]
     fields: dict[str, str] = {}
-    start = 0
-    for label in ("Command", "Directory"):
-        match = _FIELD.match(head[start]) if start < len(head) else None
-        if match and match.group(1) == label:
-            fields[label] = match.group(2).strip()
-            start += 1
-    match = _FIELD.match(head[start]) if start < len(head) else None
+    if head.startswith("Command: "):  # the command itself may span lines: Directory ends it
+        directory = head.find("\nDirectory: ")
+        line_end = head.find("\n", directory + 1)
+        if directory < 0 or line_end < 0:
+            return fields
+        fields["Command"] = head[len("Command: "): directory]
+        fields["Directory"] = head[directory + len("\nDirectory: "): line_end]
+        head = head[line_end + 1:]
+    match = _FIELD.match(head.split("\n", 1)[0])
     if not (match and match.group(1) in ("Output", "Stdout")):
         return fields
     tail = text[-EDGE:].split("\n")

@@ -271,9 +271,20 @@ def _command_key(command: str) -> str:
     return squash(command.replace("`", ""))[:COMMAND_CHARS].rstrip()
 
 
+_MORE_LINES = re.compile(r"\s*\(\+[\d,]+ more lines?\)$")
+
+
+def _span_key(span: str) -> tuple[str, bool]:
+    """A backticked span as a command key, and whether it was cut short (ends with "…")."""
+    text = _MORE_LINES.sub("", span.strip())
+    cut = text.endswith("…")
+    return _command_key(text.rstrip("…")), cut
+
+
 class _CommandFinder:
-    """Finds the recorded commands (their first line, up to 160 characters) a text holds, indexed by
-    their first words so that a text costs a few lookups per word."""
+    """Finds the recorded commands (their first line, up to 160 characters) a clause names: a backticked
+    span that is the command (or its start, cut with "…"); in prose, the command's text between word
+    boundaries.  Indexed by first words, so a clause costs a few lookups per word."""
 
     def __init__(self, keys: Iterable[str]) -> None:
         self.keys = sorted(set(keys))
@@ -282,30 +293,39 @@ class _CommandFinder:
             self.index.setdefault(tuple(key.split(" ")[:3]), []).append(key)
         self.programs = {head[0] for head in self.index}
 
-    def held_in(self, flat: str) -> list[str]:
-        """The recorded commands ``flat`` holds, the longest only where one holds another."""
-        spaced = flat.split(" ")
-        found = set()
-        programs = self.programs
-        for i, word in enumerate(spaced):
-            if word not in programs:
-                continue
-            for n in (1, 2, 3):
-                for key in self.index.get(tuple(spaced[i: i + n]), ()):
-                    if key in flat:
-                        found.add(key)
+    def _candidates(self, words: list[str], start: int) -> list[str]:
+        found: list[str] = []
+        for n in (1, 2, 3):
+            found.extend(self.index.get(tuple(words[start: start + n]), ()))
+        return found
+
+    def matches(self, span: str) -> list[str]:
+        """The recorded commands a backticked span is."""
+        text, cut = _span_key(span)
+        if not text:
+            return []
+        return [key for key in self._candidates(text.split(" "), 0)
+                if key == text or (cut and key.startswith(text)) or (len(text) >= COMMAND_CHARS and
+                                                                     key == text[:len(key)])]
+
+    def held_in(self, clause: Clause) -> list[str]:
+        """The recorded commands a clause names, the longest only where one holds another."""
+        found: set[str] = set()
+        if clause.spans:
+            for span in clause.spans:
+                found.update(self.matches(span))
+        else:
+            flat = clause.flat
+            spaced = flat.split(" ")
+            for i, word in enumerate(spaced):
+                if word in self.programs:
+                    for key in self._candidates(spaced, i):
+                        at = flat.find(key)
+                        if at >= 0 and not flat[at + len(key): at + len(key) + 1].strip(".,;:!?)'\""):
+                            found.add(key)
         if len(found) < 2:
             return list(found)
         return [k for k in found if not any(k != other and k in other for other in found)]
-
-    def near(self, text: str) -> bool:
-        """Whether ``text`` is a recorded command, or the start of one, or starts with one."""
-        head = tuple(text.split(" ")[:3])
-        for n in (1, 2, 3):
-            for key in self.index.get(head[:n], ()):
-                if key.startswith(text) or text.startswith(key):
-                    return True
-        return False
 
 
 class _LineIndex:
@@ -356,7 +376,7 @@ def grade(
     flat_all = squash(snapshot.replace("`", ""))
     finder = _PathFinder(ground.ops_by_path)
     commands = _CommandFinder(_command_key(line) for line in ground.outcomes_by_command)
-    read = [_Read(c, commands.held_in(c.flat), finder.named_in(c.flat)) for c in parts]
+    read = [_Read(c, commands.held_in(c), finder.named_in(c.flat)) for c in parts]
     said_paths: dict[str, set[str]] = {}
     said_commands: dict[str, set[str]] = {}
     for item in read:
@@ -418,7 +438,7 @@ def _false_claims(ground: Ground, read: list[_Read], commands: _CommandFinder,
         if said and not item.commands:
             for span in clause.spans:
                 text = _command_key(span.replace("…", "").split(" (+")[0])
-                if text and text.split(" ", 1)[0] in ground.programs and not commands.near(text):
+                if text and text.split(" ", 1)[0] in ground.programs and not commands.matches(span):
                     out.append(FalseClaim(clause.section, clause.line,
                                           f"gives an outcome for `{text}`, a command the history does not record"))
         if clause.ops:
@@ -440,7 +460,7 @@ def _earlier_claims(ground: Ground, commands: _CommandFinder) -> dict[str, set[s
     for clause in clauses(ground.previous_text):
         for path in finder.named_in(clause.flat):
             said.setdefault(path, set()).update(clause.ops)
-        for key in commands.held_in(clause.flat):
+        for key in commands.held_in(clause):
             said.setdefault(key, set()).update(clause.outcomes)
     return said
 
@@ -464,3 +484,17 @@ def _path_claims(item: _Read, ground: Ground, turns_of: dict[str, tuple[int, ...
 def replaced(contents: Sequence[dict[str, Any]]) -> int:
     """The estimated tokens of the history a snapshot replaces."""
     return estimate_contents(contents)
+
+
+def mentions(ground: Ground, text: str) -> tuple[set[str], set[str]]:
+    """(commands, paths) of ``ground`` that ``text`` makes claims about, read the way ``grade`` reads a
+    snapshot: every command it names, and the paths of clauses that say what was done to them."""
+    finder = _PathFinder(ground.ops_by_path)
+    commands = _CommandFinder(_command_key(line) for line in ground.outcomes_by_command)
+    named_commands: set[str] = set()
+    named_paths: set[str] = set()
+    for clause in clauses(text):
+        named_commands.update(commands.held_in(clause))
+        if clause.ops:
+            named_paths |= finder.named_in(clause.flat)
+    return named_commands, named_paths

@@ -52,7 +52,7 @@ _TRAILER = re.compile(
 _TRAILER_NO_CODE = re.compile(
     r"(?:\n|^)(?:Error: (?P<error>[^\n]*)\n)?(?:Signal: (?P<signal>[^\n]*)\n)?"
     r"(?:Background PIDs: [^\n]*\n)?Process Group PGID: [^\n]*\s*$")
-_OLD_HEADER = re.compile(r"^Command: [^\n]*\nDirectory: [^\n]*\n(?:Output|Stdout): ")
+_OLD_HEADER = re.compile(r"^Command: .*?\nDirectory: [^\n]*\n(?:Output|Stdout): ", re.S)
 _NEW_HEADER = re.compile(r"^(?:Output|Stdout): ")
 _SUCCESS_STARTS = (
     "Successfully ", "Created new file", "Directory listing for", "Found ", "No files found", "No matches found",
