@@ -195,3 +195,20 @@ class GeminiServer:
     @staticmethod
     def texts(content: dict[str, Any]) -> list[str]:
         return [p["text"] for p in content.get("parts", []) if isinstance(p, dict) and "text" in p]
+
+
+def verified_claims(assertion: str, public_key: Any) -> dict[str, Any]:
+    """The claims of an RS256 JWT, after checking its signature with ``public_key`` (raises if it is wrong)."""
+    import base64
+
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding
+
+    def decode(part: str) -> bytes:
+        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+    head, body, signature = assertion.split(".")
+    assert json.loads(decode(head))["alg"] == "RS256"
+    public_key.verify(decode(signature), f"{head}.{body}".encode(), padding.PKCS1v15(), hashes.SHA256())
+    claims: dict[str, Any] = json.loads(decode(body))
+    return claims
