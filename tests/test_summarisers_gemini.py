@@ -236,7 +236,8 @@ async def test_vertex_ai_without_credentials_is_one_clear_line(vertex_env, monke
 def _echo_forms(key: str) -> tuple[str, str]:
     import base64
 
-    return base64.b64encode(f"debug: key={key}".encode()).decode(), base64.urlsafe_b64encode(f"k {key}".encode()).decode()
+    plain = base64.b64encode(f"debug: key={key}".encode()).decode()
+    return plain, base64.urlsafe_b64encode(f"k {key}".encode()).decode()
 
 
 async def test_a_key_echoed_in_a_200_reply_is_masked() -> None:

@@ -229,7 +229,7 @@ def read_outcome(kind: str, response: Any, status: str | None) -> Outcome:
     if status == "error" or error is not None:
         return Outcome(FAILED, first_line(error or result_text(response) or ""))
     text = result_text(response)
-    created = None
+    created: bool | None = None
     if text is not None and kind in ("write", "edit"):
         created = text.startswith(("Successfully created", "Created new file")) or None
         if text.startswith(("Successfully overwrote", "Successfully modified")):

@@ -250,9 +250,9 @@ class _PathFinder:
 
     def named_in(self, flat: str) -> set[str]:
         """Every recorded path ``flat`` names."""
-        found = self._cache.get(flat)
-        if found is not None:
-            return found
+        cached = self._cache.get(flat)
+        if cached is not None:
+            return cached
         found: set[str] = set()
         forms = self.forms
         for token in _TOKEN.findall(flat):

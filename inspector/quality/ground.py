@@ -283,6 +283,7 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
     """The facts of ``contents`` (the history that is summarised), in order of first appearance."""
     calls: list[_Call] = []
     by_id: dict[str, _Call] = {}
+    item: _Call | None
     open_calls: dict[str, deque[_Call]] = {}
     prompts: list[tuple[int, str]] = []
     previous: tuple[int, str] | None = None

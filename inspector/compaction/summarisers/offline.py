@@ -81,9 +81,9 @@ def _section_lines(items: list[Item]) -> list[tuple[str, tuple[int, ...]]]:
         else:
             order.append((item.seq, "", item))
     lines = []
-    for _seq, group, item in order:
-        if item is not None:
-            lines.append((item.text, item.turns))
+    for _seq, group, single in order:
+        if single is not None:
+            lines.append((single.text, single.turns))
         else:
             members = groups[group]
             turns = tuple(sorted({t for m in members for t in m.turns}))
