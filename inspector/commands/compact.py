@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.compaction.compress import InvalidSplit, session_defaults
     from inspector.compaction.prompts import PromptFileError, load_prompt_file
     from inspector.compaction.strategies import compare, run_strategy
-    from inspector.compaction.summarisers import pick_summariser
+    from inspector.compaction.summarisers import choose_provider, pick_summariser
     from inspector.session import history, load
     from inspector.settings import resolve_threshold
 
@@ -71,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
     turns = history(session)
     model = args.model or session.model
     summariser = pick_summariser(args.provider, model=model, base_url=args.base_url, timeout=args.timeout)
+    choice = choose_provider(args.provider)  # said before anything is sent
     options = {**session_defaults(session, turns), "model": model,
                "threshold": resolve_threshold(args.threshold).value, "split": args.split, "agentic": args.agentic,
                "force": args.force, "instruction": args.instruction, "system_prompt": system_prompt,
@@ -94,8 +95,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.json:
         print_json({"path": str(session.path), "format": session.format, **result.to_json(),
+                    "provider_choice": choice.to_json(),
                     "draft_final_diff": _draft_diff(result).to_json() if result.snapshot else None})
     else:
+        print(f"provider: {choice.label()}: {choice.reason}")
         print_report(session, result)
     for warning in session.warnings if not args.json else []:
         print(f"warning: {session.path}: {warning}", file=sys.stderr)
@@ -121,6 +124,7 @@ def print_report(session: Any, result: Any) -> None:
     from rich.text import Text
 
     from inspector.commands.diff import render_diff
+    from inspector.format import visible
 
     console = Console()
     ok = not result.status.failed
@@ -154,6 +158,11 @@ def print_report(session: Any, result: Any) -> None:
             console.print(Text("  lost ", "red") + Text(f"{fact.kind}: {fact.value}"))
         if len(report.lost) > 20:
             console.print(Text(f"  ... and {len(report.lost) - 20} more (see --json)", "dim"))
+        for claim in report.false_claims[:20]:
+            console.print(Text("  false claim ", "red") + Text(visible(f"{claim.reason}: {claim.line}",
+                                                                        one_line=True)))
+    if result.provenance is not None and result.provenance.focus_note:
+        console.print(Text(result.provenance.focus_note, "yellow"))
     if result.snapshot:
         console.print(Rule("final snapshot"))
         console.print(Text(result.snapshot))

@@ -24,14 +24,15 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from inspector.compaction import facts as fx
+from inspector import quality
 from inspector.compaction import prompts
 from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR, Truncation, apply_budget, output_file_name, truncate_chars
-from inspector.compaction.snapshot import OPEN, find_snapshot_text
+from inspector.compaction.snapshot import OPEN, Provenance, find_snapshot_text
 from inspector.compaction.split import COMPRESS_FRACTION, ends_safely, find_split_point, is_split_candidate
 from inspector.compaction.split import split_candidates as candidates_of
-from inspector.compaction.summarisers.base import Summariser, SummariserError
+from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.compaction.summarisers.base import Grounded, Summariser, SummariserError
 from inspector.jsjson import js_json_len, js_trim
 from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
 
@@ -70,7 +71,8 @@ class CompressionResult:
     previous_snapshot: str | None = None
     new_history: list[dict[str, Any]] | None = None
     truncations: list[Truncation] = field(default_factory=list)
-    facts: fx.FactReport | None = None
+    facts: quality.Report | None = None  # the independent check (inspector.quality), not the summariser's own
+    provenance: Provenance | None = None  # the turns each snapshot line comes from (offline summariser)
     duration_seconds: float = 0.0
     message: str = ""
     source_sha256: str | None = None
@@ -95,7 +97,7 @@ class CompressionResult:
         return self
 
     @property
-    def lost_facts(self) -> list[fx.Fact]:
+    def lost_facts(self) -> list[quality.Fact]:
         return self.facts.lost if self.facts else []
 
     def to_json(self) -> dict[str, Any]:
@@ -129,6 +131,8 @@ class CompressionResult:
             "fact_recall": round(self.facts.recall, 4) if self.facts else None,
             "facts": self.facts.to_json() if self.facts else None,
             "lost_facts": [f.to_json() for f in self.lost_facts],
+            "false_claims": [c.to_json() for c in self.facts.false_claims] if self.facts else None,
+            "provenance": self.provenance.to_json() if self.provenance else None,
             "duration_seconds": round(self.duration_seconds, 3),
             "source_sha256": self.source_sha256,
         }
@@ -219,6 +223,7 @@ async def compress(
     acknowledgement: str = prompts.ACKNOWLEDGEMENT,
     source_sha256: str | None = None,
     first_truncation_id: int = 1,
+    statuses: ToolStatuses = NO_STATUSES,
 ) -> CompressionResult:
     """Compress a curated history (Content dicts or ``Turn``s); see the module doc.
 
@@ -229,7 +234,7 @@ async def compress(
     rule (70% of the weight) gives over the agentic candidates instead.  A
     kept part that starts with a model turn follows the snapshot directly
     (no acknowledgement, so the roles still alternate).  Cancel the task to
-    stop it.
+    stop it.  ``statuses``: each tool call's recorded status, for the fact check.
     """
     started = time.monotonic()
     curated = _contents(history)
@@ -283,10 +288,13 @@ async def compress(
         return done(CompressionStatus.NOOP, "nothing comes before the split point, so there is nothing to summarise")
 
     original_older = curated[:point]
-    if estimate_contents(original_older) < limit:
+    older_tokens = estimate_contents(original_older)
+    if older_tokens < limit:
         for_summariser, result.summarised_with = original_older, "original"
     else:
         for_summariser, result.summarised_with = truncated[:point], "truncated"
+    if isinstance(summariser, Grounded):
+        summariser.ground(statuses)
     try:
         draft, final, previous = await summarise_twice(
             summariser, for_summariser, instruction=instruction, system_prompt=system_prompt
@@ -298,7 +306,8 @@ async def compress(
     if not final:
         return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
     result.snapshot = final
-    result.facts = fx.report(for_summariser, final)
+    result.facts = quality.check_snapshot(for_summariser, final, statuses, replaced_tokens=older_tokens)
+    result.provenance = summariser.cite(final) if isinstance(summariser, Grounded) else None
 
     kept = truncated[point:]
     new_history = [*snapshot_turns(final, kept[0] if kept else None, acknowledgement), *kept]
@@ -384,8 +393,10 @@ def recorded_prompt(session: Any, turns: Sequence[Any]) -> int | None:
 def session_defaults(session: Any, turns: Sequence[Any]) -> dict[str, Any]:
     """What a loaded session tells a compaction: model, environment turn, usage, temp dir, hash."""
     from inspector.analysis import project_temp_dir
+    from inspector.compaction.statuses import tool_statuses
 
     return {
+        "statuses": tool_statuses(session, turns),
         "model": session.model,
         "environment": environment_turn(session),
         "recorded_prompt_tokens": recorded_prompt(session, turns),

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.compaction import facts as fx
+from inspector import quality
 from inspector.compaction.compress import (
     CompressionResult,
     CompressionStatus,
@@ -27,7 +27,8 @@ from inspector.compaction.compress import (
     under_threshold,
 )
 from inspector.compaction.staged import StagedConfig, run_staged
-from inspector.compaction.summarisers.base import Summariser, SummariserError
+from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.compaction.summarisers.base import Grounded, Summariser, SummariserError
 from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
 
 STRATEGIES = ("reference", "staged")
@@ -64,6 +65,11 @@ def history_text(contents: Sequence[dict[str, Any]]) -> str:
     return "\n".join(pieces)
 
 
+def kept_turns(sources: Sequence[int | None] | None, count: int) -> list[int]:
+    """The original turns a new history copies word for word (``sources``; none when unknown)."""
+    return [s for s in sources or [] if s is not None and 0 <= s < count]
+
+
 def _contents(items: Sequence[Any]) -> list[dict[str, Any]]:
     return [getattr(item, "content", item) for item in items]
 
@@ -82,6 +88,7 @@ async def compress_staged(
     instruction: str | None = None,
     system_prompt: str | None = None,
     source_sha256: str | None = None,
+    statuses: ToolStatuses = NO_STATUSES,
     **_: Any,
 ) -> CompressionResult:
     """The staged strategy with the reference's threshold rule and result shape.
@@ -113,7 +120,13 @@ async def compress_staged(
     goal = resolve_target(target, limit, before)
     config = StagedConfig(target_tokens=max(0, goal - env_tokens))
 
+    turn_of = {id(c): i for i, c in enumerate(curated)}
+    origins: list[int | None] = []
+
     async def summarise(older: list[dict[str, Any]]) -> tuple[str, str]:
+        origins[:] = [turn_of.get(id(c)) for c in older]  # the stages may drop turns: statuses follow their turn
+        if isinstance(summariser, Grounded):
+            summariser.ground(statuses.remapped(origins))
         draft, final, previous = await summarise_twice(
             summariser, older, instruction=instruction, system_prompt=system_prompt
         )
@@ -126,10 +139,13 @@ async def compress_staged(
         return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
     result.stages = staged.stages
     result.draft_snapshot, result.snapshot = staged.draft_snapshot, staged.snapshot
+    cited = summariser.cite(staged.snapshot) if staged.snapshot and isinstance(summariser, Grounded) else None
+    result.provenance = cited.remapped(origins) if cited else None
     result.split_point = staged.summarised_until
     result.split_kind = "staged" if staged.snapshot else None
     result.new_token_count = env_tokens + staged.tokens_after
-    result.facts = fx.report(curated, history_text(staged.contents))
+    result.facts = quality.check_history(curated, statuses, staged.snapshot or "",
+                                         kept_turns(staged.sources, len(curated)))
     target_text = f"target {goal:,} tokens"
     if not staged.stages_used:
         result.new_token_count = before
@@ -167,12 +183,17 @@ async def compare(history: Sequence[Any], summariser: Summariser, **options: Any
     curated = _contents(history)
     results: dict[str, CompressionResult] = {}
     recall: dict[str, float | None] = {}
-    facts = fx.extract(curated)
+    statuses = options.get("statuses", NO_STATUSES)
     for name in STRATEGIES:
         result = await run_strategy(name, history, summariser, **dict(options))
         results[name] = result
-        new = result.new_history
-        recall[name] = round(fx.check(facts, history_text(new)).recall, 4) if new is not None else None
+        if result.new_history is None:
+            recall[name] = None
+            continue
+        kept = kept_turns(result.sources, len(curated)) if result.sources is not None \
+            else range(result.kept_from or 0, len(curated))
+        report = quality.check_history(curated, statuses, result.snapshot or "", kept)
+        recall[name] = round(report.recall, 4)
     return Comparison(results, recall)
 
 

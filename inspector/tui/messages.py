@@ -113,3 +113,10 @@ class AgenticFound(Message):
     """The agentic split candidates of ``loaded`` are known (``loaded.agentic``)."""
 
     loaded: Loaded
+
+
+@dataclass
+class ShowTurn(Message):
+    """Show this turn of the history in the session view (from a snapshot line or a lost fact)."""
+
+    index: int

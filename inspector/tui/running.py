@@ -15,6 +15,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from inspector.compaction.snapshot import Provenance
+from inspector.compaction.statuses import ToolStatuses
+from inspector.compaction.summarisers.base import Grounded
 from inspector.tui.loading import Cancelled, Loaded
 
 STRATEGIES = ("reference", "staged")
@@ -82,6 +85,13 @@ class Counting:
         self.calls += 1
         self.progress(f"summariser call {self.calls} ({len(contents)} turns)")
         return str(await self.inner.summarise(system_prompt, contents))
+
+    def ground(self, statuses: ToolStatuses) -> None:
+        if isinstance(self.inner, Grounded):
+            self.inner.ground(statuses)
+
+    def cite(self, snapshot: str) -> Provenance | None:
+        return self.inner.cite(snapshot) if isinstance(self.inner, Grounded) else None
 
 
 def summariser_for(app: Any, loaded: Loaded, progress: Callable[[str], object]) -> Counting:

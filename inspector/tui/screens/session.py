@@ -21,7 +21,7 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.tui.loading import Cancelled, Loaded, read_session
-from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, TurnSelected
+from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TurnSelected
 from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
@@ -208,6 +208,13 @@ class SessionScreen(SessionActions):
 
     def on_turn_selected(self, message: TurnSelected) -> None:
         self.show_detail(message.index)
+
+    def on_show_turn(self, message: ShowTurn) -> None:
+        """Go to a turn a snapshot line or a lost fact came from."""
+        if self.loaded is not None and 0 <= message.index < len(self.loaded.analysis.turns):
+            self.table.move_to(message.index)
+            self.show_detail(message.index)
+            self.table.focus()
 
     # -- actions -------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
