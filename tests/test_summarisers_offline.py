@@ -139,9 +139,9 @@ def test_deterministic_and_the_verification_adds_what_the_draft_left_out() -> No
                                                                       "args": {"command": f"meson test case_{n}"}}}]})
         response = {"id": str(n), "name": "run_shell_command", "response": {"output": "Output: ok\n" * 30}}
         history.append({"role": "user", "parts": [{"functionResponse": response}]})
-    summariser = OfflineSummariser(ratio=0.05)
+    summariser = OfflineSummariser(ratio=0.05, floor_tokens=40)
     draft = summariser.summarise_sync([*history, request()])
-    assert draft == OfflineSummariser(ratio=0.05).summarise_sync([*history, request()])
+    assert draft == OfflineSummariser(ratio=0.05, floor_tokens=40).summarise_sync([*history, request()])
     final = summariser.summarise_sync([*history, {"role": "model", "parts": [{"text": draft}]},
                                        {"role": "user", "parts": [{"text": VERIFY_REQUEST}]}])
     changes = snap.diff(draft, final).counts()

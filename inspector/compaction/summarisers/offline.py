@@ -20,8 +20,10 @@ given to the constructor.  An earlier ``<state_snapshot>`` is merged section
 by section: its lines are kept.
 
 Lines are chosen by priority until 15% of the estimated tokens being
-replaced is spent, never less than 40 tokens (room for the goal and the
-latest request).  An earlier snapshot's own size comes on top: it is
+replaced is spent, never less than 400 tokens: a compaction forced on a
+short history keeps its facts, and a history past the threshold (hundreds
+of thousands of tokens) is never near that floor.  An earlier snapshot's
+own size comes on top: it is
 already a summary, and what it knew is kept.  A section with no line is
 left out.  What goes first when the budget is short, in order: the agent's
 last words, failures a later run fixed, earlier requests, web lookups, then
@@ -47,7 +49,7 @@ from inspector.progress import SILENT, Reporter
 from inspector.tokens import estimate_contents, text_quarters
 
 RATIO = 0.15
-FLOOR_TOKENS = 40  # room for the goal and the latest request, however short the history
+FLOOR_TOKENS = 400  # a forced compaction of a short history keeps its facts (see the module docstring)
 DRAFT_SHARE = 0.8
 
 
