@@ -49,11 +49,13 @@ _target = number(float, lambda v: v > 0, "must be above 0")
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from inspector.compaction.compress import InvalidSplit, session_defaults
+    from inspector.analysis import analyze
+    from inspector.compaction.compress import InvalidSplit
     from inspector.compaction.prompts import PromptFileError, load_prompt_file
-    from inspector.compaction.strategies import compare, run_strategy
+    from inspector.compaction.request import RequestError, compaction_context, compaction_request
+    from inspector.compaction.strategies import compare, run_request
     from inspector.compaction.summarisers import choose_provider, pick_summariser
-    from inspector.session import history, load
+    from inspector.session import load
     from inspector.settings import resolve_threshold
 
     system_prompt = None
@@ -67,20 +69,27 @@ def run(args: argparse.Namespace) -> int:
         print("session-inspector: --compare shows both strategies; apply one with --strategy NAME --apply",
               file=sys.stderr)
         return EXIT_BAD_INPUT
-    session = load(args.file)
-    turns = history(session)
-    model = args.model or session.model
-    summariser = pick_summariser(args.provider, model=model, base_url=args.base_url, timeout=args.timeout)
-    choice = choose_provider(args.provider)  # said before anything is sent
-    options = {**session_defaults(session, turns), "model": model,
-               "threshold": resolve_threshold(args.threshold).value, "split": args.split, "agentic": args.agentic,
-               "force": args.force, "instruction": args.instruction, "system_prompt": system_prompt,
-               "target": args.target}
     try:
-        if args.compare:
-            comparison = asyncio.run(compare(turns, summariser, **options))
+        request = compaction_request(
+            strategy=args.strategy, split=args.split, agentic=args.agentic, target=args.target,
+            provider=args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout,
+            instruction=args.instruction, system_prompt=system_prompt, force=args.force, compare=args.compare,
+        )
+    except RequestError as exc:
+        print(f"session-inspector: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    session = load(args.file)
+    analysis = analyze(session, model=request.model, threshold=resolve_threshold(args.threshold).value)
+    context = compaction_context(session, analysis)
+    turns = analysis.turns
+    summariser = pick_summariser(request.provider, model=context.model, base_url=request.base_url,
+                                 timeout=request.timeout)
+    choice = choose_provider(request.provider)  # said before anything is sent
+    try:
+        if request.compare:
+            comparison = asyncio.run(compare(request, context, turns, summariser))
         else:
-            result = asyncio.run(run_strategy(args.strategy, turns, summariser, **options))
+            result = asyncio.run(run_request(request, context, turns, summariser))
     except InvalidSplit as exc:
         print(f"session-inspector: {args.file}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
