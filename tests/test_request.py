@@ -65,7 +65,7 @@ def test_analyze_and_compact_agree_before_and_after_an_apply(
     capsys.readouterr()
     if code != 0:
         pytest.skip(f"{source.name}: nothing to apply")
-    analysed, compacted = agree(capsys, path)
+    analysed, _ = agree(capsys, path)
     assert analysed["recorded_prompt_tokens"] is None  # usage before the compaction no longer counts
 
 
