@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
+
+if TYPE_CHECKING:
+    from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.snapshot import SnapshotDiff
+    from inspector.session.loader import Session
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -121,13 +126,13 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if result.status.failed else 0
 
 
-def _draft_diff(result: Any) -> Any:
+def _draft_diff(result: CompressionResult) -> SnapshotDiff:
     from inspector.compaction.snapshot import diff
 
     return diff(result.draft_snapshot or "", result.snapshot or "")
 
 
-def print_report(session: Any, result: Any) -> None:
+def print_report(session: Session, result: CompressionResult) -> None:
     from rich.console import Console
     from rich.rule import Rule
     from rich.text import Text
