@@ -15,14 +15,17 @@ from pathlib import Path
 import pytest
 
 from inspector import quality
+from inspector.analysis import analyze
 from inspector.compaction import snapshot as snap
-from inspector.compaction.compress import CompressionStatus, compress, session_defaults
+from inspector.compaction.compress import CompressionStatus
 from inspector.compaction.prompts import VERIFY_REQUEST, anchor_text, focus_text
+from inspector.compaction.request import compaction_context, compaction_request
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.compaction.strategies import run_request
 from inspector.compaction.summarisers.offline import OfflineSummariser
 from inspector.progress import Cancelled, Progress, Reporter
 from inspector.quality.grade import mentions
-from inspector.session import SessionError, history, load
+from inspector.session import SessionError, load
 from tests.conftest import SAMPLES, session_files
 
 SESSIONS = session_files()
@@ -39,15 +42,16 @@ async def compacted(path: Path):  # type: ignore[no-untyped-def]
         session = load(path)
     except SessionError as exc:
         pytest.skip(str(exc))
-    turns = history(session)
-    options = session_defaults(session, turns)
+    analysis = analyze(session)
+    turns = analysis.turns
+    context = compaction_context(session, analysis)
     summariser = OfflineSummariser()
-    result = await compress(turns, summariser, force=True, **options)
+    result = await run_request(compaction_request(force=True), context, turns, summariser)
     if result.status is CompressionStatus.NOOP and result.split_point == 0:
-        result = await compress(turns, summariser, force=True, agentic=True, **options)
+        result = await run_request(compaction_request(force=True, agentic=True), context, turns, summariser)
     if not result.snapshot:
         pytest.skip(f"nothing to summarise: {result.message}")
-    return result, [t.content for t in turns][: result.split_point], options["statuses"]
+    return result, [t.content for t in turns][: result.split_point], context.statuses
 
 
 def _only(older: list[dict], cited: set[int]) -> list[dict]:

@@ -11,7 +11,8 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static, TabbedContent
 
-from inspector.compaction.compress import compress_session
+from inspector.compaction.request import compaction_request
+from inspector.compaction.strategies import compact_session
 from inspector.compaction.summarisers import pick_summariser
 from inspector.session import load
 from inspector.tui.app import InspectorApp
@@ -62,7 +63,8 @@ def pane_text(screen: SnapshotScreen, pane: str) -> str:
 
 
 async def test_compaction_preview_matches_the_core(session_file: Path) -> None:
-    expected = await compress_session(load(session_file), pick_summariser("offline"), threshold=0.5, force=True)
+    expected = await compact_session(load(session_file), compaction_request(force=True), pick_summariser("offline"),
+                                     threshold=0.5)
     app = InspectorApp(session_file, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

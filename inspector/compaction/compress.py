@@ -16,7 +16,6 @@ full texts in ``result.truncations``) for the store to write when applying.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,9 +30,12 @@ from inspector.compaction.budget import TOOL_OUTPUTS_DIR, Truncation, apply_budg
 from inspector.compaction.snapshot import OPEN, Provenance, find_snapshot_text
 from inspector.compaction.split import COMPRESS_FRACTION, ends_safely, find_split_point, is_split_candidate
 from inspector.compaction.split import split_candidates as candidates_of
+from inspector.compaction.staged import StageReport
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import Grounded, Summariser, SummariserError
+from inspector.context import ContextFigures
 from inspector.jsjson import js_json_len, js_trim
+from inspector.session.history import Turn
 from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
 
 
@@ -83,7 +85,7 @@ class CompressionResult:
     instruction: str | None = None
     strategy: str = "reference"
     split_kind: str | None = None  # "reference" | "agentic" | "chosen"
-    stages: list[Any] | None = None  # staged strategy: a StageReport per stage that was considered
+    stages: list[StageReport] | None = None  # staged strategy: one per stage that was considered
     sources: list[int | None] | None = None  # staged: original turn each new turn copies unchanged
 
     @property
@@ -138,8 +140,12 @@ class CompressionResult:
         }
 
 
-def _contents(items: Sequence[Any]) -> list[dict[str, Any]]:
-    return [getattr(item, "content", item) for item in items]
+History = Sequence[Turn] | Sequence[dict[str, Any]]
+
+
+def contents_of(history: History) -> list[dict[str, Any]]:
+    """The Content dicts of a history given as ``Turn``s or as Content dicts."""
+    return [item.content if isinstance(item, Turn) else item for item in history]
 
 
 def _split(contents: list[dict[str, Any]]) -> int:
@@ -166,18 +172,10 @@ def start_result(
     """A NOOP result with the figures every strategy reports, before anything ran."""
     return CompressionResult(
         status=CompressionStatus.NOOP, original_token_count=original, new_token_count=original,
-        recorded_prompt_tokens=recorded_prompt_tokens, provider=getattr(summariser, "name", None),
-        model=getattr(summariser, "model", None), source_sha256=source_sha256, threshold=threshold,
+        recorded_prompt_tokens=recorded_prompt_tokens, provider=summariser.name,
+        model=summariser.model, source_sha256=source_sha256, threshold=threshold,
         token_limit=limit, forced=force, instruction=instruction or None, strategy=strategy,
     )
-
-
-def under_threshold(deciding: int, threshold: float, limit: int) -> str | None:
-    """Why Gemini CLI would not compress yet (None when it would)."""
-    if deciding >= threshold * limit:
-        return None
-    return (f"{deciding:,} tokens is under the threshold ({threshold:g} x {limit:,} = {int(threshold * limit):,}); "
-            "use --force to compress anyway")
 
 
 def check_split(contents: Sequence[dict[str, Any]], split: int) -> None:
@@ -205,7 +203,7 @@ def check_split(contents: Sequence[dict[str, Any]], split: int) -> None:
 
 
 async def compress(
-    history: Sequence[Any],
+    history: History,
     summariser: Summariser,
     *,
     model: str | None = None,
@@ -237,7 +235,7 @@ async def compress(
     stop it.  ``statuses``: each tool call's recorded status, for the fact check.
     """
     started = time.monotonic()
-    curated = _contents(history)
+    curated = contents_of(history)
     limit = token_limit(model)
     threshold = threshold if threshold else DEFAULT_THRESHOLD
     env = [environment] if environment else []
@@ -254,8 +252,8 @@ async def compress(
     if not curated:
         return done(CompressionStatus.NOOP, "the history is empty")
     if not force:
-        deciding = original if not like_for_like or recorded_prompt_tokens is None else recorded_prompt_tokens
-        below = under_threshold(deciding, threshold, limit)
+        recorded = recorded_prompt_tokens if like_for_like else None  # the reference's: original_tokens decides
+        below = ContextFigures(recorded, original, limit, threshold).below_threshold()
         if below:
             return done(CompressionStatus.NOOP, below)
 
@@ -353,63 +351,3 @@ def agentic_split(contents: list[dict[str, Any]]) -> int:
     weights = [js_json_len(c) for c in contents]
     flags = [i in candidates for i in range(len(contents))]
     return find_split_point(weights, flags, False, COMPRESS_FRACTION)
-
-
-def compress_sync(history: Sequence[Any], summariser: Summariser, **options: Any) -> CompressionResult:
-    """``compress`` for callers without an event loop (the CLI)."""
-    return asyncio.run(compress(history, summariser, **options))
-
-
-# -- sessions -------------------------------------------------------------------
-
-
-def environment_turn(session: Any) -> dict[str, Any] | None:
-    """The ``<session_context>`` turn a JSONL/legacy session keeps out of its history."""
-    if getattr(session, "contents", None) is not None:
-        return None  # a checkpoint holds it inside the history
-    from inspector.session.history import part_array
-
-    for message in session.messages:
-        if message.get("type") != "user":
-            continue
-        parts = part_array(message.get("content"))
-        text = next((str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)), "")
-        if text.lstrip().startswith("<session_context>"):
-            return {"role": "user", "parts": parts}
-    return None
-
-
-def recorded_prompt(session: Any, turns: Sequence[Any]) -> int | None:
-    """The prompt size the API last reported, as ``analysis`` reads it."""
-    for turn in reversed(turns):
-        if turn.message_index is None or turn.is_tool_result or turn.role != "model":
-            continue
-        tokens = session.messages[turn.message_index].get("tokens")
-        if isinstance(tokens, dict) and isinstance(tokens.get("input"), (int, float)):
-            return int(tokens["input"])
-    return None
-
-
-def session_defaults(session: Any, turns: Sequence[Any]) -> dict[str, Any]:
-    """What a loaded session tells a compaction: model, environment turn, usage, temp dir, hash."""
-    from inspector.analysis import project_temp_dir
-    from inspector.compaction.statuses import tool_statuses
-
-    return {
-        "statuses": tool_statuses(session, turns),
-        "model": session.model,
-        "environment": environment_turn(session),
-        "recorded_prompt_tokens": recorded_prompt(session, turns),
-        "temp_dir": project_temp_dir(session.path),
-        "source_sha256": session.sha256,
-    }
-
-
-async def compress_session(session: Any, summariser: Summariser, **options: Any) -> CompressionResult:
-    """``compress`` on a loaded session: its history, model, environment turn, usage and hash."""
-    from inspector.session import history
-
-    turns = history(session)
-    for key, value in session_defaults(session, turns).items():
-        options.setdefault(key, value)
-    return await compress(turns, summariser, **options)

@@ -14,24 +14,28 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inspector import quality
 from inspector.compaction.compress import (
     CompressionResult,
     CompressionStatus,
+    History,
+    agentic_split,
     compress,
+    contents_of,
     start_result,
     summarise_twice,
-    under_threshold,
 )
+from inspector.compaction.request import STRATEGIES, CompactionContext, CompactionRequest, compaction_context
 from inspector.compaction.staged import StagedConfig, run_staged
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import Grounded, Summariser, SummariserError
+from inspector.context import ContextFigures
+from inspector.session.loader import Session
 from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
 
-STRATEGIES = ("reference", "staged")
 DEFAULT_TARGET_FRACTION = 0.25  # of the model's window
 KEEP_FRACTION = 0.3  # what the reference keeps verbatim; the staged default aims there when forced
 
@@ -70,12 +74,8 @@ def kept_turns(sources: Sequence[int | None] | None, count: int) -> list[int]:
     return [s for s in sources or [] if s is not None and 0 <= s < count]
 
 
-def _contents(items: Sequence[Any]) -> list[dict[str, Any]]:
-    return [getattr(item, "content", item) for item in items]
-
-
 async def compress_staged(
-    history: Sequence[Any],
+    history: History,
     summariser: Summariser,
     *,
     model: str | None = None,
@@ -89,7 +89,6 @@ async def compress_staged(
     system_prompt: str | None = None,
     source_sha256: str | None = None,
     statuses: ToolStatuses = NO_STATUSES,
-    **_: Any,
 ) -> CompressionResult:
     """The staged strategy with the reference's threshold rule and result shape.
 
@@ -97,7 +96,7 @@ async def compress_staged(
     splits; by default it keeps about 30% of the turns.
     """
     started = time.monotonic()
-    curated = _contents(history)
+    curated = contents_of(history)
     limit = token_limit(model)
     threshold = threshold or DEFAULT_THRESHOLD
     env = [environment] if environment else []
@@ -112,8 +111,7 @@ async def compress_staged(
 
     if not curated:
         return done(CompressionStatus.NOOP, "the history is empty")
-    deciding = recorded_prompt_tokens if recorded_prompt_tokens is not None else before
-    below = None if force else under_threshold(deciding, threshold, limit)
+    below = None if force else ContextFigures(recorded_prompt_tokens, before, limit, threshold).below_threshold()
     if below:
         return done(CompressionStatus.NOOP, below)
     env_tokens = estimate_contents(env)
@@ -159,13 +157,36 @@ async def compress_staged(
                 f"stages used: {', '.join(staged.stages_used)}; {fits} ({target_text})")
 
 
-async def run_strategy(
-    strategy: str, history: Sequence[Any], summariser: Summariser, **options: Any
+async def run_request(
+    request: CompactionRequest, context: CompactionContext, history: History, summariser: Summariser
 ) -> CompressionResult:
-    if strategy == "staged":
-        return await compress_staged(history, summariser, **options)
-    options.pop("target", None)
-    return await compress(history, summariser, **options)
+    """The compaction ``request`` asks for, on a session's ``history``: what ``compact`` and the app run."""
+    split = request.split
+    if request.agentic and request.strategy == "staged":
+        split = agentic_split(contents_of(history))  # the staged summary stage splits there
+    if request.strategy == "staged":
+        return await compress_staged(
+            history, summariser, model=context.model, force=request.force, threshold=context.threshold,
+            target=request.target, split=split, recorded_prompt_tokens=context.recorded_prompt_tokens,
+            environment=context.environment, instruction=request.instruction,
+            system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=context.statuses,
+        )
+    return await compress(
+        history, summariser, model=context.model, force=request.force, threshold=context.threshold,
+        split=split, agentic=request.agentic, recorded_prompt_tokens=context.recorded_prompt_tokens,
+        environment=context.environment, temp_dir=context.temp_dir, instruction=request.instruction,
+        system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=context.statuses,
+    )
+
+
+async def compact_session(
+    session: Session, request: CompactionRequest, summariser: Summariser, *, threshold: float | None = None
+) -> CompressionResult:
+    """``run_request`` on a loaded session, analysed first (with the request's model and ``threshold``)."""
+    from inspector.analysis import analyze
+
+    analysis = analyze(session, model=request.model, threshold=threshold)
+    return await run_request(request, compaction_context(session, analysis), analysis.turns, summariser)
 
 
 @dataclass
@@ -178,23 +199,25 @@ class Comparison:
                 for name, result in self.results.items()}
 
 
-async def compare(history: Sequence[Any], summariser: Summariser, **options: Any) -> Comparison:
-    """Both strategies on the same history (and split, when one is given)."""
-    curated = _contents(history)
+async def compare(
+    request: CompactionRequest, context: CompactionContext, history: History, summariser: Summariser
+) -> Comparison:
+    """Both strategies on the same history and split (``request.strategy`` and ``target`` aside)."""
+    curated = contents_of(history)
     results: dict[str, CompressionResult] = {}
     recall: dict[str, float | None] = {}
-    statuses = options.get("statuses", NO_STATUSES)
     for name in STRATEGIES:
-        result = await run_strategy(name, history, summariser, **dict(options))
+        each = replace(request, strategy=name, target=request.target if name == "staged" else None, compare=False)
+        result = await run_request(each, context, history, summariser)
         results[name] = result
         if result.new_history is None:
             recall[name] = None
             continue
         kept = kept_turns(result.sources, len(curated)) if result.sources is not None \
             else range(result.kept_from or 0, len(curated))
-        report = quality.check_history(curated, statuses, result.snapshot or "", kept)
+        report = quality.check_history(curated, context.statuses, result.snapshot or "", kept)
         recall[name] = round(report.recall, 4)
     return Comparison(results, recall)
 
 
-__all__ = ["STRATEGIES", "Comparison", "compare", "compress_staged", "resolve_target", "run_strategy"]
+__all__ = ["STRATEGIES", "Comparison", "compact_session", "compare", "compress_staged", "resolve_target", "run_request"]

@@ -47,23 +47,27 @@ class Row:
 
 
 async def evaluate(path: Path, summariser: Summariser, *, planted: Sequence[Planted] | None = None) -> Row:
-    from inspector.compaction.compress import CompressionStatus, compress, session_defaults
-    from inspector.session import history, load
+    from inspector.analysis import analyze
+    from inspector.compaction.compress import CompressionStatus
+    from inspector.compaction.request import compaction_context, compaction_request
+    from inspector.compaction.strategies import run_request
+    from inspector.session import load
 
     session = load(path)
-    turns = history(session)
-    options = session_defaults(session, turns)
+    analysis = analyze(session)
+    turns = analysis.turns
+    context = compaction_context(session, analysis)
     provider = str(summariser.name)
     started = time.perf_counter()
     split = len(turns) if planted is not None else None
-    result = await compress(turns, summariser, force=True, split=split, **options)
+    result = await run_request(compaction_request(force=True, split=split), context, turns, summariser)
     if result.status is CompressionStatus.NOOP and result.split_point == 0:
-        result = await compress(turns, summariser, force=True, agentic=True, **options)
+        result = await run_request(compaction_request(force=True, agentic=True), context, turns, summariser)
     took = time.perf_counter() - started
     if not result.snapshot or not result.split_point:
         return Row(path.name, provider, result.status.value, seconds=took, message=result.message)
     older = [t.content for t in turns[: result.split_point]]
-    ground = extract(older, options["statuses"])
+    ground = extract(older, context.statuses)
     from inspector.quality import history_text
     from inspector.tokens import estimate_contents
 

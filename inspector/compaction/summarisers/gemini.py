@@ -25,19 +25,20 @@ from typing import TYPE_CHECKING, Any
 from inspector.compaction.summarisers.base import SummariserError, env_secrets, mask_secrets, scrub
 
 if TYPE_CHECKING:
+    from google.genai.types import GenerateContentResponse
+
     from inspector.compaction.summarisers import ProviderChoice
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_ATTEMPTS = 4
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-def response_text(response: Any) -> str:
+def response_text(response: GenerateContentResponse) -> str:
     """The reference's ``getResponseText``: the first candidate's non-thought text parts, joined."""
-    candidates = getattr(response, "candidates", None) or []
-    if not candidates:
+    if not response.candidates:
         return ""
-    content = getattr(candidates[0], "content", None)
-    parts = getattr(content, "parts", None) or []
-    return "".join(p.text for p in parts if getattr(p, "text", None) and not getattr(p, "thought", None))
+    content = response.candidates[0].content
+    parts = content.parts if content is not None and content.parts else []
+    return "".join(p.text for p in parts if p.text and not p.thought)
 
 
 def clean_contents(contents: list[dict[str, Any]]) -> list[Any]:

@@ -19,7 +19,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.tui.loading import Loaded
 from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, FileChanged, Reverted
 from inspector.tui.preview import Preview
-from inspector.tui.running import STRATEGIES, RunOptions, run_one, summariser_for, target_text
+from inspector.tui.running import STRATEGIES, RunOptions, provider_settings, run_one, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, RunningScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
@@ -90,7 +90,7 @@ class SessionActions(InspectorScreen):
     def start_compaction(self, options: RunOptions) -> None:
         if self.loaded is None:
             return
-        provider = getattr(self.app, "provider", "offline")
+        provider = provider_settings(self.app).provider
         what = f"turns 0-{self.split - 1} of {self.path.name}" if self.split else self.path.name
         label = f"Compacting {what} ({options.strategy}, {provider})"
         self._running_dialog = RunningScreen(label, cancel=self.cancel_compaction)

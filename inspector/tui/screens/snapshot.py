@@ -74,7 +74,7 @@ def summary_text(preview: Preview) -> Text:
         text.append(f"   recorded last prompt {result.recorded_prompt_tokens:,}", style="dim")
     text.append("\n")
     split = result.split_point if result.split_point is not None else preview.split
-    kind = f" ({result.split_kind})" if getattr(result, "split_kind", None) else ""
+    kind = f" ({result.split_kind})" if result.split_kind else ""
     if preview.staged:
         used = ", ".join(preview.stages_used) or "none"
         text.append(f"stages used: {used}")
@@ -134,7 +134,7 @@ class SnapshotScreen(Screen[None]):
 
     def tabs(self) -> ComposeResult:
         result = self.preview.result
-        stages = getattr(result, "stages", None)
+        stages = result.stages
         summary_ran = not self.preview.staged or bool(result.snapshot)
         with TabbedContent(id="preview-tabs"):
             if stages is not None:
