@@ -39,6 +39,12 @@ def _read_settings(path: Path) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+def settings_layers(project_dir: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """The settings files that parse, the project's first (its values win)."""
+    paths = [(project_dir or Path.cwd()) / ".gemini" / "settings.json", gemini_home() / ".gemini" / "settings.json"]
+    return [(path, found) for path in paths if (found := _read_settings(path)) is not None]
+
+
 @dataclass(frozen=True)
 class Threshold:
     value: float

@@ -32,6 +32,7 @@ const tokenCalc = await load('utils/tokenCalculation.js');
 const compression = await load('context/chatCompressionService.js');
 const fileUtils = await load('utils/fileUtils.js');
 const turn = await load('core/turn.js');
+const masking = await load('context/toolOutputMaskingService.js');
 
 const PRESERVE = 0.3; // COMPRESSION_PRESERVE_THRESHOLD in chatCompressionService.js
 
@@ -203,6 +204,58 @@ const OPS = {
         ids_used,
       };
     } finally {
+      if (!tempDir) fs.rmSync(dir, { recursive: true, force: true });
+    }
+  },
+
+  /**
+   * {contents, settings?, temp_dir?, session_id?, random?, now?}
+   *   -> {masked_count, tokens_saved, parts, history, files, tail}
+   * ToolOutputMaskingService.mask on ``contents``; ``settings`` are
+   * {protectionThresholdTokens, minPrunableThresholdTokens, protectLatestTurn}
+   * (the service's defaults when absent).  Math.random returns ``random`` and
+   * Date.now ``now`` during the call, so the saved files' names are known;
+   * ``tail`` is the random part of the names that gives.  ``parts`` are the
+   * [turn, part] the service replaced, newest first.
+   */
+  async mask({ contents, settings, temp_dir: tempDir, session_id: sessionId, random, now }) {
+    const dir = tempDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ref-mask-'));
+    const maskingConfig = {
+      protectionThresholdTokens: masking.DEFAULT_TOOL_PROTECTION_THRESHOLD,
+      minPrunableThresholdTokens: masking.DEFAULT_MIN_PRUNABLE_TOKENS_THRESHOLD,
+      protectLatestTurn: masking.DEFAULT_PROTECT_LATEST_TURN,
+      ...(settings ?? {}),
+    };
+    const config = {
+      getToolOutputMaskingConfig: async () => maskingConfig,
+      storage: { getProjectTempDir: () => dir },
+      getSessionId: () => sessionId ?? '',
+      getUsageStatisticsEnabled: () => false,
+    };
+    const realRandom = Math.random;
+    const realNow = Date.now;
+    const fixed = random ?? 0.123456789;
+    if (random !== null) Math.random = () => fixed;
+    if (now !== null) Date.now = () => now ?? 1111111111111;
+    try {
+      const result = await new masking.ToolOutputMaskingService().mask(contents, config);
+      const parts = [];
+      for (let i = contents.length - 1; i >= 0; i--) {
+        const before = contents[i].parts || [];
+        const after = result.newHistory[i].parts || [];
+        for (let j = before.length - 1; j >= 0; j--) if (before[j] !== after[j]) parts.push([i, j]);
+      }
+      return {
+        masked_count: result.maskedCount,
+        tokens_saved: result.tokensSaved,
+        parts,
+        history: result.newHistory.map((c) => JSON.stringify(c)),
+        files: listFiles(path.join(dir, masking.TOOL_OUTPUTS_DIR)),
+        tail: fixed.toString(36).substring(7),
+      };
+    } finally {
+      Math.random = realRandom;
+      Date.now = realNow;
       if (!tempDir) fs.rmSync(dir, { recursive: true, force: true });
     }
   },
