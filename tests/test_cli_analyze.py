@@ -10,6 +10,7 @@ import pytest
 
 from inspector import cli
 from inspector.analysis import analyze
+from inspector.commands.analyze import json_report
 from inspector.session import load
 from tests.conftest import SAMPLES
 from tests.reference.client import RefServer
@@ -36,7 +37,7 @@ def test_json_figures_are_the_references(
     assert report["split_point"] == figures["split"]
     # streamed while written, yet the same bytes as one orjson.dumps of the whole object
     session = load(path)
-    whole = analyze(session).to_json(session.path, session.format, session.session_id)
+    whole = json_report(session, analyze(session))
     assert raw == orjson.dumps(whole, option=orjson.OPT_INDENT_2) + b"\n"
 
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING, Any
 
 from inspector.commands.common import add_session_arguments, print_json
+
+if TYPE_CHECKING:
+    from inspector.analysis import Analysis
+    from inspector.session import Session
 
 READ_ONLY = True  # nothing to write or flush but stdout: the CLI may skip freeing memory at exit
 
@@ -14,6 +19,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_session_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
     parser.add_argument("--all", action="store_true", help="list every turn, even in a long session")
+
+
+def json_report(session: Session, result: Analysis, *, lazy: bool = False) -> dict[str, Any]:
+    """The ``analyze --json`` object: the analysis, then what masking does next turn."""
+    from inspector.compaction.masking import masking_of
+
+    data = result.to_json(session.path, session.format, session.session_id, lazy=lazy)
+    data["masking"] = masking_of(session.path, session.session_id, [t.content for t in result.turns]).to_json()
+    return data
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
     threshold = resolve_threshold(args.threshold)
     result = analyze(session, model=args.model, threshold=threshold.value)
     if args.json:
-        print_json(result.to_json(session.path, session.format, session.session_id, lazy=True))
+        print_json(json_report(session, result, lazy=True))
     else:
         from inspector.report import print_analysis
 

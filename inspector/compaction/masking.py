@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -372,3 +373,62 @@ def session_masking(
 ) -> MaskingPlan:
     """The plan for a session's history, its outputs saved where Gemini CLI would put them."""
     return plan_masking(contents, settings, folder=outputs_folder(str(project_temp_dir), session_id))
+
+
+def masking_of(session_path: Path, session_id: str | None, contents: Sequence[dict[str, Any]],
+               project_dir: Path | None = None) -> MaskingPlan:
+    """What masking does to a loaded session's history next turn, with the settings
+    Gemini CLI would read: the one function both the CLI and the app call."""
+    from inspector.analysis import project_temp_dir
+
+    return session_masking(contents, project_temp_dir(session_path), session_id, masking_settings(project_dir))
+
+
+SAVED_SHOWN_BYTES = 1 << 20  # the most of a saved output read for showing
+
+
+@dataclass(frozen=True)
+class SavedOutput:
+    """The full text behind a ``<tool_output_masked>`` marker, or why it cannot be shown."""
+
+    path: str | None  # the file read, or the one the marker names
+    text: str | None  # None: gone or unreadable (``note`` says which)
+    size: int = 0  # the file's size in bytes
+    note: str = ""  # one plain sentence for a person
+
+
+def read_saved_output(marker: MaskedMarker, session_path: Path, session_id: str | None) -> SavedOutput:
+    """Read the file a marker names; where it has moved with the project's temp
+    folder, look for it by name in this session's ``tool-outputs`` folder."""
+    from inspector.analysis import project_temp_dir
+
+    if marker.saved_path is None:
+        return SavedOutput(None, None, note="The marker does not name a file holding the full output.")
+    name = marker.saved_path.replace("\\", "/").rsplit("/", 1)[-1]
+    local = Path(outputs_folder(str(project_temp_dir(session_path)), session_id)) / name
+    problems: list[str] = []
+    for candidate in dict.fromkeys([Path(marker.saved_path), local]):
+        try:
+            info = candidate.stat()
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            problems.append(f"{candidate} cannot be read ({error.strerror or error}).")
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            problems.append(f"{candidate} is not a regular file.")
+            continue
+        try:
+            with candidate.open("rb") as handle:
+                data = handle.read(SAVED_SHOWN_BYTES)
+        except OSError as error:
+            problems.append(f"{candidate} cannot be read ({error.strerror or error}).")
+            continue
+        text = data.decode("utf-8", "replace")
+        note = "" if info.st_size <= SAVED_SHOWN_BYTES else (
+            f"The first {SAVED_SHOWN_BYTES:,} of {info.st_size:,} bytes are shown.")
+        return SavedOutput(str(candidate), text, info.st_size, note)
+    if problems:
+        return SavedOutput(marker.saved_path, None, note=" ".join(problems))
+    return SavedOutput(marker.saved_path, None, note=f"The full output was saved to {marker.saved_path}; "
+                       "that file is gone.")

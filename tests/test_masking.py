@@ -1,0 +1,142 @@
+"""Masking in ``analyze --json``, its settings, and the saved outputs behind markers."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector import cli
+from inspector.compaction.masking import (
+    MaskedMarker,
+    MaskingSettings,
+    masking_settings,
+    outputs_folder,
+    plan_masking,
+    read_saved_output,
+)
+from inspector.session import history, load
+from tests.reference.client import RefServer
+
+SESSION_ID = "5e551011-aaaa-4bbb-8ccc-123456789abc"
+
+
+def write_session(folder: Path, outputs: list[str], tool: str = "read_file") -> Path:
+    """A recording under ``<folder>/chats/`` whose tool calls returned ``outputs``."""
+    chats = folder / "chats"
+    chats.mkdir(parents=True)
+    lines: list[dict[str, Any]] = [{"sessionId": SESSION_ID, "projectHash": "0" * 64,
+                                    "startTime": "2026-11-22T10:00:00.000Z", "kind": "main"}]
+    for n, output in enumerate(outputs):
+        lines.append({"id": f"u{n}", "timestamp": "2026-11-22T10:00:00.000Z", "type": "user",
+                      "content": [{"text": f"step {n}"}]})
+        call = {"id": f"call-{n}", "name": tool, "args": {"n": n}, "status": "success",
+                "timestamp": "2026-11-22T10:00:00.000Z",
+                "result": [{"functionResponse": {"id": f"call-{n}", "name": tool, "response": {"output": output}}}]}
+        lines.append({"id": f"g{n}", "timestamp": "2026-11-22T10:00:00.000Z", "type": "gemini",
+                      "content": "", "toolCalls": [call], "model": "gemini-2.5-pro"})
+    path = chats / "session-2026-11-22T10-00-5e551011.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project folder as the working directory, and a home with no settings."""
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "home"))
+    return project
+
+
+def analyze_json(capsys: pytest.CaptureFixture[str], path: Path) -> dict[str, Any]:
+    assert cli.main(["analyze", "--json", str(path)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.differential
+def test_analyze_json_masking_is_the_references(
+    isolated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], reference: RefServer
+) -> None:
+    outputs = [f"file {n}\n" + "x = 1\n" * (5_000 + 300 * n) for n in range(12)]
+    project_tmp = tmp_path / "gemini-tmp" / "proj"
+    path = write_session(project_tmp, outputs)
+    report = analyze_json(capsys, path)["masking"]
+    contents = [t.content for t in history(load(path))]
+    answer = reference.call("mask", contents=contents, temp_dir=str(project_tmp), session_id=SESSION_ID)
+    assert answer["masked_count"] > 0
+    assert report["masked_count"] == answer["masked_count"]
+    assert report["tokens_saved"] == answer["tokens_saved"]
+    assert report["parts"] == answer["parts"]
+    assert report["settings"]["source"] == "default"
+
+    # the project's settings are honoured: a larger protection window masks fewer parts
+    settings = {"protectionThresholdTokens": 120_000, "minPrunableThresholdTokens": 1_000}
+    (isolated / ".gemini").mkdir()
+    (isolated / ".gemini" / "settings.json").write_text(
+        "// comments are allowed\n" + json.dumps({"contextManagement": {"tools": {"outputMasking": settings}}}))
+    narrower = analyze_json(capsys, path)["masking"]
+    answer = reference.call("mask", contents=contents, settings=settings, temp_dir=str(project_tmp),
+                            session_id=SESSION_ID)
+    assert 0 < narrower["masked_count"] == answer["masked_count"] < report["masked_count"]
+    assert narrower["parts"] == answer["parts"]
+    assert narrower["settings"]["source"].endswith("settings.json")
+
+
+def test_settings_layer_key_by_key(isolated: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home" / ".gemini"
+    home.mkdir(parents=True)
+    (home / "settings.json").write_text(json.dumps({"contextManagement": {"tools": {"outputMasking": {
+        "protectionThresholdTokens": 10, "minPrunableThresholdTokens": 20, "protectLatestTurn": False}}}}))
+    (isolated / ".gemini").mkdir()
+    (isolated / ".gemini" / "settings.json").write_text(json.dumps({"contextManagement": {"tools": {
+        "outputMasking": {"protectionThresholdTokens": 99, "minPrunableThresholdTokens": "lots",
+                          "protectLatestTurn": None}}}}))
+    found = masking_settings()
+    assert (found.protection_threshold_tokens, found.min_prunable_threshold_tokens, found.protect_latest_turn) == (
+        99, 20, False)
+    assert str(isolated) in found.source and str(home) in found.source
+    (home / "settings.json").unlink()
+    assert masking_settings().min_prunable_threshold_tokens == MaskingSettings().min_prunable_threshold_tokens
+
+
+def test_markers_name_their_saved_files_which_open_or_are_said_gone(isolated: Path, tmp_path: Path) -> None:
+    project_tmp = tmp_path / "gemini-tmp" / "proj"
+    outputs = [f"output {n}\n" + "data line\n" * 8_000 for n in range(10)]
+    path = write_session(project_tmp, outputs)
+    contents = [t.content for t in history(load(path))]
+    plan = plan_masking(contents, folder=outputs_folder(str(project_tmp), SESSION_ID))
+    assert plan.masked_count > 0
+    # write what Gemini CLI would: the files, and the masked parts in the history
+    for item in plan.parts:
+        Path(item.output_file).parent.mkdir(parents=True, exist_ok=True)
+        fr = contents[item.turn]["parts"][item.part]["functionResponse"]
+        Path(item.output_file).write_text(outputs[int(fr["id"].split("-")[1])], encoding="utf-8")
+        contents[item.turn]["parts"][item.part] = {"functionResponse": {**fr, "response": {"output": item.snippet}}}
+    again = plan_masking(contents)
+    assert again.masked_count == 0
+    assert {(m.turn, m.part) for m in again.markers} == {(p.turn, p.part) for p in plan.parts}
+    by_place = {(p.turn, p.part): p for p in plan.parts}
+    for marker in again.markers:
+        assert marker.saved_path == by_place[marker.turn, marker.part].output_file
+        saved = read_saved_output(marker, path, SESSION_ID)
+        assert saved.text is not None and saved.text.startswith("output ")
+        assert saved.text in outputs
+
+    marker = again.markers[0]
+    # recorded on another machine: the same name in this session's folder is found
+    elsewhere = MaskedMarker(marker.turn, marker.part, marker.tool,
+                             "/home/someone/.gemini/tmp/x/tool-outputs/" + Path(marker.saved_path or "").name)
+    assert read_saved_output(elsewhere, path, SESSION_ID).text == Path(marker.saved_path or "").read_text()
+    # gone: said plainly
+    Path(marker.saved_path or "").unlink()
+    gone = read_saved_output(marker, path, SESSION_ID)
+    assert gone.text is None and "gone" in gone.note and marker.saved_path in gone.note
+    # a FIFO where the file was is never opened
+    os.mkfifo(marker.saved_path or "")
+    fifo = read_saved_output(marker, path, SESSION_ID)
+    assert fifo.text is None and "not a regular file" in fifo.note
