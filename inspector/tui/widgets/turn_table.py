@@ -24,6 +24,7 @@ from textual.strip import Strip
 
 from inspector.analysis import Analysis, turn_kind
 from inspector.format import percent, share_bar, usage_text
+from inspector.tui.masking_marks import masking_cell
 from inspector.tui.messages import TurnSelected
 
 # (title, width, right-aligned)
@@ -182,7 +183,8 @@ class TurnTable(ScrollView, can_focus=True):
             mark,
             (f"{index:>6} ", None),
             (f"{turn.role[:5]:<5} ", role_style if index >= self.split else None),
-            (f"{kind[:17]:<17} ", None),
+            (f"{kind[:17]:<17}", None),
+            masking_cell(analysis, index),  # ■ masked already, □ masked next turn (tui/masking_marks.py)
             (f"{tokens:>9,} ", None),
             (f"{usage_text(analysis.recorded[index])[:18]:>18} ", None),
             (f"{percent(share):>6} ", None),
