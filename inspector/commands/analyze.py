@@ -19,14 +19,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_session_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
     parser.add_argument("--all", action="store_true", help="list every turn, even in a long session")
+    parser.add_argument("--cost", action=argparse.BooleanOptionalAction, default=None,
+                        help="price each turn from the recorded usage (--no-cost: a subscription pays nothing "
+                             "per token; default: SESSION_INSPECTOR_COST, else off when signed in with Google)")
 
 
-def json_report(session: Session, result: Analysis, *, lazy: bool = False) -> dict[str, Any]:
-    """The ``analyze --json`` object: the analysis, then what masking does next turn."""
+def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost: bool | None = None,
+                model: str | None = None) -> dict[str, Any]:
+    """The ``analyze --json`` object: the analysis, what masking does next turn, and cost."""
     from inspector.compaction.masking import masking_of
+    from inspector.cost import cost_of, prompt_saving, resolve_cost
 
     data = result.to_json(session.path, session.format, session.session_id, lazy=lazy)
-    data["masking"] = masking_of(session.path, session.session_id, [t.content for t in result.turns]).to_json()
+    masking = masking_of(session.path, session.session_id, [t.content for t in result.turns])
+    data["masking"] = masking.to_json()
+    switch = resolve_cost(cost)
+    data["cost"] = cost_of(session, result, switch, model).to_json()
+    if switch.enabled:
+        before = result.context_tokens
+        saving = prompt_saving(result.model, before, before - masking.tokens_saved) if masking.parts else None
+        data["cost"]["masking_saving"] = saving.to_json() if saving else None
     return data
 
 
@@ -39,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     threshold = resolve_threshold(args.threshold)
     result = analyze(session, model=args.model, threshold=threshold.value)
     if args.json:
-        print_json(json_report(session, result, lazy=True))
+        print_json(json_report(session, result, lazy=True, cost=args.cost, model=args.model))
     else:
         from inspector.report import print_analysis
 
