@@ -256,3 +256,8 @@ def cost_of(session: Session, analysis: Analysis, switch: CostSwitch, override: 
     if not switch.enabled:
         return SessionCost(switch)
     return session_cost(analysis.recorded, turn_models(session, analysis, override), switch)
+
+
+def usd_text(usd: Decimal) -> str:
+    """Dollars for a person: cents above a dollar, four decimals below (tiny turns still show)."""
+    return f"${usd:,.2f}" if abs(usd) >= 1 else f"${usd:,.4f}"

@@ -56,3 +56,11 @@ def reference() -> Iterator[RefServer]:
         yield server
     finally:
         server.close()
+
+
+@pytest.fixture(autouse=True)
+def no_user_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the machine's ~/.gemini/settings.json or cost switch (masking
+    settings and cost depend on them); a test that wants some writes its own."""
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path_factory.getbasetemp() / "no-user-home"))
+    monkeypatch.delenv("SESSION_INSPECTOR_COST", raising=False)

@@ -21,7 +21,7 @@ from inspector.session import Session, SessionError, history, load, parse
 from inspector.session.history import is_ignored_user_content
 from inspector.session.loader import read_bytes
 from inspector.settings import Threshold, gemini_home, resolve_threshold
-from inspector.tui.masking_marks import note_masking
+from inspector.tui.session_notes import note_session
 from inspector.watch import FileState, state_of
 
 CHUNK = 4 << 20
@@ -120,7 +120,7 @@ def read_session(
     progress("analysing", 0, 0)
     chosen = resolve_threshold(threshold, project_dir=Path.cwd())
     result = analyze(session, model=model, threshold=chosen.value)
-    note_masking(result, session)  # what tool-output masking did and will do (tui/masking_marks.py)
+    note_session(result, session)  # masking and cost, for the view (tui/session_notes.py)
     if cancelled():
         raise Cancelled
     return Loaded(session, result, chosen, state_of(path, data, inode, session.mtime_ns))

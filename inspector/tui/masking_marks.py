@@ -1,8 +1,8 @@
 """Tool-output masking in the session view: a mark in the turn table, lines in the detail.
 
 The plan (``inspector.compaction.masking``) is made once per analysis, in the
-loading worker (``note_masking``), and remembered here by the Analysis it
-belongs to; the table and the detail pane ask for it with one call each.
+loading worker (``tui/session_notes.py``); the table and the detail pane ask
+for what it means for a turn with one call each.
 
 Marks: ``■`` an output already masked (a ``<tool_output_masked>`` marker),
 ``□`` an output the next turn will mask.
@@ -10,59 +10,25 @@ Marks: ``■`` an output already masked (a ``<tool_output_masked>`` marker),
 
 from __future__ import annotations
 
-import threading
-import weakref
-from pathlib import Path
-
 from rich.console import RenderableType
 from rich.style import Style
 from rich.text import Text
 
 from inspector.analysis import Analysis
-from inspector.compaction.masking import MaskingPlan, masking_of, read_saved_output
+from inspector.compaction.masking import MaskingPlan, read_saved_output
 from inspector.format import visible
-from inspector.session import Session
+from inspector.tui.session_notes import noted
 
 MASKED_MARK = "■"
 WILL_MASK_MARK = "□"
 _MASKED_STYLE = Style(color="bright_black", bold=True)
 _WILL_MASK_STYLE = Style(color="magenta", bold=True)
-_REMEMBERED = 8
-
-
-class _Noted:
-    __slots__ = ("analysis", "plan", "session_id", "session_path")
-
-    def __init__(self, analysis: Analysis, plan: MaskingPlan, session_path: Path, session_id: str | None) -> None:
-        self.analysis = weakref.ref(analysis)
-        self.plan = plan
-        self.session_path = session_path
-        self.session_id = session_id
-
-
-_noted: dict[int, _Noted] = {}
-_lock = threading.Lock()
-
-
-def note_masking(analysis: Analysis, session: Session) -> MaskingPlan:
-    """Plan masking for a freshly analysed session and remember it (call from the worker)."""
-    plan = masking_of(session.path, session.session_id, [t.content for t in analysis.turns])
-    with _lock:
-        _noted[id(analysis)] = _Noted(analysis, plan, session.path, session.session_id)
-        while len(_noted) > _REMEMBERED:
-            del _noted[next(iter(_noted))]
-    return plan
-
-
-def _found(analysis: Analysis) -> _Noted | None:
-    noted = _noted.get(id(analysis))
-    return noted if noted is not None and noted.analysis() is analysis else None
 
 
 def masking_plan(analysis: Analysis) -> MaskingPlan | None:
     """The plan noted for ``analysis`` (None when none was made, e.g. in a test's own analysis)."""
-    noted = _found(analysis)
-    return noted.plan if noted else None
+    found = noted(analysis)
+    return found.masking if found else None
 
 
 def masking_cell(analysis: Analysis, index: int) -> tuple[str, Style | None]:
@@ -88,10 +54,10 @@ def _outputs(count: int) -> str:
 def masking_lines(analysis: Analysis, index: int) -> list[RenderableType]:
     """Lines for the detail pane: what masking did to this turn and will do next turn,
     and the saved full text behind each marker (or that it is gone)."""
-    noted = _found(analysis)
-    if noted is None:
+    found = noted(analysis)
+    if found is None:
         return []
-    plan = noted.plan
+    plan = found.masking
     lines: list[RenderableType] = []
     upcoming = plan.parts_of(index)
     if upcoming:
@@ -102,7 +68,7 @@ def masking_lines(analysis: Analysis, index: int) -> list[RenderableType]:
              f"(in all, {_outputs(plan.masked_count)} and {_tokens(plan.tokens_saved)}).", "bold"),
         ))
     for marker in plan.markers_of(index):
-        saved = read_saved_output(marker, noted.session_path, noted.session_id)
+        saved = read_saved_output(marker, found.session_path, found.session_id)
         head = Text.assemble((f"{MASKED_MARK} ", _MASKED_STYLE),
                              (f"Part {marker.part} ({visible(marker.tool, one_line=True)}) was masked by "
                               "Gemini CLI. ", "bold"))

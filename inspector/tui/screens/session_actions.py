@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
 from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, FileChanged, Reverted
 from inspector.tui.preview import Preview
@@ -179,6 +180,7 @@ class SessionActions(InspectorScreen):
             (self.path.name, "bold"), "\n",
             "tokens (estimate): ", (preview.tokens_text(), "bold"), "\n",
             preview.what_it_does(), "\n",
+            saving_text(preview.source.analysis if preview.source else None, *preview.tokens),  # tui/cost_lines.py
             ("A backup is kept; u undoes it, byte for byte.", "dim"),
         )
 

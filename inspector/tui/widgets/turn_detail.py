@@ -20,6 +20,7 @@ from inspector.analysis import Analysis, turn_kind
 from inspector.format import usage_text
 from inspector.jsjson import js_stringify, js_to_string
 from inspector.tokens import part_quarters
+from inspector.tui.cost_lines import cost_lines
 from inspector.tui.masking_marks import masking_lines
 
 # Highlighting is a luxury: above this many characters JSON is shown as plain text.
@@ -99,6 +100,7 @@ def turn_renderable(analysis: Analysis, index: int, split: int) -> RenderableTyp
     meta.append(f"  json {analysis.json_chars[index]:,} chars")
     lines.append(meta)
     lines.extend(masking_lines(analysis, index))  # tool-output masking (tui/masking_marks.py)
+    lines.extend(cost_lines(analysis, index))  # this turn's cost (tui/cost_lines.py)
     usage = analysis.recorded[index]
     if usage:
         figures = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in usage.items())

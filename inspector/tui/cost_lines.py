@@ -1,0 +1,53 @@
+"""Cost in the session view: a line in the detail pane, a line in the apply confirmation.
+
+The figures are ``inspector.cost``'s, noted once per analysis in the loading
+worker (``tui/session_notes.py``); nothing is shown when cost is off or the
+model is unknown.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from inspector.analysis import Analysis
+from inspector.cost import prompt_saving, usd_text
+from inspector.format import visible
+from inspector.tui.session_notes import noted
+
+
+def _turns(count: int) -> str:
+    return f"{count:,} priced turn" + ("" if count == 1 else "s")
+
+
+def cost_lines(analysis: Analysis, index: int) -> list[Text]:
+    """The detail pane's line for one turn: its cost, what it assumes, and the session's."""
+    found = noted(analysis)
+    if found is None or not found.cost.switch.enabled or not 0 <= index < len(analysis.turns):
+        return []
+    cost = found.cost
+    total = cost.total
+    whole = f" The session: {usd_text(total)} over {_turns(len(cost.turns))}." if total is not None else ""
+    price = cost.of_turn(index)
+    if price is not None:
+        return [Text.assemble(("cost: ", "bold"), (usd_text(price.usd), "bold"),
+                              f" ({visible(price.model, one_line=True)}, {price.tier}).{whole}")]
+    if index in cost.unpriced:
+        return [Text(f"cost: none shown; the price table does not know this turn's model, or its usage "
+                     f"does not add up.{whole}", style="dim")]
+    return []
+
+
+def saving_text(analysis: Analysis | None, before: int, after: int) -> Text:
+    """For the apply confirmation: what the smaller prompt saves on each later turn ("" when
+    cost is off or the model unknown)."""
+    found = noted(analysis) if analysis is not None else None
+    if found is None or not found.cost.switch.enabled:
+        return Text("")
+    saving = prompt_saving(found.model, before, after)
+    if saving is None:
+        return Text("")
+    return Text.assemble(
+        "cost: saves ", (usd_text(saving.usd), "bold"), " on every later turn ",
+        (f"({visible(saving.model, one_line=True)}; {saving.before.tier} before, {saving.after.tier} after; "
+         "if sent uncached)", "dim"), "\n",
+    )

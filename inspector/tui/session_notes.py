@@ -1,0 +1,59 @@
+"""Figures the session view shows beside the analysis: masking and cost.
+
+Made once per analysis in the loading worker (``note_session``, one call in
+``tui/loading.py``) and remembered by the Analysis they belong to, so a widget
+that holds an Analysis finds them with one call (``noted``).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from pathlib import Path
+
+from inspector.analysis import Analysis
+from inspector.compaction.masking import MaskingPlan, masking_of
+from inspector.cost import SessionCost, cost_of, resolve_cost
+from inspector.session import Session
+
+_REMEMBERED = 8
+
+
+class Noted:
+    """What was noted for one analysis."""
+
+    __slots__ = ("_analysis", "cost", "masking", "model", "session_id", "session_path")
+
+    def __init__(self, analysis: Analysis, masking: MaskingPlan, cost: SessionCost, session: Session) -> None:
+        self._analysis = weakref.ref(analysis)
+        self.masking = masking
+        self.cost = cost
+        self.model = analysis.model
+        self.session_path: Path = session.path
+        self.session_id = session.session_id
+
+    def belongs_to(self, analysis: Analysis) -> bool:
+        return self._analysis() is analysis
+
+
+_noted: dict[int, Noted] = {}
+_lock = threading.Lock()
+
+
+def note_session(analysis: Analysis, session: Session) -> Noted:
+    """Plan masking and price the session for a fresh analysis (call from the worker)."""
+    masking = masking_of(session.path, session.session_id, [t.content for t in analysis.turns],
+                         project_dir=Path.cwd())
+    cost = cost_of(session, analysis, resolve_cost(None, project_dir=Path.cwd()), analysis.model)
+    found = Noted(analysis, masking, cost, session)
+    with _lock:
+        _noted[id(analysis)] = found
+        while len(_noted) > _REMEMBERED:
+            del _noted[next(iter(_noted))]
+    return found
+
+
+def noted(analysis: Analysis) -> Noted | None:
+    """What was noted for ``analysis`` (None when it was made elsewhere, e.g. by a test)."""
+    found = _noted.get(id(analysis))
+    return found if found is not None and found.belongs_to(analysis) else None
