@@ -144,6 +144,7 @@ responses = st.one_of(
 )
 tool_names = st.one_of(st.sampled_from([SHELL_TOOL, SHELL_TOOL, "read_file", "grep", *sorted(EXEMPT_TOOLS)]), text)
 call_ids = st.one_of(st.sampled_from(["call-1", "run_shell_command-17", "Ünïcode id", ""]), text)
+odd_names = st.one_of(st.integers(-2, 2), st.booleans(), st.just(["read_file"]))  # not strings: the reference throws
 
 
 @st.composite
@@ -153,6 +154,8 @@ def response_parts(draw: st.DrawFn) -> dict[str, Any]:
         fr["id"] = draw(call_ids)
     if not draw(st.integers(0, 9)):
         del fr["name"]
+    if not draw(st.integers(0, 29)):
+        fr["id" if draw(st.booleans()) else "name"] = draw(odd_names)
     return {"functionResponse": fr}
 
 
