@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from inspector.jsjson import js_stringify, js_to_string, js_trim, truthy, utf16_len
+from inspector.jsjson import js_string_json_len, js_stringify, js_to_string, js_trim, truthy, utf16_len
 from inspector.tokens import content_parts, estimate_tokens
 
 DEFAULT_PROTECTION_THRESHOLD = 50_000
@@ -240,6 +240,28 @@ def _file_name(fr: dict[str, Any], tail: str, now_ms: str) -> str:
     return f"{sanitize_filename_part(tool).lower()}_{sanitize_filename_part(call).lower()}_{tail}.txt"
 
 
+def _part_tokens(part: dict[str, Any], fr: dict[str, Any]) -> int:
+    """``estimateTokenCountSync([part])``, measured without serialising the common shape
+    ``{"functionResponse": {"id", "name", "response": {"output": text}}}``."""
+    response = fr.get("response")
+    if len(part) == 1 and "parts" not in fr and type(response) is dict and len(response) == 1:
+        output = response.get("output")
+        if type(output) is str:
+            name = fr.get("name")
+            return ((utf16_len(name) if isinstance(name, str) else 0) + 11 + js_string_json_len(output)) // 4
+    return estimate_tokens([part])
+
+
+_WRAPPER = utf16_len(f"<{MASKING_TAG}>\n\n\nOutput too large. Full output available at: \n</{MASKING_TAG}>")
+
+
+def _least_masked_tokens(name: Any, output_file: str) -> int:
+    """A floor under the masked part's estimate: its name, ``{"output":""}`` and the
+    marker's fixed text and file name, with an empty preview."""
+    quarters = (utf16_len(name) if isinstance(name, str) else 0) + 12 + _WRAPPER + utf16_len(output_file)
+    return quarters // 4
+
+
 def find_markers(contents: Sequence[dict[str, Any]]) -> tuple[MaskedMarker, ...]:
     """Every tool output already masked, with the file its marker names."""
     found: list[MaskedMarker] = []
@@ -292,7 +314,7 @@ def plan_masking(
             response = fr.get("response") if isinstance(fr, dict) else None
             if not truthy(response) or _contains_tag(response):
                 continue
-            tokens = estimate_tokens([part])
+            tokens = _part_tokens(part, fr)
             if not boundary:
                 cumulative += tokens
                 if cumulative > settings.protection_threshold_tokens:
@@ -315,6 +337,8 @@ def plan_masking(
         except _Throws as error:
             return MaskingPlan(settings, prunable_tokens=prunable_tokens, markers=markers, failure=str(error))
         name = fr.get("name")
+        if _least_masked_tokens(name, output_file) >= tokens:
+            continue  # the marker alone is as big as the output: no saving (skips most small outputs)
         tool = name if truthy(name) else "unknown_tool"
         response = fr["response"]
         content = js_stringify(response, indent=2)
