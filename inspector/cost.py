@@ -175,10 +175,12 @@ def price_usage(usage: Mapping[str, Any], model: str) -> Price | None:
     prices = model_prices(model)
     if prices is None:
         return None
-    counts = [_count(usage.get(k)) for k in ("input", "cached", "output", "thoughts", "tool")]
-    if any(c is None for c in counts):
+    get = usage.get
+    prompt_in, cached, output, thoughts, tool = (
+        _count(get("input")), _count(get("cached")), _count(get("output")), _count(get("thoughts")),
+        _count(get("tool")))
+    if prompt_in is None or cached is None or output is None or thoughts is None or tool is None:
         return None
-    prompt_in, cached, output, thoughts, tool = (c or 0 for c in counts)
     prompt = prompt_in + tool
     if cached > prompt:
         return None
@@ -241,11 +243,17 @@ def session_cost(usages: Sequence[Mapping[str, Any] | None], models: Sequence[st
 
 def turn_models(session: Session, analysis: Analysis, override: str | None = None) -> list[str | None]:
     """The model each turn's record names (``override`` where it names none)."""
+    from inspector.session.records import peek
+
     models: list[str | None] = []
+    recorded = analysis.recorded.packed()  # no dict built per turn just to see there is usage
     for turn in analysis.turns:
         named = None
+        if not recorded[turn.index]:
+            models.append(None)  # nothing to price: the record is not read
+            continue
         if turn.role == "model" and turn.message_index is not None and session.contents is None:
-            value = session.messages[turn.message_index].get("model")
+            value = peek(session.messages, turn.message_index).get("model")
             named = value if isinstance(value, str) and value else None
         models.append(named or (override if turn.role == "model" else None))
     return models

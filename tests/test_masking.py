@@ -8,18 +8,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 
 from inspector import cli
+from inspector.analysis import project_temp_dir
 from inspector.compaction.masking import (
     MaskedMarker,
     MaskingSettings,
+    TurnContents,
     masking_settings,
     outputs_folder,
     plan_masking,
     read_saved_output,
+    session_masking,
 )
-from inspector.session import history, load
+from inspector.session import Session, SessionError, history, load
+from tests.conftest import session_files
 from tests.reference.client import RefServer
+from tests.reference.strategies import jsonl_files
 
 SESSION_ID = "5e551011-aaaa-4bbb-8ccc-123456789abc"
 
@@ -140,3 +146,31 @@ def test_markers_name_their_saved_files_which_open_or_are_said_gone(isolated: Pa
     os.mkfifo(marker.saved_path or "")
     fifo = read_saved_output(marker, path, SESSION_ID)
     assert fifo.text is None and "not a regular file" in fifo.note
+
+
+def same_plan(session: Session, where: str) -> None:
+    """The plan over contents built on demand is the plan over the turns' own contents."""
+    turns = history(session)
+    folder = outputs_folder(str(project_temp_dir(session.path)), session.session_id)
+    for cfg in (MaskingSettings(), MaskingSettings(300, 0, False)):
+        lazy = session_masking(TurnContents(session, turns), project_temp_dir(session.path), session.session_id, cfg)
+        whole = plan_masking([t.content for t in turns], cfg, folder=folder)
+        assert lazy == whole, where
+
+
+@pytest.mark.parametrize("path", session_files(), ids=lambda p: p.name)
+def test_contents_built_on_demand_give_the_same_plan(path: Path) -> None:
+    same_plan(load(path), str(path))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=jsonl_files())
+def test_contents_built_on_demand_give_the_same_plan_on_generated_files(
+        data: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
+    path = tmp_path_factory.mktemp("lazy") / "session.jsonl"
+    path.write_bytes(data)
+    try:
+        session = load(path)
+    except SessionError:
+        return
+    same_plan(session, data.decode("utf-8", "replace"))

@@ -30,7 +30,8 @@ async def test_marks_and_saved_outputs(tmp_path: Path, monkeypatch: pytest.Monke
     path = write_session(project_tmp, outputs)
     folder.mkdir(parents=True)
     kept.write_text("the whole saved output [b]not markup[/b]\n", encoding="utf-8")
-    plan = masking_of(path, SESSION_ID, [t.content for t in history(load(path))])
+    session = load(path)
+    plan = masking_of(session, history(session))
     assert plan.masked_count > 0 and len(plan.markers) == 2
     upcoming = plan.parts[0]
 

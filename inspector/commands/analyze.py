@@ -31,7 +31,7 @@ def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost:
     from inspector.cost import cost_of, prompt_saving, resolve_cost
 
     data = result.to_json(session.path, session.format, session.session_id, lazy=lazy)
-    masking = masking_of(session.path, session.session_id, [t.content for t in result.turns])
+    masking = masking_of(session, result.turns)
     data["masking"] = masking.to_json()
     switch = resolve_cost(cost)
     data["cost"] = cost_of(session, result, switch, model).to_json()

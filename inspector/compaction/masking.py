@@ -28,10 +28,16 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from inspector.jsjson import js_string_json_len, js_stringify, js_to_string, js_trim, truthy, utf16_len
+from inspector.session.figures import F_KIND, F_RESPONSES
+from inspector.session.history import message_contents
+from inspector.session.records import peek
 from inspector.tokens import content_parts, estimate_tokens
+
+if TYPE_CHECKING:
+    from inspector.session import Session, Turn
 
 DEFAULT_PROTECTION_THRESHOLD = 50_000
 DEFAULT_MIN_PRUNABLE_THRESHOLD = 30_000
@@ -230,10 +236,8 @@ class _Throws(Exception):
     """The reference would throw here (sanitizeFilenamePart of a value that is not a string)."""
 
 
-def _file_name(fr: dict[str, Any], tail: str, now_ms: str) -> str:
-    name = fr.get("name")
+def _file_name(name: Any, call_id: Any, tail: str, now_ms: str) -> str:
     tool = name if truthy(name) else "unknown_tool"
-    call_id = fr.get("id")
     call = call_id if truthy(call_id) else now_ms
     if not isinstance(tool, str) or not isinstance(call, str):
         raise _Throws(f"TypeError: a tool name or call id that is not a string ({js_to_string(tool)!r})")
@@ -262,20 +266,22 @@ def _least_masked_tokens(name: Any, output_file: str) -> int:
     return quarters // 4
 
 
+def _marker(i: int, j: int, fr: dict[str, Any]) -> MaskedMarker:
+    response = fr.get("response")
+    text = response.get("output") if isinstance(response, dict) else response
+    hits = _SAVED_AT.findall(text) if isinstance(text, str) else []
+    name = fr.get("name")
+    return MaskedMarker(i, j, name if isinstance(name, str) else "unknown_tool", hits[-1] if hits else None)
+
+
 def find_markers(contents: Sequence[dict[str, Any]]) -> tuple[MaskedMarker, ...]:
     """Every tool output already masked, with the file its marker names."""
     found: list[MaskedMarker] = []
     for i, content in enumerate(contents):
         for j, part in enumerate(content_parts(content)):
             fr = part.get("functionResponse") if isinstance(part, dict) else None
-            if not isinstance(fr, dict) or not _contains_tag(fr.get("response")):
-                continue
-            response = fr.get("response")
-            text = response.get("output") if isinstance(response, dict) else response
-            hits = _SAVED_AT.findall(text) if isinstance(text, str) else []
-            name = fr.get("name")
-            found.append(MaskedMarker(i, j, name if isinstance(name, str) else "unknown_tool",
-                                      hits[-1] if hits else None))
+            if isinstance(fr, dict) and _contains_tag(fr.get("response")):
+                found.append(_marker(i, j, fr))
     return tuple(found)
 
 
@@ -289,30 +295,33 @@ def plan_masking(
 ) -> MaskingPlan:
     """What ``ToolOutputMaskingService.mask`` would do to ``contents`` (the history
     Gemini CLI holds before the next turn).  ``folder`` is where outputs are saved
-    (see ``outputs_folder``)."""
+    (see ``outputs_folder``).  Each content is read once, newest first (and again
+    only for a part that may be masked), so ``contents`` may build them on demand."""
     settings = settings or MaskingSettings()
-    markers = find_markers(contents)
-    if not contents:
-        return MaskingPlan(settings, markers=markers)
     cumulative = 0
     boundary = False
     prunable_tokens = 0
-    prunable: list[tuple[int, int, int]] = []  # (turn, part, tokens), newest first
+    prunable: list[tuple[int, int, int, Any, Any]] = []  # (turn, part, tokens, name, id), newest first
+    markers: list[MaskedMarker] = []  # newest first, reversed at the end
+    failure: str | None = None
     start = len(contents) - 2 if settings.protect_latest_turn else len(contents) - 1
-    for i in range(start, -1, -1):
+    for i in range(len(contents) - 1, -1, -1):
         parts = content_parts(contents[i])
+        scanned = i <= start and failure is None
         for j in range(len(parts) - 1, -1, -1):
             part = parts[j]
-            if part is None:
-                return MaskingPlan(settings, markers=markers, failure="TypeError: a part that is null")
+            if part is None and scanned:
+                failure = "TypeError: a part that is null"  # the reference throws here and masks nothing
+                scanned = False
             fr = part.get("functionResponse") if isinstance(part, dict) else None
-            if not truthy(fr):
+            if not truthy(fr) or not isinstance(fr, dict):
+                continue  # a truthy non-object has no name or response
+            response = fr.get("response")
+            if _contains_tag(response):
+                markers.append(_marker(i, j, fr))
                 continue
-            name = fr.get("name") if isinstance(fr, dict) else None
-            if isinstance(name, str) and name in EXEMPT_TOOLS:
-                continue
-            response = fr.get("response") if isinstance(fr, dict) else None
-            if not truthy(response) or _contains_tag(response):
+            name = fr.get("name")
+            if not scanned or (isinstance(name, str) and name in EXEMPT_TOOLS) or not truthy(response):
                 continue
             tokens = _part_tokens(part, fr)
             if not boundary:
@@ -320,25 +329,25 @@ def plan_masking(
                 if cumulative > settings.protection_threshold_tokens:
                     boundary = True
                     prunable_tokens += tokens
-                    prunable.append((i, j, tokens))
+                    prunable.append((i, j, tokens, name, fr.get("id")))
             else:
                 prunable_tokens += tokens
-                prunable.append((i, j, tokens))
+                prunable.append((i, j, tokens, name, fr.get("id")))
+    found = tuple(reversed(markers))
+    if failure is not None:
+        return MaskingPlan(settings, markers=found, failure=failure)
     if prunable_tokens < settings.min_prunable_threshold_tokens:
-        return MaskingPlan(settings, prunable_tokens=prunable_tokens, markers=markers)
+        return MaskingPlan(settings, prunable_tokens=prunable_tokens, markers=found)
     masked: list[MaskedPart] = []
-    for i, j, tokens in prunable:
-        part = content_parts(contents[i])[j]
-        fr = part["functionResponse"]
-        if not isinstance(fr, dict):
-            continue  # a truthy non-object: spreading it gives no response to mask (never seen)
+    for i, j, tokens, name, call_id in prunable:
         try:
-            output_file = f"{folder}/{_file_name(fr, random_tail, now_ms)}"
+            output_file = f"{folder}/{_file_name(name, call_id, random_tail, now_ms)}"
         except _Throws as error:
-            return MaskingPlan(settings, prunable_tokens=prunable_tokens, markers=markers, failure=str(error))
-        name = fr.get("name")
+            return MaskingPlan(settings, prunable_tokens=prunable_tokens, markers=found, failure=str(error))
         if _least_masked_tokens(name, output_file) >= tokens:
             continue  # the marker alone is as big as the output: no saving (skips most small outputs)
+        part = content_parts(contents[i])[j]
+        fr = part["functionResponse"]
         tool = name if truthy(name) else "unknown_tool"
         response = fr["response"]
         content = js_stringify(response, indent=2)
@@ -348,7 +357,7 @@ def plan_masking(
         if tokens - new_tokens > 0:
             masked.append(MaskedPart(i, j, tool if isinstance(tool, str) else "unknown_tool", tokens, new_tokens,
                                      output_file, snippet))
-    return MaskingPlan(settings, parts=tuple(masked), prunable_tokens=prunable_tokens, markers=markers)
+    return MaskingPlan(settings, parts=tuple(masked), prunable_tokens=prunable_tokens, markers=found)
 
 
 _SETTING_KEYS = (
@@ -399,13 +408,57 @@ def session_masking(
     return plan_masking(contents, settings, folder=outputs_folder(str(project_temp_dir), session_id))
 
 
-def masking_of(session_path: Path, session_id: str | None, contents: Sequence[dict[str, Any]],
-               project_dir: Path | None = None) -> MaskingPlan:
+class TurnContents(Sequence[dict[str, Any]]):
+    """A session's turn contents for one pass, built on demand and not kept.
+
+    A big recording's turns are built from their message lines when read and
+    then kept (``Turn.content``); a plan over 170,000 turns would keep them all.
+    This view builds each one through the loader's own ``message_contents``
+    and drops it, and gives an empty content for a turn the loader's figures
+    show holds no function response and no part that is not an object.
+    """
+
+    _EMPTY: dict[str, Any] = {"parts": []}  # noqa: RUF012 - read only
+
+    def __init__(self, session: Session, turns: Sequence[Turn]) -> None:
+        self._messages = session.messages
+        self._turns = turns
+        figures = session.message_figures
+        self._holds: list[bool] | None = None
+        if figures is not None and session.contents is None:
+            self._holds = [bool(f[F_RESPONSES]) or "other" in f[F_KIND].split("+")
+                           for per_message in figures for f in per_message]
+            if len(self._holds) != len(turns):
+                self._holds = None
+
+    def __len__(self) -> int:
+        return len(self._turns)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if self._holds is None:
+            return self._turns[index].content
+        if not self._holds[index]:
+            return self._EMPTY
+        turn = self._turns[index]
+        assert turn.message_index is not None
+        return message_contents(peek(self._messages, turn.message_index))[1 if turn.is_tool_result else 0][0]
+
+
+def masking_of(session: Session, turns: Sequence[Turn], project_dir: Path | None = None) -> MaskingPlan:
     """What masking does to a loaded session's history next turn, with the settings
     Gemini CLI would read: the one function both the CLI and the app call."""
     from inspector.analysis import project_temp_dir
 
-    return session_masking(contents, project_temp_dir(session_path), session_id, masking_settings(project_dir))
+    return session_masking(TurnContents(session, turns), project_temp_dir(session.path), session.session_id,
+                           masking_settings(project_dir))
 
 
 SAVED_SHOWN_BYTES = 1 << 20  # the most of a saved output read for showing

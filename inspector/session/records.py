@@ -80,6 +80,14 @@ class MessageList(Sequence[dict[str, Any]]):
             record = self._parsed[index] = self._read(index, *item)
         return record
 
+    def peek(self, index: int) -> dict[str, Any]:
+        """The record at ``index``, parsed but not kept (for one pass over a big session)."""
+        item = self._items[index]
+        if type(item) is not tuple:
+            assert isinstance(item, dict)
+            return item
+        return self._parsed.get(index) or self._read(index, *item)
+
     def _read(self, index: int, start: int, end: int) -> dict[str, Any]:
         if self._data is not None:
             return loads_line(memoryview(self._data)[start:end])  # type: ignore[no-any-return]
@@ -134,3 +142,8 @@ class MessageList(Sequence[dict[str, Any]]):
 
     def __repr__(self) -> str:
         return f"MessageList({len(self)} messages)"
+
+
+def peek(messages: Sequence[dict[str, Any]], index: int) -> dict[str, Any]:
+    """``messages[index]``, not kept parsed when ``messages`` is a MessageList."""
+    return messages.peek(index) if isinstance(messages, MessageList) else messages[index]

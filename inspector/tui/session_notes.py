@@ -42,8 +42,7 @@ _lock = threading.Lock()
 
 def note_session(analysis: Analysis, session: Session) -> Noted:
     """Plan masking and price the session for a fresh analysis (call from the worker)."""
-    masking = masking_of(session.path, session.session_id, [t.content for t in analysis.turns],
-                         project_dir=Path.cwd())
+    masking = masking_of(session, analysis.turns, project_dir=Path.cwd())
     cost = cost_of(session, analysis, resolve_cost(None, project_dir=Path.cwd()), analysis.model)
     found = Noted(analysis, masking, cost, session)
     with _lock:
