@@ -26,7 +26,6 @@ import re
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
@@ -254,19 +253,17 @@ class _Call:
     result_turn: int | None = None
     state: str = "unknown"
     error: str = ""
+    # read once from ``args`` (plain fields: functools.cached_property takes a lock on every read in 3.11)
+    command: str = field(init=False)
+    paths: list[str] = field(init=False)
+    identity: str = field(init=False)
 
-    @property
-    def command(self) -> str:
+    def __post_init__(self) -> None:
         value = self.args.get("command")
-        return value if isinstance(value, str) and (self.name in SHELL_NAMES or "command" in self.args) else ""
-
-    @cached_property
-    def identity(self) -> str:
-        return first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
-
-    @cached_property
-    def paths(self) -> list[str]:
-        return _paths(self.args) if self.name in TOOL_OPS else []
+        self.command = value if isinstance(value, str) and (self.name in SHELL_NAMES or "command" in self.args) \
+            else ""
+        self.paths = _paths(self.args) if self.name in TOOL_OPS else []
+        self.identity = first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
 
 
 def _snapshot_lines(text: str) -> list[str]:
