@@ -30,7 +30,6 @@ from inspector.compaction.summarisers.offline import OfflineSummariser  # noqa: 
 from inspector.progress import Progress, Reporter  # noqa: E402
 from inspector.session import load  # noqa: E402
 
-
 SUMMARISER_STAGES = ("summary draft", "offline digest", "verification")
 
 
