@@ -73,7 +73,8 @@ def main(argv: list[str]) -> int:
         if stage in SUMMARISER_STAGES:
             summariser += following - at
     analyse = analysed - started
-    print(f"the offline summariser (draft, digest, verification): {summariser:.2f} s, {summariser / analyse:.1f}x analyze")
+    print(f"the offline summariser (draft, digest, verification): {summariser:.2f} s, "
+          f"{summariser / analyse:.1f}x analyze")
     took = ended - begun
     print(f"the whole compaction ({args.strategy}, offline): {took:.2f} s, {result.status.value}; "
           f"{took / analyse:.1f}x analyze (goal: at most 3x)")
