@@ -109,8 +109,8 @@ def main(argv: list[str]) -> int:
     carried = [r for r in over if r not in floor and r.recall_of("previous") is not None]
     print(f"{len(graded):,} sessions graded; false claims: {sum(len(r.false_claims) for r in graded):,}; "
           f"p+c recall under 0.95: {len(below):,}; snapshot over 15%: {len(over):,} "
-          f"({len(floor):,} replace under {FLOOR_TOKENS / RATIO:,.0f} tokens, where the {FLOOR_TOKENS}-token floor "
-          f"applies; {len(carried):,} carry an earlier snapshot whole; {len(over) - len(floor) - len(carried):,} other)")
+          f"({len(floor):,} replace under {FLOOR_TOKENS / RATIO:,.0f} tokens, where the {FLOOR_TOKENS}-token "
+          f"floor applies; {len(carried):,} carry an earlier snapshot whole; {len(over) - len(floor) - len(carried):,} other)")
     return 0
 
 
