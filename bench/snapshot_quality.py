@@ -110,7 +110,8 @@ def main(argv: list[str]) -> int:
     print(f"{len(graded):,} sessions graded; false claims: {sum(len(r.false_claims) for r in graded):,}; "
           f"p+c recall under 0.95: {len(below):,}; snapshot over 15%: {len(over):,} "
           f"({len(floor):,} replace under {FLOOR_TOKENS / RATIO:,.0f} tokens, where the {FLOOR_TOKENS}-token "
-          f"floor applies; {len(carried):,} carry an earlier snapshot whole; {len(over) - len(floor) - len(carried):,} other)")
+          f"floor applies; {len(carried):,} carry an earlier snapshot whole; "
+          f"{len(over) - len(floor) - len(carried):,} other)")
     return 0
 
 
