@@ -9,6 +9,7 @@ model validation costs several times the whole reference's run.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -117,6 +118,26 @@ def check_message(record: dict[str, Any]) -> str | None:
     tokens = record.get("tokens")
     if tokens is not None and not isinstance(tokens, dict):
         return f"'tokens' must be an object, not {_type_name(tokens)}"
+    for key, value in (tokens or {}).items():
+        problem = check_count(value)
+        if problem:
+            return f"tokens.{key} {problem}"
+    return None
+
+
+MAX_COUNT = 2**53  # JavaScript's largest exact integer: no token count Gemini CLI records comes near it
+
+
+def check_count(value: Any) -> str | None:
+    """A recorded token count: a finite number from 0 to 2^53, or null (not recorded)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number, not {_type_name(value)}"
+    if not math.isfinite(value):
+        return f"must be a finite number, not {value}"
+    if not 0 <= value <= MAX_COUNT:
+        return f"must be a count from 0 to 2^53, not {value:g}"
     return None
 
 
