@@ -90,7 +90,8 @@ def test_a_fifo_a_folder_or_a_device_is_refused_at_once(
     in a thread that is then abandoned (the assertion on ``finished`` catches it)."""
     for path, words in not_a_file_cases(tmp_path):
         outcome: list[int] = []
-        runner = threading.Thread(target=lambda p=path: outcome.append(main([command, str(p)])), daemon=True)
+        runner = threading.Thread(target=lambda p=path, out=outcome: out.append(main([command, str(p)])),
+                                  daemon=True)
         runner.start()
         runner.join(timeout=30)
         finished = not runner.is_alive()
