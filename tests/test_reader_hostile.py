@@ -33,9 +33,8 @@ def records(tokens: str) -> list[str]:
 
 BAD_USAGE = [
     ('{"input": 1e400, "output": 1, "cached": 0, "total": 2}', "tokens.input must be a finite number"),
+    ('{"input": 1' + "0" * 400 + ', "output": 1}', "tokens.input must be a finite number"),
     ('{"input": "12", "output": 1, "cached": 0, "total": 2}', "tokens.input must be a number, not text"),
-    ('{"input": 10, "output": -5, "cached": 0, "total": 5}', "tokens.output must be a count from 0 to 2^53"),
-    ('{"input": 10, "output": 1, "cached": 0, "total": 1e30}', "tokens.total must be a count from 0 to 2^53"),
     ('{"input": true, "output": 1, "cached": 0, "total": 2}', "tokens.input must be a number, not true/false"),
 ]
 
@@ -64,12 +63,13 @@ def test_bad_usage_in_a_legacy_file_names_the_message(tmp_path: Path) -> None:
     assert "messages[0]" in str(caught.value) and "tokens.input must be a number" in str(caught.value)
 
 
-def test_a_usage_figure_that_is_a_plain_count_is_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("value", [2**53, 2**70, -5, 1e30, 0.5])
+def test_odd_but_finite_counts_load_as_gemini_cli_reads_them(value: float, tmp_path: Path) -> None:
+    """Gemini CLI resumes these; so must the project (tests/reference generates such files too)."""
     path = tmp_path / "session.jsonl"
-    path.write_text("\n".join(records('{"input": 9007199254740992, "output": 0, "cached": 0, "total": 0}')) + "\n",
-                    encoding="utf-8")
+    path.write_text("\n".join(records(json.dumps({"input": value, "output": 0}))) + "\n", encoding="utf-8")
     session = load(path)
-    assert session.messages[-1]["tokens"]["input"] == 2**53
+    assert session.messages[-1]["tokens"]["input"] == value
 
 
 def not_a_file_cases(tmp_path: Path) -> list[tuple[Path, str]]:

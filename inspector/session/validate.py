@@ -10,6 +10,7 @@ model validation costs several times the whole reference's run.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 
@@ -125,20 +126,23 @@ def check_message(record: dict[str, Any]) -> str | None:
     return None
 
 
-MAX_COUNT = 2**53  # JavaScript's largest exact integer: no token count Gemini CLI records comes near it
-
-
 def check_count(value: Any) -> str | None:
-    """A recorded token count: a finite number from 0 to 2^53, or null (not recorded)."""
+    """A recorded token count: any finite number (as Gemini CLI reads it), or null (not recorded).
+
+    Text, true/false and numbers too large for a double (``1e400`` reads as
+    infinity, here and in Gemini CLI) cannot be a count: no figure can be
+    computed from them.
+    """
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"must be a number, not {_type_name(value)}"
-    if not math.isfinite(value):
-        return f"must be a finite number, not {value}"
-    if not 0 <= value <= MAX_COUNT:
-        return f"must be a count from 0 to 2^53, not {value:g}"
+    if (isinstance(value, float) and not math.isfinite(value)) or (isinstance(value, int) and abs(value) > MAX_DOUBLE):
+        return "must be a finite number, not one too large to read (it reads as infinity)"
     return None
+
+
+MAX_DOUBLE = sys.float_info.max
 
 
 def check_content(content: Any) -> str | None:
