@@ -253,7 +253,7 @@ class WatchOptions:
     clock: Callable[[], float] = time.monotonic
     force_polling: bool | None = None
     poll_delay_ms: int = 50
-    step_ms: int = 20  # watchfiles' own batching step
+    step_ms: int = 100  # watchfiles' own batching step (and how often its thread looks for changes)
     # How long watchfiles waits for a change before it reports "nothing yet"; the first such report
     # says the watch is in place (``ready``).  Idle, the watcher wakes only this often: debouncing
     # has timers of its own.
