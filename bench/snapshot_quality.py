@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from inspector.compaction.summarisers import choose_provider, pick_summariser  # noqa: E402
+from inspector.compaction.summarisers.offline import FLOOR_TOKENS, RATIO  # noqa: E402
 from inspector.quality.evaluate import Row, evaluate  # noqa: E402
 from inspector.quality.ground import KINDS  # noqa: E402
 from inspector.quality.planted import Planted, planted_sessions  # noqa: E402
@@ -103,9 +104,14 @@ def main(argv: list[str]) -> int:
             print(f"{row.session} [{row.provider}] {claim.section}: {claim.reason}\n    {claim.line[:200]}")
     graded = [r for r in rows if r.replaced_tokens]
     below = [r.session for r in graded if (r.target_recall or 1.0) < 0.95]
-    over = [r.session for r in graded if (r.size_share or 0) > 0.15]
+    over = [r for r in graded if (r.size_share or 0) > 0.15]
+    floor = [r for r in over if r.replaced_tokens * RATIO < FLOOR_TOKENS]
+    carried = [r for r in over if r not in floor and r.recall_of("previous") is not None]
     print(f"{len(graded):,} sessions graded; false claims: {sum(len(r.false_claims) for r in graded):,}; "
-          f"p+c recall under 0.95: {len(below):,}; snapshot over 15%: {len(over):,}")
+          f"p+c recall under 0.95: {len(below):,}; snapshot over 15%: {len(over):,} "
+          f"({len(floor):,} replace under {FLOOR_TOKENS / RATIO:,.0f} tokens, where the {FLOOR_TOKENS}-token "
+          f"floor applies; {len(carried):,} carry an earlier snapshot whole; "
+          f"{len(over) - len(floor) - len(carried):,} other)")
     return 0
 
 

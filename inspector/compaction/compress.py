@@ -32,9 +32,10 @@ from inspector.compaction.split import COMPRESS_FRACTION, ends_safely, find_spli
 from inspector.compaction.split import split_candidates as candidates_of
 from inspector.compaction.staged import StageReport
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
-from inspector.compaction.summarisers.base import Grounded, Summariser, SummariserError
+from inspector.compaction.summarisers.base import Grounded, Reporting, Summariser, SummariserError
 from inspector.context import ContextFigures
 from inspector.jsjson import js_json_len, js_trim
+from inspector.progress import SILENT, Reporter
 from inspector.session.history import Turn
 from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
 
@@ -222,6 +223,7 @@ async def compress(
     source_sha256: str | None = None,
     first_truncation_id: int = 1,
     statuses: ToolStatuses = NO_STATUSES,
+    reporter: Reporter = SILENT,
 ) -> CompressionResult:
     """Compress a curated history (Content dicts or ``Turn``s); see the module doc.
 
@@ -233,6 +235,7 @@ async def compress(
     kept part that starts with a model turn follows the snapshot directly
     (no acknowledgement, so the roles still alternate).  Cancel the task to
     stop it.  ``statuses``: each tool call's recorded status, for the fact check.
+    ``reporter``: each stage and the turns it has done; ``Cancelled`` when it says stop.
     """
     started = time.monotonic()
     curated = contents_of(history)
@@ -257,6 +260,8 @@ async def compress(
         if below:
             return done(CompressionStatus.NOOP, below)
 
+    reporter.check()
+    reporter.report("tool-output budget", 0, len(curated))
     folder = Path(temp_dir) if temp_dir is not None else Path(".")
     truncated, truncations = apply_budget(
         curated,
@@ -295,7 +300,7 @@ async def compress(
         summariser.ground(statuses)
     try:
         draft, final, previous = await summarise_twice(
-            summariser, for_summariser, instruction=instruction, system_prompt=system_prompt
+            summariser, for_summariser, instruction=instruction, system_prompt=system_prompt, reporter=reporter
         )
     except SummariserError as exc:
         return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
@@ -304,7 +309,9 @@ async def compress(
     if not final:
         return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
     result.snapshot = final
-    result.facts = quality.check_snapshot(for_summariser, final, statuses, replaced_tokens=older_tokens)
+    result.facts = quality.check_snapshot(for_summariser, final, statuses, replaced_tokens=older_tokens,
+                                          reporter=reporter)
+    reporter.check()
     result.provenance = summariser.cite(final) if isinstance(summariser, Grounded) else None
 
     kept = truncated[point:]
@@ -324,6 +331,7 @@ async def summarise_twice(
     *,
     instruction: str | None = None,
     system_prompt: str | None = None,
+    reporter: Reporter = SILENT,
 ) -> tuple[str, str, str | None]:
     """The reference's two calls: a draft, then a verification of it.
 
@@ -335,7 +343,13 @@ async def summarise_twice(
     system = system_prompt or prompts.COMPRESSION_SYSTEM_PROMPT
     focus = [{"text": prompts.focus_text(instruction)}] if instruction and instruction.strip() else []
     first_request = {"role": "user", "parts": [{"text": prompts.anchor_text(previous is not None)}, *focus]}
+    if isinstance(summariser, Reporting):
+        summariser.use_reporter(reporter)
+    reporter.check()
+    reporter.report("summary draft", 0, len(older))
     draft = await summariser.summarise(system, [*older, first_request])
+    reporter.check()
+    reporter.report("verification", 0, len(older))
     checked = await summariser.summarise(system, [
         *older,
         {"role": "model", "parts": [{"text": draft}]},

@@ -33,6 +33,7 @@ from inspector.compaction.staged import StagedConfig, run_staged
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import Grounded, Summariser, SummariserError
 from inspector.context import ContextFigures
+from inspector.progress import SILENT, Reporter
 from inspector.session.loader import Session
 from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
 
@@ -89,6 +90,7 @@ async def compress_staged(
     system_prompt: str | None = None,
     source_sha256: str | None = None,
     statuses: ToolStatuses = NO_STATUSES,
+    reporter: Reporter = SILENT,
 ) -> CompressionResult:
     """The staged strategy with the reference's threshold rule and result shape.
 
@@ -126,7 +128,7 @@ async def compress_staged(
         if isinstance(summariser, Grounded):
             summariser.ground(statuses.remapped(origins))
         draft, final, previous = await summarise_twice(
-            summariser, older, instruction=instruction, system_prompt=system_prompt
+            summariser, older, instruction=instruction, system_prompt=system_prompt, reporter=reporter
         )
         result.previous_snapshot = previous
         return draft, final
@@ -143,7 +145,7 @@ async def compress_staged(
     result.split_kind = "staged" if staged.snapshot else None
     result.new_token_count = env_tokens + staged.tokens_after
     result.facts = quality.check_history(curated, statuses, staged.snapshot or "",
-                                         kept_turns(staged.sources, len(curated)))
+                                         kept_turns(staged.sources, len(curated)), reporter)
     target_text = f"target {goal:,} tokens"
     if not staged.stages_used:
         result.new_token_count = before
@@ -158,9 +160,13 @@ async def compress_staged(
 
 
 async def run_request(
-    request: CompactionRequest, context: CompactionContext, history: History, summariser: Summariser
+    request: CompactionRequest, context: CompactionContext, history: History, summariser: Summariser,
+    reporter: Reporter = SILENT,
 ) -> CompressionResult:
-    """The compaction ``request`` asks for, on a session's ``history``: what ``compact`` and the app run."""
+    """The compaction ``request`` asks for, on a session's ``history``: what ``compact`` and the app run.
+
+    ``reporter`` hears each stage with the turns done, and may stop the run (``progress.Cancelled``).
+    """
     split = request.split
     if request.agentic and request.strategy == "staged":
         split = agentic_split(contents_of(history))  # the staged summary stage splits there
@@ -170,12 +176,14 @@ async def run_request(
             target=request.target, split=split, recorded_prompt_tokens=context.recorded_prompt_tokens,
             environment=context.environment, instruction=request.instruction,
             system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=context.statuses,
+            reporter=reporter,
         )
     return await compress(
         history, summariser, model=context.model, force=request.force, threshold=context.threshold,
         split=split, agentic=request.agentic, recorded_prompt_tokens=context.recorded_prompt_tokens,
         environment=context.environment, temp_dir=context.temp_dir, instruction=request.instruction,
         system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=context.statuses,
+        reporter=reporter,
     )
 
 
@@ -200,7 +208,8 @@ class Comparison:
 
 
 async def compare(
-    request: CompactionRequest, context: CompactionContext, history: History, summariser: Summariser
+    request: CompactionRequest, context: CompactionContext, history: History, summariser: Summariser,
+    reporter: Reporter = SILENT,
 ) -> Comparison:
     """Both strategies on the same history and split (``request.strategy`` and ``target`` aside)."""
     curated = contents_of(history)
@@ -208,14 +217,14 @@ async def compare(
     recall: dict[str, float | None] = {}
     for name in STRATEGIES:
         each = replace(request, strategy=name, target=request.target if name == "staged" else None, compare=False)
-        result = await run_request(each, context, history, summariser)
+        result = await run_request(each, context, history, summariser, reporter)
         results[name] = result
         if result.new_history is None:
             recall[name] = None
             continue
         kept = kept_turns(result.sources, len(curated)) if result.sources is not None \
             else range(result.kept_from or 0, len(curated))
-        report = quality.check_history(curated, context.statuses, result.snapshot or "", kept)
+        report = quality.check_history(curated, context.statuses, result.snapshot or "", kept, reporter)
         recall[name] = round(report.recall, 4)
     return Comparison(results, recall)
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.progress import SILENT, Reporter
 from inspector.quality.grade import Check, FalseClaim, Report, grade, replaced
 from inspector.quality.ground import KINDS, Fact, Ground, extract
 
@@ -29,10 +30,11 @@ def check_snapshot(
     statuses: ToolStatuses = NO_STATUSES,
     *,
     replaced_tokens: int | None = None,
+    reporter: Reporter = SILENT,
 ) -> Report:
     """The facts of ``contents`` (the summarised turns) that ``snapshot`` keeps, and its false claims."""
     tokens = replaced(contents) if replaced_tokens is None else replaced_tokens
-    return grade(extract(contents, statuses), snapshot, replaced_tokens=tokens)
+    return grade(extract(contents, statuses, reporter), snapshot, replaced_tokens=tokens)
 
 
 def check_history(
@@ -40,9 +42,10 @@ def check_history(
     statuses: ToolStatuses,
     snapshot: str,
     kept_turns: Iterable[int],
+    reporter: Reporter = SILENT,
 ) -> Report:
     """The facts of a whole history kept by a new one: turns it copies word for word, and its snapshot."""
-    return grade(extract(contents, statuses), snapshot, kept_turns=kept_turns)
+    return grade(extract(contents, statuses, reporter), snapshot, kept_turns=kept_turns)
 
 
 def history_text(contents: Sequence[dict[str, Any]]) -> str:

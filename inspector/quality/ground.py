@@ -26,10 +26,10 @@ import re
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.progress import SILENT, Reporter
 
 KINDS = ("path", "command", "error", "constraint", "step", "previous")
 
@@ -79,6 +79,8 @@ _DULL_TEXT = """the a an and or but of to in on at by for with from into as is a
     would should may might must never always only please also just than then when where which who what why how
     all any each every some such very so too more most don't dont keep make sure ensure avoid prefer use"""
 _DULL = frozenset(_DULL_TEXT.split())
+
+TICK = 512  # turns between progress reports and cancellation checks
 
 
 @dataclass(frozen=True)
@@ -251,19 +253,17 @@ class _Call:
     result_turn: int | None = None
     state: str = "unknown"
     error: str = ""
+    # read once from ``args`` (plain fields: functools.cached_property takes a lock on every read in 3.11)
+    command: str = field(init=False)
+    paths: list[str] = field(init=False)
+    identity: str = field(init=False)
 
-    @property
-    def command(self) -> str:
+    def __post_init__(self) -> None:
         value = self.args.get("command")
-        return value if isinstance(value, str) and (self.name in SHELL_NAMES or "command" in self.args) else ""
-
-    @cached_property
-    def identity(self) -> str:
-        return first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
-
-    @cached_property
-    def paths(self) -> list[str]:
-        return _paths(self.args) if self.name in TOOL_OPS else []
+        self.command = value if isinstance(value, str) and (self.name in SHELL_NAMES or "command" in self.args) \
+            else ""
+        self.paths = _paths(self.args) if self.name in TOOL_OPS else []
+        self.identity = first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
 
 
 def _snapshot_lines(text: str) -> list[str]:
@@ -279,8 +279,10 @@ def _snapshot_lines(text: str) -> list[str]:
     return out
 
 
-def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STATUSES) -> Ground:
+def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STATUSES,
+            reporter: Reporter = SILENT) -> Ground:
     """The facts of ``contents`` (the history that is summarised), in order of first appearance."""
+    total = len(contents)
     calls: list[_Call] = []
     by_id: dict[str, _Call] = {}
     item: _Call | None
@@ -288,6 +290,9 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
     prompts: list[tuple[int, str]] = []
     previous: tuple[int, str] | None = None
     for turn, content in enumerate(contents):
+        if not turn % TICK:
+            reporter.check()
+            reporter.report("fact check", turn, total)
         parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
         if content.get("role") == "model":
             for part in parts:

@@ -26,7 +26,7 @@ class LoadProgress(Message):
     total: int = 0
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, LoadProgress)
+        return isinstance(message, LoadProgress) and message.phase == self.phase  # each phase's latest arrives
 
 
 @dataclass

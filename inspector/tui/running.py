@@ -24,7 +24,9 @@ from inspector.compaction.request import CompactionRequest, compaction_context, 
 from inspector.compaction.snapshot import Provenance
 from inspector.compaction.statuses import ToolStatuses
 from inspector.compaction.strategies import Comparison
-from inspector.compaction.summarisers.base import Grounded, Summariser
+from inspector.compaction.summarisers.base import Grounded, Reporting, Summariser
+from inspector.progress import Cancelled as Stopped
+from inspector.progress import Progress, Reporter
 from inspector.tui.loading import Cancelled, Loaded
 
 T = TypeVar("T")
@@ -98,6 +100,10 @@ class Counting:
         if isinstance(self.inner, Grounded):
             self.inner.ground(statuses)
 
+    def use_reporter(self, reporter: Reporter) -> None:
+        if isinstance(self.inner, Reporting):
+            self.inner.use_reporter(reporter)
+
     def cite(self, snapshot: str) -> Provenance | None:
         return self.inner.cite(snapshot) if isinstance(self.inner, Grounded) else None
 
@@ -132,8 +138,28 @@ def run_cancellable(make: Callable[[], Awaitable[T]], cancelled: Callable[[], bo
 
     try:
         return asyncio.run(run())
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, Stopped):
         raise Cancelled from None
+
+
+def progress_text(progress: Progress) -> str:
+    """``summary draft: 12,345 of 170,000 turns (7%)``, or the stage alone when its size is unknown."""
+    if progress.fraction is None:
+        return progress.stage
+    return f"{progress.stage}: {progress.done:,} of {progress.total:,} turns ({progress.fraction:.0%})"
+
+
+def reporter_for(show: Callable[[str], object], cancelled: Callable[[], bool]) -> Reporter:
+    """A ``Reporter`` that shows a new stage, or each further 1% of one, and stops when ``cancelled()``."""
+    last: list[tuple[str, float]] = [("", -1.0)]
+
+    def on_progress(progress: Progress) -> None:
+        stage, fraction = progress.stage, progress.fraction if progress.fraction is not None else 0.0
+        if stage != last[0][0] or fraction - last[0][1] >= 0.01 or (fraction >= 1 > last[0][1]):
+            last[0] = (stage, fraction)
+            show(progress_text(progress))
+
+    return Reporter(on_progress=on_progress, is_cancelled=cancelled)
 
 
 def run_one(loaded: Loaded, split: int, options: RunOptions, summariser: Counting,
@@ -143,7 +169,9 @@ def run_one(loaded: Loaded, split: int, options: RunOptions, summariser: Countin
 
     request = request_for(loaded, split, options, summariser.settings)
     context = compaction_context(loaded.session, loaded.analysis)
-    return run_cancellable(lambda: run_request(request, context, loaded.analysis.turns, summariser), cancelled)
+    reporter = reporter_for(summariser.progress, cancelled)
+    return run_cancellable(
+        lambda: run_request(request, context, loaded.analysis.turns, summariser, reporter), cancelled)
 
 
 def run_compare(loaded: Loaded, split: int, options: RunOptions, summariser: Counting,
@@ -153,4 +181,5 @@ def run_compare(loaded: Loaded, split: int, options: RunOptions, summariser: Cou
 
     request = replace(request_for(loaded, split, options, summariser.settings), compare=True)
     context = compaction_context(loaded.session, loaded.analysis)
-    return run_cancellable(lambda: compare(request, context, loaded.analysis.turns, summariser), cancelled)
+    reporter = reporter_for(summariser.progress, cancelled)
+    return run_cancellable(lambda: compare(request, context, loaded.analysis.turns, summariser, reporter), cancelled)

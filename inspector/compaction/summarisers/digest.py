@@ -19,7 +19,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from inspector.compaction import snapshot as snap
@@ -42,13 +41,16 @@ class Call:
     args: dict[str, Any]
     outcome: Outcome = field(default_factory=lambda: Outcome(UNKNOWN))
     result_turn: int | None = None  # the turn holding its result (None: no result recorded)
+    paths: list[str] = field(init=False)  # read once (functools.cached_property locks on every read in 3.11)
+
+    def __post_init__(self) -> None:
+        self.paths = self._paths()
 
     @property
     def turns(self) -> tuple[int, ...]:
         return (self.turn,) if self.result_turn is None else (self.turn, self.result_turn)
 
-    @cached_property
-    def paths(self) -> list[str]:
+    def _paths(self) -> list[str]:
         out: list[str] = []
         for key in PATH_KEYS:
             value = self.args.get(key)
