@@ -8,7 +8,6 @@ that holds an Analysis finds them with one call (``noted``).
 from __future__ import annotations
 
 import threading
-import weakref
 from pathlib import Path
 
 from inspector.analysis import Analysis
@@ -16,7 +15,9 @@ from inspector.compaction.masking import MaskingPlan, masking_of
 from inspector.cost import SessionCost, cost_of, resolve_cost
 from inspector.session import Session
 
-_REMEMBERED = 8
+# Held strongly (a compiled Analysis takes no weak reference): the newest few only, which
+# covers the session on screen and the one it replaces on a reload.
+_REMEMBERED = 3
 
 
 class Noted:
@@ -25,7 +26,7 @@ class Noted:
     __slots__ = ("_analysis", "cost", "masking", "model", "session_id", "session_path")
 
     def __init__(self, analysis: Analysis, masking: MaskingPlan, cost: SessionCost, session: Session) -> None:
-        self._analysis = weakref.ref(analysis)
+        self._analysis = analysis
         self.masking = masking
         self.cost = cost
         self.model = analysis.model
@@ -33,7 +34,7 @@ class Noted:
         self.session_id = session.session_id
 
     def belongs_to(self, analysis: Analysis) -> bool:
-        return self._analysis() is analysis
+        return self._analysis is analysis
 
 
 _noted: dict[int, Noted] = {}
