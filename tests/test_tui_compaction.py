@@ -35,16 +35,6 @@ def plain(renderable: object) -> str:
     return console.export_text()
 
 
-@pytest.fixture
-def session_file(tmp_path: Path) -> Path:
-    if not SAMPLE.is_file():
-        pytest.skip(f"{SAMPLE} is missing")
-    target = tmp_path / "proj" / "chats" / SAMPLE.name
-    target.parent.mkdir(parents=True)
-    shutil.copyfile(SAMPLE, target)
-    return target
-
-
 async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
     """Wait for every worker but the file watcher, and for the messages they posted."""
     await pilot.pause()
