@@ -101,6 +101,8 @@ class InspectorApp(App[None]):
             info: dict[str, Binding] = {}
             for key_bindings in bindings.key_to_bindings.values():
                 for binding in key_bindings:
+                    if not binding.description:
+                        continue  # Textual's own unnamed bindings (ctrl+c's help_quit): nothing to tell
                     ident = binding.id or binding.action
                     grouped.setdefault(ident, []).append(self.get_key_display(binding))
                     info.setdefault(ident, binding)

@@ -113,3 +113,13 @@ class AgenticFound(Message):
     """The agentic split candidates of ``loaded`` are known (``loaded.agentic``)."""
 
     loaded: Loaded
+
+
+@dataclass
+class TableColumns(Message):
+    """The turn table chose its columns for the width on screen (``header``: their titles, aligned)."""
+
+    header: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TableColumns)

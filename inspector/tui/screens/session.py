@@ -21,13 +21,19 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.tui.loading import Cancelled, Loaded, read_session
-from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, TurnSelected
+from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, TableColumns, TurnSelected
 from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
 from inspector.tui.widgets.turn_detail import TurnDetail
 from inspector.tui.widgets.turn_table import TurnTable, header_text
 
+SESSION_ACTIONS = frozenset({
+    "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
+    "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload",
+})
+SPLIT_KEYS = Binding.Group("Split", compact=True)
+AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
 LOAD_GROUP = "load"
 AGENTIC_GROUP = "agentic"
 
@@ -36,36 +42,44 @@ class SessionScreen(SessionActions):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left_square_bracket", "split(-1)", "Prev split", id="split.previous", key_display="[",
-                tooltip="move the split to the previous candidate turn"),
+        Binding("left_square_bracket", "split(-1)", "Previous split", id="split.previous", key_display="[",
+                tooltip="move the split to the previous candidate turn", group=SPLIT_KEYS),
         Binding("right_square_bracket", "split(1)", "Next split", id="split.next", key_display="]",
-                tooltip="move the split to the next candidate turn"),
-        Binding("left_curly_bracket", "agentic(-1)", "Prev agentic", show=False, id="split.agentic-previous",
-                key_display="{", tooltip="move the split to the previous agentic candidate (a model turn, ◆)"),
-        Binding("right_curly_bracket", "agentic(1)", "Agentic split",  id="split.agentic-next",
-                key_display="}", tooltip="move the split to the next agentic candidate (a model turn, ◆)"),
-        Binding("equals_sign", "split_reference", "Reference split", id="split.reference", key_display="=",
-                tooltip="return to the split Gemini CLI would choose"),
+                tooltip="move the split to the next candidate turn", group=SPLIT_KEYS),
+        Binding("left_curly_bracket", "agentic(-1)", "Previous agentic split", id="split.agentic-previous",
+                key_display="{", tooltip="move the split to the previous agentic candidate (a model turn, ◆)",
+                group=AGENTIC_KEYS),
+        Binding("right_curly_bracket", "agentic(1)", "Next agentic split", id="split.agentic-next",
+                key_display="}", tooltip="move the split to the next agentic candidate (a model turn, ◆)",
+                group=AGENTIC_KEYS),
+        Binding("equals_sign", "split_reference", "Reference split", show=False, id="split.reference",
+                key_display="=", tooltip="return to the split Gemini CLI would choose"),
         Binding("c", "compact", "Compact", id="compaction.run",
                 tooltip="preview the compaction of the turns above the split"),
         Binding("f", "compact_focus", "Compact with focus", show=False, id="compaction.run-focus",
                 tooltip="type what the summary should keep, pick the strategy and target, then compact"),
-        Binding("S", "strategy", "Strategy", id="compaction.strategy", key_display="S",
+        Binding("S", "strategy", "Strategy", show=False, id="compaction.strategy", key_display="S",
                 tooltip="switch the compaction strategy: reference <-> staged"),
-        Binding("C", "compare", "Compare", id="compaction.compare", key_display="C",
+        Binding("C", "compare", "Compare", show=False, id="compaction.compare", key_display="C",
                 tooltip="run both strategies on the same history and split, side by side"),
         Binding("p", "show_preview", "Preview", show=False, id="compaction.preview",
                 tooltip="open the last compaction preview again"),
         Binding("a", "apply", "Apply", id="compaction.apply", tooltip="write the previewed compaction to the file"),
-        Binding("u", "revert", "Undo apply", id="compaction.revert",
+        Binding("u", "revert", "Undo", id="compaction.revert",
                 tooltip="undo the newest applied compaction, byte for byte"),
         Binding("t", "timeline", "Timeline", show=False, id="compaction.timeline",
                 tooltip="the compactions applied to this file"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
-        Binding("escape", "back", "Back", id="session.back", tooltip="cancel loading, or go to the session list"),
+        Binding("d,enter", "detail", "Detail", id="session.detail", key_display="d",
+                tooltip="the selected turn in full (in place of the table on a small terminal)"),
+        Binding("escape", "back", "Back", show=False, id="session.back", tooltip="cancel loading, or go to the session list"),
     ]
 
     DEFAULT_CLASSES = "-loading"
+    # Side by side from 150 columns; below that the detail pane goes under the table,
+    # or, when the terminal is short as well, takes the table's place on ``d`` / Enter.
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-narrow"), (150, "-wide")]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]] | None] = [(0, "-short"), (36, "-tall")]
 
     def __init__(self, path: Path, *, model: str | None = None, threshold: float | None = None) -> None:
         super().__init__()
@@ -74,6 +88,7 @@ class SessionScreen(SessionActions):
         self.threshold = threshold
         self.loaded: Loaded | None = None
         self.split = 0
+        self.split_chosen = False  # the user moved the split; until then it follows Gemini CLI's own
         self.failed: str | None = None
 
     # -- layout -----------------------------------------------------------------------
@@ -88,7 +103,7 @@ class SessionScreen(SessionActions):
             yield Label(Text(f"Opening {self.path.name}…"), id="loading-label")
             yield ProgressBar(id="loading-bar", total=None, show_eta=False)
         yield StatusLine(id="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     @property
     def table(self) -> TurnTable:
@@ -137,10 +152,7 @@ class SessionScreen(SessionActions):
         self.loaded = loaded
         self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
         analysis = loaded.analysis
-        was_agentic = previous is not None and self.split in previous.agentic_set
-        keep = previous is not None and message.reason != "open" and (
-            self.split in analysis.candidates or (was_agentic and self.split < len(analysis.turns)))
-        self.split = self.split if keep else analysis.split_point
+        self.split = self.split_after_load(previous, loaded)
         self.remove_class("-loading")
         self.status.set("load", "")
         self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set)
@@ -149,6 +161,7 @@ class SessionScreen(SessionActions):
             self.show_strategy()
             self.table.focus()
             self.table.move_to(self.split if self.split < len(analysis.turns) else len(analysis.turns) - 1)
+            self.call_after_refresh(self.table.scroll_to_cursor)  # the table has its size only after this refresh
         self.show_detail(self.table.cursor)
         if analysis.warnings and previous is None:
             first = analysis.warnings[0]
@@ -157,6 +170,21 @@ class SessionScreen(SessionActions):
         self.after_load(previous, loaded, message.reason)
         if loaded.agentic is None:
             self.find_agentic(loaded)
+
+    def split_after_load(self, previous: Loaded | None, loaded: Loaded) -> int:
+        """Where the split is after a (re)load: Gemini CLI's own split point, unless the user
+        moved it and that turn can still start the kept part."""
+        analysis = loaded.analysis
+        if previous is None or not self.split_chosen or self.split == analysis.split_point:
+            self.split_chosen = False
+            return analysis.split_point
+        was_agentic = self.split in previous.agentic_set
+        if self.split in analysis.candidates or (was_agentic and self.split < len(analysis.turns)):
+            return self.split
+        self.notify(f"Turn {self.split:,} can no longer start the kept part; the split is back at "
+                    f"Gemini CLI's own, turn {analysis.split_point:,}.", severity="warning", timeout=6)
+        self.split_chosen = False
+        return analysis.split_point
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=AGENTIC_GROUP,
           description="finding agentic split candidates")
@@ -169,9 +197,10 @@ class SessionScreen(SessionActions):
         if loaded is not self.loaded:
             return  # a newer load replaced it
         if self.split not in loaded.analysis.candidates and self.split not in loaded.agentic_set:
-            self.notify(f"Split {self.split} is no longer a valid split point; back to the reference's.",
-                        severity="warning")
+            self.notify(f"Turn {self.split:,} can no longer start the kept part; the split is back at "
+                        f"Gemini CLI's own, turn {loaded.analysis.split_point:,}.", severity="warning")
             self.split = loaded.analysis.split_point
+            self.split_chosen = False
         self.table.set_analysis(loaded.analysis, self.split, agentic=loaded.agentic_set)
         self.refresh_figures()
 
@@ -187,20 +216,13 @@ class SessionScreen(SessionActions):
                 Text.assemble(("Cannot open this file\n", "bold red"), str(worker.error), ("\n\nEsc: back", "dim"))
             )
             self.query_one("#loading-bar", ProgressBar).display = False
+            self.refresh_bindings()  # the footer drops the keys that need a session
 
     # -- figures ----------------------------------------------------------------------------
     def refresh_figures(self) -> None:
         if self.loaded is None:
             return
         self.query_one(ContextHeader).show(self.loaded, self.split)
-        analysis = self.loaded.analysis
-        figures = analysis.split_figures(self.split)
-        kind = self.loaded.split_kind(self.split)
-        self.status.set(
-            "split",
-            f"split {self.split} ({kind}): summarise {figures['summarised_tokens']:,} tok, "
-            f"keep {figures['kept_tokens']:,} tok",
-        )
 
     def show_detail(self, index: int) -> None:
         if self.loaded is not None:
@@ -209,16 +231,41 @@ class SessionScreen(SessionActions):
     def on_turn_selected(self, message: TurnSelected) -> None:
         self.show_detail(message.index)
 
+    def on_table_columns(self, message: TableColumns) -> None:
+        self.query_one("#turns-header", Static).update(Text(message.header, style="bold"))
+
+    @property
+    def detail_swapped(self) -> bool:
+        """The terminal is too small for both: the detail pane is shown instead of the table."""
+        return self.has_class("-narrow") and self.has_class("-short")
+
+    def action_detail(self) -> None:
+        """Show the selected turn in full: in place of the table when the terminal is small,
+        else move the focus between the table and the detail pane."""
+        if self.detail_swapped:
+            self.toggle_class("-detail")
+            (self.detail if self.has_class("-detail") else self.table).focus()
+        elif self.detail.has_focus:
+            self.table.focus()
+        else:
+            self.detail.focus()
+
     # -- actions -------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.loaded is None and action in ("split", "agentic", "split_reference", "goto_split", "largest_turn",
-                                              "compact", "compact_focus", "compare", "apply", "revert", "timeline",
-                                              "show_preview"):
-            return None
+        """Keys that need a session are dimmed while it loads and hidden when it failed to load;
+        apply is offered only once there is a preview to apply."""
+        if action in SESSION_ACTIONS and self.loaded is None:
+            return False if self.failed is not None else None
+        if action in ("apply", "show_preview") and self.preview is None:
+            return False
         return True
 
     def set_split(self, split: int) -> None:
-        if self.loaded is None or split == self.split:
+        """The user moves the split (it no longer follows Gemini CLI's own unless it is that one)."""
+        if self.loaded is None:
+            return
+        self.split_chosen = split != self.loaded.analysis.split_point
+        if split == self.split:
             return
         self.split = split
         self.table.set_split(split)
@@ -261,6 +308,10 @@ class SessionScreen(SessionActions):
         self.load_session("reload")
 
     def action_back(self) -> None:
+        if self.has_class("-detail"):
+            self.remove_class("-detail")
+            self.table.focus()
+            return
         if self.loaded is None and self.failed is None:
             self.workers.cancel_group(self, LOAD_GROUP)
         open_list = getattr(self.app, "show_session_list", None)

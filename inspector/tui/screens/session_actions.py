@@ -152,6 +152,7 @@ class SessionActions(InspectorScreen):
         self.app.push_screen(SnapshotScreen(self.preview, apply=self.action_apply))
 
     def show_preview_status(self) -> None:
+        self.refresh_bindings()  # a is offered only while there is a preview
         if self.preview is None:
             self.status.set("preview", "")
             return
