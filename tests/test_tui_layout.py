@@ -11,8 +11,8 @@ import pytest
 from textual.geometry import Region
 from textual.widget import Widget
 
-from inspector.session import load
 from inspector.analysis import analyze
+from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.messages import SessionLoaded
 from inspector.tui.screens.session import SessionScreen

@@ -72,7 +72,8 @@ class SessionScreen(SessionActions):
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
         Binding("d,enter", "detail", "Detail", id="session.detail", key_display="d",
                 tooltip="the selected turn in full (in place of the table on a small terminal)"),
-        Binding("escape", "back", "Back", show=False, id="session.back", tooltip="cancel loading, or go to the session list"),
+        Binding("escape", "back", "Back", show=False, id="session.back",
+                tooltip="close the turn shown in full, cancel loading, or go to the session list"),
     ]
 
     DEFAULT_CLASSES = "-loading"
@@ -256,9 +257,7 @@ class SessionScreen(SessionActions):
         apply is offered only once there is a preview to apply."""
         if action in SESSION_ACTIONS and self.loaded is None:
             return False if self.failed is not None else None
-        if action in ("apply", "show_preview") and self.preview is None:
-            return False
-        return True
+        return not (action in ("apply", "show_preview") and self.preview is None)
 
     def set_split(self, split: int) -> None:
         """The user moves the split (it no longer follows Gemini CLI's own unless it is that one)."""
