@@ -110,9 +110,11 @@ class CompareFinished(Message):
 
 @dataclass
 class AgenticFound(Message):
-    """The agentic split candidates of ``loaded`` are known (``loaded.agentic``)."""
+    """The agentic split candidates of ``loaded`` are known (``loaded.agentic``), and ``point``,
+    the split ``compact --agentic`` takes (0: none; None: not computed yet)."""
 
     loaded: Loaded
+    point: int | None = None
 
 
 @dataclass
@@ -123,3 +125,12 @@ class TableColumns(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, TableColumns)
+
+
+@dataclass
+class SearchFound(Message):
+    """The turns of ``loaded`` whose text holds ``query`` (case-insensitive), in order."""
+
+    query: str
+    matches: list[int]
+    loaded: Loaded

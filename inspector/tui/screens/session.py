@@ -23,6 +23,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, TableColumns, TurnSelected
 from inspector.tui.screens.session_actions import SessionActions
+from inspector.tui.screens.session_navigation import SessionNavigation, cli_agentic_split
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
 from inspector.tui.widgets.turn_detail import TurnDetail
@@ -30,7 +31,8 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 
 SESSION_ACTIONS = frozenset({
     "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
-    "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload",
+    "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
+    "goto_turn", "search", "search_next",
 })
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
@@ -38,7 +40,7 @@ LOAD_GROUP = "load"
 AGENTIC_GROUP = "agentic"
 
 
-class SessionScreen(SessionActions):
+class SessionScreen(SessionNavigation, SessionActions):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -54,6 +56,19 @@ class SessionScreen(SessionActions):
                 group=AGENTIC_KEYS),
         Binding("equals_sign", "split_reference", "Reference split", show=False, id="split.reference",
                 key_display="=", tooltip="return to the split Gemini CLI would choose"),
+        Binding("A", "agentic_point", "Agentic split (like --agentic)", show=False, id="split.agentic",
+                key_display="A", tooltip="move the split where compact --agentic puts it: 70% of the weight, "
+                "before a model turn"),
+        Binding("h", "split_here", "Split here", show=False, id="split.here",
+                tooltip="start the kept part at the turn under the cursor"),
+        Binding("colon", "goto_turn", "Go to turn", show=False, id="table.goto-turn", key_display=":",
+                tooltip="move the cursor to turn N"),
+        Binding("slash", "search", "Search", id="table.search", key_display="/",
+                tooltip="find the turns whose text holds some words"),
+        Binding("n", "search_next(1)", "Next match", show=False, id="table.search-next",
+                tooltip="the next turn the search found"),
+        Binding("N", "search_next(-1)", "Previous match", show=False, id="table.search-previous",
+                key_display="N", tooltip="the previous turn the search found"),
         Binding("c", "compact", "Compact", id="compaction.run",
                 tooltip="preview the compaction of the turns above the split"),
         Binding("f", "compact_focus", "Compact with focus", show=False, id="compaction.run-focus",
@@ -105,10 +120,6 @@ class SessionScreen(SessionActions):
             yield ProgressBar(id="loading-bar", total=None, show_eta=False)
         yield StatusLine(id="status")
         yield Footer(compact=True)
-
-    @property
-    def table(self) -> TurnTable:
-        return self.query_one(TurnTable)
 
     @property
     def detail(self) -> TurnDetail:
@@ -169,8 +180,8 @@ class SessionScreen(SessionActions):
             more = f" (and {len(analysis.warnings) - 1} more)" if len(analysis.warnings) > 1 else ""
             self.notify(f"{self.path.name}: {first}{more}", title="Skipped while reading", severity="warning")
         self.after_load(previous, loaded, message.reason)
-        if loaded.agentic is None:
-            self.find_agentic(loaded)
+        self.agentic_point = None
+        self.find_agentic(loaded)  # the candidates when not yet known, and compact --agentic's split
 
     def split_after_load(self, previous: Loaded | None, loaded: Loaded) -> int:
         """Where the split is after a (re)load: Gemini CLI's own split point, unless the user
@@ -190,13 +201,17 @@ class SessionScreen(SessionActions):
     @work(thread=True, exclusive=True, exit_on_error=False, group=AGENTIC_GROUP,
           description="finding agentic split candidates")
     def find_agentic(self, loaded: Loaded) -> None:
-        loaded.find_agentic()
-        self.post_message(AgenticFound(loaded))
+        if loaded.agentic is None:
+            loaded.find_agentic()
+            self.post_message(AgenticFound(loaded))  # the ◆ marks first; the --agentic split takes longer
+        self.post_message(AgenticFound(loaded, cli_agentic_split(loaded.analysis)))
 
     def on_agentic_found(self, message: AgenticFound) -> None:
         loaded = message.loaded
         if loaded is not self.loaded:
             return  # a newer load replaced it
+        if message.point is not None:
+            self.agentic_point = message.point
         if self.split not in loaded.analysis.candidates and self.split not in loaded.agentic_set:
             self.notify(f"Turn {self.split:,} can no longer start the kept part; the split is back at "
                         f"Gemini CLI's own, turn {loaded.analysis.split_point:,}.", severity="warning")
@@ -227,7 +242,7 @@ class SessionScreen(SessionActions):
 
     def show_detail(self, index: int) -> None:
         if self.loaded is not None:
-            self.detail.show(self.loaded.analysis, index, self.split)
+            self.detail.show(self.loaded.analysis, index, self.split, self.search_text)
 
     def on_turn_selected(self, message: TurnSelected) -> None:
         self.show_detail(message.index)
