@@ -179,3 +179,44 @@ async def test_session_text_is_shown_literally(tmp_path: Path) -> None:
         await pilot.pause()
         shown = detail_text(view)
         assert "tool call: run\\e[2J" in shown and "\\e]52;c;Zm9v\\x07" in shown
+
+
+async def test_filter_and_order_the_table(session_file: Path) -> None:
+    from inspector.session import history
+
+    contents = [t.content for t in history(load(session_file))]
+    reads = [i for i, c in enumerate(contents)
+             if any(isinstance(p, dict) and "functionResponse" in p and p["functionResponse"].get("name") == "read_file"
+                    for p in c.get("parts", []))]
+    assert reads
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        view = await opened(pilot)
+        table = view.query_one(TurnTable)
+        analysis = view.loaded.analysis
+        await pilot.press("F", *"result read_file", "enter")
+        await settle(pilot)
+        assert table.shown == reads
+        assert f"{len(reads):,} of {len(analysis.turns):,} turns match" in view.status.get("view")
+        rows = [table.turn_at(r) for r in range(table.row_count)]
+        assert [r for r in rows if r is not None] == reads and rows.count(None) == 1  # and the divider
+        await pilot.press("home")
+        assert table.cursor == reads[0]
+        await pilot.press("down")
+        assert table.cursor == reads[1]
+        await pilot.press("o")  # largest first
+        await settle(pilot)
+        tokens = [analysis.turn_tokens(i) for i in table.shown]
+        assert tokens == sorted(tokens, reverse=True) and sorted(table.shown) == reads
+        assert None not in [table.turn_at(r) for r in range(table.row_count)]  # no divider out of turn order
+        await pilot.press("escape")  # every turn again, in turn order; still in the session
+        assert app.screen is view and table.shown is None and view.status.get("view") == ""
+        await pilot.press("F", *">1000 user", "enter")
+        await settle(pilot)
+        big = [i for i in range(len(analysis.turns))
+               if analysis.turns[i].role == "user" and analysis.turn_tokens(i) >= 1000]
+        assert table.shown == big
+        hidden = next(i for i in range(len(analysis.turns)) if i not in big)
+        await pilot.press("colon", *str(hidden), "enter")  # a hidden turn: the filter goes
+        await settle(pilot)
+        assert table.shown is None and table.cursor == hidden and view.turn_filter is None

@@ -134,3 +134,19 @@ class SearchFound(Message):
     query: str
     matches: list[int]
     loaded: Loaded
+    jump: bool = True  # move the cursor to the first match (False: the file was read again)
+
+
+@dataclass
+class ViewCleared(Message):
+    """The turn table dropped its filter and order (to show a turn the filter hid)."""
+
+
+@dataclass
+class ViewReady(Message):
+    """The turns of ``loaded`` a filter keeps, in the order chosen (``by_tokens``: largest first)."""
+
+    shown: list[int] | None
+    by_tokens: bool
+    loaded: Loaded
+

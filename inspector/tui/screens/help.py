@@ -15,7 +15,10 @@ from textual.widgets import Static
 INTRO = (
     "session-inspector shows where a Gemini CLI session's context goes and where its "
     "compaction would split it. Rows above the divider would be summarised; rows below are kept. "
-    "• marks a user prompt the split may move to ([ ]), ◆ a model turn it may move to (agentic split: { }). "
+    "• marks a user prompt the split may move to ([ ]), ◆ a model turn it may move to (agentic split: { }; "
+    "A puts it where compact --agentic would, h at the cursor). "
+    "Getting around: : goes to turn N, / searches the turns' text (n / N: next and previous match), "
+    "F filters the table, o orders it largest first, Esc shows every turn again. "
     "S switches the strategy (reference / staged), C compares both."
 )
 

@@ -32,7 +32,7 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 SESSION_ACTIONS = frozenset({
     "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
     "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
-    "goto_turn", "search", "search_next",
+    "goto_turn", "search", "search_next", "filter", "order",
 })
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
@@ -63,12 +63,16 @@ class SessionScreen(SessionNavigation, SessionActions):
                 tooltip="start the kept part at the turn under the cursor"),
         Binding("colon", "goto_turn", "Go to turn", show=False, id="table.goto-turn", key_display=":",
                 tooltip="move the cursor to turn N"),
-        Binding("slash", "search", "Search", id="table.search", key_display="/",
+        Binding("slash", "search", "Search", show=False, id="table.search", key_display="/",
                 tooltip="find the turns whose text holds some words"),
         Binding("n", "search_next(1)", "Next match", show=False, id="table.search-next",
                 tooltip="the next turn the search found"),
         Binding("N", "search_next(-1)", "Previous match", show=False, id="table.search-previous",
                 key_display="N", tooltip="the previous turn the search found"),
+        Binding("F", "filter", "Filter", show=False, id="table.filter", key_display="F",
+                tooltip="show only some turns: a kind, a tool, user or model, >1000 tokens"),
+        Binding("o", "order", "Order", show=False, id="table.order",
+                tooltip="turn order <-> largest turns first"),
         Binding("c", "compact", "Compact", id="compaction.run",
                 tooltip="preview the compaction of the turns above the split"),
         Binding("f", "compact_focus", "Compact with focus", show=False, id="compaction.run-focus",
@@ -168,6 +172,10 @@ class SessionScreen(SessionNavigation, SessionActions):
         self.remove_class("-loading")
         self.status.set("load", "")
         self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set)
+        if self.turn_filter is not None or self.by_tokens:
+            self.apply_view()  # the filter and order, on the turns as read now
+        if self.matches:
+            self.search_turns(loaded, self.search_text, jump=False)
         self.refresh_figures()
         if previous is None:
             self.show_strategy()
@@ -325,6 +333,8 @@ class SessionScreen(SessionNavigation, SessionActions):
         if self.has_class("-detail"):
             self.remove_class("-detail")
             self.table.focus()
+            return
+        if self.clear_view():
             return
         if self.loaded is None and self.failed is None:
             self.workers.cancel_group(self, LOAD_GROUP)

@@ -10,6 +10,7 @@ reference's candidates), ``◆`` before a model turn (agentic candidates).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -25,7 +26,7 @@ from textual.strip import Strip
 
 from inspector.analysis import Analysis, turn_kind
 from inspector.format import percent, share_bar, usage_text, visible
-from inspector.tui.messages import TableColumns, TurnSelected
+from inspector.tui.messages import TableColumns, TurnSelected, ViewCleared
 
 PROMPT_MARK = "•"  # a reference split candidate: the kept part may start at this user prompt
 AGENTIC_MARK = "◆"  # an agentic split candidate: the kept part may start at this model turn
@@ -139,6 +140,9 @@ class TurnTable(ScrollView, can_focus=True):
         self._max_quarters = 1
         self._total = 0
         self._lines: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(1024)
+        self.shown: list[int] | None = None  # the turns on screen, in order (None: every turn, in turn order)
+        self.by_tokens = False  # ``shown`` is ordered by size: no divider then
+        self._where: dict[int, int] = {}  # turn -> its position in ``shown``
         self.columns: tuple[tuple[Column, int], ...] = layout(80, 0)
 
     # -- data -----------------------------------------------------------------------
@@ -147,14 +151,50 @@ class TurnTable(ScrollView, can_focus=True):
         return len(self.analysis.turns) if self.analysis else 0
 
     @property
+    def shown_count(self) -> int:
+        return len(self.shown) if self.shown is not None else self.turn_count
+
+    @property
+    def divider_row(self) -> int | None:
+        """The row of the split divider (None when the rows are not in turn order)."""
+        if self.shown is None:
+            return self.split
+        return None if self.by_tokens else bisect.bisect_left(self.shown, self.split)
+
+    @property
     def row_count(self) -> int:
-        return self.turn_count + 1 if self.analysis else 0
+        if self.analysis is None:
+            return 0
+        return self.shown_count + (0 if self.divider_row is None else 1)
+
+    def set_view(self, shown: list[int] | None, *, by_tokens: bool = False) -> None:
+        """Show only ``shown`` (a filter), in that order (``by_tokens``: largest first); None: every turn."""
+        self.shown = shown
+        self.by_tokens = by_tokens and shown is not None
+        self._where = {turn: pos for pos, turn in enumerate(shown)} if shown is not None else {}
+        self._lines.clear()
+        self.virtual_size = Size(self.content_width, self.row_count)
+        if self.shown_count and self.position_of(self.cursor) is None:
+            self.cursor = self.turn_at_position(0)
+        self.refresh()
+        self.scroll_to_cursor()
+
+    def position_of(self, turn: int) -> int | None:
+        """Where ``turn`` is among the rows shown (None: filtered out)."""
+        if self.shown is None:
+            return turn if 0 <= turn < self.turn_count else None
+        return self._where.get(turn)
+
+    def turn_at_position(self, position: int) -> int:
+        return self.shown[position] if self.shown is not None else position
 
     def set_analysis(self, analysis: Analysis, split: int, *, follow: bool = False,
                      agentic: frozenset[int] = frozenset()) -> None:
         """Show a (new) analysis; ``follow`` keeps the last row in view (live append);
         ``agentic``: the model turns an agentic split may start at (marked ◆)."""
         at_bottom = self.scroll_y >= self.max_scroll_y
+        if analysis is not self.analysis:  # a new reading: the screen applies its filter again
+            self.shown, self.by_tokens, self._where = None, False, {}
         self.analysis = analysis
         self.agentic = agentic
         self._candidates = frozenset(analysis.candidates)
@@ -177,8 +217,10 @@ class TurnTable(ScrollView, can_focus=True):
             return
         self.split = split
         self._lines.clear()
+        self.virtual_size = Size(self.content_width, self.row_count)
         self.refresh()
-        self.scroll_to_region(Region(0, split, 1, 1), animate=False, immediate=True)
+        if self.divider_row is not None:
+            self.scroll_to_region(Region(0, self.divider_row, 1, 1), animate=False, immediate=True)
 
     # -- columns ----------------------------------------------------------------------
     @property
@@ -209,15 +251,22 @@ class TurnTable(ScrollView, can_focus=True):
 
     # -- geometry: turn index <-> row -----------------------------------------------
     def row_of(self, turn: int) -> int:
-        return turn if turn < self.split else turn + 1
+        """The row of ``turn`` (of where it would be, when the filter hides it)."""
+        position = self.position_of(turn)
+        if position is None:
+            position = 0 if self.shown is None or self.by_tokens else bisect.bisect_left(self.shown, turn)
+        divider = self.divider_row
+        return position + 1 if divider is not None and position >= divider else position
 
     def turn_at(self, row: int) -> int | None:
         """The turn shown on a row, or None for the divider."""
-        if row < self.split:
-            return row
-        if row == self.split:
-            return None
-        return row - 1 if row - 1 < self.turn_count else None
+        divider = self.divider_row
+        if divider is not None:
+            if row == divider:
+                return None
+            if row > divider:
+                row -= 1
+        return self.turn_at_position(row) if 0 <= row < self.shown_count else None
 
     # -- rendering ------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
@@ -313,20 +362,34 @@ class TurnTable(ScrollView, can_focus=True):
             self.post_message(TurnSelected(cursor))
 
     def move_to(self, turn: int) -> None:
-        if self.turn_count:
-            self.cursor = max(0, min(self.turn_count - 1, turn))
+        """Put the cursor on ``turn``; a turn the filter hides brings every turn back first."""
+        if not self.turn_count:
+            return
+        turn = max(0, min(self.turn_count - 1, turn))
+        if self.position_of(turn) is None:
+            self.notify(f"Turn {turn:,} was hidden by the filter: every turn is shown again.", timeout=4)
+            self.set_view(None)
+            self.post_message(ViewCleared())
+        self.cursor = turn
+
+    def move_by(self, delta: int) -> None:
+        """Move the cursor ``delta`` rows among the turns shown."""
+        if not self.shown_count:
+            return
+        position = self.position_of(self.cursor) or 0
+        self.cursor = self.turn_at_position(max(0, min(self.shown_count - 1, position + delta)))
 
     def action_cursor(self, delta: int) -> None:
-        self.move_to(self.cursor + delta)
+        self.move_by(delta)
 
     def action_page(self, direction: int) -> None:
-        self.move_to(self.cursor + direction * max(1, self.size.height - 1))
+        self.move_by(direction * max(1, self.size.height - 1))
 
     def action_first(self) -> None:
-        self.move_to(0)
+        self.move_by(-self.shown_count)
 
     def action_last(self) -> None:
-        self.move_to(self.turn_count - 1)
+        self.move_by(self.shown_count)
 
     def action_goto_split(self) -> None:
         self.move_to(self.split)
