@@ -11,6 +11,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from inspector.format import visible
 from inspector.tui.commands import InspectorCommands
 from inspector.tui.loading import Cancelled
 from inspector.tui.screens.help import HelpScreen
@@ -83,8 +84,8 @@ class InspectorApp(App[None]):
         if state != WorkerState.ERROR or isinstance(worker.error, Cancelled):
             return
         what = worker.description or worker.name or "background work"
-        self.notify(str(worker.error) or type(worker.error).__name__, title=f"Failed: {what}",
-                    severity="error", timeout=8)
+        self.notify(visible(str(worker.error)) or type(worker.error).__name__, title=f"Failed: {what}",
+                    severity="error", timeout=8, markup=False)
 
     # -- help ---------------------------------------------------------------------------------
     def help_rows(self, screen: Screen[object]) -> list[tuple[str, str, str, str, str]]:

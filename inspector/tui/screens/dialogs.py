@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -101,10 +102,11 @@ class RunningScreen(ModalScreen[None]):
         Binding("escape", "cancel", "Cancel", id="running.cancel", tooltip="stop the job"),
     ]
 
-    def __init__(self, label: str, cancel: object) -> None:
+    def __init__(self, label: str, cancel: Callable[[], None]) -> None:
         super().__init__()
         self.label = label
         self._cancel = cancel
+        self._step_text = ""
         self.started = time.monotonic()
 
     def compose(self) -> ComposeResult:
@@ -128,9 +130,8 @@ class RunningScreen(ModalScreen[None]):
             return
         elapsed = time.monotonic() - self.started
         widget = self.query_one("#running-step", Static)
-        widget.update(Text(f"{getattr(self, '_step_text', '')}  {elapsed:.0f} s", style="dim"))
+        widget.update(Text(f"{self._step_text}  {elapsed:.0f} s", style="dim"))
 
     def action_cancel(self) -> None:
-        if callable(self._cancel):
-            self._cancel()
+        self._cancel()
         self.dismiss(None)

@@ -338,6 +338,4 @@ class SessionScreen(SessionNavigation, SessionActions):
             return
         if self.loaded is None and self.failed is None:
             self.workers.cancel_group(self, LOAD_GROUP)
-        open_list = getattr(self.app, "show_session_list", None)
-        if open_list is not None:
-            open_list(self)
+        self.inspector.show_session_list(self)

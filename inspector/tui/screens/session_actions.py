@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from inspector.format import plural
 from inspector.tui.loading import Loaded
 from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, FileChanged, Reverted
 from inspector.tui.preview import Preview
@@ -42,6 +43,7 @@ class SessionActions(InspectorScreen):
     _last_focus: str = ""
     _run_options: RunOptions = RunOptions()
     _watch_ready: asyncio.Event | None = None
+    _live_kind: str = "appended"  # how the file last changed on disk
 
     @property
     def status(self) -> StatusLine:
@@ -90,8 +92,12 @@ class SessionActions(InspectorScreen):
     def start_compaction(self, options: RunOptions) -> None:
         if self.loaded is None:
             return
-        provider = getattr(self.app, "provider", "offline")
-        what = f"turns 0-{self.split - 1} of {self.path.name}" if self.split else self.path.name
+        provider = self.inspector.provider
+        what = f"turns 0-{self.split - 1:,} of {self.path.name}" if self.split else self.path.name
+        if not self.loaded.analysis.would_compress:
+            self.notify("The session is below the compression threshold, so Gemini CLI would not compress it "
+                        "on its own; c compacts it anyway, as /compress does.", title="Below the threshold",
+                        timeout=6)
         label = f"Compacting {what} ({options.strategy}, {provider})"
         self._running_dialog = RunningScreen(label, cancel=self.cancel_compaction)
         self.app.push_screen(self._running_dialog)
@@ -262,7 +268,7 @@ class SessionActions(InspectorScreen):
         return self._watch_ready
 
     def start_watching(self, loaded: Loaded) -> None:
-        if getattr(self.app, "live", False):
+        if self.inspector.live:
             self.watch_file(loaded.file_state)
             self.status.set("live", "live")
 
@@ -271,9 +277,12 @@ class SessionActions(InspectorScreen):
         from inspector.watch import Appended, Deleted, Rewritten, watch_session
 
         async for event in watch_session(self.path, state=state, ready=self.watch_ready):
+            if isinstance(event, Deleted):
+                self.post_message(FileChanged("deleted", self.path))
+                continue
             kind = ("appended" if isinstance(event, Appended) else "rewritten" if isinstance(event, Rewritten)
-                    else "deleted" if isinstance(event, Deleted) else "truncated")
-            self.post_message(FileChanged(kind, self.path, own=getattr(event, "own", False)))
+                    else "truncated")
+            self.post_message(FileChanged(kind, self.path, own=event.own))
 
     def on_file_changed(self, message: FileChanged) -> None:
         if message.own:
@@ -307,9 +316,9 @@ class SessionActions(InspectorScreen):
             self.mark_stale("the file changed since the preview was computed")
         if reason == "live":
             added = len(loaded.analysis.turns) - len(previous.analysis.turns)
-            kind = getattr(self, "_live_kind", "appended")
+            kind = self._live_kind
             if kind == "appended" and added > 0:
-                self.notify(f"{added} new turn(s) in {self.path.name}.", title="Live", timeout=4)
+                self.notify(f"{plural(added, 'new turn')} in {self.path.name}.", title="Live", timeout=4)
             elif kind != "appended":
                 self.notify(f"{self.path.name} was {kind} on disk and read again.", title="Live",
                             severity="warning", timeout=6)
