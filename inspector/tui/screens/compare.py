@@ -9,6 +9,7 @@ preview, where ``a`` applies it with the usual confirmation.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import Any, ClassVar
 
@@ -20,6 +21,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded
 from inspector.tui.messages import CompactionProgress, CompareFinished
 from inspector.tui.running import RunOptions, run_compare, summariser_for, target_text
@@ -77,7 +79,8 @@ class CompareScreen(InspectorScreen):
         kind = self.loaded.split_kind(self.split)
         split = (f"split {self.split} ({kind})" if kind != "reference"
                  else "each strategy's own split (the table shows the reference's)")
-        yield Static(Text.assemble((session.path.name, "bold"), "  both strategies on the same history - ", split,
+        yield Static(Text.assemble((visible(session.path.name, one_line=True), "bold"),
+                                   "  both strategies on the same history - ", split,
                                    f"  - staged: {target_text(self.options.target)}"),
                      id="compare-title", markup=False)
         with Vertical(id="compare-running"):
@@ -126,8 +129,28 @@ class CompareScreen(InspectorScreen):
             if result.message:
                 notes.append(f"{name}: {result.message}\n", style="dim")
         notes.append("fact recall: the facts of the whole history found in the whole new history, measured the "
-                      "same way for both.  Enter / a: preview the selected one (a there applies it).", style="dim")
+                      "same way for both.  Enter / a: preview the selected one (a there applies it).\n", style="dim")
+        notes.append("The same from the command line (the app always compacts, even below the threshold, "
+                     "hence --force): ", style="dim")
+        notes.append(visible(self.cli_command(), one_line=True))
         self.query_one("#compare-notes", Static).update(notes)
+
+    def cli_command(self) -> str:
+        """``compact --compare`` with the options this run used."""
+        words = ["session-inspector", "compact", shlex.quote(str(self.loaded.session.path)), "--compare", "--force"]
+        if self.loaded.split_kind(self.split) != "reference":
+            words += ["--split", str(self.split)]
+        if self.options.target is not None:
+            words += ["--target", f"{self.options.target:g}"]
+        app = self.inspector
+        if app.model:
+            words += ["--model", shlex.quote(app.model)]
+        if app.threshold is not None:
+            words += ["--threshold", f"{app.threshold:g}"]
+        provider = app.provider
+        if provider != "auto":
+            words += ["--provider", provider]
+        return " ".join(words)
 
     def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
         if worker.group != COMPARE_GROUP or state != WorkerState.ERROR or isinstance(worker.error, Cancelled):

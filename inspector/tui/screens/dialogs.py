@@ -51,16 +51,18 @@ class FocusScreen(ModalScreen[RunOptions | None]):
         Binding("escape", "cancel", "Cancel", id="focus.cancel", tooltip="do not run"),
     ]
 
-    def __init__(self, split: int, initial: str = "", options: RunOptions | None = None) -> None:
+    def __init__(self, split: int, initial: str = "", options: RunOptions | None = None, *,
+                 offline: bool = False) -> None:
         super().__init__()
         self.split = split
+        self.offline = offline  # the offline summariser will run: say what it can do with a focus
         self.initial = initial
         self.options = options or RunOptions()
 
     def compose(self) -> ComposeResult:
         target = self.options.target
         with Vertical(classes="dialog"):
-            yield Static(Text(f"Compact turns 0-{self.split - 1}: what should the summary keep above all?",
+            yield Static(Text(f"Compact turns 0-{self.split - 1:,}: what should the summary keep above all?",
                               style="bold"), markup=False)
             yield Input(self.initial, placeholder="e.g. the database schema decisions and open bugs", id="focus-input")
             with Horizontal(id="run-strategy-row"):
@@ -71,6 +73,10 @@ class FocusScreen(ModalScreen[RunOptions | None]):
                 yield Label("target ", classes="run-label")
                 yield Input("" if target is None else f"{target:g}", id="target-input",
                             placeholder="staged only: 0.2 = 20% of the window, 30000 = tokens; empty = default")
+            if self.offline:
+                yield Static(Text("The offline summariser reads a focus as words: the lines that hold them rank "
+                                  "higher. It cannot follow an instruction such as \"be brief\" or \"in French\"; "
+                                  "only Gemini can.", style="yellow"), id="focus-offline", markup=False)
             yield Static("", id="run-error", markup=False)
             yield Static(Text("Enter: run    Tab: next field    Esc: cancel    (empty focus: the standard summary)",
                               style="dim"), markup=False)

@@ -24,6 +24,7 @@ from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, TableColumns, TurnSelected
 from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.screens.session_navigation import SessionNavigation, cli_agentic_split
+from inspector.tui.screens.warnings import WarningsScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
 from inspector.tui.widgets.turn_detail import TurnDetail
@@ -32,7 +33,7 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 SESSION_ACTIONS = frozenset({
     "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
     "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
-    "goto_turn", "search", "search_next", "filter", "order",
+    "goto_turn", "search", "search_next", "filter", "order", "warnings",
 })
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
@@ -88,6 +89,8 @@ class SessionScreen(SessionNavigation, SessionActions):
                 tooltip="undo the newest applied compaction, byte for byte"),
         Binding("t", "timeline", "Timeline", show=False, id="compaction.timeline",
                 tooltip="the compactions applied to this file"),
+        Binding("w", "warnings", "Warnings", show=False, id="session.warnings",
+                tooltip="what was skipped while reading the file (the header counts them)"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
         Binding("d,enter", "detail", "Detail", id="session.detail", key_display="d",
                 tooltip="the selected turn in full (in place of the table on a small terminal)"),
@@ -185,8 +188,9 @@ class SessionScreen(SessionNavigation, SessionActions):
         self.show_detail(self.table.cursor)
         if analysis.warnings and previous is None:
             first = analysis.warnings[0]
-            more = f" (and {len(analysis.warnings) - 1} more)" if len(analysis.warnings) > 1 else ""
-            self.notify(f"{self.path.name}: {first}{more}", title="Skipped while reading", severity="warning")
+            more = f" (and {len(analysis.warnings) - 1:,} more)" if len(analysis.warnings) > 1 else ""
+            self.notify(f"{self.path.name}: {first}{more}. Press w to see every warning.",
+                        title="Skipped while reading", severity="warning")
         self.after_load(previous, loaded, message.reason)
         self.agentic_point = None
         self.find_agentic(loaded)  # the candidates when not yet known, and compact --agentic's split
@@ -325,6 +329,14 @@ class SessionScreen(SessionNavigation, SessionActions):
         if self.loaded is not None and self.loaded.analysis.turns:
             quarters = self.loaded.analysis.quarters
             self.table.move_to(max(range(len(quarters)), key=quarters.__getitem__))
+
+    def action_warnings(self) -> None:
+        if self.loaded is None:
+            return
+        if not self.loaded.analysis.warnings:
+            self.notify("Nothing was skipped while reading this file.", timeout=3)
+            return
+        self.app.push_screen(WarningsScreen(self.path.name, self.loaded.analysis.warnings))
 
     def action_reload(self) -> None:
         self.load_session("reload")

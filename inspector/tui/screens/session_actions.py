@@ -87,7 +87,9 @@ class SessionActions(InspectorScreen):
                 self.set_run_options(options)
                 self.start_compaction(options)
 
-        self.app.push_screen(FocusScreen(self.split, self._last_focus, self._run_options), callback=chosen)
+        offline = self.inspector.provider == "offline"
+        self.app.push_screen(FocusScreen(self.split, self._last_focus, self._run_options, offline=offline),
+                             callback=chosen)
 
     def start_compaction(self, options: RunOptions) -> None:
         if self.loaded is None:
