@@ -118,3 +118,27 @@ async def test_compare_gives_the_cli_command_with_force(session_file: Path) -> N
         command = app.screen.cli_command()
         assert " --compare --force" in command and "--provider offline" in command and "--threshold 0.5" in command
         await pilot.press("escape")
+
+
+async def test_running_dialog_shows_the_cores_progress() -> None:
+    from textual.app import App
+    from textual.widgets import ProgressBar
+
+    from inspector.progress import Progress
+    from inspector.tui.screens.dialogs import RunningScreen
+
+    cancelled: list[bool] = []
+    app: App[None] = App()
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = RunningScreen("Compacting", cancel=lambda: cancelled.append(True))
+        await app.push_screen(dialog)
+        dialog.show(Progress("summary draft", 1_234, 5_000))
+        await pilot.pause()
+        bar = dialog.query_one("#running-bar", ProgressBar)
+        assert bar.total == 5_000 and bar.progress == 1_234
+        assert "summary draft: 1,234 of 5,000 turns" in str(dialog.query_one("#running-step").render())
+        dialog.show(Progress("verification", 0, 0))
+        await pilot.pause()
+        assert bar.total is None
+        await pilot.press("escape")
+        assert cancelled == [True]

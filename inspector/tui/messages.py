@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from inspector.progress import Progress
     from inspector.tui.loading import Loaded, SessionInfo
 
 
@@ -56,9 +57,10 @@ class TurnSelected(Message):
 
 @dataclass
 class CompactionProgress(Message):
-    """A step of a running compaction (a label to show)."""
+    """A step of a running compaction: a label to show, or the core's ``Progress`` (stage, done, total)."""
 
     text: str
+    progress: Progress | None = None
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, CompactionProgress)

@@ -13,6 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, ProgressBar, Select, Static
 
+from inspector.format import plural, visible
+from inspector.progress import Progress
 from inspector.tui.running import STRATEGIES, RunOptions, parse_target
 
 STRATEGY_LABELS = {
@@ -136,7 +138,17 @@ class RunningScreen(ModalScreen[None]):
             return
         elapsed = time.monotonic() - self.started
         widget = self.query_one("#running-step", Static)
-        widget.update(Text(f"{self._step_text}  {elapsed:.0f} s", style="dim"))
+        widget.update(Text(f"{visible(self._step_text, one_line=True)}  {elapsed:,.0f} s", style="dim"))
+
+    def show(self, progress: Progress, unit: str = "turn") -> None:
+        """A report from the core: the stage, and a real bar when it knows how much there is."""
+        if progress.total > 0:
+            self.step(f"{progress.stage}: {progress.done:,} of {plural(progress.total, unit)}")
+        else:
+            self.step(f"{progress.stage}: {plural(progress.done, unit)} done" if progress.done else progress.stage)
+        if self.is_mounted:
+            bar = self.query_one("#running-bar", ProgressBar)
+            bar.update(total=progress.total or None, progress=progress.done)
 
     def action_cancel(self) -> None:
         self._cancel()

@@ -122,7 +122,10 @@ class SessionActions(InspectorScreen):
 
     def on_compaction_progress(self, message: CompactionProgress) -> None:
         if self._running_dialog is not None:
-            self._running_dialog.step(message.text)
+            if message.progress is not None:
+                self._running_dialog.show(message.progress)
+            else:
+                self._running_dialog.step(message.text)
 
     def action_compare(self) -> None:
         from inspector.tui.screens.compare import CompareScreen
