@@ -142,3 +142,32 @@ async def test_running_dialog_shows_the_cores_progress() -> None:
         assert bar.total is None
         await pilot.press("escape")
         assert cancelled == [True]
+
+
+async def test_provider_switch_says_which_summariser_runs_before_anything_is_sent(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.gemini_server import GeminiServer
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+    with GeminiServer([]) as server:
+        app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline", base_url=server.url)
+        async with app.run_test(size=(160, 45)) as pilot:
+            await settle(pilot)
+            view = app.screen
+            assert isinstance(view, SessionScreen)
+            assert "offline" in view.status.get("provider") and "nothing is sent" in view.status.get("provider")
+            await pilot.press("P")
+            assert app.provider == "gemini"
+            assert "no API key is set" in view.status.get("provider")
+            await pilot.press("P")
+            assert app.provider == "auto" and "auto -> offline" in view.status.get("provider")
+            monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-key-never-shown")
+            await pilot.press("P", "P", "P")  # round the three again, now with a key
+            assert app.provider == "auto" and "auto -> Gemini gemini-2.5-pro" in view.status.get("provider")
+            assert "AIza" not in view.status.get("provider")
+            await pilot.press("P")
+            assert app.provider == "offline"
+        assert not server.requests  # switching sends nothing

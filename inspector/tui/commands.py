@@ -56,6 +56,8 @@ COMMANDS: tuple[PaletteCommand, ...] = (
                    "strategy", "SessionScreen"),
     PaletteCommand("compaction: compare strategies", "run both strategies on the same history, side by side",
                    "compare", "SessionScreen"),
+    PaletteCommand("compaction: switch summariser", "offline -> Gemini -> auto; says which runs and why", "provider",
+                   "SessionScreen"),
     PaletteCommand("compaction: show preview", "open the last compaction preview", "show_preview", "SessionScreen"),
     PaletteCommand("compaction: apply", "write the previewed compaction to the session file", "apply",
                    "SessionScreen"),

@@ -33,7 +33,7 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 SESSION_ACTIONS = frozenset({
     "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
     "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
-    "goto_turn", "search", "search_next", "filter", "order", "warnings",
+    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider",
 })
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
@@ -84,6 +84,8 @@ class SessionScreen(SessionNavigation, SessionActions):
                 tooltip="run both strategies on the same history and split, side by side"),
         Binding("p", "show_preview", "Preview", show=False, id="compaction.preview",
                 tooltip="open the last compaction preview again"),
+        Binding("P", "provider", "Summariser", show=False, id="compaction.provider", key_display="P",
+                tooltip="who writes the snapshot: offline -> Gemini -> auto (shown before anything is sent)"),
         Binding("a", "apply", "Apply", id="compaction.apply", tooltip="write the previewed compaction to the file"),
         Binding("u", "revert", "Undo", id="compaction.revert",
                 tooltip="undo the newest applied compaction, byte for byte"),
@@ -182,6 +184,7 @@ class SessionScreen(SessionNavigation, SessionActions):
         self.refresh_figures()
         if previous is None:
             self.show_strategy()
+            self.show_provider()
             self.table.focus()
             self.table.move_to(self.split if self.split < len(analysis.turns) else len(analysis.turns) - 1)
             self.call_after_refresh(self.table.scroll_to_cursor)  # the table has its size only after this refresh

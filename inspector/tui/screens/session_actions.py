@@ -74,6 +74,37 @@ class SessionActions(InspectorScreen):
         self.set_run_options(RunOptions(following, current.target))
         self.notify(f"Compaction strategy: {following}", timeout=3)
 
+    # -- who writes the snapshot ------------------------------------------------------------
+    def provider_text(self) -> tuple[str, str]:
+        """Which summariser the next run uses and why, before anything is sent (text, style)."""
+        from inspector.compaction.summarisers import DEFAULT_MODEL, gemini_available
+
+        provider = self.inspector.provider
+        model = (self.loaded.analysis.model if self.loaded is not None else None) or DEFAULT_MODEL
+        if provider == "offline":
+            return "summariser: offline, on this machine; nothing is sent (P)", ""
+        key = gemini_available()
+        if provider == "gemini":
+            if key:
+                return f"summariser: Gemini {model}; the turns are sent to Google (P)", "yellow"
+            return ("summariser: Gemini, but no API key is set (GEMINI_API_KEY or GOOGLE_API_KEY): a run fails (P)",
+                    "red")
+        if key:
+            return f"summariser: auto -> Gemini {model}, as an API key is set; the turns are sent (P)", "yellow"
+        return "summariser: auto -> offline, as no API key is set; nothing is sent (P)", ""
+
+    def show_provider(self) -> None:
+        text, style = self.provider_text()
+        self.status.set("provider", text, style)
+
+    def action_provider(self) -> None:
+        """offline -> gemini -> auto -> offline."""
+        order = ("offline", "gemini", "auto")
+        app = self.inspector
+        app.provider = order[(order.index(app.provider) + 1) % len(order)] if app.provider in order else "offline"
+        self.show_provider()
+        self.notify(self.provider_text()[0].removesuffix(" (P)"), title="Summariser", timeout=4)
+
     def action_compact(self) -> None:
         self.start_compaction(self._run_options)
 
@@ -94,13 +125,13 @@ class SessionActions(InspectorScreen):
     def start_compaction(self, options: RunOptions) -> None:
         if self.loaded is None:
             return
-        provider = self.inspector.provider
         what = f"turns 0-{self.split - 1:,} of {self.path.name}" if self.split else self.path.name
         if not self.loaded.analysis.would_compress:
             self.notify("The session is below the compression threshold, so Gemini CLI would not compress it "
                         "on its own; c compacts it anyway, as /compress does.", title="Below the threshold",
                         timeout=6)
-        label = f"Compacting {what} ({options.strategy}, {provider})"
+        who = self.provider_text()[0].removeprefix("summariser: ").removesuffix(" (P)")
+        label = f"Compacting {what} ({options.strategy} strategy; {who})"
         self._running_dialog = RunningScreen(label, cancel=self.cancel_compaction)
         self.app.push_screen(self._running_dialog)
         self._running_dialog.step("summarising" if options.strategy == "reference" else "running the stages")
