@@ -178,3 +178,23 @@ async def test_a_split_the_user_moved_stays_after_a_reload(tmp_path: Path) -> No
         assert view.split == chosen != view.loaded.analysis.split_point
         await pilot.press("equals_sign")  # back to Gemini CLI's own: it follows again
         assert not view.split_chosen and view.split == view.loaded.analysis.split_point
+
+
+async def test_on_open_the_table_shows_the_turn_the_cursor_and_detail_are_on() -> None:
+    source = SAMPLES / "long-migration.jsonl"
+    if not source.is_file():
+        pytest.skip(f"{source} is missing")
+    app = InspectorApp(source, threshold=0.5, live=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        table = screen.query_one(TurnTable)
+        split = screen.loaded.analysis.split_point
+        assert split > table.scrollable_content_region.height  # far below the first screenful
+        assert table.cursor == split
+        row = table.row_of(split) - int(table.scroll_y)
+        height = table.scrollable_content_region.height
+        assert height // 4 <= row <= height * 3 // 4  # in the middle, with turns before and after it in sight
+        shown = [strip.text for strip in screen.detail.body.render_lines(screen.detail.body.region.reset_offset)]
+        assert shown[0].startswith(f"turn {split:,} ")

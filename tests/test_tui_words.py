@@ -158,15 +158,15 @@ async def test_provider_switch_says_which_summariser_runs_before_anything_is_sen
             await settle(pilot)
             view = app.screen
             assert isinstance(view, SessionScreen)
-            assert "offline" in view.status.get("provider") and "nothing is sent" in view.status.get("provider")
+            assert "offline: nothing leaves this machine" in view.status.get("provider")
             await pilot.press("P")
             assert app.provider == "gemini"
-            assert "no API key is set" in view.status.get("provider")
+            assert "no GEMINI_API_KEY or GOOGLE_API_KEY is set" in view.status.get("provider")
             await pilot.press("P")
-            assert app.provider == "auto" and "auto -> offline" in view.status.get("provider")
+            assert app.provider == "auto" and "auto: offline" in view.status.get("provider")
             monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-key-never-shown")
             await pilot.press("P", "P", "P")  # round the three again, now with a key
-            assert app.provider == "auto" and "auto -> Gemini gemini-2.5-pro" in view.status.get("provider")
+            assert app.provider == "auto" and "auto: Gemini gemini-2.5-pro" in view.status.get("provider")
             assert "AIza" not in view.status.get("provider")
             await pilot.press("P")
             assert app.provider == "offline"

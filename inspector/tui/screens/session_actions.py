@@ -82,16 +82,15 @@ class SessionActions(InspectorScreen):
         provider = self.inspector.provider
         model = (self.loaded.analysis.model if self.loaded is not None else None) or DEFAULT_MODEL
         if provider == "offline":
-            return "summariser: offline, on this machine; nothing is sent (P)", ""
+            return "summariser offline: nothing leaves this machine (P)", ""
         key = gemini_available()
         if provider == "gemini":
             if key:
-                return f"summariser: Gemini {model}; the turns are sent to Google (P)", "yellow"
-            return ("summariser: Gemini, but no API key is set (GEMINI_API_KEY or GOOGLE_API_KEY): a run fails (P)",
-                    "red")
+                return f"summariser Gemini {model}: the turns are sent to Google (P)", "yellow"
+            return "summariser Gemini: no GEMINI_API_KEY or GOOGLE_API_KEY is set, a run fails (P)", "red"
         if key:
-            return f"summariser: auto -> Gemini {model}, as an API key is set; the turns are sent (P)", "yellow"
-        return "summariser: auto -> offline, as no API key is set; nothing is sent (P)", ""
+            return f"summariser auto: Gemini {model}, as an API key is set (P)", "yellow"
+        return "summariser auto: offline, as no API key is set (P)", ""
 
     def show_provider(self) -> None:
         text, style = self.provider_text()
@@ -130,7 +129,7 @@ class SessionActions(InspectorScreen):
             self.notify("The session is below the compression threshold, so Gemini CLI would not compress it "
                         "on its own; c compacts it anyway, as /compress does.", title="Below the threshold",
                         timeout=6)
-        who = self.provider_text()[0].removeprefix("summariser: ").removesuffix(" (P)")
+        who = self.provider_text()[0].removesuffix(" (P)")
         label = f"Compacting {what} ({options.strategy} strategy; {who})"
         self._running_dialog = RunningScreen(label, cancel=self.cancel_compaction)
         self.app.push_screen(self._running_dialog)

@@ -243,11 +243,10 @@ class TurnTable(ScrollView, can_focus=True):
         self.scroll_to_cursor()  # on open the table has no size until now
 
     def scroll_to_cursor(self) -> None:
-        """Bring the cursor's row into view, with some rows of context above it when there is room."""
+        """Bring the cursor's row to the middle of the view (the turns before and after it in sight)."""
         if self.turn_count and self.size.height:
-            row = self.row_of(self.cursor)
-            above = min(row, self.size.height // 3)
-            self.scroll_to_region(Region(0, row - above, 1, above + 1), animate=False, immediate=True)
+            self.scroll_to_region(Region(0, self.row_of(self.cursor), 1, 1), animate=False, immediate=True,
+                                  center=True)
 
     # -- geometry: turn index <-> row -----------------------------------------------
     def row_of(self, turn: int) -> int:
