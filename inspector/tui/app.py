@@ -65,7 +65,7 @@ class InspectorApp(App[None]):
     def open_session(self, path: Path) -> None:
         self.push_screen(self.session_screen(path))
 
-    def show_session_list(self, current: Screen[object] | None = None) -> None:
+    def show_session_list(self, current: Screen[object] | Screen[None] | None = None) -> None:
         """Back to the list: pop to it, or open the list of the current file's folder."""
         below = self.screen_stack[-2] if len(self.screen_stack) > 2 else None
         if isinstance(below, SessionListScreen):
