@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.strategies import Comparison
     from inspector.progress import Progress
+    from inspector.store.journal import JournalEntry
+    from inspector.store.revert import RevertResult
     from inspector.tui.loading import Loaded, SessionInfo
 
 
@@ -70,7 +74,7 @@ class CompactionProgress(Message):
 class CompactionFinished(Message):
     """A compaction preview is ready (``result`` is the core's result object)."""
 
-    result: Any
+    result: CompressionResult
     split: int
     focus: str
     source: Loaded | None = None  # the session and history it was computed from
@@ -82,7 +86,7 @@ class Applied(Message):
 
     path: Path
     backup: Path | None
-    detail: Any = None
+    detail: JournalEntry
 
 
 @dataclass
@@ -90,7 +94,7 @@ class Reverted(Message):
     """The newest apply was undone."""
 
     path: Path
-    detail: Any = None
+    detail: RevertResult
 
 
 @dataclass
@@ -106,7 +110,7 @@ class FileChanged(Message):
 class CompareFinished(Message):
     """Both strategies ran on the same history (``comparison``: ``strategies.Comparison``)."""
 
-    comparison: Any
+    comparison: Comparison
     split: int
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -27,12 +27,16 @@ from inspector.tui.messages import CompactionProgress, CompareFinished
 from inspector.tui.running import RunOptions, run_compare, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
 
+if TYPE_CHECKING:
+    from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.strategies import Comparison
+
 COMPARE_GROUP = "compare"
 COLUMNS = (("strategy", "strategy"), ("status", "status"), ("before", "tokens before"), ("after", "after"),
            ("saved", "saved"), ("how", "stages / split"), ("snapshot", "snapshot"), ("recall", "fact recall"))
 
 
-def how_text(result: Any) -> str:
+def how_text(result: CompressionResult) -> str:
     """The stages that ran (staged) or the split and its kind (reference) - as ``compact --compare`` shows."""
     if result.stages is not None:
         return ", ".join(stage.name for stage in result.stages if stage.applied) or "none"
@@ -41,7 +45,7 @@ def how_text(result: Any) -> str:
     return f"split {result.split_point}" + (f" ({result.split_kind})" if result.split_kind else "")
 
 
-def row_cells(result: Any, recall: float | None) -> list[Text]:
+def row_cells(result: CompressionResult, recall: float | None) -> list[Text]:
     before, after = result.original_token_count, result.new_token_count
     failed = result.status.failed
     return [
@@ -66,13 +70,13 @@ class CompareScreen(InspectorScreen):
     ]
 
     def __init__(self, loaded: Loaded, split: int, options: RunOptions,
-                 open_preview: Callable[[Any, int, Loaded, float | None], None]) -> None:
+                 open_preview: Callable[[CompressionResult, int, Loaded, float | None], None]) -> None:
         super().__init__()
         self.loaded = loaded
         self.split = split
         self.options = options
         self._open_preview = open_preview
-        self.comparison: Any = None
+        self.comparison: Comparison | None = None
 
     def compose(self) -> ComposeResult:
         session = self.loaded.session
@@ -104,7 +108,7 @@ class CompareScreen(InspectorScreen):
         self.run_both()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPARE_GROUP, description="comparing strategies")
-    def run_both(self) -> Any:
+    def run_both(self) -> Comparison:
         worker = get_current_worker()
         summariser = summariser_for(self.app, self.loaded, lambda text: self.post_message(CompactionProgress(text)))
         comparison = run_compare(self.loaded, self.split, self.options, summariser, lambda: worker.is_cancelled)
@@ -166,10 +170,10 @@ class CompareScreen(InspectorScreen):
         return str(key) if key is not None else None
 
     def action_open(self) -> None:
-        name = self.selected
-        if name is None:
+        name, comparison = self.selected, self.comparison
+        if name is None or comparison is None:
             return
-        self._open_preview(self.comparison.results[name], self.split, self.loaded, self.comparison.recall[name])
+        self._open_preview(comparison.results[name], self.split, self.loaded, comparison.recall[name])
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -31,7 +31,7 @@ class HelpScreen(ModalScreen[None]):
     ]
 
     # Below 110 columns the help fills the screen and leaves out the "where" and "binding id" columns.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 - typed as Textual declares it
 
     def __init__(self, rows: list[tuple[str, str, str, str, str]]) -> None:
         super().__init__()

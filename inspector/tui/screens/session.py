@@ -103,8 +103,8 @@ class SessionScreen(SessionNavigation, SessionActions):
     DEFAULT_CLASSES = "-loading"
     # Side by side from 150 columns; below that the detail pane goes under the table,
     # or, when the terminal is short as well, takes the table's place on ``d`` / Enter.
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 - typed as Textual declares it
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]  # noqa: RUF012 - typed as Textual declares it
 
     def __init__(self, path: Path, *, model: str | None = None, threshold: float | None = None) -> None:
         super().__init__()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -26,6 +26,10 @@ from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, RunningScr
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
 from inspector.tui.widgets.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from inspector.compaction.compress import CompressionResult
+    from inspector.watch import FileState
 
 COMPACT_GROUP = "compact"
 STORE_GROUP = "store"
@@ -49,7 +53,7 @@ class SessionActions(InspectorScreen):
     def status(self) -> StatusLine:
         return self.query_one(StatusLine)
 
-    def load_session(self, reason: str = "open") -> Any:
+    def load_session(self, reason: str = "open") -> object:
         raise NotImplementedError  # SessionScreen's loading worker
 
     # -- compaction -----------------------------------------------------------------------
@@ -142,7 +146,7 @@ class SessionActions(InspectorScreen):
         self.notify("Compaction cancelled.", severity="warning")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPACT_GROUP, description="the compaction")
-    def run_compaction(self, loaded: Loaded, split: int, options: RunOptions) -> Any:
+    def run_compaction(self, loaded: Loaded, split: int, options: RunOptions) -> CompressionResult:
         worker = get_current_worker()
         summariser = summariser_for(self.app, loaded, lambda text: self.post_message(CompactionProgress(text)))
         result = run_one(loaded, split, options, summariser, lambda: worker.is_cancelled)
@@ -163,13 +167,13 @@ class SessionActions(InspectorScreen):
         if self.loaded is not None:
             self.app.push_screen(CompareScreen(self.loaded, self.split, self._run_options, self.open_preview))
 
-    def open_preview(self, result: Any, split: int, source: Loaded, recall: float | None = None) -> None:
+    def open_preview(self, result: CompressionResult, split: int, source: Loaded, recall: float | None = None) -> None:
         """Make ``result`` (computed from ``source``) the preview - ``a`` applies it - and show it."""
         self.preview = self.make_preview(result, split, source, recall=recall)
         self.show_preview_status()
         self.action_show_preview()
 
-    def make_preview(self, result: Any, split: int, source: Loaded, focus: str = "",
+    def make_preview(self, result: CompressionResult, split: int, source: Loaded, focus: str = "",
                      recall: float | None = None) -> Preview:
         """A preview of ``result``; stale at once when the file was read again since ``source``."""
         preview = Preview(result, self.path, split, focus, source=source, recall=recall)
@@ -308,7 +312,7 @@ class SessionActions(InspectorScreen):
             self.status.set("live", "live")
 
     @work(exclusive=True, exit_on_error=False, group=WATCH_GROUP, description="watching the file")
-    async def watch_file(self, state: Any) -> None:
+    async def watch_file(self, state: FileState | None) -> None:
         from inspector.watch import Appended, Deleted, Rewritten, watch_session
 
         async for event in watch_session(self.path, state=state, ready=self.watch_ready):
