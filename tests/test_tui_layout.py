@@ -198,3 +198,22 @@ async def test_on_open_the_table_shows_the_turn_the_cursor_and_detail_are_on() -
         assert height // 4 <= row <= height * 3 // 4  # in the middle, with turns before and after it in sight
         shown = [strip.text for strip in screen.detail.body.render_lines(screen.detail.body.region.reset_offset)]
         assert shown[0].startswith(f"turn {split:,} ")
+
+
+async def test_compare_fits_80_columns() -> None:
+    from textual.widgets import DataTable
+
+    from inspector.tui.screens.compare import CompareScreen
+
+    app = InspectorApp(SAMPLE, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        table = screen.query_one(DataTable)
+        assert table.row_count == 2
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # no column out of sight
+        lines = [strip.text for strip in table.render_lines(table.region.reset_offset)]
+        assert "COMPRESSED" in "\n".join(lines)

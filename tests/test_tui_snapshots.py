@@ -145,3 +145,14 @@ def test_filtered_largest_first_at_80x24(snap_compare) -> None:  # type: ignore[
         await settle(pilot)
 
     assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_compare_at_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=(80, 24), run_before=run_before)

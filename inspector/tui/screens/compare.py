@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 COMPARE_GROUP = "compare"
 COLUMNS = (("strategy", "strategy"), ("status", "status"), ("before", "tokens before"), ("after", "after"),
            ("saved", "saved"), ("how", "stages / split"), ("snapshot", "snapshot"), ("recall", "fact recall"))
+# Below 110 columns: shorter titles, "saved" left out (before - after says it), and the long
+# cells wrap in columns this wide (rows grow taller), so nothing is cut.
+NARROW = {"strategy": ("strategy", None), "status": ("status", 10), "before": ("before", 6), "after": ("after", 6),
+          "how": ("how", 12), "snapshot": ("snapshot", 8), "recall": ("recall", 6)}
 
 
 def how_text(result: CompressionResult) -> str:
@@ -77,6 +81,7 @@ class CompareScreen(InspectorScreen):
         self.options = options
         self._open_preview = open_preview
         self.comparison: Comparison | None = None
+        self.narrow = False
 
     def compose(self) -> ComposeResult:
         session = self.loaded.session
@@ -93,8 +98,13 @@ class CompareScreen(InspectorScreen):
             yield Static("", id="compare-step", markup=False)
             yield Static(Text("Esc: cancel", style="dim"), markup=False)
         table: DataTable[Text] = DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
+        self.narrow = self.app.size.width < 110
         for key, label in COLUMNS:
-            table.add_column(label, key=key)
+            if not self.narrow:
+                table.add_column(label, key=key)
+            elif key in NARROW:
+                title, width = NARROW[key]
+                table.add_column(title, key=key, width=width)
         yield table
         yield Static("", id="compare-notes", markup=False)
         yield Footer()
@@ -125,7 +135,10 @@ class CompareScreen(InspectorScreen):
         table = self.table
         table.clear()
         for name, result in self.comparison.results.items():
-            table.add_row(*row_cells(result, self.comparison.recall[name]), key=name)
+            cells = row_cells(result, self.comparison.recall[name])
+            if self.narrow:
+                cells = [cell for (key, _), cell in zip(COLUMNS, cells, strict=True) if key in NARROW]
+            table.add_row(*cells, key=name, height=None)
         table.display = True
         table.focus()
         notes = Text()
