@@ -171,3 +171,20 @@ async def test_provider_switch_says_which_summariser_runs_before_anything_is_sen
             await pilot.press("P")
             assert app.provider == "offline"
         assert not server.requests  # switching sends nothing
+
+
+async def test_undo_and_apply_are_offered_only_when_they_can_work(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert "u" not in footer_keys(view) and "a" not in footer_keys(view)  # nothing applied, no preview
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "a" in footer_keys(view)
+        await pilot.press("a", "y")
+        await settle(pilot)
+        assert "u" in footer_keys(view) and "a" not in footer_keys(view)
+        assert "Quit" in " ".join(str(k.render()) for k in view.query("FooterKey"))  # still fits 80 columns

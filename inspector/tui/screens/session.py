@@ -174,6 +174,7 @@ class SessionScreen(SessionNavigation, SessionActions):
         self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
         analysis = loaded.analysis
         self.split = self.split_after_load(previous, loaded)
+        self.check_undo()
         self.remove_class("-loading")
         self.status.set("load", "")
         self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set)
@@ -287,6 +288,8 @@ class SessionScreen(SessionNavigation, SessionActions):
         apply is offered only once there is a preview to apply."""
         if action in SESSION_ACTIONS and self.loaded is None:
             return False if self.failed is not None else None
+        if action == "revert":
+            return self.can_undo  # u is offered only while an apply can be undone
         return not (action in ("apply", "show_preview") and self.preview is None)
 
     def set_split(self, split: int) -> None:

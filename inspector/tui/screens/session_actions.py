@@ -48,6 +48,7 @@ class SessionActions(InspectorScreen):
     _run_options: RunOptions = RunOptions()
     _watch_ready: asyncio.Event | None = None
     _live_kind: str = "appended"  # how the file last changed on disk
+    can_undo: bool = False  # an apply of this file can be undone (read from the journal at each load)
 
     @property
     def status(self) -> StatusLine:
@@ -254,6 +255,16 @@ class SessionActions(InspectorScreen):
         figures = f"{before:,} -> {after:,} tokens. " if before is not None and after is not None else ""
         self.notify(f"{figures}Backup: {message.backup}. Press u to undo.", title="Compaction applied", timeout=10)
         self.load_session("reload")
+
+    def check_undo(self) -> None:
+        """Read the journal: can an apply be undone?  (u is offered only then.)"""
+        from inspector.store import StoreError, undoable
+
+        try:
+            self.can_undo = bool(undoable(self.path))
+        except StoreError:
+            self.can_undo = True  # u then says what is wrong with the journal
+        self.refresh_bindings()
 
     def action_revert(self) -> None:
         from inspector.store import StoreError, undoable

@@ -59,7 +59,7 @@ class TimelineScreen(ModalScreen[None]):
                 Text("" if info.split_point is None else f"{info.split_point:,}"),
                 Text(f"{entry.turns_before:,} -> {entry.turns_after:,}"),
                 Text(visible(provider_text(info.provider, info.model), one_line=True)),
-                Text(visible(str(backups / entry.backup), one_line=True)),
+                Text(visible(entry.backup, one_line=True)),
             )
         note = self.query_one("#timeline-note", Static)
         if not journal.entries:
@@ -67,5 +67,6 @@ class TimelineScreen(ModalScreen[None]):
         else:
             undoable = len(journal.undoable())
             note.update(Text(f"{plural(len(journal.entries), 'compaction')} applied; {undoable:,} can be undone "
-                             "with u in the session view.", style="dim"))
+                             f"with u in the session view. Backups are in {visible(str(backups), one_line=True)}",
+                             style="dim"))
         table.focus()
