@@ -18,10 +18,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from inspector.compaction.compress import session_defaults  # noqa: E402
+from inspector.analysis import analyze  # noqa: E402
+from inspector.compaction.request import compaction_context, compaction_request  # noqa: E402
 from inspector.compaction.strategies import compare  # noqa: E402
 from inspector.compaction.summarisers.offline import OfflineSummariser  # noqa: E402
-from inspector.session import SessionError, history, load  # noqa: E402
+from inspector.session import SessionError, load  # noqa: E402
 
 
 def files() -> list[Path]:
@@ -47,10 +48,12 @@ def main() -> None:
         except SessionError as exc:
             print(f"| {path.name} | {exc} |")
             continue
-        turns = history(session)
+        analysis = analyze(session)
+        turns = analysis.turns
         started = time.monotonic()
-        comparison = asyncio.run(compare(turns, OfflineSummariser(model=session.model),
-                                         **session_defaults(session, turns), force=True))
+        comparison = asyncio.run(compare(compaction_request(force=True, compare=True),
+                                         compaction_context(session, analysis), turns,
+                                         OfflineSummariser(model=session.model)))
         ref, staged = comparison.results["reference"], comparison.results["staged"]
         stages = ", ".join(s.name for s in staged.stages or [] if s.applied) or "-"
         name = path.name if len(path.name) < 48 else path.name[:22] + "…" + path.name[-24:]

@@ -24,6 +24,7 @@ from inspector.compaction.budget import (
     truncated_content,
 )
 from inspector.compaction.split import find_split_point
+from inspector.context import ContextFigures, environment_quarters, environment_turn
 from inspector.jsjson import js_json_len
 from inspector.session import Session, Turn, history
 from inspector.session.errors import LoadWarning
@@ -81,6 +82,7 @@ class Analysis:
     kinds: list[str] = field(default_factory=list)  # turn_kind of every turn
     agentic_candidates: list[int] = field(default_factory=list)  # model turns the kept part may start at
     fresh_from: int = 0  # recorded usage before this turn predates the last compaction
+    environment_quarters: int = 0  # the environment-context turn Gemini CLI sends before the history
     _prefix_quarters: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
@@ -111,18 +113,20 @@ class Analysis:
         return last_prompt_tokens(self.recorded, self.fresh_from)
 
     @property
+    def context(self) -> ContextFigures:
+        """How full the context is and whether Gemini CLI would compress (``inspector.context``)."""
+        estimate = (self.environment_quarters + self._prefix_quarters[-1]) // 4  # one floor, as compress's
+        return ContextFigures(self.recorded_prompt_tokens, estimate, self.token_limit, self.threshold)
+
+    @property
     def context_tokens(self) -> int:
         """What decides compression: the last recorded prompt, else the estimate."""
-        recorded = self.recorded_prompt_tokens
-        return recorded if recorded is not None else self.total_estimated_tokens
+        return self.context.deciding_tokens
 
     @property
     def would_compress(self) -> bool:
         """Would Gemini CLI compress now (automatically, not forced)?"""
-        return (
-            self.context_tokens >= self.threshold * self.token_limit
-            and self.compress_split_point > 0
-        )
+        return self.context.over_threshold and self.compress_split_point > 0
 
     # -- stepping the split -----------------------------------------------------
     def step(self, split: int, direction: int) -> int:
@@ -270,6 +274,7 @@ def analyze_turns(
     warnings: list[LoadWarning] | None = None,
     figures: Sequence[TurnFigures] | None = None,
     fresh_from: int = 0,
+    environment_quarters: int = 0,
 ) -> Analysis:
     """Analyse turns; ``figures`` (one per turn) when the loader computed them already."""
     if figures is None:
@@ -336,6 +341,7 @@ def analyze_turns(
         kinds=[f[F_KIND] for f in figures],
         agentic_candidates=agentic,
         fresh_from=fresh_from,
+        environment_quarters=environment_quarters,
     )
 
 
@@ -380,4 +386,5 @@ def analyze(session: Session, *, model: str | None = None, threshold: float | No
             warnings=session.warnings,
             figures=figures,
             fresh_from=usage_fresh_from(session, turns),
+            environment_quarters=environment_quarters(environment_turn(session)),
         )

@@ -17,7 +17,9 @@ from tests.reference.install import Missing, reference_src
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_sessions"
-SHARED = REPO.parent / "shared"
+# the shared recordings sit beside the checkout (/work/shared for /work/main) or, from a worktree, one level up
+SHARED = next((p / "shared" for p in (REPO.parent, REPO.parent.parent) if (p / "shared").is_dir()),
+              REPO.parent / "shared")
 SESSION_SUFFIXES = (".jsonl", ".json")
 
 

@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
+from inspector.analysis import analyze
 from inspector.cli import main
 from inspector.compaction.agentic import agentic_candidates
-from inspector.compaction.compress import CompressionStatus, session_defaults
-from inspector.compaction.strategies import compare, resolve_target, run_strategy
+from inspector.compaction.compress import CompressionStatus
+from inspector.compaction.request import compaction_context, compaction_request
+from inspector.compaction.strategies import compact_session, compare, resolve_target
 from inspector.compaction.summarisers.offline import OfflineSummariser
 from inspector.jsjson import js_stringify
 from inspector.session import history, load
@@ -28,8 +30,8 @@ AGENT_RUN = REAL / "BrianV1981__aim__docs__benchmarks__raw_logs__control_flash_r
 def run(strategy: str, path: Path, **options: Any) -> tuple[Any, Any, Any]:
     session = load(path)
     turns = history(session)
-    result = asyncio.run(run_strategy(strategy, turns, OfflineSummariser(model=session.model),
-                                      **{**session_defaults(session, turns), "force": True, **options}))
+    request = compaction_request(strategy=strategy, force=True, **options)
+    result = asyncio.run(compact_session(session, request, OfflineSummariser(model=session.model)))
     return session, turns, result
 
 
@@ -100,8 +102,9 @@ def test_compare_runs_both_strategies_on_the_same_history() -> None:
     source = next(p for p in PATHS if p.name == "long-migration.jsonl")
     session = load(source)
     turns = history(session)
-    comparison = asyncio.run(compare(turns, OfflineSummariser(model=session.model),
-                                     **session_defaults(session, turns)))
+    context = compaction_context(session, analyze(session))
+    comparison = asyncio.run(compare(compaction_request(compare=True), context, turns,
+                                     OfflineSummariser(model=session.model)))
     assert set(comparison.results) == {"reference", "staged"}
     for name, result in comparison.results.items():
         assert result.status is CompressionStatus.COMPRESSED, (name, result.message)

@@ -11,7 +11,7 @@ from inspector.compaction.compress import CompressionStatus, compress
 from inspector.compaction.summarisers import gemini_available, pick_summariser
 from inspector.compaction.summarisers.gemini import GeminiSummariser
 from inspector.compaction.summarisers.offline import OfflineSummariser
-from tests.gemini_server import GeminiServer, error, hang, raw, reply
+from tests.gemini_server import GeminiServer, error, hang, raw, reply, verified_claims
 
 KEY = "AIzaTEST-secret-key-0123456789"
 HISTORY = [
@@ -163,3 +163,90 @@ def test_auto_picks_gemini_only_with_credentials() -> None:
     assert isinstance(picked, GeminiSummariser) and picked.model == "gemini-2.5-pro"
     with pytest.raises(ValueError):
         pick_summariser("openai")
+
+
+# -- which provider, and why (decided before anything is sent) -------------------------------------------------
+
+def test_the_choice_names_the_variable_never_its_value() -> None:
+    from inspector.compaction.summarisers import choose_provider
+
+    choice = choose_provider("auto", {"GEMINI_API_KEY": KEY})
+    assert (choice.provider, choice.backend, choice.key_variable) == ("gemini", "api_key", "GEMINI_API_KEY")
+    assert "GEMINI_API_KEY" in choice.reason and KEY not in str(choice.to_json())
+    both = choose_provider("auto", {"GEMINI_API_KEY": KEY, "GOOGLE_API_KEY": KEY + "2"})
+    assert both.key_variable == "GOOGLE_API_KEY" and "the SDK uses GOOGLE_API_KEY" in both.reason
+    vertex = choose_provider("auto", {"GOOGLE_GENAI_USE_VERTEXAI": "True", "GOOGLE_CLOUD_PROJECT": "proj",
+                                      "GOOGLE_CLOUD_LOCATION": "europe-west4", "GEMINI_API_KEY": KEY})
+    assert (vertex.backend, vertex.project, vertex.location) == ("vertex", "proj", "europe-west4")
+    assert vertex.label() == "Vertex AI (proj, europe-west4)" and "Application Default Credentials" in vertex.reason
+    assert choose_provider("auto", {"GOOGLE_GENAI_USE_VERTEXAI": "1", "GOOGLE_CLOUD_PROJECT": "p"}).location == "global"
+    express = choose_provider("auto", {"GOOGLE_GENAI_USE_VERTEXAI": "true", "GOOGLE_API_KEY": KEY})
+    assert express.backend == "vertex_key" and KEY not in express.reason
+    half = choose_provider("auto", {"GOOGLE_GENAI_USE_VERTEXAI": "true"})
+    assert half.provider == "offline" and "GOOGLE_CLOUD_PROJECT is not" in half.reason
+    none = choose_provider("auto", {})
+    assert none.provider == "offline" and not none.sends and "nothing is sent" in none.reason
+    asked = choose_provider("gemini", {})
+    assert asked.provider == "gemini" and asked.problem and asked.problem.startswith("Gemini cannot run")
+    assert choose_provider("offline", {"GEMINI_API_KEY": KEY}).provider == "offline"
+    assert choose_provider("auto", {"GOOGLE_GENAI_USE_ENTERPRISE": "false", "GOOGLE_GENAI_USE_VERTEXAI": "true",
+                                    "GOOGLE_CLOUD_PROJECT": "p"}).provider == "offline"
+
+
+@pytest.fixture
+def vertex_env(tmp_path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_ENTERPRISE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "compaction-proj")
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
+    return tmp_path
+
+
+async def test_vertex_ai_with_application_default_credentials(vertex_env, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The real SDK and google-auth: a service-account key signs a JWT, the loopback server trades it for a token."""
+    with GeminiServer([reply(SNAP), reply(SNAP)]) as server:
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(server.service_account_file(vertex_env)))
+        summariser = pick_summariser("auto", model="gemini-2.5-pro", base_url=server.url)
+        assert isinstance(summariser, GeminiSummariser)
+        result = await compress(HISTORY, summariser, model="gemini-2.5-pro", force=True, split=4)
+    assert result.status is CompressionStatus.COMPRESSED and result.snapshot == SNAP
+    assert [(r["project"], r["location"], r["model"]) for r in server.requests] == \
+        [("compaction-proj", "us-central1", "gemini-2.5-pro")] * 2
+    assert all(r["headers"]["authorization"] == f"Bearer {server.access_token}" for r in server.requests)
+    assert all("x-goog-api-key" not in r["headers"] for r in server.requests)
+    (grant,) = server.token_requests  # one token, reused for both calls
+    assert grant["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    claims = verified_claims(grant["assertion"], server.public_key)
+    assert claims["iss"] == "compactor@test-project.iam.gserviceaccount.com"
+    assert claims["scope"] == "https://www.googleapis.com/auth/cloud-platform"
+
+
+async def test_vertex_ai_without_credentials_is_one_clear_line(vertex_env, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(vertex_env / "missing.json"))
+    with GeminiServer([reply(SNAP)]) as server:
+        result = await compress(HISTORY, pick_summariser("auto", base_url=server.url), model="m", force=True, split=4)
+    assert result.status is CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR
+    assert "Vertex AI credentials" in result.message and "\n" not in result.message
+    assert server.requests == []  # nothing was sent without a token
+
+
+# -- a key echoed back is masked in whatever is shown or written (12.8) ------------------------------------------
+
+def _echo_forms(key: str) -> tuple[str, str]:
+    import base64
+
+    plain = base64.b64encode(f"debug: key={key}".encode()).decode()
+    return plain, base64.urlsafe_b64encode(f"k {key}".encode()).decode()
+
+
+async def test_a_key_echoed_in_a_200_reply_is_masked() -> None:
+    plain_b64, url_b64 = _echo_forms(KEY)
+    echo = f"<state_snapshot><key_knowledge>- the key is {KEY}; {plain_b64}; {url_b64}</key_knowledge></state_snapshot>"
+    with GeminiServer([reply(echo), reply(echo)]) as server:
+        result = await run(server)
+    assert result.status is CompressionStatus.COMPRESSED
+    dumped = json.dumps(result.to_json())
+    for secret_form in (KEY, plain_b64[12:40], url_b64[4:36]):
+        assert secret_form not in dumped
+    assert "***" in (result.snapshot or "")

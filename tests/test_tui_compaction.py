@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from textual.widgets import TabbedContent
+from textual.widgets import Static, TabbedContent
 
-from inspector.compaction.compress import compress_session
+from inspector.compaction.request import compaction_request
+from inspector.compaction.strategies import compact_session
 from inspector.compaction.summarisers import pick_summariser
 from inspector.session import load
 from inspector.tui.app import InspectorApp
@@ -20,6 +21,8 @@ from inspector.tui.screens.dialogs import ConfirmScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
+from inspector.tui.widgets.facts_table import FactsTable
+from inspector.tui.widgets.snapshot_lines import SnapshotLines
 from tests.snapshot_app import SAMPLES
 
 SIZE = (160, 45)
@@ -51,11 +54,17 @@ async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
 
 
 def pane_text(screen: SnapshotScreen, pane: str) -> str:
-    return plain(screen.query_one(f"#{pane}").body.content)
+    widget = screen.query_one(f"#{pane}")
+    if isinstance(widget, SnapshotLines):
+        return "\n".join(f"{entry.section} {entry.text}" for entry in widget.entries)
+    if isinstance(widget, FactsTable):
+        return plain(widget.query_one("#facts-summary", Static).content)
+    return plain(widget.body.content)
 
 
 async def test_compaction_preview_matches_the_core(session_file: Path) -> None:
-    expected = await compress_session(load(session_file), pick_summariser("offline"), threshold=0.5, force=True)
+    expected = await compact_session(load(session_file), compaction_request(force=True), pick_summariser("offline"),
+                                     threshold=0.5)
     app = InspectorApp(session_file, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

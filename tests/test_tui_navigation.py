@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from inspector.compaction.compress import compress_session
+from inspector.compaction.request import compaction_request
+from inspector.compaction.strategies import compact_session
 from inspector.compaction.summarisers import pick_summariser
 from inspector.session import load
 from inspector.tui.app import InspectorApp
@@ -46,8 +47,8 @@ async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
 
 
 async def test_agentic_key_takes_the_split_compact_agentic_takes(session_file: Path) -> None:
-    expected = await compress_session(load(session_file), pick_summariser("offline"), threshold=0.5, force=True,
-                                      agentic=True)
+    expected = await compact_session(load(session_file), compaction_request(force=True, agentic=True),
+                                     pick_summariser("offline"), threshold=0.5)
     assert expected.split_kind == "agentic" and expected.split_point > 0
     app = InspectorApp(session_file, threshold=0.5, live=False)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 from textual.widgets import DataTable, Select, TabbedContent
 
-from inspector.compaction.compress import session_defaults
-from inspector.compaction.strategies import compare, run_strategy
+from inspector.analysis import analyze
+from inspector.compaction.request import CompactionContext, compaction_context, compaction_request
+from inspector.compaction.strategies import compare, run_request
 from inspector.compaction.summarisers import pick_summariser
-from inspector.session import history, load
+from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.compare import CompareScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen
@@ -40,11 +41,11 @@ def copy_sample(tmp_path: Path, name: str) -> Path:
     return target
 
 
-def cli_options(path: Path, **extra: Any) -> tuple[list[Any], dict[str, Any]]:
-    """The turns and the options ``compact --force --threshold 0.5`` would use."""
+def cli_context(path: Path) -> tuple[list[Any], CompactionContext]:
+    """The turns and the context ``compact --threshold 0.5`` would use."""
     session = load(path)
-    turns = history(session)
-    return turns, {**session_defaults(session, turns), "threshold": 0.5, "force": True, **extra}
+    analysis = analyze(session, threshold=0.5)
+    return analysis.turns, compaction_context(session, analysis)
 
 
 def stage_rows(result: Any) -> list[tuple[str, bool, int, int, str]]:
@@ -53,8 +54,9 @@ def stage_rows(result: Any) -> list[tuple[str, bool, int, int, str]]:
 
 async def test_staged_from_the_dialog_shows_its_stages(tmp_path: Path) -> None:
     path = copy_sample(tmp_path, "coding-task.jsonl")
-    turns, options = cli_options(path, target=0.02, instruction="the parser")
-    expected = await run_strategy("staged", turns, pick_summariser("offline"), **options)
+    turns, context = cli_context(path)
+    request = compaction_request(strategy="staged", target=0.02, instruction="the parser", force=True)
+    expected = await run_request(request, context, turns, pick_summariser("offline"))
     assert [s.name for s in expected.stages if s.applied] == ["duplicates", "summarise"]
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -90,8 +92,9 @@ async def test_staged_from_the_dialog_shows_its_stages(tmp_path: Path) -> None:
 
 async def test_staged_by_key_without_a_summary_has_no_snapshot_tabs(tmp_path: Path) -> None:
     path = copy_sample(tmp_path, "long-migration.jsonl")
-    turns, options = cli_options(path)
-    expected = await run_strategy("staged", turns, pick_summariser("offline"), **options)
+    turns, context = cli_context(path)
+    expected = await run_request(compaction_request(strategy="staged", force=True), context, turns,
+                                 pick_summariser("offline"))
     assert expected.snapshot is None and expected.status.value == "COMPRESSED"
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -109,8 +112,8 @@ async def test_staged_by_key_without_a_summary_has_no_snapshot_tabs(tmp_path: Pa
 async def test_compare_screen_matches_the_core_then_staged_applies_and_reverts(tmp_path: Path) -> None:
     path = copy_sample(tmp_path, "coding-task.jsonl")
     original = path.read_bytes()
-    turns, options = cli_options(path, split=None, target=None, instruction=None)
-    expected = await compare(turns, pick_summariser("offline"), **options)
+    turns, context = cli_context(path)
+    expected = await compare(compaction_request(force=True, compare=True), context, turns, pick_summariser("offline"))
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -176,7 +179,7 @@ async def test_agentic_split_steps_marks_and_compacts(tmp_path: Path) -> None:
     from inspector.compaction.agentic import agentic_candidates
 
     path = copy_sample(tmp_path, "coding-task.jsonl")
-    turns, options = cli_options(path)
+    turns, context = cli_context(path)
     agentic = agentic_candidates([t.content for t in turns])
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -197,7 +200,8 @@ async def test_agentic_split_steps_marks_and_compacts(tmp_path: Path) -> None:
         await pilot.press("right_curly_bracket")
         assert view.split == split
 
-        expected = await run_strategy("reference", turns, pick_summariser("offline"), **{**options, "split": split})
+        expected = await run_request(compaction_request(force=True, split=split), context, turns,
+                                     pick_summariser("offline"))
         await pilot.press("c")
         await settle(pilot)
         result = app.screen.preview.result

@@ -115,7 +115,7 @@ async def test_compare_gives_the_cli_command_with_force(session_file: Path) -> N
         await settle(pilot)
         await pilot.press("C")
         assert isinstance(app.screen, CompareScreen)
-        command = app.screen.cli_command()
+        command = app.screen.cli_command()  # --provider as the app was started
         assert " --compare --force" in command and "--provider offline" in command and "--threshold 0.5" in command
         await pilot.press("escape")
 
@@ -160,16 +160,21 @@ async def test_provider_switch_says_which_summariser_runs_before_anything_is_sen
             assert isinstance(view, SessionScreen)
             assert "offline: nothing leaves this machine" in view.status.get("provider")
             await pilot.press("P")
-            assert app.provider == "gemini"
-            assert "no GEMINI_API_KEY or GOOGLE_API_KEY is set" in view.status.get("provider")
+            assert app.provider_settings.provider == "gemini"
+            assert "gemini: no credentials found, a run fails" in view.status.get("provider")
+            assert any(n.message.startswith("Gemini cannot run") for n in app._notifications)
             await pilot.press("P")
-            assert app.provider == "auto" and "auto: offline" in view.status.get("provider")
+            assert app.provider_settings.provider == "auto"
+            assert "auto -> offline: nothing leaves" in view.status.get("provider")
             monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-key-never-shown")
             await pilot.press("P", "P", "P")  # round the three again, now with a key
-            assert app.provider == "auto" and "auto: Gemini gemini-2.5-pro" in view.status.get("provider")
+            assert app.provider_settings.provider == "auto"
+            assert "auto -> Gemini (API key) gemini-2.5-pro: the turns are sent" in view.status.get("provider")
+            assert any("GEMINI_API_KEY" in n.message for n in app._notifications)  # the variable's name only
+            assert not any("AIza" in n.message for n in app._notifications)
             assert "AIza" not in view.status.get("provider")
             await pilot.press("P")
-            assert app.provider == "offline"
+            assert app.provider_settings.provider == "offline"
         assert not server.requests  # switching sends nothing
 
 

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
+
+if TYPE_CHECKING:
+    from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.snapshot import SnapshotDiff
+    from inspector.session.loader import Session
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -49,11 +54,13 @@ _target = number(float, lambda v: v > 0, "must be above 0")
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from inspector.compaction.compress import InvalidSplit, session_defaults
+    from inspector.analysis import analyze
+    from inspector.compaction.compress import InvalidSplit
     from inspector.compaction.prompts import PromptFileError, load_prompt_file
-    from inspector.compaction.strategies import compare, run_strategy
-    from inspector.compaction.summarisers import pick_summariser
-    from inspector.session import history, load
+    from inspector.compaction.request import RequestError, compaction_context, compaction_request
+    from inspector.compaction.strategies import compare, run_request
+    from inspector.compaction.summarisers import choose_provider, pick_summariser
+    from inspector.session import load
     from inspector.settings import resolve_threshold
 
     system_prompt = None
@@ -67,19 +74,27 @@ def run(args: argparse.Namespace) -> int:
         print("session-inspector: --compare shows both strategies; apply one with --strategy NAME --apply",
               file=sys.stderr)
         return EXIT_BAD_INPUT
-    session = load(args.file)
-    turns = history(session)
-    model = args.model or session.model
-    summariser = pick_summariser(args.provider, model=model, base_url=args.base_url, timeout=args.timeout)
-    options = {**session_defaults(session, turns), "model": model,
-               "threshold": resolve_threshold(args.threshold).value, "split": args.split, "agentic": args.agentic,
-               "force": args.force, "instruction": args.instruction, "system_prompt": system_prompt,
-               "target": args.target}
     try:
-        if args.compare:
-            comparison = asyncio.run(compare(turns, summariser, **options))
+        request = compaction_request(
+            strategy=args.strategy, split=args.split, agentic=args.agentic, target=args.target,
+            provider=args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout,
+            instruction=args.instruction, system_prompt=system_prompt, force=args.force, compare=args.compare,
+        )
+    except RequestError as exc:
+        print(f"session-inspector: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    session = load(args.file)
+    analysis = analyze(session, model=request.model, threshold=resolve_threshold(args.threshold).value)
+    context = compaction_context(session, analysis)
+    turns = analysis.turns
+    summariser = pick_summariser(request.provider, model=context.model, base_url=request.base_url,
+                                 timeout=request.timeout)
+    choice = choose_provider(request.provider)  # said before anything is sent
+    try:
+        if request.compare:
+            comparison = asyncio.run(compare(request, context, turns, summariser))
         else:
-            result = asyncio.run(run_strategy(args.strategy, turns, summariser, **options))
+            result = asyncio.run(run_request(request, context, turns, summariser))
     except InvalidSplit as exc:
         print(f"session-inspector: {args.file}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -94,8 +109,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.json:
         print_json({"path": str(session.path), "format": session.format, **result.to_json(),
+                    "provider_choice": choice.to_json(),
                     "draft_final_diff": _draft_diff(result).to_json() if result.snapshot else None})
     else:
+        print(f"provider: {choice.label()}: {choice.reason}")
         print_report(session, result)
     for warning in session.warnings if not args.json else []:
         print(f"warning: {session.path}: {warning}", file=sys.stderr)
@@ -109,18 +126,19 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_FAILED if result.status.failed else 0
 
 
-def _draft_diff(result: Any) -> Any:
+def _draft_diff(result: CompressionResult) -> SnapshotDiff:
     from inspector.compaction.snapshot import diff
 
     return diff(result.draft_snapshot or "", result.snapshot or "")
 
 
-def print_report(session: Any, result: Any) -> None:
+def print_report(session: Session, result: CompressionResult) -> None:
     from rich.console import Console
     from rich.rule import Rule
     from rich.text import Text
 
     from inspector.commands.diff import render_diff
+    from inspector.format import visible
 
     console = Console()
     ok = not result.status.failed
@@ -154,6 +172,11 @@ def print_report(session: Any, result: Any) -> None:
             console.print(Text("  lost ", "red") + Text(f"{fact.kind}: {fact.value}"))
         if len(report.lost) > 20:
             console.print(Text(f"  ... and {len(report.lost) - 20} more (see --json)", "dim"))
+        for claim in report.false_claims[:20]:
+            console.print(Text("  false claim ", "red") + Text(visible(f"{claim.reason}: {claim.line}",
+                                                                        one_line=True)))
+    if result.provenance is not None and result.provenance.focus_note:
+        console.print(Text(result.provenance.focus_note, "yellow"))
     if result.snapshot:
         console.print(Rule("final snapshot"))
         console.print(Text(result.snapshot))

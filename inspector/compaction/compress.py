@@ -16,7 +16,6 @@ full texts in ``result.truncations``) for the store to write when applying.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,15 +23,20 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from inspector.compaction import facts as fx
+from inspector import quality
 from inspector.compaction import prompts
 from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR, Truncation, apply_budget, output_file_name, truncate_chars
-from inspector.compaction.snapshot import OPEN, find_snapshot_text
+from inspector.compaction.snapshot import OPEN, Provenance, find_snapshot_text
 from inspector.compaction.split import COMPRESS_FRACTION, ends_safely, find_split_point, is_split_candidate
 from inspector.compaction.split import split_candidates as candidates_of
-from inspector.compaction.summarisers.base import Summariser, SummariserError
+from inspector.compaction.staged import StageReport
+from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.compaction.summarisers.base import Grounded, Reporting, Summariser, SummariserError
+from inspector.context import ContextFigures
 from inspector.jsjson import js_json_len, js_trim
+from inspector.progress import SILENT, Reporter
+from inspector.session.history import Turn
 from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
 
 
@@ -70,7 +74,8 @@ class CompressionResult:
     previous_snapshot: str | None = None
     new_history: list[dict[str, Any]] | None = None
     truncations: list[Truncation] = field(default_factory=list)
-    facts: fx.FactReport | None = None
+    facts: quality.Report | None = None  # the independent check (inspector.quality), not the summariser's own
+    provenance: Provenance | None = None  # the turns each snapshot line comes from (offline summariser)
     duration_seconds: float = 0.0
     message: str = ""
     source_sha256: str | None = None
@@ -81,7 +86,7 @@ class CompressionResult:
     instruction: str | None = None
     strategy: str = "reference"
     split_kind: str | None = None  # "reference" | "agentic" | "chosen"
-    stages: list[Any] | None = None  # staged strategy: a StageReport per stage that was considered
+    stages: list[StageReport] | None = None  # staged strategy: one per stage that was considered
     sources: list[int | None] | None = None  # staged: original turn each new turn copies unchanged
 
     @property
@@ -95,7 +100,7 @@ class CompressionResult:
         return self
 
     @property
-    def lost_facts(self) -> list[fx.Fact]:
+    def lost_facts(self) -> list[quality.Fact]:
         return self.facts.lost if self.facts else []
 
     def to_json(self) -> dict[str, Any]:
@@ -129,13 +134,19 @@ class CompressionResult:
             "fact_recall": round(self.facts.recall, 4) if self.facts else None,
             "facts": self.facts.to_json() if self.facts else None,
             "lost_facts": [f.to_json() for f in self.lost_facts],
+            "false_claims": [c.to_json() for c in self.facts.false_claims] if self.facts else None,
+            "provenance": self.provenance.to_json() if self.provenance else None,
             "duration_seconds": round(self.duration_seconds, 3),
             "source_sha256": self.source_sha256,
         }
 
 
-def _contents(items: Sequence[Any]) -> list[dict[str, Any]]:
-    return [getattr(item, "content", item) for item in items]
+History = Sequence[Turn] | Sequence[dict[str, Any]]
+
+
+def contents_of(history: History) -> list[dict[str, Any]]:
+    """The Content dicts of a history given as ``Turn``s or as Content dicts."""
+    return [item.content if isinstance(item, Turn) else item for item in history]
 
 
 def _split(contents: list[dict[str, Any]]) -> int:
@@ -162,18 +173,10 @@ def start_result(
     """A NOOP result with the figures every strategy reports, before anything ran."""
     return CompressionResult(
         status=CompressionStatus.NOOP, original_token_count=original, new_token_count=original,
-        recorded_prompt_tokens=recorded_prompt_tokens, provider=getattr(summariser, "name", None),
-        model=getattr(summariser, "model", None), source_sha256=source_sha256, threshold=threshold,
+        recorded_prompt_tokens=recorded_prompt_tokens, provider=summariser.name,
+        model=summariser.model, source_sha256=source_sha256, threshold=threshold,
         token_limit=limit, forced=force, instruction=instruction or None, strategy=strategy,
     )
-
-
-def under_threshold(deciding: int, threshold: float, limit: int) -> str | None:
-    """Why Gemini CLI would not compress yet (None when it would)."""
-    if deciding >= threshold * limit:
-        return None
-    return (f"{deciding:,} tokens is under the threshold ({threshold:g} x {limit:,} = {int(threshold * limit):,}); "
-            "use --force to compress anyway")
 
 
 def check_split(contents: Sequence[dict[str, Any]], split: int) -> None:
@@ -201,7 +204,7 @@ def check_split(contents: Sequence[dict[str, Any]], split: int) -> None:
 
 
 async def compress(
-    history: Sequence[Any],
+    history: History,
     summariser: Summariser,
     *,
     model: str | None = None,
@@ -219,6 +222,8 @@ async def compress(
     acknowledgement: str = prompts.ACKNOWLEDGEMENT,
     source_sha256: str | None = None,
     first_truncation_id: int = 1,
+    statuses: ToolStatuses = NO_STATUSES,
+    reporter: Reporter = SILENT,
 ) -> CompressionResult:
     """Compress a curated history (Content dicts or ``Turn``s); see the module doc.
 
@@ -229,10 +234,11 @@ async def compress(
     rule (70% of the weight) gives over the agentic candidates instead.  A
     kept part that starts with a model turn follows the snapshot directly
     (no acknowledgement, so the roles still alternate).  Cancel the task to
-    stop it.
+    stop it.  ``statuses``: each tool call's recorded status, for the fact check.
+    ``reporter``: each stage and the turns it has done; ``Cancelled`` when it says stop.
     """
     started = time.monotonic()
-    curated = _contents(history)
+    curated = contents_of(history)
     limit = token_limit(model)
     threshold = threshold if threshold else DEFAULT_THRESHOLD
     env = [environment] if environment else []
@@ -249,11 +255,13 @@ async def compress(
     if not curated:
         return done(CompressionStatus.NOOP, "the history is empty")
     if not force:
-        deciding = original if not like_for_like or recorded_prompt_tokens is None else recorded_prompt_tokens
-        below = under_threshold(deciding, threshold, limit)
+        recorded = recorded_prompt_tokens if like_for_like else None  # the reference's: original_tokens decides
+        below = ContextFigures(recorded, original, limit, threshold).below_threshold()
         if below:
             return done(CompressionStatus.NOOP, below)
 
+    reporter.check()
+    reporter.report("tool-output budget", 0, len(curated))
     folder = Path(temp_dir) if temp_dir is not None else Path(".")
     truncated, truncations = apply_budget(
         curated,
@@ -283,13 +291,16 @@ async def compress(
         return done(CompressionStatus.NOOP, "nothing comes before the split point, so there is nothing to summarise")
 
     original_older = curated[:point]
-    if estimate_contents(original_older) < limit:
+    older_tokens = estimate_contents(original_older)
+    if older_tokens < limit:
         for_summariser, result.summarised_with = original_older, "original"
     else:
         for_summariser, result.summarised_with = truncated[:point], "truncated"
+    if isinstance(summariser, Grounded):
+        summariser.ground(statuses)
     try:
         draft, final, previous = await summarise_twice(
-            summariser, for_summariser, instruction=instruction, system_prompt=system_prompt
+            summariser, for_summariser, instruction=instruction, system_prompt=system_prompt, reporter=reporter
         )
     except SummariserError as exc:
         return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
@@ -298,7 +309,10 @@ async def compress(
     if not final:
         return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
     result.snapshot = final
-    result.facts = fx.report(for_summariser, final)
+    result.facts = quality.check_snapshot(for_summariser, final, statuses, replaced_tokens=older_tokens,
+                                          reporter=reporter)
+    reporter.check()
+    result.provenance = summariser.cite(final) if isinstance(summariser, Grounded) else None
 
     kept = truncated[point:]
     new_history = [*snapshot_turns(final, kept[0] if kept else None, acknowledgement), *kept]
@@ -317,6 +331,7 @@ async def summarise_twice(
     *,
     instruction: str | None = None,
     system_prompt: str | None = None,
+    reporter: Reporter = SILENT,
 ) -> tuple[str, str, str | None]:
     """The reference's two calls: a draft, then a verification of it.
 
@@ -328,7 +343,13 @@ async def summarise_twice(
     system = system_prompt or prompts.COMPRESSION_SYSTEM_PROMPT
     focus = [{"text": prompts.focus_text(instruction)}] if instruction and instruction.strip() else []
     first_request = {"role": "user", "parts": [{"text": prompts.anchor_text(previous is not None)}, *focus]}
+    if isinstance(summariser, Reporting):
+        summariser.use_reporter(reporter)
+    reporter.check()
+    reporter.report("summary draft", 0, len(older))
     draft = await summariser.summarise(system, [*older, first_request])
+    reporter.check()
+    reporter.report("verification", 0, len(older))
     checked = await summariser.summarise(system, [
         *older,
         {"role": "model", "parts": [{"text": draft}]},
@@ -344,61 +365,3 @@ def agentic_split(contents: list[dict[str, Any]]) -> int:
     weights = [js_json_len(c) for c in contents]
     flags = [i in candidates for i in range(len(contents))]
     return find_split_point(weights, flags, False, COMPRESS_FRACTION)
-
-
-def compress_sync(history: Sequence[Any], summariser: Summariser, **options: Any) -> CompressionResult:
-    """``compress`` for callers without an event loop (the CLI)."""
-    return asyncio.run(compress(history, summariser, **options))
-
-
-# -- sessions -------------------------------------------------------------------
-
-
-def environment_turn(session: Any) -> dict[str, Any] | None:
-    """The ``<session_context>`` turn a JSONL/legacy session keeps out of its history."""
-    if getattr(session, "contents", None) is not None:
-        return None  # a checkpoint holds it inside the history
-    from inspector.session.history import part_array
-
-    for message in session.messages:
-        if message.get("type") != "user":
-            continue
-        parts = part_array(message.get("content"))
-        text = next((str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)), "")
-        if text.lstrip().startswith("<session_context>"):
-            return {"role": "user", "parts": parts}
-    return None
-
-
-def recorded_prompt(session: Any, turns: Sequence[Any]) -> int | None:
-    """The prompt size the API last reported, as ``analysis`` reads it."""
-    for turn in reversed(turns):
-        if turn.message_index is None or turn.is_tool_result or turn.role != "model":
-            continue
-        tokens = session.messages[turn.message_index].get("tokens")
-        if isinstance(tokens, dict) and isinstance(tokens.get("input"), (int, float)):
-            return int(tokens["input"])
-    return None
-
-
-def session_defaults(session: Any, turns: Sequence[Any]) -> dict[str, Any]:
-    """What a loaded session tells a compaction: model, environment turn, usage, temp dir, hash."""
-    from inspector.analysis import project_temp_dir
-
-    return {
-        "model": session.model,
-        "environment": environment_turn(session),
-        "recorded_prompt_tokens": recorded_prompt(session, turns),
-        "temp_dir": project_temp_dir(session.path),
-        "source_sha256": session.sha256,
-    }
-
-
-async def compress_session(session: Any, summariser: Summariser, **options: Any) -> CompressionResult:
-    """``compress`` on a loaded session: its history, model, environment turn, usage and hash."""
-    from inspector.session import history
-
-    turns = history(session)
-    for key, value in session_defaults(session, turns).items():
-        options.setdefault(key, value)
-    return await compress(turns, summariser, **options)

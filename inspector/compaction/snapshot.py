@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -184,3 +185,48 @@ def diff(old: Snapshot | str, new: Snapshot | str) -> SnapshotDiff:
             status = "changed"
         result.append(SectionDiff(name, status, tuple(changes)))
     return SnapshotDiff(tuple(result))
+
+
+# -- provenance ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LineSource:
+    """One line of a snapshot and the history turns it was taken from."""
+
+    section: str
+    text: str  # the line as the snapshot shows it, without its "- " bullet
+    turns: tuple[int, ...]  # indexes into the history that was summarised
+
+    def to_json(self) -> dict[str, Any]:
+        return {"section": self.section, "text": self.text, "turns": list(self.turns)}
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where each line of a snapshot comes from, and how a focus instruction was used.
+
+    Written by a summariser that knows (the offline one); ``None`` on a
+    result from one that does not (a model's lines carry no such link).
+    """
+
+    lines: tuple[LineSource, ...] = ()
+    focus_note: str | None = None  # how the focus instruction was honoured, or why it could not be
+
+    def turns_of(self, section: str, line: str) -> tuple[int, ...]:
+        """The turns of ``line`` in ``section`` (bullets and spacing ignored); () if unknown."""
+        key = normalise_line(line)
+        for source in self.lines:
+            if source.section == section and normalise_line(source.text) == key:
+                return source.turns
+        return ()
+
+    def remapped(self, origins: Sequence[int | None]) -> Provenance:
+        """The same provenance for a history whose turn ``i`` was ``origins[i]`` (None: a turn it made)."""
+        lines = tuple(LineSource(s.section, s.text, tuple(sorted({o for t in s.turns if 0 <= t < len(origins)
+                                                                 and (o := origins[t]) is not None})))
+                      for s in self.lines)
+        return Provenance(lines, self.focus_note)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"lines": [s.to_json() for s in self.lines], "focus_note": self.focus_note}

@@ -14,23 +14,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from inspector.compaction import facts as fx
+from inspector import quality
 from inspector.compaction.compress import (
     CompressionResult,
     CompressionStatus,
+    History,
+    agentic_split,
     compress,
+    contents_of,
     start_result,
     summarise_twice,
-    under_threshold,
 )
+from inspector.compaction.request import STRATEGIES, CompactionContext, CompactionRequest, compaction_context
 from inspector.compaction.staged import StagedConfig, run_staged
-from inspector.compaction.summarisers.base import Summariser, SummariserError
+from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.compaction.summarisers.base import Grounded, Summariser, SummariserError
+from inspector.context import ContextFigures
+from inspector.progress import SILENT, Reporter
+from inspector.session.loader import Session
 from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
 
-STRATEGIES = ("reference", "staged")
 DEFAULT_TARGET_FRACTION = 0.25  # of the model's window
 KEEP_FRACTION = 0.3  # what the reference keeps verbatim; the staged default aims there when forced
 
@@ -64,12 +70,13 @@ def history_text(contents: Sequence[dict[str, Any]]) -> str:
     return "\n".join(pieces)
 
 
-def _contents(items: Sequence[Any]) -> list[dict[str, Any]]:
-    return [getattr(item, "content", item) for item in items]
+def kept_turns(sources: Sequence[int | None] | None, count: int) -> list[int]:
+    """The original turns a new history copies word for word (``sources``; none when unknown)."""
+    return [s for s in sources or [] if s is not None and 0 <= s < count]
 
 
 async def compress_staged(
-    history: Sequence[Any],
+    history: History,
     summariser: Summariser,
     *,
     model: str | None = None,
@@ -82,7 +89,8 @@ async def compress_staged(
     instruction: str | None = None,
     system_prompt: str | None = None,
     source_sha256: str | None = None,
-    **_: Any,
+    statuses: ToolStatuses = NO_STATUSES,
+    reporter: Reporter = SILENT,
 ) -> CompressionResult:
     """The staged strategy with the reference's threshold rule and result shape.
 
@@ -90,7 +98,7 @@ async def compress_staged(
     splits; by default it keeps about 30% of the turns.
     """
     started = time.monotonic()
-    curated = _contents(history)
+    curated = contents_of(history)
     limit = token_limit(model)
     threshold = threshold or DEFAULT_THRESHOLD
     env = [environment] if environment else []
@@ -105,17 +113,22 @@ async def compress_staged(
 
     if not curated:
         return done(CompressionStatus.NOOP, "the history is empty")
-    deciding = recorded_prompt_tokens if recorded_prompt_tokens is not None else before
-    below = None if force else under_threshold(deciding, threshold, limit)
+    below = None if force else ContextFigures(recorded_prompt_tokens, before, limit, threshold).below_threshold()
     if below:
         return done(CompressionStatus.NOOP, below)
     env_tokens = estimate_contents(env)
     goal = resolve_target(target, limit, before)
     config = StagedConfig(target_tokens=max(0, goal - env_tokens))
 
+    turn_of = {id(c): i for i, c in enumerate(curated)}
+    origins: list[int | None] = []
+
     async def summarise(older: list[dict[str, Any]]) -> tuple[str, str]:
+        origins[:] = [turn_of.get(id(c)) for c in older]  # the stages may drop turns: statuses follow their turn
+        if isinstance(summariser, Grounded):
+            summariser.ground(statuses.remapped(origins))
         draft, final, previous = await summarise_twice(
-            summariser, older, instruction=instruction, system_prompt=system_prompt
+            summariser, older, instruction=instruction, system_prompt=system_prompt, reporter=reporter
         )
         result.previous_snapshot = previous
         return draft, final
@@ -126,10 +139,13 @@ async def compress_staged(
         return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
     result.stages = staged.stages
     result.draft_snapshot, result.snapshot = staged.draft_snapshot, staged.snapshot
+    cited = summariser.cite(staged.snapshot) if staged.snapshot and isinstance(summariser, Grounded) else None
+    result.provenance = cited.remapped(origins) if cited else None
     result.split_point = staged.summarised_until
     result.split_kind = "staged" if staged.snapshot else None
     result.new_token_count = env_tokens + staged.tokens_after
-    result.facts = fx.report(curated, history_text(staged.contents))
+    result.facts = quality.check_history(curated, statuses, staged.snapshot or "",
+                                         kept_turns(staged.sources, len(curated)), reporter)
     target_text = f"target {goal:,} tokens"
     if not staged.stages_used:
         result.new_token_count = before
@@ -143,13 +159,42 @@ async def compress_staged(
                 f"stages used: {', '.join(staged.stages_used)}; {fits} ({target_text})")
 
 
-async def run_strategy(
-    strategy: str, history: Sequence[Any], summariser: Summariser, **options: Any
+async def run_request(
+    request: CompactionRequest, context: CompactionContext, history: History, summariser: Summariser,
+    reporter: Reporter = SILENT,
 ) -> CompressionResult:
-    if strategy == "staged":
-        return await compress_staged(history, summariser, **options)
-    options.pop("target", None)
-    return await compress(history, summariser, **options)
+    """The compaction ``request`` asks for, on a session's ``history``: what ``compact`` and the app run.
+
+    ``reporter`` hears each stage with the turns done, and may stop the run (``progress.Cancelled``).
+    """
+    split = request.split
+    if request.agentic and request.strategy == "staged":
+        split = agentic_split(contents_of(history))  # the staged summary stage splits there
+    if request.strategy == "staged":
+        return await compress_staged(
+            history, summariser, model=context.model, force=request.force, threshold=context.threshold,
+            target=request.target, split=split, recorded_prompt_tokens=context.recorded_prompt_tokens,
+            environment=context.environment, instruction=request.instruction,
+            system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=context.statuses,
+            reporter=reporter,
+        )
+    return await compress(
+        history, summariser, model=context.model, force=request.force, threshold=context.threshold,
+        split=split, agentic=request.agentic, recorded_prompt_tokens=context.recorded_prompt_tokens,
+        environment=context.environment, temp_dir=context.temp_dir, instruction=request.instruction,
+        system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=context.statuses,
+        reporter=reporter,
+    )
+
+
+async def compact_session(
+    session: Session, request: CompactionRequest, summariser: Summariser, *, threshold: float | None = None
+) -> CompressionResult:
+    """``run_request`` on a loaded session, analysed first (with the request's model and ``threshold``)."""
+    from inspector.analysis import analyze
+
+    analysis = analyze(session, model=request.model, threshold=threshold)
+    return await run_request(request, compaction_context(session, analysis), analysis.turns, summariser)
 
 
 @dataclass
@@ -162,18 +207,26 @@ class Comparison:
                 for name, result in self.results.items()}
 
 
-async def compare(history: Sequence[Any], summariser: Summariser, **options: Any) -> Comparison:
-    """Both strategies on the same history (and split, when one is given)."""
-    curated = _contents(history)
+async def compare(
+    request: CompactionRequest, context: CompactionContext, history: History, summariser: Summariser,
+    reporter: Reporter = SILENT,
+) -> Comparison:
+    """Both strategies on the same history and split (``request.strategy`` and ``target`` aside)."""
+    curated = contents_of(history)
     results: dict[str, CompressionResult] = {}
     recall: dict[str, float | None] = {}
-    facts = fx.extract(curated)
     for name in STRATEGIES:
-        result = await run_strategy(name, history, summariser, **dict(options))
+        each = replace(request, strategy=name, target=request.target if name == "staged" else None, compare=False)
+        result = await run_request(each, context, history, summariser, reporter)
         results[name] = result
-        new = result.new_history
-        recall[name] = round(fx.check(facts, history_text(new)).recall, 4) if new is not None else None
+        if result.new_history is None:
+            recall[name] = None
+            continue
+        kept = kept_turns(result.sources, len(curated)) if result.sources is not None \
+            else range(result.kept_from or 0, len(curated))
+        report = quality.check_history(curated, context.statuses, result.snapshot or "", kept, reporter)
+        recall[name] = round(report.recall, 4)
     return Comparison(results, recall)
 
 
-__all__ = ["STRATEGIES", "Comparison", "compare", "compress_staged", "resolve_target", "run_strategy"]
+__all__ = ["STRATEGIES", "Comparison", "compact_session", "compare", "compress_staged", "resolve_target", "run_request"]

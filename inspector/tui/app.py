@@ -14,6 +14,7 @@ from textual.worker import Worker, WorkerState
 from inspector.format import visible
 from inspector.tui.commands import InspectorCommands
 from inspector.tui.loading import Cancelled
+from inspector.tui.running import ProviderSettings
 from inspector.tui.screens.help import HelpScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
@@ -46,8 +47,7 @@ class InspectorApp(App[None]):
         self.model = model
         self.threshold = threshold
         self.live = live
-        self.provider = provider  # who writes snapshots: "offline" (default), "gemini" or "auto"
-        self.base_url = base_url
+        self.provider_settings = ProviderSettings(provider, base_url)  # who writes snapshots
 
     def on_mount(self) -> None:
         if self.path is not None and not self.path.is_dir():

@@ -156,3 +156,9 @@ class ViewReady(Message):
     by_tokens: bool
     loaded: Loaded
 
+
+@dataclass
+class ShowTurn(Message):
+    """Show this turn of the history in the session view (from a snapshot line or a lost fact)."""
+
+    index: int

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from inspector.compaction.compress import CompressionResult
 
 if TYPE_CHECKING:
     from inspector.tui.loading import Loaded
@@ -14,7 +16,7 @@ if TYPE_CHECKING:
 class Preview:
     """``result`` is ``compress()``'s result for ``path`` as it was when computed."""
 
-    result: Any
+    result: CompressionResult
     path: Path
     split: int  # the split the user chose (the result's own split_point may differ: see the note)
     focus: str = ""
@@ -24,7 +26,7 @@ class Preview:
 
     @property
     def strategy(self) -> str:
-        return str(getattr(self.result, "strategy", "reference") or "reference")
+        return self.result.strategy
 
     @property
     def staged(self) -> bool:
@@ -32,7 +34,7 @@ class Preview:
 
     @property
     def stages_used(self) -> list[str]:
-        return [stage.name for stage in getattr(self.result, "stages", None) or [] if stage.applied]
+        return [stage.name for stage in self.result.stages or [] if stage.applied]
 
     def what_it_does(self) -> str:
         """One line for the confirmation: what the new history is made of."""
@@ -41,14 +43,13 @@ class Preview:
             used = ", ".join(self.stages_used) or "no stage"
             summary = f"; the summary covers turns 0-{split - 1}" if split else ""
             return f"staged: {used}{summary}; turns that no stage changed are kept verbatim"
-        kind = getattr(self.result, "split_kind", None)
+        kind = self.result.split_kind
         how = f" ({kind} split)" if kind else ""
         return f"summarise turns 0-{(split or 0) - 1}{how}, keep the rest verbatim"
 
     @property
     def status(self) -> str:
-        status = getattr(self.result, "status", "")
-        return str(getattr(status, "value", status))
+        return self.result.status.value
 
     @property
     def compressed(self) -> bool:
@@ -56,7 +57,7 @@ class Preview:
 
     @property
     def tokens(self) -> tuple[int, int]:
-        return int(self.result.original_token_count), int(self.result.new_token_count)
+        return self.result.original_token_count, self.result.new_token_count
 
     def tokens_text(self) -> str:
         before, after = self.tokens

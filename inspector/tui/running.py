@@ -1,9 +1,10 @@
-"""Running a compaction for the app: the same calls, with the same options, as the CLI.
+"""Running a compaction for the app: the same calls, with the same typed values, as the CLI.
 
-``compact`` and ``compact --compare`` build their options from
-``compress.session_defaults`` and call ``strategies.run_strategy`` /
-``strategies.compare``; the app does exactly that here, so a figure the app
-shows is the figure the CLI prints.  Both functions block (they run in a
+``compact`` and ``compact --compare`` build a ``CompactionRequest`` with
+``request.compaction_request``, read the session's ``CompactionContext``
+from its analysis and call ``strategies.run_request`` / ``strategies.compare``;
+the app does exactly that here, so a figure the app shows is the figure the
+CLI prints.  Both functions block (they run in a
 worker thread), poll ``cancelled`` while the summariser works, and raise
 ``Cancelled`` when it says stop.
 """
@@ -12,12 +13,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+from textual.app import App
+
+from inspector.compaction.compress import CompressionResult
+from inspector.compaction.request import STRATEGIES as STRATEGIES  # the dialog offers these
+from inspector.compaction.request import CompactionRequest, compaction_context, compaction_request
+from inspector.compaction.snapshot import Provenance
+from inspector.compaction.statuses import ToolStatuses
+from inspector.compaction.strategies import Comparison
+from inspector.compaction.summarisers.base import Grounded, Reporting, Summariser
+from inspector.progress import Cancelled as Stopped
+from inspector.progress import Progress, Reporter
 from inspector.tui.loading import Cancelled, Loaded
 
-STRATEGIES = ("reference", "staged")
 T = TypeVar("T")
 
 
@@ -52,30 +63,32 @@ def chosen_split(loaded: Loaded, split: int) -> int | None:
     return None if split == loaded.analysis.split_point else split
 
 
-def options_for(loaded: Loaded, split: int, options: RunOptions) -> dict[str, Any]:
-    """``compact``'s options for this session (``--force``: the app always compacts on request)."""
-    from inspector.compaction.compress import session_defaults
+def request_for(loaded: Loaded, split: int, options: RunOptions, provider: ProviderSettings) -> CompactionRequest:
+    """``compact``'s request for this run (``--force``: the app always compacts on request)."""
+    return compaction_request(
+        strategy=options.strategy, split=chosen_split(loaded, split),
+        target=options.target if options.strategy == "staged" else None, provider=provider.provider,
+        model=loaded.analysis.model, base_url=provider.base_url, instruction=options.focus or None, force=True,
+    )
 
-    analysis = loaded.analysis
-    return {
-        **session_defaults(loaded.session, analysis.turns),
-        "model": analysis.model,
-        "threshold": analysis.threshold,
-        "split": chosen_split(loaded, split),
-        "force": True,
-        "instruction": options.focus or None,
-        "target": options.target,
-    }
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """Who writes snapshots in the app: what ``--provider`` and ``--base-url`` said."""
+
+    provider: str = "offline"
+    base_url: str | None = None
 
 
 class Counting:
     """A summariser that reports each call (``progress``) and otherwise is the one it wraps."""
 
-    def __init__(self, inner: Any, progress: Callable[[str], object]) -> None:
+    def __init__(self, inner: Summariser, progress: Callable[[str], object], settings: ProviderSettings) -> None:
         self.inner = inner
+        self.settings = settings  # what the app asked for (the request names it)
         self.progress = progress
-        self.name = getattr(inner, "name", None)
-        self.model = getattr(inner, "model", None)
+        self.name = inner.name
+        self.model = inner.model
         self.calls = 0
 
     async def summarise(self, system_prompt: str, contents: list[dict[str, Any]]) -> str:
@@ -83,13 +96,33 @@ class Counting:
         self.progress(f"summariser call {self.calls} ({len(contents)} turns)")
         return str(await self.inner.summarise(system_prompt, contents))
 
+    def ground(self, statuses: ToolStatuses) -> None:
+        if isinstance(self.inner, Grounded):
+            self.inner.ground(statuses)
 
-def summariser_for(app: Any, loaded: Loaded, progress: Callable[[str], object]) -> Counting:
+    def use_reporter(self, reporter: Reporter) -> None:
+        if isinstance(self.inner, Reporting):
+            self.inner.use_reporter(reporter)
+
+    def cite(self, snapshot: str) -> Provenance | None:
+        return self.inner.cite(snapshot) if isinstance(self.inner, Grounded) else None
+
+
+def provider_settings(app: App[Any]) -> ProviderSettings:
+    """The provider the running app was started with."""
+    from inspector.tui.app import InspectorApp
+
+    if not isinstance(app, InspectorApp):
+        raise TypeError(f"compaction runs inside the session-inspector app, not {type(app).__name__}")
+    return app.provider_settings
+
+
+def summariser_for(app: App[Any], loaded: Loaded, progress: Callable[[str], object]) -> Counting:
     from inspector.compaction.summarisers import pick_summariser
 
-    inner = pick_summariser(getattr(app, "provider", "offline"), model=loaded.analysis.model,
-                            base_url=getattr(app, "base_url", None))
-    return Counting(inner, progress)
+    settings = provider_settings(app)
+    inner = pick_summariser(settings.provider, model=loaded.analysis.model, base_url=settings.base_url)
+    return Counting(inner, progress, settings)
 
 
 def run_cancellable(make: Callable[[], Awaitable[T]], cancelled: Callable[[], bool]) -> T:
@@ -105,24 +138,48 @@ def run_cancellable(make: Callable[[], Awaitable[T]], cancelled: Callable[[], bo
 
     try:
         return asyncio.run(run())
-    except asyncio.CancelledError:
+    except (asyncio.CancelledError, Stopped):
         raise Cancelled from None
 
 
-def run_one(loaded: Loaded, split: int, options: RunOptions, summariser: Any,
-            cancelled: Callable[[], bool]) -> Any:
-    """One strategy: ``strategies.run_strategy`` (what ``compact --strategy`` runs)."""
-    from inspector.compaction.strategies import run_strategy
+def progress_text(progress: Progress) -> str:
+    """``summary draft: 12,345 of 170,000 turns (7%)``, or the stage alone when its size is unknown."""
+    if progress.fraction is None:
+        return progress.stage
+    return f"{progress.stage}: {progress.done:,} of {progress.total:,} turns ({progress.fraction:.0%})"
 
-    kwargs = options_for(loaded, split, options)
+
+def reporter_for(show: Callable[[str], object], cancelled: Callable[[], bool]) -> Reporter:
+    """A ``Reporter`` that shows a new stage, or each further 1% of one, and stops when ``cancelled()``."""
+    last: list[tuple[str, float]] = [("", -1.0)]
+
+    def on_progress(progress: Progress) -> None:
+        stage, fraction = progress.stage, progress.fraction if progress.fraction is not None else 0.0
+        if stage != last[0][0] or fraction - last[0][1] >= 0.01 or (fraction >= 1 > last[0][1]):
+            last[0] = (stage, fraction)
+            show(progress_text(progress))
+
+    return Reporter(on_progress=on_progress, is_cancelled=cancelled)
+
+
+def run_one(loaded: Loaded, split: int, options: RunOptions, summariser: Counting,
+            cancelled: Callable[[], bool]) -> CompressionResult:
+    """One strategy: ``strategies.run_request`` (what ``compact --strategy`` runs)."""
+    from inspector.compaction.strategies import run_request
+
+    request = request_for(loaded, split, options, summariser.settings)
+    context = compaction_context(loaded.session, loaded.analysis)
+    reporter = reporter_for(summariser.progress, cancelled)
     return run_cancellable(
-        lambda: run_strategy(options.strategy, loaded.analysis.turns, summariser, **kwargs), cancelled)
+        lambda: run_request(request, context, loaded.analysis.turns, summariser, reporter), cancelled)
 
 
-def run_compare(loaded: Loaded, split: int, options: RunOptions, summariser: Any,
-                cancelled: Callable[[], bool]) -> Any:
+def run_compare(loaded: Loaded, split: int, options: RunOptions, summariser: Counting,
+                cancelled: Callable[[], bool]) -> Comparison:
     """Both strategies: ``strategies.compare`` (what ``compact --compare`` runs)."""
     from inspector.compaction.strategies import compare
 
-    kwargs = options_for(loaded, split, options)
-    return run_cancellable(lambda: compare(loaded.analysis.turns, summariser, **kwargs), cancelled)
+    request = replace(request_for(loaded, split, options, summariser.settings), compare=True)
+    context = compaction_context(loaded.session, loaded.analysis)
+    reporter = reporter_for(summariser.progress, cancelled)
+    return run_cancellable(lambda: compare(request, context, loaded.analysis.turns, summariser, reporter), cancelled)

@@ -1,30 +1,127 @@
-"""Summarisers behind one interface, and the choice between them.
+"""Summarisers behind one interface, and which one will run, and why.
 
-``pick_summariser("auto")`` uses Gemini when credentials are present
-(``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``, or ``GOOGLE_GENAI_USE_VERTEXAI``
-with ``GOOGLE_CLOUD_PROJECT``), else the offline summariser.
+``choose_provider`` decides before anything is sent, from the environment,
+the way google-genai itself reads it:
+
+* Vertex AI when ``GOOGLE_GENAI_USE_VERTEXAI`` is true and
+  ``GOOGLE_CLOUD_PROJECT`` is set (location from ``GOOGLE_CLOUD_LOCATION``,
+  else "global"); the credentials are Application Default Credentials
+  (``GOOGLE_APPLICATION_CREDENTIALS``, or ``gcloud auth application-default
+  login``).  With no project but an API key, Vertex AI express mode.
+* else an API key in ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` (the SDK
+  prefers ``GOOGLE_API_KEY`` when both are set);
+* else the offline summariser, and nothing leaves the machine.
+
+``ProviderChoice`` names the variable that decided, never its value.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Literal
 
 from inspector.compaction.summarisers.base import Summariser, SummariserError
+from inspector.progress import SILENT, Reporter
 
 PROVIDERS = ("auto", "gemini", "offline")
 DEFAULT_MODEL = "gemini-2.5-flash"
+DEFAULT_TIMEOUT = 120.0
+TRUE = ("1", "true")
 
-__all__ = ["PROVIDERS", "Summariser", "SummariserError", "gemini_available", "pick_summariser"]
+__all__ = ["PROVIDERS", "ProviderChoice", "Summariser", "SummariserError", "choose_provider", "gemini_available",
+           "pick_summariser"]
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    """Which summariser will run and why, decided before anything is sent."""
+
+    provider: Literal["gemini", "offline"]
+    backend: Literal["api_key", "vertex", "vertex_key", "none"]
+    reason: str  # one plain sentence, never a secret
+    requested: str = "auto"
+    key_variable: str | None = None  # the variable holding the key (its name only)
+    project: str | None = None
+    location: str | None = None
+    problem: str | None = None  # why the request cannot be met as asked (e.g. gemini with no credentials)
+
+    @property
+    def sends(self) -> bool:
+        """Whether a compaction with this choice sends the history off the machine."""
+        return self.provider == "gemini"
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"provider": self.provider, "backend": self.backend, "reason": self.reason, "requested": self.requested,
+                "key_variable": self.key_variable, "project": self.project, "location": self.location,
+                "problem": self.problem}
+
+    def label(self) -> str:
+        """A few words for a header: "offline", "Gemini (API key)", "Vertex AI (my-proj, us-central1)"."""
+        if self.provider == "offline":
+            return "offline"
+        if self.backend == "vertex":
+            return f"Vertex AI ({self.project}, {self.location})"
+        if self.backend == "vertex_key":
+            return "Vertex AI (API key)"
+        return "Gemini (API key)" if self.backend == "api_key" else "Gemini (no credentials)"
+
+
+def _key_variable(env: Mapping[str, str]) -> str | None:
+    return next((name for name in ("GOOGLE_API_KEY", "GEMINI_API_KEY") if env.get(name)), None)
+
+
+def _vertex(env: Mapping[str, str]) -> bool:
+    """As the SDK reads it: GOOGLE_GENAI_USE_ENTERPRISE, when set at all, overrides GOOGLE_GENAI_USE_VERTEXAI."""
+    enterprise = env.get("GOOGLE_GENAI_USE_ENTERPRISE")
+    flag = enterprise if enterprise is not None else env.get("GOOGLE_GENAI_USE_VERTEXAI", "")
+    return flag.strip().lower() in TRUE
+
+
+def _configured(env: Mapping[str, str], requested: str) -> ProviderChoice | None:
+    """The Gemini backend the environment sets up, or None."""
+    key = _key_variable(env)
+    if _vertex(env):
+        project, location = env.get("GOOGLE_CLOUD_PROJECT"), env.get("GOOGLE_CLOUD_LOCATION")
+        if project:
+            where = location or "global"
+            return ProviderChoice("gemini", "vertex", f"Vertex AI is configured: GOOGLE_GENAI_USE_VERTEXAI, project "
+                                  f"{project}, location {where}, with Application Default Credentials",
+                                  requested, None, project, where)
+        if key:
+            return ProviderChoice("gemini", "vertex_key", f"Vertex AI express mode: GOOGLE_GENAI_USE_VERTEXAI with "
+                                  f"the key in {key}", requested, key)
+        return None
+    if key:
+        both = " (GEMINI_API_KEY is set too; the SDK uses GOOGLE_API_KEY)" \
+            if key == "GOOGLE_API_KEY" and env.get("GEMINI_API_KEY") else ""
+        return ProviderChoice("gemini", "api_key", f"an API key was found in {key}{both}", requested, key)
+    return None
+
+
+def choose_provider(requested: str = "auto", env: Mapping[str, str] | None = None) -> ProviderChoice:
+    """Which summariser ``--provider requested`` runs here, and why (``ValueError`` for an unknown name)."""
+    if requested not in PROVIDERS:
+        raise ValueError(f"unknown provider {requested!r} (choose from {', '.join(PROVIDERS)})")
+    env = os.environ if env is None else env
+    if requested == "offline":
+        return ProviderChoice("offline", "none", "the offline summariser was chosen: nothing is sent", requested)
+    found = _configured(env, requested)
+    if found is not None:
+        return found
+    missing = ("GOOGLE_GENAI_USE_VERTEXAI is set but GOOGLE_CLOUD_PROJECT is not" if _vertex(env)
+               else "no GEMINI_API_KEY, GOOGLE_API_KEY or Vertex AI settings (GOOGLE_GENAI_USE_VERTEXAI with "
+                    "GOOGLE_CLOUD_PROJECT) were found")
+    if requested == "gemini":
+        return ProviderChoice("gemini", "none", f"Gemini was asked for, but {missing}", requested,
+                              problem=f"Gemini cannot run: {missing}")
+    return ProviderChoice("offline", "none", f"{missing}, so the offline summariser runs and nothing is sent",
+                          requested)
 
 
 def gemini_available(env: Mapping[str, str] | None = None) -> bool:
-    env = os.environ if env is None else env
-    if env.get("GEMINI_API_KEY") or env.get("GOOGLE_API_KEY"):
-        return True
-    vertex = (env.get("GOOGLE_GENAI_USE_VERTEXAI") or "").strip().lower() in ("1", "true", "yes")
-    return vertex and bool(env.get("GOOGLE_CLOUD_PROJECT"))
+    return choose_provider("auto", env).provider == "gemini"
 
 
 def pick_summariser(
@@ -33,17 +130,15 @@ def pick_summariser(
     model: str | None = None,
     base_url: str | None = None,
     env: Mapping[str, str] | None = None,
-    **gemini_options: Any,
+    timeout: float = DEFAULT_TIMEOUT,
+    reporter: Reporter = SILENT,
 ) -> Summariser:
-    """The summariser for ``--provider``; ``model`` defaults to the session's, else gemini-2.5-flash."""
-    if provider not in PROVIDERS:
-        raise ValueError(f"unknown provider {provider!r} (choose from {', '.join(PROVIDERS)})")
-    if provider == "auto":
-        provider = "gemini" if gemini_available(env) else "offline"
-    if provider == "offline":
+    """The summariser ``choose_provider`` picks; ``model`` defaults to the session's, else gemini-2.5-flash."""
+    choice = choose_provider(provider, env)
+    if choice.provider == "offline":
         from inspector.compaction.summarisers.offline import OfflineSummariser
 
-        return OfflineSummariser(model=model)
+        return OfflineSummariser(model=model, reporter=reporter)
     from inspector.compaction.summarisers.gemini import GeminiSummariser
 
-    return GeminiSummariser(model or DEFAULT_MODEL, base_url=base_url, **gemini_options)
+    return GeminiSummariser(model or DEFAULT_MODEL, base_url=base_url, timeout=timeout, choice=choice)

@@ -1,9 +1,13 @@
 """The Gemini summariser: the google-genai SDK's async client.
 
-Authentication is the SDK's own: ``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``, or
-Vertex AI (``GOOGLE_GENAI_USE_VERTEXAI`` with ``GOOGLE_CLOUD_PROJECT`` /
-``GOOGLE_CLOUD_LOCATION``); ``base_url`` (``--base-url``) points it at another
-endpoint (a proxy, or the test server).  The SDK's own retries are turned off:
+Authentication is the SDK's own, as ``choose_provider`` decided it: an API
+key (``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``), or Vertex AI
+(``GOOGLE_GENAI_USE_VERTEXAI`` with ``GOOGLE_CLOUD_PROJECT`` /
+``GOOGLE_CLOUD_LOCATION``) with Application Default Credentials through
+google-auth; ``base_url`` (``--base-url``) points it at another endpoint (a
+proxy, or the test server).  The key is masked, in plain and in base64, in
+everything the model sends back, so a server echoing it cannot make it
+reach the screen, the session or the journal.  The SDK's own retries are turned off:
 this class retries 429 and 5xx answers itself with bounded exponential backoff
 through an injectable ``sleep``, so tests never wait.  Each call has a
 timeout; cancelling the task cancels the request.  Every failure becomes a
@@ -16,28 +20,25 @@ import asyncio
 import copy
 import os
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from inspector.compaction.summarisers.base import SummariserError, scrub
+from inspector.compaction.summarisers.base import SummariserError, env_secrets, mask_secrets, scrub
+
+if TYPE_CHECKING:
+    from google.genai.types import GenerateContentResponse
+
+    from inspector.compaction.summarisers import ProviderChoice
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_ATTEMPTS = 4
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
-KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-
-
-def env_secrets() -> list[str]:
-    return [v for v in (os.environ.get(k) for k in KEY_VARIABLES) if v]
-
-
-def response_text(response: Any) -> str:
+def response_text(response: GenerateContentResponse) -> str:
     """The reference's ``getResponseText``: the first candidate's non-thought text parts, joined."""
-    candidates = getattr(response, "candidates", None) or []
-    if not candidates:
+    if not response.candidates:
         return ""
-    content = getattr(candidates[0], "content", None)
-    parts = getattr(content, "parts", None) or []
-    return "".join(p.text for p in parts if getattr(p, "text", None) and not getattr(p, "thought", None))
+    content = response.candidates[0].content
+    parts = content.parts if content is not None and content.parts else []
+    return "".join(p.text for p in parts if p.text and not p.thought)
 
 
 def clean_contents(contents: list[dict[str, Any]]) -> list[Any]:
@@ -89,8 +90,10 @@ class GeminiSummariser:
         max_delay: float = 30.0,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         client: Any = None,
+        choice: ProviderChoice | None = None,
     ) -> None:
         self.model: str | None = model
+        self.choice = choice
         self.base_url = base_url
         self.timeout = timeout
         self.max_attempts = max(1, max_attempts)
@@ -117,13 +120,23 @@ class GeminiSummariser:
                 timeout=int(self.timeout * 1000),
                 retry_options=types.HttpRetryOptions(attempts=1),
             )
+            backend = self.choice.backend if self.choice is not None else "api_key"
             try:
-                self._client = genai.Client(api_key=self._api_key, http_options=options)
+                if backend == "vertex":
+                    assert self.choice is not None
+                    self._client = genai.Client(vertexai=True, project=self.choice.project,
+                                                location=self.choice.location, http_options=options)
+                elif backend == "vertex_key":
+                    key = os.environ.get(self.choice.key_variable or "") if self.choice is not None else None
+                    self._client = genai.Client(vertexai=True, api_key=self._api_key or key, http_options=options)
+                else:
+                    self._client = genai.Client(vertexai=False, api_key=self._api_key, http_options=options)
             except Exception as exc:  # the SDK raises ValueError for missing credentials
                 raise self._error(f"cannot set up the Gemini client: {exc}", "auth") from None
         return self._client
 
     async def summarise(self, system_prompt: str, contents: list[dict[str, Any]]) -> str:
+        from google.auth.exceptions import GoogleAuthError
         from google.genai import errors, types
 
         client = self.client()
@@ -135,7 +148,7 @@ class GeminiSummariser:
                     response = await client.aio.models.generate_content(
                         model=str(self.model), contents=request, config=config
                     )
-                return response_text(response)
+                return mask_secrets(response_text(response), self._secrets())
             except TimeoutError:
                 raise self._error(f"Gemini did not answer within {self.timeout:g} s", "timeout") from None
             except errors.APIError as exc:
@@ -154,6 +167,8 @@ class GeminiSummariser:
                 raise
             except SummariserError:
                 raise
+            except GoogleAuthError as exc:  # Vertex AI: no Application Default Credentials, or a refused token
+                raise self._error(f"Vertex AI credentials: {type(exc).__name__}: {exc}", "auth") from None
             except (ValueError, TypeError, KeyError) as exc:  # a body the SDK could not read
                 raise self._error(f"Gemini sent a response that cannot be read: {type(exc).__name__}: {exc}",
                                   "bad_response") from None

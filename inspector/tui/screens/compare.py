@@ -164,7 +164,7 @@ class CompareScreen(InspectorScreen):
             words += ["--model", shlex.quote(app.model)]
         if app.threshold is not None:
             words += ["--threshold", f"{app.threshold:g}"]
-        provider = app.provider
+        provider = app.provider_settings.provider
         if provider != "auto":
             words += ["--provider", provider]
         return " ".join(words)

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.tui.loading import Cancelled, Loaded, read_session
-from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, TableColumns, TurnSelected
+from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
 from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.screens.session_navigation import SessionNavigation, cli_agentic_split
 from inspector.tui.screens.warnings import WarningsScreen
@@ -262,6 +262,13 @@ class SessionScreen(SessionNavigation, SessionActions):
 
     def on_turn_selected(self, message: TurnSelected) -> None:
         self.show_detail(message.index)
+
+    def on_show_turn(self, message: ShowTurn) -> None:
+        """Go to a turn a snapshot line or a lost fact came from."""
+        if self.loaded is not None and 0 <= message.index < len(self.loaded.analysis.turns):
+            self.table.move_to(message.index)
+            self.show_detail(message.index)
+            self.table.focus()
 
     def on_table_columns(self, message: TableColumns) -> None:
         self.query_one("#turns-header", Static).update(Text(message.header, style="bold"))

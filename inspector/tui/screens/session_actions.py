@@ -9,6 +9,7 @@ slow ones run in workers and come back as messages.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from inspector.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.summarisers import ProviderChoice
     from inspector.watch import FileState
 
 COMPACT_GROUP = "compact"
@@ -80,34 +82,40 @@ class SessionActions(InspectorScreen):
         self.notify(f"Compaction strategy: {following}", timeout=3)
 
     # -- who writes the snapshot ------------------------------------------------------------
-    def provider_text(self) -> tuple[str, str]:
-        """Which summariser the next run uses and why, before anything is sent (text, style)."""
-        from inspector.compaction.summarisers import DEFAULT_MODEL, gemini_available
+    def provider_choice(self) -> ProviderChoice:
+        """Which summariser the next run uses and why (the core's ``choose_provider``), before anything is sent."""
+        from inspector.compaction.summarisers import choose_provider
 
-        provider = self.inspector.provider
+        return choose_provider(self.inspector.provider_settings.provider)
+
+    def provider_text(self) -> tuple[str, str]:
+        """The status line's words for ``provider_choice`` (text, style)."""
+        from inspector.compaction.summarisers import DEFAULT_MODEL
+
+        choice = self.provider_choice()
+        asked = "" if choice.requested == choice.provider else f"{choice.requested} -> "
+        if choice.problem:
+            return f"summariser {choice.requested}: no credentials found, a run fails (P)", "red"
+        if not choice.sends:
+            return f"summariser {asked}offline: nothing leaves this machine (P)", ""
         model = (self.loaded.analysis.model if self.loaded is not None else None) or DEFAULT_MODEL
-        if provider == "offline":
-            return "summariser offline: nothing leaves this machine (P)", ""
-        key = gemini_available()
-        if provider == "gemini":
-            if key:
-                return f"summariser Gemini {model}: the turns are sent to Google (P)", "yellow"
-            return "summariser Gemini: no GEMINI_API_KEY or GOOGLE_API_KEY is set, a run fails (P)", "red"
-        if key:
-            return f"summariser auto: Gemini {model}, as an API key is set (P)", "yellow"
-        return "summariser auto: offline, as no API key is set (P)", ""
+        return f"summariser {asked}{choice.label()} {model}: the turns are sent (P)", "yellow"
 
     def show_provider(self) -> None:
         text, style = self.provider_text()
         self.status.set("provider", text, style)
 
     def action_provider(self) -> None:
-        """offline -> gemini -> auto -> offline."""
+        """offline -> gemini -> auto -> offline; the notification says why that one runs."""
         order = ("offline", "gemini", "auto")
         app = self.inspector
-        app.provider = order[(order.index(app.provider) + 1) % len(order)] if app.provider in order else "offline"
+        current = app.provider_settings.provider
+        following = order[(order.index(current) + 1) % len(order)] if current in order else "offline"
+        app.provider_settings = replace(app.provider_settings, provider=following)
         self.show_provider()
-        self.notify(self.provider_text()[0].removesuffix(" (P)"), title="Summariser", timeout=4)
+        choice = self.provider_choice()
+        self.notify(choice.problem or choice.reason, title=f"Summariser: {following}",
+                    severity="error" if choice.problem else "information", timeout=6)
 
     def action_compact(self) -> None:
         self.start_compaction(self._run_options)
@@ -122,7 +130,7 @@ class SessionActions(InspectorScreen):
                 self.set_run_options(options)
                 self.start_compaction(options)
 
-        offline = self.inspector.provider == "offline"
+        offline = not self.provider_choice().sends
         self.app.push_screen(FocusScreen(self.split, self._last_focus, self._run_options, offline=offline),
                              callback=chosen)
 

@@ -1,13 +1,16 @@
 """The compaction preview: Stages (staged), Final, Draft, Diff, Previous -> New, Lost facts; ``a`` applies.
 
 For the staged strategy the Stages tab comes first, and the snapshot tabs
-appear only when its summary stage ran.
+appear only when its summary stage ran.  On the Final tab each line of the
+snapshot can be selected to see the turns it comes from (Enter goes to the
+first of them in the session view, ``/`` searches the snapshot); on the
+Lost facts tab, Enter on a fact goes to its turn.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, overload
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -16,14 +19,46 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from inspector.compaction.snapshot import diff
+from inspector.format import visible
+from inspector.tui.messages import ShowTurn
 from inspector.tui.preview import Preview
-from inspector.tui.widgets.snapshot_view import (
-    RenderPane,
-    diff_renderable,
-    facts_renderable,
-    snapshot_renderable,
-    stages_renderable,
-)
+from inspector.tui.widgets.facts_table import FactsTable
+from inspector.tui.widgets.snapshot_lines import SnapshotLines
+from inspector.tui.widgets.snapshot_view import RenderPane, diff_renderable, snapshot_renderable, stages_renderable
+
+
+class _Contents(Sequence[dict[str, Any]]):
+    """The history's contents, each built only when shown (a big session's turns are read lazily)."""
+
+    def __init__(self, turns: Sequence[Any]) -> None:
+        self.turns = turns
+
+    def __len__(self) -> int:
+        return len(self.turns)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | Sequence[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [t.content for t in self.turns[index]]
+        return self.turns[index].content  # type: ignore[no-any-return]
+
+
+def provider_words(provider: str | None, model: str | None) -> str:
+    """Who wrote the snapshot, in words that do not suggest a model was called when none was."""
+    if provider == "offline":
+        return "the offline summariser (no model was called)"
+    if provider == "gemini":
+        return f"Gemini {model}" if model else "Gemini"
+    return f"{provider or 'unknown summariser'} {model or ''}".rstrip()
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def summary_text(preview: Preview) -> Text:
@@ -39,7 +74,7 @@ def summary_text(preview: Preview) -> Text:
         text.append(f"   recorded last prompt {result.recorded_prompt_tokens:,}", style="dim")
     text.append("\n")
     split = result.split_point if result.split_point is not None else preview.split
-    kind = f" ({result.split_kind})" if getattr(result, "split_kind", None) else ""
+    kind = f" ({result.split_kind})" if result.split_kind else ""
     if preview.staged:
         used = ", ".join(preview.stages_used) or "none"
         text.append(f"stages used: {used}")
@@ -50,14 +85,18 @@ def summary_text(preview: Preview) -> Text:
                     else "split 0")
     if not preview.staged and result.split_point is not None and result.split_point != preview.split:
         text.append(f" (the budget-truncated history splits there; the table showed {preview.split})", style="dim")
-    text.append(f"   {result.provider or '?'} {result.model or ''}".rstrip(), style="dim")
+    text.append(f"   by {provider_words(result.provider, result.model)}", style="dim")
     took = result.duration_seconds
     text.append(f"   took {took:.1f} s" if took >= 1 else "   took under a second", style="dim")
     if result.truncations:
-        text.append(f"   {len(result.truncations)} tool output(s) cut to an excerpt", style="yellow")
+        text.append(f"   {_plural(len(result.truncations), 'tool output')} cut to an excerpt", style="yellow")
     if preview.focus:
         text.append("\nfocus: ", style="bold")
-        text.append(preview.focus)
+        text.append(visible(preview.focus, one_line=True))
+    provenance = result.provenance
+    if provenance is not None and provenance.focus_note:
+        text.append("\n")
+        text.append(provenance.focus_note, style="yellow")
     if result.message:
         text.append("\n")
         text.append(result.message, style="yellow" if ok else "red")
@@ -95,7 +134,7 @@ class SnapshotScreen(Screen[None]):
 
     def tabs(self) -> ComposeResult:
         result = self.preview.result
-        stages = getattr(result, "stages", None)
+        stages = result.stages
         summary_ran = not self.preview.staged or bool(result.snapshot)
         with TabbedContent(id="preview-tabs"):
             if stages is not None:
@@ -109,7 +148,7 @@ class SnapshotScreen(Screen[None]):
     def snapshot_tabs(self) -> ComposeResult:
         result = self.preview.result
         with TabPane("Final", id="final"):
-            yield RenderPane(snapshot_renderable(result.snapshot), id="final-pane")
+            yield SnapshotLines(result.snapshot, result.provenance, self.history(), id="final-pane")
         with TabPane("Draft", id="draft"):
             yield RenderPane(snapshot_renderable(result.draft_snapshot), id="draft-pane")
         with TabPane("Diff", id="diff"):
@@ -123,9 +162,11 @@ class SnapshotScreen(Screen[None]):
 
     def facts_tab(self) -> ComposeResult:
         facts = self.preview.result.facts
-        label = "Lost facts" if facts is None else f"Lost facts ({len(facts.lost)})"
+        label = "Lost facts" if facts is None else f"Lost facts ({len(facts.lost):,})"
+        if facts is not None and facts.false_claims:
+            label += f" · {_plural(len(facts.false_claims), 'false claim')}"
         with TabPane(label, id="facts"):
-            yield RenderPane(facts_renderable(facts, whole_history=self.preview.staged), id="facts-pane")
+            yield FactsTable(facts, whole_history=self.preview.staged, id="facts-pane")
 
     def compose_footer(self) -> ComposeResult:
         yield Static(self.footer_text(), id="preview-footer", markup=False)
@@ -143,6 +184,19 @@ class SnapshotScreen(Screen[None]):
         """The preview changed (marked stale): redraw the figures."""
         self.query_one("#preview-summary", Static).update(summary_text(self.preview))
         self.query_one("#preview-footer", Static).update(self.footer_text())
+
+    def history(self) -> Sequence[dict[str, Any]]:
+        source = self.preview.source
+        return _Contents(source.analysis.turns) if source is not None else []
+
+    def on_show_turn(self, message: ShowTurn) -> None:
+        """A snapshot line or a fact asked for its turn: close the preview and show it in the session view."""
+        message.stop()
+        stack = self.app.screen_stack
+        below = stack[stack.index(self) - 1] if self in stack and stack.index(self) > 0 else None
+        self.dismiss(None)
+        if below is not None:
+            below.post_message(ShowTurn(message.index))
 
     def action_apply(self) -> None:
         self._apply()

@@ -1,4 +1,4 @@
-"""Renderables for a compaction result: snapshot sections, section diffs, facts.
+"""Renderables for a compaction result: snapshot sections, section diffs, stages.
 
 The snapshot is model output (untrusted): it is only ever put in ``Text``.
 """
@@ -61,35 +61,6 @@ def diff_renderable(changes: SnapshotDiff, old_label: str, new_label: str) -> Re
                 body.append(f"  {change.text}\n", style="dim")
         parts.append(body if body else Text("  (empty)\n", style="dim"))
     return Group(*parts)
-
-
-def facts_renderable(report: Any, *, whole_history: bool = False) -> RenderableType:
-    """The recall figure, then every fact checked: lost ones first.
-
-    ``whole_history``: the staged strategy checks the facts of the whole
-    history against the whole new history (not the summarised part against
-    the snapshot).
-    """
-    if report is None:
-        return Text("No fact check (nothing was summarised).", style="dim")
-    scope = ("of the whole history appear in the new history" if whole_history
-             else "from the summarised turns appear in the snapshot")
-    head = Text.assemble(
-        ("fact recall: ", "bold"), (f"{report.recall:.1%}", "bold green" if report.recall >= 0.9 else "bold yellow"),
-        f"  ({report.kept} of {report.total} facts {scope}; {len(report.lost)} lost)",
-    )
-    kinds = Text("  ".join(f"{kind}: {row['kept']}/{row['total']}" for kind, row in report.by_kind().items()),
-                 style="dim")
-    table = Table(show_edge=False, expand=True, header_style="bold")
-    table.add_column("", width=4, no_wrap=True)
-    table.add_column("kind", no_wrap=True)
-    table.add_column("turn", justify="right", no_wrap=True)
-    table.add_column("fact")
-    checks = sorted(report.checks, key=lambda c: (c.kept, c.fact.turn))
-    for check in checks:
-        mark = Text("kept", style="green") if check.kept else Text("LOST", style="bold red")
-        table.add_row(mark, Text(check.fact.kind), Text(str(check.fact.turn)), Text(check.fact.value))
-    return Group(head, kinds, Text(""), table)
 
 
 def stages_renderable(stages: list[Any]) -> RenderableType:

@@ -1,0 +1,114 @@
+"""What a user asks of a compaction, and what the session tells it: two typed values.
+
+``compaction_request`` is the one place a request is checked.  The CLI
+builds one from its flags and the app from its dialog; a combination that
+cannot work is refused with a one-line ``RequestError`` and every accepted
+field is honoured by ``strategies.run_request``.  ``compaction_context``
+reads what the loaded session says (model, environment turn, recorded
+prompt, tool statuses, where tool outputs go, the file's hash) from the
+same ``Analysis`` that ``analyze`` and the app's header show, so every face
+decides from the same figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from inspector.analysis import Analysis, project_temp_dir
+from inspector.compaction.statuses import ToolStatuses, tool_statuses
+from inspector.context import environment_turn
+from inspector.session.loader import Session
+
+Strategy = Literal["reference", "staged"]
+Provider = Literal["auto", "gemini", "offline"]
+STRATEGIES: tuple[Strategy, ...] = ("reference", "staged")
+PROVIDERS: tuple[Provider, ...] = ("auto", "gemini", "offline")
+DEFAULT_TIMEOUT = 120.0
+
+
+class RequestError(ValueError):
+    """A request that cannot be honoured; the message is one line naming the conflict."""
+
+
+@dataclass(frozen=True)
+class CompactionRequest:
+    strategy: Strategy = "reference"
+    split: int | None = None  # start the kept part here (a valid split point); None: the strategy decides
+    agentic: bool = False  # split among model turns (the 70% rule over those)
+    target: float | None = None  # staged: <= 1 a share of the window, above 1 tokens
+    provider: Provider = "auto"
+    model: str | None = None  # overrides the session's model (token limit, summariser)
+    base_url: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    instruction: str | None = None  # the user's focus for the summary
+    system_prompt: str | None = None  # replaces the built-in compression prompt
+    force: bool = False  # compress below the threshold (like /compress)
+    compare: bool = False  # run both strategies side by side (``strategies.compare``)
+
+
+def compaction_request(
+    *,
+    strategy: str = "reference",
+    split: int | None = None,
+    agentic: bool = False,
+    target: float | None = None,
+    provider: str = "auto",
+    model: str | None = None,
+    base_url: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    instruction: str | None = None,
+    system_prompt: str | None = None,
+    force: bool = False,
+    compare: bool = False,
+) -> CompactionRequest:
+    """A checked request (``RequestError`` for a value or a combination that cannot work)."""
+    chosen = next((s for s in STRATEGIES if s == strategy), None)
+    if chosen is None:
+        raise RequestError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
+    who = next((p for p in PROVIDERS if p == provider), None)
+    if who is None:
+        raise RequestError(f"unknown provider {provider!r} (choose from {', '.join(PROVIDERS)})")
+    if split is not None and agentic:
+        raise RequestError("a split was given and the agentic split was asked for; choose one")
+    if split is not None and split < 0:
+        raise RequestError(f"split {split} is below 0")
+    if target is not None and chosen != "staged" and not compare:
+        raise RequestError("a target is the staged strategy's goal; the reference strategy has none")
+    if target is not None and not target > 0:
+        raise RequestError(f"the target must be above 0 (got {target:g})")
+    if not timeout > 0:
+        raise RequestError(f"the timeout must be above 0 seconds (got {timeout:g})")
+    return CompactionRequest(
+        strategy=chosen, split=split, agentic=agentic, target=target, provider=who, model=model or None,
+        base_url=base_url or None, timeout=timeout, instruction=(instruction or "").strip() or None,
+        system_prompt=system_prompt, force=force, compare=compare,
+    )
+
+
+@dataclass(frozen=True)
+class CompactionContext:
+    """What a loaded session tells a compaction (the threshold: the session's settings, or the user's)."""
+
+    model: str | None
+    threshold: float
+    recorded_prompt_tokens: int | None  # the one rule: ``Analysis.recorded_prompt_tokens``
+    environment: dict[str, Any] | None
+    statuses: ToolStatuses
+    temp_dir: Path
+    source_sha256: str | None
+
+
+def compaction_context(session: Session, analysis: Analysis) -> CompactionContext:
+    """The context for compacting ``session``; ``analysis`` is its analysis (with any model or
+    threshold override already applied)."""
+    return CompactionContext(
+        model=analysis.model,
+        threshold=analysis.threshold,
+        recorded_prompt_tokens=analysis.recorded_prompt_tokens,
+        environment=environment_turn(session),
+        statuses=tool_statuses(session, analysis.turns),
+        temp_dir=project_temp_dir(session.path),
+        source_sha256=session.sha256 or None,
+    )

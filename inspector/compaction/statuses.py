@@ -1,0 +1,92 @@
+"""The status Gemini CLI recorded for each tool call, carried beside the history.
+
+A session record's ``toolCalls[].status`` ("success", "error", "cancelled")
+says how a call ended, but the curated history (Content[]) that summarisers
+read does not hold it.  ``tool_statuses`` reads it from the records once and
+keys it by where the call's result sits in the history: the turn index and
+the part index of each part the result became (REFERENCE.md section 2: a
+string result is one ``functionResponse`` part, an array result is spliced in
+part by part, any other value is one part).
+
+The map is plain recorded data, with no reading of result text: the offline
+summariser and the independent quality check both take it as input.
+Checkpoint files (``/chat save``) hold no records, so their map is empty and
+readers fall back on the result text alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from inspector.jsjson import truthy
+
+if TYPE_CHECKING:
+    from inspector.session.history import Turn
+    from inspector.session.loader import Session
+
+STATUSES = ("success", "error", "cancelled")
+
+
+@dataclass(frozen=True)
+class ToolStatuses:
+    """(turn index, part index) of a tool-result part -> the status its call recorded."""
+
+    by_part: Mapping[tuple[int, int], str] = field(default_factory=dict)
+
+    def status(self, turn: int, part: int) -> str | None:
+        return self.by_part.get((turn, part))
+
+    def __len__(self) -> int:
+        return len(self.by_part)
+
+    def remapped(self, origins: Sequence[int | None]) -> ToolStatuses:
+        """The statuses of another history whose turn ``i`` is turn ``origins[i]`` of this one (None: none)."""
+        by_turn: dict[int, list[tuple[int, str]]] = {}
+        for (turn, part), status in self.by_part.items():
+            by_turn.setdefault(turn, []).append((part, status))
+        found = {(new, part): status for new, old in enumerate(origins) if old is not None
+                 for part, status in by_turn.get(old, ())}
+        return ToolStatuses(found)
+
+
+NO_STATUSES = ToolStatuses()
+
+
+def _result_width(result: Any) -> int:
+    """How many history parts one call's result becomes (0: none, it is left out)."""
+    if not truthy(result):
+        return 0
+    if isinstance(result, list):
+        return len(result)
+    return 1
+
+
+def call_statuses(calls: Any) -> list[str | None]:
+    """The status of each part a message's tool results become, in order."""
+    out: list[str | None] = []
+    if not isinstance(calls, list):
+        return out
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        status = call.get("status")
+        out.extend([status if isinstance(status, str) else None] * _result_width(call.get("result")))
+    return out
+
+
+def tool_statuses(session: Session, turns: Sequence[Turn]) -> ToolStatuses:
+    """The recorded status of every tool result in ``turns`` (the session's history)."""
+    if session.contents is not None:
+        return NO_STATUSES
+    found: dict[tuple[int, int], str] = {}
+    messages = session.messages
+    for turn in turns:
+        if not turn.is_tool_result or turn.message_index is None:
+            continue
+        statuses = call_statuses(messages[turn.message_index].get("toolCalls"))
+        for part, status in enumerate(statuses):
+            if status is not None:
+                found[(turn.index, part)] = status
+    return ToolStatuses(found)

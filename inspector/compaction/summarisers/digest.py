@@ -1,0 +1,182 @@
+"""One pass over the summarised history: what the user asked, what the agent did, how each call ended.
+
+``collect`` reads each turn once (linear in the history's size, with bounded
+work on any one text) and keeps what the offline summariser may state, each
+with the turn it comes from:
+
+* the user's prompts (their own words: not tool results, not the context
+  Gemini CLI injects, not the content of ``@``-referenced files it appends);
+* every tool call with its arguments and its outcome as Gemini CLI recorded
+  it (``compaction.outcomes``), paired with its result by id, else by name
+  in order;
+* the newest earlier ``<state_snapshot>``;
+* the newest ``write_todos`` plan;
+* the agent's last visible words.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspector.compaction import snapshot as snap
+from inspector.compaction.outcomes import UNKNOWN, Outcome, read_outcome, tool_kind
+from inspector.compaction.prompts import is_request_text
+from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+
+CONTEXT_PREFIXES = ("<session_context>", "<hook_context>")
+REFERENCED_FILES = "--- Content from referenced files ---"  # Gemini CLI appends @file contents after this
+TEXT_LIMIT = 20_000  # characters of one prompt read for goals and rules
+PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path", "directory", "notebook_path")
+PATH_LIST_KEYS = ("paths", "file_paths", "absolute_paths")
+
+
+@dataclass
+class Call:
+    turn: int  # the model turn holding the functionCall
+    name: str
+    kind: str
+    args: dict[str, Any]
+    outcome: Outcome = field(default_factory=lambda: Outcome(UNKNOWN))
+    result_turn: int | None = None  # the turn holding its result (None: no result recorded)
+    paths: list[str] = field(init=False)  # read once (functools.cached_property locks on every read in 3.11)
+
+    def __post_init__(self) -> None:
+        self.paths = self._paths()
+
+    @property
+    def turns(self) -> tuple[int, ...]:
+        return (self.turn,) if self.result_turn is None else (self.turn, self.result_turn)
+
+    def _paths(self) -> list[str]:
+        out: list[str] = []
+        for key in PATH_KEYS:
+            value = self.args.get(key)
+            if isinstance(value, str) and value.strip():
+                out.append(value.strip())
+                break
+        for key in PATH_LIST_KEYS:
+            value = self.args.get(key)
+            if isinstance(value, list):
+                out.extend(v.strip() for v in value if isinstance(v, str) and v.strip())
+        return out
+
+    def command(self) -> str | None:
+        value = self.args.get("command")
+        return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+@dataclass(frozen=True)
+class Prompt:
+    turn: int
+    text: str
+
+
+@dataclass
+class Digest:
+    prompts: list[Prompt] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
+    previous: snap.Snapshot | None = None
+    previous_turn: int | None = None
+    todos: Call | None = None
+    agent_last: Prompt | None = None
+    turns: int = 0
+
+
+def user_words(text: str) -> str:
+    """A prompt without the file contents Gemini CLI appended to it for ``@path`` references."""
+    cut = text.find(REFERENCED_FILES)
+    return (text if cut < 0 else text[:cut])[:TEXT_LIMIT].strip()
+
+
+def _visible_texts(parts: list[Any]) -> list[str]:
+    out = []
+    for part in parts:
+        if isinstance(part, dict) and not part.get("thought"):
+            text = part.get("text")
+            if isinstance(text, str) and text.strip() and not text.lstrip().startswith(CONTEXT_PREFIXES):
+                out.append(text)
+    return out
+
+
+def collect(
+    history: Sequence[dict[str, Any]],
+    statuses: ToolStatuses = NO_STATUSES,
+    tick: Callable[[int], None] | None = None,
+) -> Digest:
+    """Everything the digest may say about ``history``; ``tick(i)`` is called every 1,024 turns."""
+    digest = Digest(turns=len(history))
+    by_id: dict[str, Call] = {}
+    waiting: dict[str, deque[Call]] = {}  # name -> calls without a result yet, oldest first
+    for index, content in enumerate(history):
+        if tick is not None and not index & 1023:
+            tick(index)
+        parts = content.get("parts")
+        if not isinstance(parts, list):
+            continue
+        role = content.get("role")
+        if role == "model":
+            _model_turn(digest, index, parts, by_id, waiting)
+            continue
+        answered = False
+        for number, part in enumerate(parts):
+            response = part.get("functionResponse") if isinstance(part, dict) else None
+            if isinstance(response, dict):
+                answered = True
+                _answer(index, number, response, statuses, by_id, waiting)
+        if not answered:
+            _user_turn(digest, index, parts)
+    return digest
+
+
+def _model_turn(digest: Digest, index: int, parts: list[Any], by_id: dict[str, Call],
+                waiting: dict[str, deque[Call]]) -> None:
+    texts = _visible_texts(parts)
+    if texts:
+        digest.agent_last = Prompt(index, texts[-1][:TEXT_LIMIT])
+    for part in parts:
+        call = part.get("functionCall") if isinstance(part, dict) else None
+        if not isinstance(call, dict):
+            continue
+        name = str(call.get("name") or "tool")
+        args = call["args"] if isinstance(call.get("args"), dict) else {}
+        item = Call(index, name, tool_kind(name, args), args)
+        digest.calls.append(item)
+        if item.kind == "todos":
+            digest.todos = item
+        ident = call.get("id")
+        if isinstance(ident, str) and ident:
+            by_id[ident] = item
+        waiting.setdefault(name, deque()).append(item)
+
+
+def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolStatuses,
+            by_id: dict[str, Call], waiting: dict[str, deque[Call]]) -> None:
+    ident = response.get("id")
+    name = str(response.get("name") or "tool")
+    target = by_id.pop(ident, None) if isinstance(ident, str) else None
+    queue = waiting.get(target.name if target is not None else name)
+    if target is None:
+        while queue and queue[0].result_turn is not None:
+            queue.popleft()
+        target = queue.popleft() if queue else None
+    elif queue and queue[0] is target:
+        queue.popleft()
+    if target is None or target.result_turn is not None:
+        return
+    target.result_turn = index
+    target.outcome = read_outcome(target.kind, response.get("response"), statuses.status(index, number))
+
+
+def _user_turn(digest: Digest, index: int, parts: list[Any]) -> None:
+    for text in _visible_texts(parts):
+        if is_request_text(text):
+            continue
+        if snap.OPEN in text:
+            digest.previous, digest.previous_turn = snap.parse(text), index
+            continue
+        words = user_words(text)
+        if words:
+            digest.prompts.append(Prompt(index, words))

@@ -1,0 +1,358 @@
+"""The candidate lines of the offline snapshot, each with its section, priority and turns.
+
+``build_items`` turns a ``digest.Digest`` into ``Item``s.  Texts are the
+history's own words: the user's quoted, commands and paths verbatim (long
+commands cut after their first line's first 200 characters, a commit's
+message always kept), outcomes as ``outcomes.Outcome.text`` words, error
+texts quoted.  The priorities decide what a short budget drops first (see
+the ``offline`` module doc).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from inspector.compaction import snapshot as snap
+from inspector.compaction.outcomes import CANCELLED, FAILED, OK, UNKNOWN, Outcome
+from inspector.compaction.prompts import SECTIONS
+from inspector.compaction.summarisers.digest import Call, Digest, Prompt
+
+COMMAND_CHARS = 200
+QUOTE_CHARS = 240
+_TAGS = re.compile(r"</?\s*(state_snapshot|scratchpad|" + "|".join(SECTIONS) + r")\s*>", re.I)
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+|;\s+")
+_RULE = re.compile(
+    r"\b(must|mustn't|must not|never|always|don't|do not|only|avoid|make sure|ensure|keep|prefer|without|"
+    r"should|shouldn't|need to|needs to|has to|have to|at most|at least|required|no more than|"
+    r"muss|nie|niemals|immer|nur|keine|jamais|toujours|ne pas|doit|uniquement|nunca|siempre|debe|solo|"
+    r"mai|sempre|deve|somente)\b|^no\s|必须|不要|不能|只能|必ず|しないで|禁止",
+    re.I,
+)
+_RULE_HINTS = ("must", "never", "always", "don", "do not", "only", "avoid", "sure", "ensure", "keep", "prefer",
+               "without", "should", "need", "has to", "have to", "at most", "at least", "require", "no ", "muss",
+               "nie", "immer", "nur", "kein", "jamais", "toujours", "ne pas", "doit", "uniquement", "nunca",
+               "siempre", "debe", "solo", "mai", "sempre", "deve", "somente", "必", "不", "只", "しないで", "禁止")
+_NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\()")
+_STOP_TEXT = """a an the and or but if then of to in on at by for with from into as is are was were be been it
+    its this that these those there here i me my we our you your they them their not no do does did have has had
+    can could will would should may might must never always please also just than more most any all each every
+    some such very so too use using when where which who what why how about after before again one two focus
+    keep make sure only on"""
+_STOP = frozenset(_STOP_TEXT.split())
+
+# Tiers: higher stays longer when the budget is short.
+GOAL, LATEST, RULE, ROOT = 1000, 950, 870, 990
+PREVIOUS, PREVIOUS_RULE = 900, 920
+PLAN, PENDING, MEMORY, FAILURE = 860, 850, 820, 800
+CHANGED, COMMIT, COMMAND_FAILED, COMMAND_OK = 780, 760, 700, 650
+OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
+EARLIER, AGENT, FIXED = 400, 300, 200
+FOCUS_BONUS, FOCUS_CAP = 250, 940
+
+
+@dataclass(frozen=True)
+class Item:
+    section: str
+    priority: int
+    seq: int  # reading order within the section
+    text: str
+    turns: tuple[int, ...]
+    group: str = ""  # items of one group share a line: "<group>: a; b"
+    focused: bool = False
+
+
+def clean(text: str, limit: int = QUOTE_CHARS) -> str:
+    """One line of history text, safe inside the snapshot (its tags neutralised), cut at ``limit``."""
+    text = _TAGS.sub(lambda m: m.group().replace("<", "(").replace(">", ")"), text)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def quote(text: str, limit: int = QUOTE_CHARS) -> str:
+    return '"' + clean(text, limit).replace('"', "'") + '"'
+
+
+def lead(text: str, limit: int = QUOTE_CHARS) -> str:
+    """The first one or two sentences of a prompt, quoted."""
+    flat = " ".join(text.split())
+    pieces = _SENTENCE_END.split(flat, maxsplit=2)
+    head = pieces[0] if len(pieces[0]) >= 40 or len(pieces) == 1 else " ".join(pieces[:2])
+    return quote(head, limit)
+
+
+def rule_sentences(text: str) -> list[str]:
+    out: list[str] = []
+    low = text.lower()
+    if not any(word in low for word in _RULE_HINTS):
+        return out  # none of the words a rule needs: skip the sentence-by-sentence test
+    for piece in _SENTENCES.split(text):
+        sentence = piece.strip()
+        if not 8 <= len(sentence) <= 300 or sentence.endswith(("?", "？", ":")) or _NOT_PROSE.match(sentence):
+            continue
+        if _RULE.search(sentence) and sum(ch.isalpha() for ch in sentence) * 2 >= len(sentence):
+            out.append(sentence)
+    return out
+
+
+def focus_words(focus: str | None) -> set[str]:
+    if not focus:
+        return set()
+    return {w.lower() for w in re.findall(r"[\w./-]{3,}", focus) if w.lower() not in _STOP}
+
+
+def command_line(command: str) -> str:
+    """What identifies a command: its first line's first 200 characters, a commit's message kept whole."""
+    lines = command.strip().splitlines() or [""]
+    head = clean(lines[0], COMMAND_CHARS)
+    extra = len(lines) - 1
+    if extra:
+        head += f" (+{extra:,} more line{'s' if extra != 1 else ''})"
+    return head
+
+
+def commit_message(command: str) -> str | None:
+    """The ``-m`` message(s) of a ``git commit`` command, if it has any."""
+    if "commit" not in command or "git" not in command:
+        return None
+    try:
+        words = shlex.split(command, posix=True)
+    except ValueError:
+        return None
+    messages = []
+    for i, word in enumerate(words[:-1]):
+        if word in ("-m", "--message") or (word.startswith("-") and not word.startswith("--") and word.endswith("m")
+                                          and len(word) <= 4):
+            messages.append(words[i + 1])
+        elif word.startswith("--message="):
+            messages.append(word.split("=", 1)[1])
+    return " / ".join(m.strip() for m in messages if m.strip()) or None
+
+
+class _Items:
+    def __init__(self, focus: str | None) -> None:
+        self.items: list[Item] = []
+        self.focus = focus_words(focus)
+        self._seen: set[tuple[str, str, str]] = set()
+
+    def add(self, section: str, priority: int, turn: int, text: str, turns: Iterable[int], group: str = "") -> None:
+        text = text.strip()
+        key = (section, group, snap.normalise_line(text))
+        if not text or key in self._seen:
+            return
+        self._seen.add(key)
+        low = text.lower()
+        focused = bool(self.focus) and any(w in low for w in self.focus)
+        if focused:
+            priority = max(priority, min(priority + FOCUS_BONUS, FOCUS_CAP))
+        self.items.append(Item(section, priority, turn * 64 + len(self.items) % 64, text,
+                               tuple(sorted(set(turns))), group, focused))
+
+
+def build_items(digest: Digest, focus: str | None = None) -> list[Item]:
+    out = _Items(focus)
+    _previous(out, digest)
+    _prompts(out, digest)
+    root = _root(digest.calls)
+    if root:
+        first = next(c.turn for c in digest.calls if any(p.startswith(root + "/") for p in c.paths))
+        out.add("file_system_state", ROOT, -1, f"Paths below are relative to `{root}`", [first])
+    _commands(out, digest.calls)
+    _paths(out, digest.calls, root)
+    _failures(out, digest.calls, root)
+    _others(out, digest, root)
+    return out.items
+
+
+def _previous(out: _Items, digest: Digest) -> None:
+    previous, turn = digest.previous, digest.previous_turn
+    if previous is None or turn is None:
+        return
+    for section in previous.sections:
+        known = section.name in SECTIONS
+        for line in section.lines:
+            text = line.lstrip("-*• ").strip()
+            if snap.normalise_line(text) in ("none", "(none)", ""):
+                continue
+            if not known:
+                out.add("key_knowledge", PREVIOUS, turn, clean(f"{section.name}: {text}"), [turn])
+                continue
+            priority = {"overall_goal": GOAL, "active_constraints": PREVIOUS_RULE}.get(section.name, PREVIOUS)
+            out.add(section.name, priority, turn, clean(text, 400), [turn])
+
+
+def _prompts(out: _Items, digest: Digest) -> None:
+    prompts = digest.prompts
+    if not prompts:
+        return
+    if digest.previous is None or not digest.previous.lines("overall_goal"):
+        goal = next((p for p in prompts if len(p.text.split()) >= 4), prompts[0])
+        out.add("overall_goal", GOAL, goal.turn, f"The user asked: {lead(goal.text)}", [goal.turn])
+    else:
+        goal = None
+    for prompt in prompts:
+        for sentence in rule_sentences(prompt.text):
+            out.add("active_constraints", RULE, prompt.turn, quote(sentence, 300), [prompt.turn])
+    latest = prompts[-1]
+    out.add("task_state", LATEST, latest.turn, f"Latest request: {lead(latest.text, 300)}", [latest.turn])
+    for prompt in prompts[:-1]:
+        if prompt is not goal:
+            out.add("task_state", EARLIER + min(49, prompt.turn // 64), prompt.turn,
+                    f"Earlier request: {lead(prompt.text, 160)}", [prompt.turn])
+
+
+def _display(path: str, root: str | None) -> str:
+    if root and path.startswith(root + "/"):
+        return path[len(root) + 1:]
+    return path
+
+
+def _root(calls: list[Call]) -> str | None:
+    """The folder above the common folder of the absolute paths (so every shown path keeps two parts)."""
+    dirs = {posixpath.dirname(p) for c in calls for p in c.paths if p.startswith("/")}
+    if len(dirs) < 2:
+        return None
+    common = posixpath.commonpath(sorted(dirs))
+    parent = posixpath.dirname(common)
+    return parent if parent.count("/") >= 2 else None
+
+
+def _commands(out: _Items, calls: list[Call]) -> None:
+    runs: dict[str, list[Call]] = {}
+    for call in calls:
+        command = call.command() if call.kind == "shell" else None
+        if command:
+            runs.setdefault(command_line(command), []).append(call)
+    for line, group in runs.items():
+        last = group[-1]
+        turns = [t for c in group for t in c.turns]
+        states = [c.outcome for c in group]
+        bad = any(o.state in (FAILED, CANCELLED) for o in states)
+        out.add("recent_actions", COMMAND_FAILED if bad else COMMAND_OK, last.turn,
+                f"`{line}` -> {_outcomes(states)}", turns)
+        for call in group:
+            message = commit_message(call.command() or "")
+            if message:
+                out.add("artifact_trail", COMMIT, call.turn,
+                        f"Commit {quote(message, 300)} (its command ended {call.outcome.text()})", call.turns)
+
+
+def _outcomes(states: list[Outcome]) -> str:
+    if len(states) == 1:
+        return states[0].text()
+    if len({s.text() for s in states}) == 1:
+        return f"{states[0].text()} (all {len(states):,} runs)"
+    counts: dict[str, int] = {}
+    for state in states:
+        counts[state.state] = counts.get(state.state, 0) + 1
+    words = {OK: "ok", FAILED: "failed", CANCELLED: "cancelled", UNKNOWN: "not recorded"}
+    tally = ", ".join(f"{n:,} {words.get(s, s)}" for s, n in counts.items())
+    return f"ran {len(states):,} times: {tally}; last {states[-1].text()}"
+
+
+_OPS = {"read": ("file_system_state", "READ"), "list": ("file_system_state", "LISTED"),
+        "glob": ("file_system_state", "SEARCHED"), "search": ("file_system_state", "SEARCHED"),
+        "write": ("artifact_trail", "WROTE"), "edit": ("artifact_trail", "EDITED")}
+
+
+def _paths(out: _Items, calls: list[Call], root: str | None) -> None:
+    touched: dict[tuple[str, str], list[Call]] = {}
+    for call in calls:
+        if call.kind not in _OPS or call.outcome.state in (FAILED, CANCELLED):
+            continue  # a failed call is stated with its failure
+        section, op = _OPS[call.kind]
+        if call.outcome.created:
+            op = "CREATED"
+        for path in call.paths:
+            touched.setdefault((op, path), []).append(call)
+    for (op, path), group in touched.items():
+        section = "artifact_trail" if op in ("WROTE", "EDITED", "CREATED") else "file_system_state"
+        times = f" ({len(group):,} times)" if len(group) > 1 and section == "artifact_trail" else ""
+        priority = CHANGED if section == "artifact_trail" else READ_PATH
+        out.add(section, priority, group[-1].turn, f"`{_display(path, root)}`{times}",
+                [t for c in group for t in c.turns], group=op)
+
+
+_MAIN_ARGS = ("query", "url", "pattern", "prompt", "fact")
+
+
+def _main_arg(call: Call) -> str:
+    return next((str(call.args[k]) for k in _MAIN_ARGS if isinstance(call.args.get(k), str)), "")
+
+
+def _identity(call: Call) -> str:
+    command = call.command() if call.kind == "shell" else None
+    return command_line(command) if command else f"{call.name} {' '.join(call.paths)} {_main_arg(call)}"
+
+
+def _subject(call: Call, root: str | None) -> str:
+    command = call.command() if call.kind == "shell" else None
+    if command:
+        return f"`{command_line(command)}`"
+    paths = call.paths
+    if paths:
+        return f"`{call.name}` on `{_display(paths[0], root)}`"
+    arg = _main_arg(call)
+    return f"`{call.name}` {quote(arg, 120)}" if arg else f"`{call.name}`"
+
+
+def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
+    last_ok: dict[str, int] = {}
+    for n, call in enumerate(calls):
+        if call.outcome.state == OK:
+            last_ok[_identity(call)] = n
+    for n, call in enumerate(calls):
+        outcome = call.outcome
+        if outcome.state not in (FAILED, CANCELLED):
+            continue
+        fixed = last_ok.get(_identity(call), -1) > n
+        text = f"{_subject(call, root)} {outcome.text()}"
+        if outcome.tail:
+            text += f"; its output ended {quote(outcome.tail, 160)}"
+        if fixed:
+            text += "; a later run of it succeeded"
+        out.add("key_knowledge", FIXED if fixed else FAILURE, call.turn, text, call.turns)
+
+
+def _others(out: _Items, digest: Digest, root: str | None) -> None:
+    for call in digest.calls:
+        args = call.args
+        if call.kind == "memory" and isinstance(args.get("fact"), str):
+            out.add("key_knowledge", MEMORY, call.turn,
+                    f"Saved to memory: {quote(args['fact'])} -> {call.outcome.text()}", call.turns)
+        elif call.kind == "web_search" and isinstance(args.get("query"), str):
+            out.add("key_knowledge", WEB, call.turn,
+                    f"Searched the web for {quote(args['query'], 160)} -> {call.outcome.text()}", call.turns)
+        elif call.kind == "fetch":
+            target = args.get("url") if isinstance(args.get("url"), str) else args.get("prompt")
+            if isinstance(target, str):
+                out.add("key_knowledge", WEB, call.turn,
+                        f"Fetched {quote(target, 160)} -> {call.outcome.text()}", call.turns)
+        elif call.kind == "other":
+            out.add("recent_actions", OTHER_TOOL, call.turn,
+                    f"{_subject(call, root)} -> {call.outcome.text()}", call.turns)
+    if digest.todos is not None:
+        _plan(out, digest.todos)
+    pending = [c for c in digest.calls if c.result_turn is None]
+    if pending:
+        call = pending[-1]
+        out.add("task_state", PENDING, call.turn, f"{_subject(call, root)} was called and has no result yet",
+                call.turns)
+    if digest.agent_last is not None:
+        last: Prompt = digest.agent_last
+        out.add("recent_actions", AGENT, last.turn, f"The agent's last message began: {lead(last.text, 200)}",
+                [last.turn])
+
+
+def _plan(out: _Items, call: Call) -> None:
+    todos = call.args.get("todos")
+    for i, todo in enumerate(todos if isinstance(todos, list) else []):
+        if isinstance(todo, dict) and isinstance(todo.get("description"), str):
+            status = str(todo.get("status") or "pending")
+            out.add("task_state", PLAN - min(i, 50), call.turn,
+                    f"Plan (write_todos): [{clean(status, 20)}] {clean(todo['description'], 160)}", call.turns)
+

@@ -1,0 +1,55 @@
+"""Snapshot quality measured independently of the summarisers.
+
+``ground.extract`` reads the facts of a history with code of its own (it
+shares nothing with ``compaction.summarisers``); ``grade.grade`` says which
+of them a snapshot keeps and which of its clauses the history contradicts.
+The app's "Lost facts" tab, ``compact --json`` (``lost_facts``,
+``fact_recall``) and ``bench/snapshot_quality.py`` all use these, so the
+figure a user sees is not the summariser grading itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.progress import SILENT, Reporter
+from inspector.quality.grade import Check, FalseClaim, Report, grade, replaced
+from inspector.quality.ground import KINDS, Fact, Ground, extract
+
+__all__ = [
+    "KINDS", "Check", "Fact", "FalseClaim", "Ground", "Report", "check_history", "check_snapshot", "extract",
+    "grade", "history_text",
+]
+
+
+def check_snapshot(
+    contents: Sequence[dict[str, Any]],
+    snapshot: str,
+    statuses: ToolStatuses = NO_STATUSES,
+    *,
+    replaced_tokens: int | None = None,
+    reporter: Reporter = SILENT,
+) -> Report:
+    """The facts of ``contents`` (the summarised turns) that ``snapshot`` keeps, and its false claims."""
+    tokens = replaced(contents) if replaced_tokens is None else replaced_tokens
+    return grade(extract(contents, statuses, reporter), snapshot, replaced_tokens=tokens)
+
+
+def check_history(
+    contents: Sequence[dict[str, Any]],
+    statuses: ToolStatuses,
+    snapshot: str,
+    kept_turns: Iterable[int],
+    reporter: Reporter = SILENT,
+) -> Report:
+    """The facts of a whole history kept by a new one: turns it copies word for word, and its snapshot."""
+    return grade(extract(contents, statuses, reporter), snapshot, kept_turns=kept_turns)
+
+
+def history_text(contents: Sequence[dict[str, Any]]) -> str:
+    """Everything a history says, lower-case: to tell a path it names from one it never does."""
+    import json
+
+    return json.dumps(list(contents), ensure_ascii=False).lower()

@@ -1,0 +1,385 @@
+"""The ground truth a snapshot is graded against, read from the history by this package alone.
+
+Nothing here is shared with the summarisers: the reading of tool results,
+paths, commands and user prompts is written again, on purpose, so that a
+mistake in the offline summariser cannot hide itself by being made twice.
+The only input besides the history is the status Gemini CLI recorded for
+each tool result (``compaction.statuses.ToolStatuses``, plain recorded data).
+
+Six kinds of fact:
+
+* ``path``: a path a tool call named in its arguments, with what the call
+  did to it (read / list / search / write / edit);
+* ``command``: a shell command (its first line) with the outcome class
+  recorded for it (ok / failed / cancelled / background / unknown);
+* ``error``: the error text of a failed call that no later call with the
+  same command (or the same tool on the same path) made good;
+* ``constraint``: a sentence of the user's own prompt stating a rule;
+* ``step``: the last thing in progress: the latest user prompt, and the
+  latest ``write_todos`` item marked in progress;
+* ``previous``: each line of the newest earlier ``<state_snapshot>``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.progress import SILENT, Reporter
+
+KINDS = ("path", "command", "error", "constraint", "step", "previous")
+
+# How each tool acts on the path it names (Gemini CLI's tool names, and a few other agents').
+TOOL_OPS = {
+    "read_file": "read", "read_many_files": "read", "view_file": "read",
+    "write_file": "write", "create_file": "write",
+    "replace": "edit", "edit": "edit", "edit_file": "edit", "smart_edit": "edit",
+    "list_directory": "list", "ls": "list",
+    "glob": "search", "grep": "search", "grep_search": "search", "search_file_content": "search",
+}
+PATH_ARGS = frozenset({"file_path", "absolute_path", "path", "dir_path", "directory", "paths", "file_paths",
+                       "absolute_paths"})
+SHELL_NAMES = ("run_shell_command", "shell", "run_command", "bash")
+
+_UNTRUSTED = re.compile(r"^<untrusted_context>\n(.*)\n</untrusted_context>$", re.S)
+_TRAILER = re.compile(
+    r"(?:\n|^)(?:Error: (?P<error>[^\n]*)\n)?Exit Code: (?P<code>[^\n]*)"
+    r"(?:\nSignal: (?P<signal>[^\n]*))?(?:\nBackground PIDs: [^\n]*)?(?:\nProcess Group PGID: [^\n]*)?\s*$")
+_TRAILER_NO_CODE = re.compile(
+    r"(?:\n|^)(?:Error: (?P<error>[^\n]*)\n)?(?:Signal: (?P<signal>[^\n]*)\n)?"
+    r"(?:Background PIDs: [^\n]*\n)?Process Group PGID: [^\n]*\s*$")
+_OLD_HEADER = re.compile(r"^Command: .*?\nDirectory: [^\n]*\n(?:Output|Stdout): ", re.S)
+_NEW_HEADER = re.compile(r"^(?:Output|Stdout): ")
+_SUCCESS_STARTS = (
+    "Successfully ", "Created new file", "Directory listing for", "Found ", "No files found", "No matches found",
+    "Web search results for", "No search results", '{"success":true', "Okay, I've remembered",
+)
+_RULES = re.compile(
+    r"(?:^|\W)(must|mustn't|never|always|don't|dont|do not|avoid|only|should|shouldn't|ensure|make sure|"
+    r"keep|prefer|required|no more than|at most|at least|without|need to|needs to|has to|have to|"
+    r"nicht|niemals|immer|nur|keine|ne pas|jamais|toujours|uniquement|nunca|siempre|solo|sempre|mai)(?:\W|$)"
+    r"|^no\s|必须|不要|不能|只能|必ず|しないで|禁止",
+    re.I,
+)
+_TRIGGER_TEXT = """must mustn't never always don't dont do avoid only should shouldn't ensure make keep prefer
+    required no at without need needs has have nicht niemals immer nur keine ne jamais toujours uniquement nunca siempre
+    solo sempre mai"""
+_TRIGGERS = frozenset(_TRIGGER_TEXT.split())
+_PLAIN_WORD = re.compile(r"[\w']+")
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+_ALNUM = re.compile(r"[^\W_]")
+_LETTER = re.compile(r"[^\W\d_]")
+_WORDS = re.compile(r"[^\W_][\w./'-]*", re.U)
+_DULL_TEXT = """the a an and or but of to in on at by for with from into as is are was were be been it its
+    this that these those you your we our i me my they them their not no do does did have has had can could will
+    would should may might must never always only please also just than then when where which who what why how
+    all any each every some such very so too more most don't dont keep make sure ensure avoid prefer use"""
+_DULL = frozenset(_DULL_TEXT.split())
+
+TICK = 512  # turns between progress reports and cancellation checks
+
+
+@dataclass(frozen=True)
+class Fact:
+    kind: str
+    value: str  # how a person reads it ("src/a.py (edit)", "`pytest -q` -> failed")
+    turn: int  # the first turn that holds it
+    turns: tuple[int, ...] = ()  # every turn that holds it
+    key: str = ""  # what is matched: the path, the command's first line, the text
+    state: str = ""  # the operation of a path, the outcome class of a command
+    extra: str = ""  # a commit command's message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "value": self.value, "turn": self.turn, "turns": list(self.turns)}
+
+
+@dataclass
+class Ground:
+    """Every fact of a history, and what the grader needs to judge a snapshot's claims."""
+
+    facts: list[Fact] = field(default_factory=list)
+    ops_by_path: dict[str, set[str]] = field(default_factory=dict)  # every path a call named -> its operations
+    outcomes_by_command: dict[str, set[str]] = field(default_factory=dict)  # first line -> outcome classes
+    programs: set[str] = field(default_factory=set)  # first words of the commands run
+    shell_text: str = ""  # every command, lower-case (a path a command names may have been changed by it)
+    previous_text: str = ""  # the newest earlier snapshot: what it says is what the history says
+
+
+def words(text: str) -> list[str]:
+    """Lower-case content words, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for w in _WORDS.findall(text.lower()):
+        w = w.strip(".'-")
+        if len(w) >= 3 and w not in _DULL:
+            seen.setdefault(w, None)
+    return list(seen)
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def first_command_line(command: str) -> str:
+    for line in command.split("\n"):
+        if line.strip():
+            return " ".join(line.split())
+    return ""
+
+
+def commit_text(command: str) -> str:
+    if "commit" not in command:
+        return ""
+    match = re.search(r"\bgit\b.*\bcommit\b.*?(?:-m|--message)[= ]\s*(\"([^\"]*)\"|'([^']*)')", command, re.S)
+    if not match:
+        return ""
+    return " ".join((match.group(2) or match.group(3) or "").split())
+
+
+def _body_text(body: Any) -> str | None:
+    """The result's text, its first and last 3,000 characters only (all that is read of it)."""
+    text = body if isinstance(body, str) else None
+    if isinstance(body, dict):
+        text = next((body[k] for k in ("output", "content") if isinstance(body.get(k), str)), None)
+    if text is None:
+        return None
+    if len(text) > 7000:
+        text = text[:3000] + "\n" + text[-3000:]
+    found = _UNTRUSTED.match(text)
+    return found.group(1) if found else text
+
+
+def outcome_class(name: str, body: Any, status: str | None) -> tuple[str, str]:
+    """(class, error text) of one result: ok, failed, cancelled, background or unknown."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        error = error.get("message")
+    error_text = "" if error is None else str(error)
+    if status == "cancelled" or error_text.startswith("[Operation Cancelled]"):
+        return "cancelled", ""
+    if status == "error" or error is not None:
+        return "failed", error_text
+    text = _body_text(body)
+    if name in SHELL_NAMES and text is not None:
+        shell = _shell_class(text, status)
+        if shell is not None:
+            return shell
+    if status == "success":
+        return "ok", ""
+    if text is not None and text.startswith(_SUCCESS_STARTS):
+        return "ok", ""
+    return "unknown", ""
+
+
+def _shell_class(text: str, status: str | None) -> tuple[str, str] | None:
+    if text.startswith("Command was automatically cancelled") or text.startswith("Command was cancelled"):
+        return "cancelled", ""
+    if text.startswith(("Command moved to background", "Command is running in background")):
+        return "background", ""
+    old = _OLD_HEADER.match(text) is not None
+    if not old and _NEW_HEADER.match(text) is None:
+        return None
+    tail = text[-3000:]
+    found = _TRAILER.search(tail) or _TRAILER_NO_CODE.search(tail)
+    if found is None:
+        return "ok", ""
+    parts = found.groupdict()
+    error = (parts.get("error") or "").strip() if old or status != "success" else ""
+    code = (parts.get("code") or "").strip()
+    signal = (parts.get("signal") or "").strip()
+    last = _last_output_line(tail[: found.start()])
+    if error and error != "(none)":
+        return "failed", error
+    if code and code not in ("0", "(none)"):
+        return "failed", last
+    if signal and signal not in ("0", "(none)"):
+        return "failed", last
+    return "ok", ""
+
+
+def _last_output_line(text: str) -> str:
+    for line in reversed(text.split("\n")):
+        line = line.strip()
+        if line and not line.startswith(("Command: ", "Directory: ")):
+            return line[len("Output: "):].strip() if line.startswith("Output: ") else line
+    return ""
+
+
+def _paths(args: dict[str, Any]) -> list[str]:
+    out: list[str] = []
+    for key, value in args.items():
+        if key not in PATH_ARGS:
+            continue
+        if isinstance(value, str):
+            if _ALNUM.search(value):
+                out.append(value.strip())
+        elif isinstance(value, list):
+            out.extend(v.strip() for v in value if isinstance(v, str) and _ALNUM.search(v))
+    return out
+
+
+def _user_text(content: dict[str, Any]) -> Iterator[str]:
+    for part in content.get("parts") or []:
+        if not isinstance(part, dict) or part.get("thought") or "functionResponse" in part:
+            continue
+        text = part.get("text")
+        if isinstance(text, str) and not text.lstrip().startswith(("<session_context>", "<hook_context>")):
+            yield text.split("--- Content from referenced files ---")[0][:20_000]
+
+
+def rules_in(text: str) -> list[str]:
+    found: list[str] = []
+    if not (_TRIGGERS.intersection(_PLAIN_WORD.findall(text.lower())) or _CJK.search(text)):
+        return found  # no word a rule starts with: no rule (a cheap test before the full one)
+    for piece in re.split(r"\n+|(?<=[.!?])\s+|(?<=[。！？])|;\s", text):
+        piece = piece.strip()
+        if len(piece) < 8 or len(piece) > 300 or piece.endswith(("?", "？", ":")):
+            continue
+        if piece.startswith(("**", "[", "│", "|", ">", "#", "$")):
+            continue  # pasted output, a quote, a heading, a prompt line
+        if _RULES.search(piece) and len(_LETTER.findall(piece)) * 2 >= len(piece):
+            found.append(piece)
+    return found
+
+
+@dataclass
+class _Call:
+    turn: int
+    name: str
+    args: dict[str, Any]
+    result_turn: int | None = None
+    state: str = "unknown"
+    error: str = ""
+    # read once from ``args`` (plain fields: functools.cached_property takes a lock on every read in 3.11)
+    command: str = field(init=False)
+    paths: list[str] = field(init=False)
+    identity: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        value = self.args.get("command")
+        self.command = value if isinstance(value, str) and (self.name in SHELL_NAMES or "command" in self.args) \
+            else ""
+        self.paths = _paths(self.args) if self.name in TOOL_OPS else []
+        self.identity = first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
+
+
+def _snapshot_lines(text: str) -> list[str]:
+    start = text.rfind("<state_snapshot>")
+    body = text[start + len("<state_snapshot>"):].replace("</state_snapshot>", "")
+    body = re.sub(r"<!--.*?-->", "", body, flags=re.S)
+    out = []
+    for match in re.finditer(r"<([A-Za-z_][\w.-]*)\s*>(.*?)</\1\s*>", body, re.S):
+        for line in match.group(2).split("\n"):
+            line = line.strip().lstrip("-*•").strip()
+            if line and line.lower() not in ("none", "(none)", "n/a"):
+                out.append(line)
+    return out
+
+
+def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STATUSES,
+            reporter: Reporter = SILENT) -> Ground:
+    """The facts of ``contents`` (the history that is summarised), in order of first appearance."""
+    total = len(contents)
+    calls: list[_Call] = []
+    by_id: dict[str, _Call] = {}
+    item: _Call | None
+    open_calls: dict[str, deque[_Call]] = {}
+    prompts: list[tuple[int, str]] = []
+    previous: tuple[int, str] | None = None
+    for turn, content in enumerate(contents):
+        if not turn % TICK:
+            reporter.check()
+            reporter.report("fact check", turn, total)
+        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        if content.get("role") == "model":
+            for part in parts:
+                call = part.get("functionCall")
+                if isinstance(call, dict):
+                    item = _Call(turn, str(call.get("name") or ""), call["args"] if isinstance(call.get("args"), dict)
+                                 else {})
+                    calls.append(item)
+                    if isinstance(call.get("id"), str):
+                        by_id[call["id"]] = item
+                    open_calls.setdefault(item.name, deque()).append(item)
+            continue
+        responses = [(n, p["functionResponse"]) for n, p in enumerate(parts)
+                     if isinstance(p.get("functionResponse"), dict)]
+        for number, response in responses:
+            item = by_id.pop(response["id"], None) if isinstance(response.get("id"), str) else None
+            waiting = open_calls.get(item.name if item is not None else str(response.get("name") or ""), deque())
+            while waiting and waiting[0].result_turn is not None:
+                waiting.popleft()
+            if item is None:
+                item = waiting[0] if waiting else None
+            if item is None or item.result_turn is not None:
+                continue
+            item.result_turn = turn
+            item.state, item.error = outcome_class(item.name, response.get("response"),
+                                                   statuses.status(turn, number))
+        if responses:
+            continue
+        for text in _user_text(content):
+            if "<state_snapshot>" in text:
+                previous = (turn, text)
+            elif text.strip():
+                prompts.append((turn, text.strip()))
+    return _facts(calls, prompts, previous)
+
+
+def _facts(calls: list[_Call], prompts: list[tuple[int, str]], previous: tuple[int, str] | None) -> Ground:
+    ground = Ground()
+    found: dict[tuple[str, str, str], list[int]] = {}
+    details: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+
+    def note(kind: str, key: str, state: str, turns: Sequence[int], value: str, extra: str = "") -> None:
+        slot = (kind, key.lower() if kind != "path" else key, state)
+        found.setdefault(slot, []).extend(turns)
+        details.setdefault(slot, (value, key, extra))
+
+    commands: list[str] = []
+    for call in calls:
+        turns = [call.turn] if call.result_turn is None else [call.turn, call.result_turn]
+        op = TOOL_OPS.get(call.name)
+        for path in call.paths:
+            ground.ops_by_path.setdefault(path, set()).add(op or "")
+            note("path", path, op or "", turns, f"{path} ({op})")
+        if call.command:
+            line = first_command_line(call.command)
+            ground.outcomes_by_command.setdefault(line.lower(), set()).add(call.state)
+            ground.programs.add(line.split(" ", 1)[0].lower())
+            commands.append(call.command.lower())
+            note("command", line, call.state, turns, f"`{line}` -> {call.state}", commit_text(call.command))
+    ground.shell_text = "\n".join(commands)
+    last_ok = {c.identity: n for n, c in enumerate(calls) if c.state == "ok"}
+    for n, call in enumerate(calls):
+        message = " ".join(call.error.split())[:200]
+        if message == "(empty)":
+            message = ""
+        if call.state == "failed" and message and last_ok.get(call.identity, -1) < n:
+            turns = [call.turn] if call.result_turn is None else [call.turn, call.result_turn]
+            note("error", message, "", turns, message)
+    for turn, text in prompts:
+        for rule in rules_in(text):
+            note("constraint", rule, "", [turn], rule)
+    if prompts:
+        turn, text = prompts[-1]
+        head = re.split(r"(?<=[.!?])\s", " ".join(text.split()), maxsplit=1)[0][:200]
+        note("step", head, "", [turn], head)
+    plan = next((c for c in reversed(calls) if c.name == "write_todos"), None)
+    todos = plan.args.get("todos") if plan is not None else None
+    for todo in todos if isinstance(todos, list) else []:
+        if isinstance(todo, dict) and todo.get("status") == "in_progress" and isinstance(todo.get("description"), str):
+            note("step", todo["description"], "", [plan.turn] if plan else [], todo["description"])
+    if previous is not None:
+        ground.previous_text = previous[1]
+        for line in _snapshot_lines(previous[1]):
+            note("previous", line, "", [previous[0]], line)
+    for (kind, _key, state), turns in found.items():
+        value, key, extra = details[(kind, _key, state)]
+        ordered = tuple(sorted(set(turns)))
+        ground.facts.append(Fact(kind, value, ordered[0], ordered, key, state, extra))
+    ground.facts.sort(key=lambda f: (f.turn, KINDS.index(f.kind)))
+    return ground

@@ -1,0 +1,51 @@
+"""Issue 12.8: a key a server echoes back in a 200 reply reaches neither stdout, nor the session, nor the journal."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import main
+from tests.gemini_server import GeminiServer, reply
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_sessions" / "coding-task.jsonl"
+KEY = "AIzaEchoedBack-0123456789abcdefXYZ"
+
+
+def forms(key: str) -> list[str]:
+    """The key, and pieces of it base64-encoded at each alignment inside a longer text."""
+    encoded = [base64.b64encode(f"{pad}{key}".encode()).decode() for pad in ("", "a", "ab")]
+    return [key, *(e[4:-4] for e in encoded), *(e.replace("+", "-").replace("/", "_")[4:-4] for e in encoded)]
+
+
+def test_an_echoed_key_is_masked_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    session = chats / SAMPLE.name
+    shutil.copyfile(SAMPLE, session)
+    echo = ("<state_snapshot><key_knowledge>\n"
+            f"- your key: {KEY}\n- encoded: {base64.b64encode(('x-goog-api-key: ' + KEY).encode()).decode()}\n"
+            f"- url-safe: {base64.urlsafe_b64encode(('k=' + KEY).encode()).decode()}\n"
+            "</key_knowledge></state_snapshot>")
+    with GeminiServer([reply(echo), reply(echo)]) as server:
+        code = main(["compact", str(session), "--force", "--provider", "gemini", "--base-url", server.url,
+                     "--apply", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert len(server.bodies()) == 2 and "***" in session.read_text()
+    written = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert len(written) > 1  # the session, and the store's journal and backup
+    texts = {str(p): p.read_bytes().decode("utf-8", "replace") for p in written}
+    texts["stdout"], texts["stderr"] = captured.out, captured.err
+    for where, text in texts.items():
+        if where.endswith(".bak"):
+            continue  # the untouched original session, written before any reply
+        for form in forms(KEY):
+            assert form not in text, (where, form)

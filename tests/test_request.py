@@ -1,0 +1,118 @@
+"""One typed request, one context rule: what a user meets through ``compact`` and ``analyze``.
+
+* After ``compact --apply``, ``analyze --json`` and ``compact --json`` give
+  the same recorded prompt and make the same threshold decision (they used
+  to disagree: one ignored usage recorded before the compaction).
+* Every option ``compact`` accepts is honoured; a combination that cannot
+  work is refused with one line, exit 2, nothing written.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.cli import main
+from inspector.compaction.agentic import agentic_candidates
+from inspector.compaction.request import RequestError, compaction_context, compaction_request
+from inspector.session import load
+from inspector.tokens import estimate_contents
+from tests.conftest import SAMPLES
+
+SESSIONS = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))
+
+
+@pytest.fixture(autouse=True)
+def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict]:
+    code = main(list(args))
+    out = capsys.readouterr().out
+    return code, json.loads(out)
+
+
+def copy(tmp_path: Path, source: Path) -> Path:
+    target = tmp_path / source.name
+    shutil.copyfile(source, target)
+    return target
+
+
+def agree(capsys: pytest.CaptureFixture[str], path: Path) -> tuple[dict, dict]:
+    _, analysed = run_json(capsys, "analyze", str(path), "--json")
+    _, compacted = run_json(capsys, "compact", str(path), "--json", "--provider", "offline")
+    assert compacted["recorded_prompt_tokens"] == analysed["recorded_prompt_tokens"], path.name
+    refused_below = compacted["status"] == "NOOP" and "under the threshold" in compacted["message"]
+    assert refused_below == (not analysed["context_tokens"] >= analysed["threshold"] * analysed["token_limit"])
+    if refused_below:
+        assert f"{analysed['context_tokens']:,} tokens" in compacted["message"]
+    return analysed, compacted
+
+
+@pytest.mark.parametrize("source", SESSIONS, ids=lambda p: p.name)
+def test_analyze_and_compact_agree_before_and_after_an_apply(
+    source: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = copy(tmp_path, source)
+    agree(capsys, path)
+    code = main(["compact", str(path), "--force", "--provider", "offline", "--apply"])
+    capsys.readouterr()
+    if code != 0:
+        pytest.skip(f"{source.name}: nothing to apply")
+    analysed, _ = agree(capsys, path)
+    assert analysed["recorded_prompt_tokens"] is None  # usage before the compaction no longer counts
+
+
+def test_the_context_estimate_is_what_compress_compares(tmp_path: Path) -> None:
+    """Without recorded usage, both sides count the environment turn Gemini CLI sends with the history."""
+    session = load(SAMPLES / "gemini-cli-0.61-three-prompts.jsonl")
+    analysis = analyze(session)
+    context = compaction_context(session, analysis)
+    contents = [t.content for t in analysis.turns]
+    assert context.environment is not None and analysis.environment_quarters > 0
+    assert analysis.context.estimated_tokens == estimate_contents([context.environment, *contents])
+    assert analysis.context.estimated_tokens > analysis.total_estimated_tokens
+
+
+def test_staged_with_agentic_honours_the_agentic_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = copy(tmp_path, SAMPLES / "coding-task.jsonl")
+    _, plain = run_json(capsys, "compact", str(path), "--json", "--force", "--strategy", "staged",
+                        "--target", "10", "--provider", "offline")
+    _, agentic = run_json(capsys, "compact", str(path), "--json", "--force", "--strategy", "staged",
+                          "--target", "10", "--agentic", "--provider", "offline")
+    candidates = agentic_candidates([t.content for t in analyze(load(path)).turns])
+    assert agentic["split_point"] in candidates
+    assert agentic["split_point"] != plain["split_point"]
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--split", "3", "--agentic"], "choose one"),
+    (["--target", "0.2"], "staged strategy's goal"),
+    (["--split", "-1"], "below 0"),
+    (["--timeout", "0"], "timeout must be above 0"),
+])
+def test_combinations_that_cannot_work_are_refused(
+    args: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = copy(tmp_path, SAMPLES / "coding-task.jsonl")
+    before = path.read_bytes()
+    code = main(["compact", str(path), "--provider", "offline", "--apply", *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and words in err and len(err.splitlines()) == 1
+    assert path.read_bytes() == before and not any(p.name.startswith(".") for p in tmp_path.iterdir())
+
+
+def test_a_request_is_checked_once_for_both_faces() -> None:
+    with pytest.raises(RequestError):
+        compaction_request(strategy="fastest")
+    with pytest.raises(RequestError):
+        compaction_request(provider="openai")
+    request = compaction_request(strategy="staged", target=0.2, instruction="   ", compare=False)
+    assert request.instruction is None and request.target == 0.2
+    assert compaction_request(compare=True, target=0.2).target == 0.2  # compare runs staged too

@@ -1,0 +1,118 @@
+"""The snapshot screen as a person uses it: a line shows its turns, Enter goes there; search; a lost fact's turn."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.widgets import DataTable, Input, OptionList, Static
+
+from inspector.tui.app import InspectorApp
+from inspector.tui.screens.session import SessionScreen
+from inspector.tui.screens.snapshot import SnapshotScreen
+from inspector.tui.widgets.snapshot_lines import SnapshotLines
+from tests.snapshot_app import SAMPLES
+
+SIZE = (160, 45)
+
+
+def plain(renderable: object) -> str:
+    console = Console(width=200, record=True, color_system=None)
+    console.print(renderable)
+    return console.export_text()
+
+
+@pytest.fixture
+def session_file(tmp_path: Path) -> Path:
+    source = SAMPLES / "coding-task.jsonl"
+    target = tmp_path / "proj" / "chats" / source.name
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(source, target)
+    return target
+
+
+async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+    await pilot.pause()
+    while busy := [w for w in pilot.app.workers if w.group != "watch" and not w.is_finished]:
+        await pilot.app.workers.wait_for_complete(busy)
+        await pilot.pause()
+
+
+async def open_preview(pilot) -> SnapshotScreen:  # type: ignore[no-untyped-def]
+    await settle(pilot)
+    await pilot.press("c")
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, SnapshotScreen)
+    return screen
+
+
+async def test_a_line_shows_its_turns_and_enter_goes_there(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_preview(pilot)
+        lines = screen.query_one(SnapshotLines)
+        target = next(i for i, n in enumerate(lines.shown) if n >= 0 and lines.entries[n].text.startswith("`pytest"))
+        entry = lines.entries[lines.shown[target]]
+        lines.lines.focus()
+        lines.lines.highlighted = target
+        await pilot.pause()
+        source = plain(screen.query_one("#line-source", Static).content)
+        assert f"From turns {entry.turns[0]:,}" in source and f"turn {entry.turns[0]:,} · model" in source
+        assert "calls run_shell_command" in source
+        await pilot.press("enter")
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen)
+        assert view.table.cursor == entry.turns[0]
+        assert f"turn {entry.turns[0]}" in plain(view.detail.body.content).lower()
+
+
+async def test_search_keeps_the_matching_lines(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_preview(pilot)
+        lines = screen.query_one(SnapshotLines)
+        everything = lines.matches()
+        lines.lines.focus()
+        await pilot.press("slash", *"orders.py")
+        assert screen.query_one("#snapshot-search", Input).has_focus
+        kept = [lines.entries[n].text for n in lines.shown if n >= 0]
+        assert kept and all("orders.py" in text.lower() for text in kept) and len(kept) < everything
+        assert f"of {len(lines.entries):,} match" in plain(screen.query_one("#line-source", Static).content)
+        await pilot.press("escape")  # clears the search, stays on the screen
+        assert app.screen is screen and lines.matches() == everything
+        await pilot.press("escape")  # now back to the session
+        assert isinstance(app.screen, SessionScreen)
+
+
+async def test_a_fact_goes_to_its_turn(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_preview(pilot)
+        await pilot.press("5")
+        table = screen.query_one("#facts-rows", DataTable)
+        table.focus()
+        facts = screen.query_one("#facts-pane")
+        turn = facts.row_turns[2]  # type: ignore[attr-defined]
+        assert "false claims: 0" in plain(screen.query_one("#facts-summary", Static).content)
+        table.move_cursor(row=2)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, SessionScreen) and app.screen.table.cursor == turn
+
+
+async def test_a_focus_the_offline_summariser_cannot_honour_says_so(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f", *"write it as a poem", "enter")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SnapshotScreen)
+        summary = plain(screen.query_one("#preview-summary", Static).content)
+        assert "cannot honour this focus" in summary
+        assert "the offline summariser (no model was called)" in summary
+        assert screen.query_one("#snapshot-lines", OptionList).option_count > 0
