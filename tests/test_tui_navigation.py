@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from inspector.tui.app import InspectorApp
 from inspector.tui.screens.ask import AskScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.widgets.turn_table import TurnTable
-from tests.snapshot_app import SAMPLES, settle
+from tests.snapshot_app import SAMPLES, copy_sample, settle
 
 SAMPLE = SAMPLES / "coding-task.jsonl"
 RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -31,12 +30,7 @@ def detail_text(view: SessionScreen) -> str:
 
 @pytest.fixture
 def session_file(tmp_path: Path) -> Path:
-    if not SAMPLE.is_file():
-        pytest.skip(f"{SAMPLE} is missing")
-    target = tmp_path / "chats" / SAMPLE.name
-    target.parent.mkdir()
-    shutil.copyfile(SAMPLE, target)
-    return target
+    return copy_sample(tmp_path, SAMPLE.name)
 
 
 async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]

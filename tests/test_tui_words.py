@@ -3,7 +3,6 @@ no keys offered that cannot work, every warning reachable."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,19 +14,14 @@ from inspector.tui.screens.dialogs import FocusScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.timeline import provider_text
 from inspector.tui.screens.warnings import WarningsScreen
-from tests.snapshot_app import SAMPLES, settle
+from tests.snapshot_app import SAMPLES, copy_sample, settle
 
 SAMPLE = SAMPLES / "coding-task.jsonl"
 
 
 @pytest.fixture
 def session_file(tmp_path: Path) -> Path:
-    if not SAMPLE.is_file():
-        pytest.skip(f"{SAMPLE} is missing")
-    target = tmp_path / "chats" / SAMPLE.name
-    target.parent.mkdir()
-    shutil.copyfile(SAMPLE, target)
-    return target
+    return copy_sample(tmp_path, SAMPLE.name)
 
 
 def footer_keys(screen: object) -> list[str]:

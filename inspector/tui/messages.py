@@ -31,7 +31,8 @@ class LoadProgress(Message):
     total: int = 0
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, LoadProgress)
+        # Only a report of the same phase: each phase's latest figure is shown, however busy the app.
+        return isinstance(message, LoadProgress) and message.phase == self.phase
 
 
 @dataclass
