@@ -46,7 +46,7 @@ def how_text(result: CompressionResult) -> str:
         return ", ".join(stage.name for stage in result.stages if stage.applied) or "none"
     if result.split_point is None:
         return "-"
-    return f"split {result.split_point}" + (f" ({result.split_kind})" if result.split_kind else "")
+    return f"split {result.split_point:,}" + (f" ({result.split_kind})" if result.split_kind else "")
 
 
 def row_cells(result: CompressionResult, recall: float | None) -> list[Text]:
@@ -86,7 +86,7 @@ class CompareScreen(InspectorScreen):
     def compose(self) -> ComposeResult:
         session = self.loaded.session
         kind = self.loaded.split_kind(self.split)
-        split = (f"split {self.split} ({kind})" if kind != "reference"
+        split = (f"split {self.split:,} ({kind})" if kind != "reference"
                  else "each strategy's own split (the table shows the reference's)")
         yield Static(Text.assemble((visible(session.path.name, one_line=True), "bold"),
                                    "  both strategies on the same history - ", split,

@@ -290,7 +290,7 @@ class SessionActions(InspectorScreen):
         tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
                   if info.tokens_before is not None and info.tokens_after is not None else "")
         body = Text.assemble(
-            f"apply #{entry.seq} of {entry.applied_at}: ", (tokens, "bold"), "\n",
+            f"apply #{entry.seq:,} of {entry.applied_at}: ", (tokens, "bold"), "\n",
             "The file returns to its bytes from before it; turns recorded since are kept.",
         )
 
@@ -311,7 +311,7 @@ class SessionActions(InspectorScreen):
         result = message.detail
         note = f" {result.note}" if result.note else ""
         kept = f" {result.kept_bytes:,} bytes recorded since were kept." if result.kept_bytes else ""
-        self.notify(f"Apply #{result.entry.seq} undone; the file is {result.size:,} bytes again.{kept}{note}",
+        self.notify(f"Apply #{result.entry.seq:,} undone; the file is {result.size:,} bytes again.{kept}{note}",
                     title="Reverted", timeout=10)
         self.load_session("reload")
 
