@@ -217,3 +217,30 @@ async def test_compare_fits_80_columns() -> None:
         assert table.virtual_size.width <= table.scrollable_content_region.width  # no column out of sight
         lines = [strip.text for strip in table.render_lines(table.region.reset_offset)]
         assert "COMPRESSED" in "\n".join(lines)
+
+
+async def test_apply_and_undo_keep_following_gemini_clis_split(tmp_path: Path) -> None:
+    from tests.snapshot_app import copy_sample
+
+    path = copy_sample(tmp_path, SAMPLE.name)
+    first = reference_split(path)
+    app = InspectorApp(path, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.split == first
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("a", "y")
+        await settle(pilot)
+        applied = reference_split(path)
+        assert applied != first  # the compaction moved Gemini CLI's split point...
+        assert view.split == applied and not view.split_chosen  # ...and the view followed it
+        await pilot.press("u", "y")
+        await settle(pilot)
+        assert reference_split(path) == first
+        assert view.split == first and not view.split_chosen
+        table = view.query_one(TurnTable)
+        divider = table.divider_row
+        assert divider is not None
+        assert "(reference)" in table.render_line(divider - int(table.scroll_y)).text
