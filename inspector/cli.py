@@ -29,6 +29,7 @@ COMMANDS = {
     "revert": "undo the last compaction applied to a session, byte for byte",
     "history": "list the compactions applied to a session",
     "diff": "compare two <state_snapshot>s section by section",
+    "export": "a session (and a compaction of it) as Markdown or one standalone HTML page",
 }
 
 EXIT_BAD_INPUT = 2

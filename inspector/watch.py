@@ -253,8 +253,11 @@ class WatchOptions:
     clock: Callable[[], float] = time.monotonic
     force_polling: bool | None = None
     poll_delay_ms: int = 50
-    step_ms: int = 20  # watchfiles' own batching step
-    tick_ms: int = 50  # how often to look at the debouncer while nothing happens
+    step_ms: int = 100  # watchfiles' own batching step (and how often its thread looks for changes)
+    # How long watchfiles waits for a change before it reports "nothing yet"; the first such report
+    # says the watch is in place (``ready``).  Idle, the watcher wakes only this often: debouncing
+    # has timers of its own.
+    tick_ms: int = 1_000
     extra: dict[str, Any] = field(default_factory=dict)  # passed on to awatch
     on_batch: Callable[[set[Any]], None] | None = None  # sees each batch of changes to the file
 
@@ -311,23 +314,45 @@ async def watch_session(
         recursive=False,
         **opts.extra,
     )
-    first = True
-    with contextlib.suppress(asyncio.CancelledError):
-        async for changes in watcher:
-            if first and ready is not None:
-                ready.set()
-            first = False
-            if changes:
-                debounce.touch()
-                if opts.on_batch is not None:
-                    opts.on_batch(changes)
-            if debounce.pending and debounce.due():
-                debounce.reset()
-                seen = observe(path, current)
-                event, current = classify(current, seen)
-                if isinstance(event, (Rewritten, Truncated)) and seen.offset:
-                    current = initial_state(path)  # only the end was read: read it all
-                if event is not None:
-                    yield _mark_own(path, event)
-            if stop.is_set():
-                break
+    batches: asyncio.Queue[set[Any] | None] = asyncio.Queue()
+
+    async def pump() -> None:
+        """Every batch watchfiles reports, into ``batches`` (None once it ends)."""
+        first = True
+        try:
+            async for changes in watcher:
+                if first and ready is not None:
+                    ready.set()
+                first = False
+                if changes:
+                    batches.put_nowait(changes)
+        finally:
+            batches.put_nowait(None)
+
+    pumping = asyncio.ensure_future(pump())
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            while not stop.is_set():
+                wait = debounce.remaining()  # None: nothing pending, so sleep until a change comes
+                try:
+                    changes: set[Any] | None = await asyncio.wait_for(batches.get(), wait)
+                except TimeoutError:
+                    changes = set()
+                if changes is None:
+                    break
+                if changes:
+                    debounce.touch()
+                    if opts.on_batch is not None:
+                        opts.on_batch(changes)
+                if debounce.pending and debounce.due():
+                    debounce.reset()
+                    seen = observe(path, current)
+                    event, current = classify(current, seen)
+                    if isinstance(event, (Rewritten, Truncated)) and seen.offset:
+                        current = initial_state(path)  # only the end was read: read it all
+                    if event is not None:
+                        yield _mark_own(path, event)
+    finally:
+        pumping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await pumping

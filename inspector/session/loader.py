@@ -76,10 +76,14 @@ class Session:
         return None
 
 
+MAX_FILE_BYTES = 2**30  # Gemini CLI writes far smaller ones; the analysis needs ~2.5x the file in memory
+
+
 def open_session_file(path: Path) -> int:
     """A read-only descriptor of the file, or a SessionError saying plainly why not."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (a regular file ignores the flag)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise SessionError(path, "no such file") from None
     except PermissionError:
@@ -88,10 +92,29 @@ def open_session_file(path: Path) -> int:
         raise SessionError(path, "is a folder, not a session file") from None
     except OSError as exc:
         raise SessionError(path, f"cannot read: {exc.strerror or exc}") from None
-    if stat.S_ISDIR(os.fstat(fd).st_mode):
+    info = os.fstat(fd)
+    kind = not_a_file(info.st_mode)
+    if kind is not None:
         os.close(fd)
-        raise SessionError(path, "is a folder, not a session file")
+        raise SessionError(path, f"is {kind}, not a session file")
+    if info.st_size > MAX_FILE_BYTES:
+        os.close(fd)
+        raise SessionError(path, f"is {info.st_size / 2**30:,.1f} GiB; session files over "
+                                 f"{MAX_FILE_BYTES / 2**30:g} GiB are not read (reading one needs several times "
+                                 "its size in memory)")
     return fd
+
+
+def not_a_file(mode: int) -> str | None:
+    """What a path is when it is not a regular file ("a folder", "a FIFO", ...), else None."""
+    if stat.S_ISREG(mode):
+        return None
+    for test, kind in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
 
 
 def _read_all(path: Path, fd: int) -> bytes:

@@ -9,6 +9,8 @@ model validation costs several times the whole reference's run.
 
 from __future__ import annotations
 
+import math
+import sys
 from typing import Any
 
 
@@ -117,7 +119,30 @@ def check_message(record: dict[str, Any]) -> str | None:
     tokens = record.get("tokens")
     if tokens is not None and not isinstance(tokens, dict):
         return f"'tokens' must be an object, not {_type_name(tokens)}"
+    for key, value in (tokens or {}).items():
+        problem = check_count(value)
+        if problem:
+            return f"tokens.{key} {problem}"
     return None
+
+
+def check_count(value: Any) -> str | None:
+    """A recorded token count: any finite number (as Gemini CLI reads it), or null (not recorded).
+
+    Text, true/false and numbers too large for a double (``1e400`` reads as
+    infinity, here and in Gemini CLI) cannot be a count: no figure can be
+    computed from them.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number, not {_type_name(value)}"
+    if (isinstance(value, float) and not math.isfinite(value)) or (isinstance(value, int) and abs(value) > MAX_DOUBLE):
+        return "must be a finite number, not one too large to read (it reads as infinity)"
+    return None
+
+
+MAX_DOUBLE = sys.float_info.max
 
 
 def check_content(content: Any) -> str | None:

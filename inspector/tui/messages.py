@@ -31,8 +31,7 @@ class LoadProgress(Message):
     total: int = 0
 
     def can_replace(self, message: Message) -> bool:
-        # Only a report of the same phase: each phase's latest figure is shown, however busy the app.
-        return isinstance(message, LoadProgress) and message.phase == self.phase
+        return isinstance(message, LoadProgress) and message.phase == self.phase  # each phase's latest arrives
 
 
 @dataclass

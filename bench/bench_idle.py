@@ -1,0 +1,70 @@
+"""What watching an idle session costs: CPU time per second of wall time, and how fast an append arrives.
+
+    .venv/bin/python bench/bench_idle.py [--seconds 20]
+
+Watches a small session in a temporary folder with ``watch.watch_session``
+(what the app runs), lets it sit idle for ``--seconds``, and reports the
+process's CPU time over that span as a share of one core (issue 14.9: was
+about 2%, goal ~0).  Then appends a line and reports how long the event
+took to arrive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from inspector.watch import watch_session  # noqa: E402
+
+SAMPLE = ROOT / "sample_sessions" / "coding-task.jsonl"
+
+
+async def measure(path: Path, seconds: float) -> tuple[float, float]:
+    stop = asyncio.Event()
+    ready = asyncio.Event()
+    events: asyncio.Queue[object] = asyncio.Queue()
+
+    async def run() -> None:
+        async for event in watch_session(path, stop_event=stop, ready=ready):
+            events.put_nowait(event)
+
+    task = asyncio.create_task(run())
+    await asyncio.wait_for(ready.wait(), 30)
+    cpu, wall = time.process_time(), time.perf_counter()
+    await asyncio.sleep(seconds)  # the idle span being measured
+    idle = (time.process_time() - cpu) / (time.perf_counter() - wall)
+    with path.open("a", encoding="utf-8") as out:
+        out.write('{"id":"bench","type":"user","content":[{"text":"one more"}]}\n')
+    appended = time.perf_counter()
+    await asyncio.wait_for(events.get(), 30)
+    latency = time.perf_counter() - appended
+    stop.set()
+    await task
+    return idle, latency
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=20.0)
+    args = parser.parse_args(argv)
+    folder = Path(tempfile.mkdtemp(prefix="bench-idle-"))
+    try:
+        path = folder / SAMPLE.name
+        shutil.copyfile(SAMPLE, path)
+        idle, latency = asyncio.run(measure(path, args.seconds))
+    finally:
+        shutil.rmtree(folder)
+    print(f"idle watcher: {idle:.2%} of one core over {args.seconds:g} s; an append arrived after {latency:.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,64 @@
+"""``session-inspector export FILE --format md|html [--out PATH]``: a session as Markdown or one HTML page.
+
+With ``--compaction`` the export also holds the snapshot the offline
+summariser (or ``--provider``) writes for it, as ``compact --force`` would;
+nothing is applied.  Without ``--out`` the export goes to stdout; with it,
+the file is written atomically, and never over the session itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from inspector.commands.common import add_session_arguments
+
+EXIT_BAD_INPUT = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_session_arguments(parser)
+    parser.add_argument("--format", choices=("md", "html"), default="md", help="Markdown (default) or one HTML page")
+    parser.add_argument("--out", help="write here instead of to stdout (replaced atomically)")
+    parser.add_argument("--compaction", action="store_true",
+                        help="add the snapshot a forced compaction would write (nothing is applied)")
+    parser.add_argument("--provider", choices=("auto", "gemini", "offline"), default="offline",
+                        help="who writes that snapshot (default: offline, nothing is sent)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from inspector.analysis import analyze
+    from inspector.compaction.request import compaction_context, compaction_request
+    from inspector.compaction.strategies import run_request
+    from inspector.compaction.summarisers import pick_summariser
+    from inspector.export import build, render
+    from inspector.session import load
+    from inspector.settings import resolve_threshold
+
+    out = Path(args.out).absolute() if args.out else None
+    session = load(args.file)
+    if out is not None and out.exists() and out.resolve() == session.path.resolve():
+        print(f"session-inspector: {out}: that is the session itself; choose another --out", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    analysis = analyze(session, model=args.model, threshold=resolve_threshold(args.threshold).value)
+    result = None
+    if args.compaction:
+        request = compaction_request(force=True, provider=args.provider, model=args.model)
+        summariser = pick_summariser(request.provider, model=analysis.model)
+        result = asyncio.run(run_request(request, compaction_context(session, analysis), analysis.turns, summariser))
+    text = render(build(session, analysis, result), args.format)
+    if out is None:
+        sys.stdout.write(text)
+        return 0
+    from inspector.store.files import atomic_write, describe_os_error
+
+    try:
+        atomic_write(out, text.encode("utf-8"), mode=0o644)
+    except OSError as exc:
+        print(f"session-inspector: {out}: {describe_os_error(exc)}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"wrote {out} ({len(analysis.turns):,} turns, {args.format})", file=sys.stderr)
+    return 0

@@ -1,0 +1,213 @@
+"""A session, and optionally a compaction of it, as Markdown or as one standalone HTML page.
+
+Both formats are built from one ``Document`` (the figures ``analyze`` shows
+and every turn's text, calls and results), so they say the same thing.
+Session text is hostile until shown otherwise: control characters are
+written as visible escapes (``format.visible``), Markdown puts text in
+fenced blocks longer than any backtick run inside it, and HTML escapes
+everything and carries no script at all (a Content-Security-Policy in the
+page says so too).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from inspector.analysis import Analysis
+from inspector.compaction.compress import CompressionResult
+from inspector.format import usage_text, visible
+from inspector.session.loader import Session
+
+Format = Literal["md", "html"]
+FORMATS: tuple[Format, ...] = ("md", "html")
+RESULT_LIMIT = 4_000  # characters of one tool result written out; the rest is counted, not copied
+
+
+@dataclass(frozen=True)
+class Block:
+    """One piece of a turn: its text, a call, a result or a thought."""
+
+    kind: Literal["text", "thought", "call", "result", "other"]
+    title: str  # "text", "call run_shell_command", "result of read_file", ...
+    body: str  # already made visible (control characters escaped)
+
+
+@dataclass(frozen=True)
+class TurnView:
+    index: int
+    role: str
+    kind: str
+    tokens: int
+    usage: str
+    blocks: tuple[Block, ...]
+    split_here: bool
+
+
+@dataclass(frozen=True)
+class Document:
+    title: str
+    facts: tuple[tuple[str, str], ...]  # (label, value) figures of the session
+    turns: tuple[TurnView, ...]
+    snapshot: str | None  # a compaction's snapshot, when one was given
+    snapshot_facts: tuple[tuple[str, str], ...]
+
+
+def _clip(text: str) -> str:
+    if len(text) <= RESULT_LIMIT:
+        return text
+    return f"{text[:RESULT_LIMIT]}\n… ({len(text) - RESULT_LIMIT:,} more characters not copied)"
+
+
+def _blocks(content: dict[str, Any]) -> Iterator[Block]:
+    parts = content.get("parts")
+    for part in parts if isinstance(parts, list) else []:
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str):
+            kind: Literal["text", "thought"] = "thought" if part.get("thought") else "text"
+            yield Block(kind, kind, visible(part["text"]))
+        elif isinstance(part.get("functionCall"), dict):
+            call = part["functionCall"]
+            args = json.dumps(call.get("args", {}), ensure_ascii=False, indent=2)
+            yield Block("call", f"call {visible(str(call.get('name')), one_line=True)}", visible(args))
+        elif isinstance(part.get("functionResponse"), dict):
+            response = part["functionResponse"]
+            body = response.get("response")
+            text = body.get("output") if isinstance(body, dict) and isinstance(body.get("output"), str) \
+                else json.dumps(body, ensure_ascii=False, indent=2)
+            yield Block("result", f"result of {visible(str(response.get('name')), one_line=True)}",
+                        visible(_clip(str(text))))
+        else:
+            yield Block("other", "other part", visible(_clip(json.dumps(part, ensure_ascii=False))))
+
+
+def build(session: Session, analysis: Analysis, result: CompressionResult | None = None) -> Document:
+    """What an export says, from the same figures ``analyze`` and the app show."""
+    context = analysis.context
+    recorded = context.recorded_prompt_tokens
+    facts = (
+        ("file", visible(session.path.name, one_line=True)),
+        ("format", session.format),
+        ("session id", visible(session.session_id or "-", one_line=True)),
+        ("model", visible(analysis.model or "unknown", one_line=True)),
+        ("turns", f"{len(analysis.turns):,}"),
+        ("estimated tokens", f"{analysis.total_estimated_tokens:,}"),
+        ("last recorded prompt", f"{recorded:,}" if recorded is not None else "none since the last compaction"),
+        ("threshold", f"{context.threshold:g} x {context.token_limit:,} = {context.threshold_tokens:,} tokens"),
+        ("would compress now", "yes" if analysis.would_compress else "no"),
+        ("split point", f"turn {analysis.split_point:,}"),
+    )
+    turns = tuple(
+        TurnView(
+            index=turn.index, role=turn.role or "?", kind=analysis.kinds[turn.index],
+            tokens=analysis.turn_tokens(turn.index), usage=usage_text(analysis.recorded[turn.index]),
+            blocks=tuple(_blocks(turn.content)), split_here=turn.index == analysis.split_point,
+        )
+        for turn in analysis.turns
+    )
+    snapshot_facts: tuple[tuple[str, str], ...] = ()
+    if result is not None:
+        snapshot_facts = (
+            ("status", result.status.value),
+            ("strategy", result.strategy),
+            ("written by", f"{result.provider or '-'}" + (f" ({result.model})" if result.model else "")),
+            ("tokens", f"{result.original_token_count:,} -> {result.new_token_count:,}"),
+        )
+    return Document(
+        title=f"Session {visible(session.path.name, one_line=True)}", facts=facts, turns=turns,
+        snapshot=visible(result.snapshot) if result is not None and result.snapshot else None,
+        snapshot_facts=snapshot_facts,
+    )
+
+
+# -- Markdown ----------------------------------------------------------------------
+
+
+def _fence(text: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(document: Document) -> str:
+    out = [f"# {_md_cell(document.title)}", "", "| | |", "|---|---|"]
+    out += [f"| {_md_cell(label)} | {_md_cell(value)} |" for label, value in document.facts]
+    if document.snapshot is not None:
+        out += ["", "## Compaction snapshot", "", "| | |", "|---|---|"]
+        out += [f"| {_md_cell(label)} | {_md_cell(value)} |" for label, value in document.snapshot_facts]
+        out += ["", _fence(document.snapshot)]
+    out += ["", "## Turns"]
+    for turn in document.turns:
+        if turn.split_here:
+            out += ["", "---", "", "*Gemini CLI's split point: the turns above would be summarised.*"]
+        usage = f", recorded {turn.usage}" if turn.usage else ""
+        out += ["", f"### Turn {turn.index:,}: {turn.role} ({_md_cell(turn.kind)}, {turn.tokens:,} tokens{usage})"]
+        for block in turn.blocks:
+            out += ["", f"**{_md_cell(block.title)}**", "", _fence(block.body)]
+    return "\n".join(out) + "\n"
+
+
+# -- HTML --------------------------------------------------------------------------
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem; padding: 0 1rem; color: #222; }
+table.facts td { padding: .1rem .8rem .1rem 0; vertical-align: top; }
+table.facts td:first-child { color: #666; }
+section.turn { border-top: 1px solid #ddd; padding: .4rem 0; }
+section.turn h3 { font-size: 1rem; margin: .4rem 0; }
+.role-user h3 { color: #1b5e20; } .role-model h3 { color: #0d47a1; }
+pre { white-space: pre-wrap; word-break: break-word; background: #f6f6f6; padding: .5rem; margin: .2rem 0; }
+details > summary { cursor: pointer; color: #555; }
+.split { border-top: 3px solid #e65100; color: #e65100; margin-top: 1rem; padding-top: .3rem; }
+"""
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def _facts_table(facts: tuple[tuple[str, str], ...], css: str) -> str:
+    rows = "".join(f"<tr><td>{_e(label)}</td><td>{_e(value)}</td></tr>" for label, value in facts)
+    return f'<table class="{css}">{rows}</table>'
+
+
+def page(document: Document) -> str:
+    out = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        # nothing in this page may run or load: it is session text, not a program
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(document.title)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>{_e(document.title)}</h1>", _facts_table(document.facts, "facts"),
+    ]
+    if document.snapshot is not None:
+        out += ['<h2 id="snapshot">Compaction snapshot</h2>', _facts_table(document.snapshot_facts, "facts"),
+                f"<pre>{_e(document.snapshot)}</pre>"]
+    out.append('<h2 id="turns">Turns</h2>')
+    for turn in document.turns:
+        if turn.split_here:
+            out.append('<div class="split">Gemini CLI\'s split point: the turns above would be summarised.</div>')
+        usage = f", recorded {_e(turn.usage)}" if turn.usage else ""
+        out.append(f'<section class="turn role-{_e(turn.role)}" id="turn-{turn.index}">'
+                   f"<h3>Turn {turn.index:,}: {_e(turn.role)} ({_e(turn.kind)}, {turn.tokens:,} tokens{usage})</h3>")
+        for block in turn.blocks:
+            if block.kind in ("result", "thought", "other"):
+                out.append(f"<details><summary>{_e(block.title)}</summary><pre>{_e(block.body)}</pre></details>")
+            else:
+                out.append(f"<div>{_e(block.title)}</div><pre>{_e(block.body)}</pre>")
+        out.append("</section>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def render(document: Document, fmt: Format) -> str:
+    return markdown(document) if fmt == "md" else page(document)

@@ -1,0 +1,125 @@
+"""``export``: a session as Markdown and as one HTML page, the page checked in headless Chromium.
+
+The figures in an export are the figures ``analyze --json`` prints; session
+text is written literally (hostile markup never runs, control characters are
+visible escapes); ``--out`` is written atomically and never over the session.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import main
+from tests.browser import CHROMIUM, Chromium
+from tests.conftest import SAMPLES
+
+SESSIONS = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))
+HOSTILE_TEXT = ('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+                "\x1b]2;title\x07 ```` </pre></section> | pipe")
+
+
+def analyze_json(path: Path, capsys: pytest.CaptureFixture[str]) -> dict:
+    assert main(["analyze", str(path), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def hostile_session(folder: Path) -> Path:
+    path = folder / "hostile.jsonl"
+    records = [
+        {"sessionId": "s-1", "projectHash": "p", "startTime": "2026-01-01T00:00:00.000Z", "kind": "main"},
+        {"id": "u1", "timestamp": "2026-01-01T00:00:01.000Z", "type": "user", "content": [{"text": HOSTILE_TEXT}]},
+        {"id": "g1", "timestamp": "2026-01-01T00:00:02.000Z", "type": "gemini", "content": HOSTILE_TEXT,
+         "model": "gemini-2.5-pro", "tokens": {"input": 120, "output": 8, "cached": 0, "total": 128}},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("source", SESSIONS, ids=lambda p: p.name)
+def test_markdown_holds_every_turn_and_the_figures_analyze_prints(
+    source: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    figures = analyze_json(source, capsys)
+    assert main(["export", str(source), "--format", "md"]) == 0
+    text = capsys.readouterr().out
+    headings = [line for line in text.splitlines() if line.startswith("### Turn ")]
+    assert len(headings) == len(figures["history"])
+    assert f"| turns | {len(figures['history']):,} |" in text
+    assert f"| estimated tokens | {figures['total_estimated_tokens']:,} |" in text
+    assert f"| split point | turn {figures['split_point']:,} |" in text
+
+
+def test_markdown_keeps_hostile_text_inside_its_fence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = hostile_session(tmp_path)
+    assert main(["export", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\x07" not in text and "\\e]2;title\\x07" in text
+    assert "`````text" in text  # a fence longer than the four backticks in the text
+
+
+def test_out_is_written_atomically_and_never_over_the_session(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    session = tmp_path / "coding-task.jsonl"
+    shutil.copyfile(SAMPLES / "coding-task.jsonl", session)
+    before = session.read_bytes()
+    assert main(["export", str(session), "--out", str(session)]) == 2
+    assert "that is the session itself" in capsys.readouterr().err and session.read_bytes() == before
+    out = tmp_path / "export.html"
+    out.write_text("old", encoding="utf-8")
+    assert main(["export", str(session), "--format", "html", "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["coding-task.jsonl", "export.html"]  # no temp left
+    assert main(["export", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_compaction_adds_the_snapshot_and_writes_nothing_to_the_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = tmp_path / "coding-task.jsonl"
+    shutil.copyfile(SAMPLES / "coding-task.jsonl", session)
+    before = session.read_bytes()
+    assert main(["export", str(session), "--compaction"]) == 0
+    text = capsys.readouterr().out
+    assert "## Compaction snapshot" in text and "<state_snapshot>" in text and "| status | COMPRESSED |" in text
+    assert session.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["coding-task.jsonl"]
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (Debian: apt-get install chromium)")
+def test_the_html_page_opens_in_chromium_shows_turns_and_figures_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pages = []
+    for source in (SAMPLES / "coding-task.jsonl", hostile_session(tmp_path)):
+        figures = analyze_json(source, capsys)
+        out = tmp_path / f"{source.stem}.html"
+        assert main(["export", str(source), "--format", "html", "--out", str(out)]) == 0
+        capsys.readouterr()
+        pages.append((out, figures))
+    browser = Chromium(tmp_path / "chromium")
+    try:
+        for out, figures in pages:
+            session = browser.open(out.as_uri())
+            probe = """(() => ({
+                turns: document.querySelectorAll("section.turn").length,
+                title: document.querySelector("h1").textContent,
+                facts: Object.fromEntries([...document.querySelectorAll("table.facts tr")]
+                    .map(tr => [tr.cells[0].textContent, tr.cells[1].textContent])),
+                pwned: window.__pwned === undefined ? null : window.__pwned,
+                scripts: document.querySelectorAll("script, img").length,
+                text: document.body.innerText,
+            }))()"""
+            answer = browser.command("Runtime.evaluate", {"expression": probe, "returnByValue": True},
+                                     session=session)
+            seen = answer["result"]["value"]
+            assert seen["turns"] == len(figures["history"]), out
+            assert out.stem in seen["title"]
+            assert seen["facts"]["estimated tokens"] == f"{figures['total_estimated_tokens']:,}"
+            assert seen["pwned"] is None and seen["scripts"] == 0
+            if out.stem == "hostile":
+                assert "<script>window.__pwned = 1</script>" in seen["text"] and "\\e]2;title\\x07" in seen["text"]
+    finally:
+        browser.close()
