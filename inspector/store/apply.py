@@ -35,6 +35,15 @@ from inspector.session.errors import SessionError
 from inspector.session.history import Turn, messages_to_turns
 from inspector.session.loader import Session, parse
 from inspector.store import files
+from inspector.store.baseline import (
+    Baseline,
+    changed_error,
+    check_writable,
+    read_baseline,
+    read_fd,
+    replace_file,
+    still,
+)
 from inspector.store.errors import StoreError
 from inspector.store.journal import JournalEntry, JournalInfo, Region, append_event, read_journal
 from inspector.store.records import build_records, context_records, first_difference
@@ -87,12 +96,7 @@ class Plan:
 
 
 def read_current(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise StoreError(path, "the session file is gone; nothing was written", "changed") from None
-    except OSError as exc:
-        raise StoreError(path, f"cannot read: {files.describe_os_error(exc)}", "io") from None
+    return read_baseline(path).data
 
 
 def compare_with_preview(path: Path, current: bytes, size: int, digest: str) -> str:
@@ -289,7 +293,12 @@ def apply_history(
     base_size = session.size if expected_size is None else expected_size
     folder = files.ensure_store_dir(path)
     with files.locked(folder):
-        current = read_current(path)
+        # Everything below is decided from this one read; the file is
+        # checked to still be these bytes right before it is written.
+        base = read_baseline(path, appended_to=session.format == "jsonl")
+        current = base.data
+        if hook:
+            hook("read")
         state = compare_with_preview(path, current, base_size, base_sha)
         extra: list[dict[str, Any]] = []
         if state == "changed":
@@ -310,6 +319,8 @@ def apply_history(
         moment = (now or (lambda: datetime.now(UTC)))()
         timestamp = js_timestamp(moment)
         plan = _plan(session, current, turns, new_history, sources, extra, timestamp)
+        if not plan.append:
+            check_writable(path, base)
         outputs = _plan_outputs(path, truncations)
         record = read_journal(folder)
         seq = record.next_seq()
@@ -343,13 +354,16 @@ def apply_history(
         created: list[Path] = []
         try:
             append_event(folder, {"event": "apply", **entry.to_json()})
+            if hook:
+                hook("journalled")
             created = _write_outputs(path, outputs, hook)
             if plan.append:
-                regions, carried, after = _append(path, current, plan.data, hook)
+                regions, carried, after = _append(path, base, plan.data, hook)
             else:
-                regions, carried, after = (), 0, _rewrite(path, current, plan.data, hook)
+                replace_file(base, plan.data, hook=hook)
+                regions, carried, after = (), 0, plan.data
         except (OSError, StoreError) as exc:
-            for leftover in created:
+            for leftover in [*created, folder / "backups" / backup]:
                 with contextlib.suppress(OSError):
                     leftover.unlink()
             message = exc.message if isinstance(exc, StoreError) else files.describe_os_error(exc)
@@ -373,44 +387,70 @@ def apply_history(
 
 
 def _append(
-    path: Path, current: bytes, data: bytes, hook: files.WriteHook | None
+    path: Path, base: Baseline, data: bytes, hook: files.WriteHook | None
 ) -> tuple[tuple[Region, ...], int, bytes]:
-    """Append like Gemini CLI does; carry lines another writer slipped in meanwhile."""
-    offset = files.append_bytes(path, data, hook=hook)
-    regions = [Region(offset, len(data), sha256(data))]
-    carried = 0
-    if offset > len(current):
-        # Lines another writer appended between our check and our write now
-        # sit before our checkpoint, which would hide their messages: append
-        # them again after it.  $rewindTo lines are not repeated (after the
-        # checkpoint they would cut the new conversation).
-        with path.open("rb") as handle:
-            handle.seek(len(current))
-            between = handle.read(offset - len(current))
-        keep = [
-            line + b"\n" for line in between.split(b"\n")
-            if line.strip() and b'"$rewindTo"' not in line[:32]
-        ]
-        if keep:
-            again = b"".join(keep)
-            second = files.append_bytes(path, again, hook=None)
-            regions.append(Region(second, len(again), sha256(again)))
-            carried = len(keep)
-    with path.open("rb") as handle:
-        after = handle.read()
+    """Append like Gemini CLI does; carry lines another writer slipped in meanwhile.
+
+    Appends only to the very file that was read, and only while it still
+    starts with the bytes that were read; else refuses (StoreError
+    ``changed``), taking its own bytes back out if they already landed.
+    """
+    try:
+        fd = os.open(base.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+    except OSError as exc:
+        raise StoreError(path, f"cannot write: {files.describe_os_error(exc)}; nothing was written", "io") from None
+    try:
+        if hook:
+            hook("append-open")
+        if not _starts_as(fd, base):
+            raise changed_error(path)
+        offset = files.append_fd(fd, data, hook=hook)
+        if hook:
+            hook("appended")
+        if not (still(base, grown_ok=True) and _starts_as(fd, base)):
+            # rewritten or replaced while we appended: our checkpoint would
+            # hide what the other writer wrote.  Take it back out.
+            size = os.fstat(fd).st_size
+            if size == offset + len(data) and os.pread(fd, len(data), offset) == data:
+                os.ftruncate(fd, offset)
+                os.fsync(fd)
+            raise changed_error(path)
+        regions = [Region(offset, len(data), sha256(data))]
+        carried = 0
+        if offset > base.size:
+            # Lines another writer appended between our read and our write
+            # now sit before our checkpoint, which would hide their messages:
+            # append them again after it.  Whole lines only, from the line
+            # boundary at or before the end of what was read; $rewindTo lines
+            # are not repeated (after the checkpoint they would cut the new
+            # conversation).
+            start = base.data.rfind(b"\n") + 1
+            between = os.pread(fd, offset - start, start)
+            keep = [line + b"\n" for line in between.split(b"\n") if _carried(line)]
+            if keep:
+                again = b"".join(keep)
+                second = files.append_fd(fd, again)
+                regions.append(Region(second, len(again), sha256(again)))
+                carried = len(keep)
+        after = read_fd(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
     return tuple(regions), carried, after
 
 
-def _rewrite(path: Path, current: bytes, data: bytes, hook: files.WriteHook | None) -> bytes:
-    path = path.resolve()  # a symlinked session: write its target, keep the link
-    info = os.stat(path)
+def _starts_as(fd: int, base: Baseline) -> bool:
+    """The open file is the one read, and still starts with the bytes read."""
+    info = os.fstat(fd)
+    return base.same_file(info) and info.st_size >= base.size and sha256(os.pread(fd, base.size, 0)) == base.sha256
 
-    def unchanged() -> bool:
-        now = os.stat(path)
-        return (now.st_ino, now.st_size, now.st_mtime_ns) == (info.st_ino, info.st_size, info.st_mtime_ns)
 
-    files.atomic_write(path, data, hook=hook, mode=info.st_mode, unchanged=unchanged)
-    return data
+def _carried(line: bytes) -> bool:
+    if not line.strip() or b'"$rewindTo"' in line[:32]:
+        return False
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False
 
 
 def apply_compaction(
