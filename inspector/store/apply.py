@@ -352,8 +352,10 @@ def apply_history(
             state="incomplete",
         )
         created: list[Path] = []
+        journalled = False
         try:
-            append_event(folder, {"event": "apply", **entry.to_json()})
+            append_event(folder, {"event": "apply", **entry.to_json()}, hook)
+            journalled = True
             if hook:
                 hook("journalled")
             created = _write_outputs(path, outputs, hook)
@@ -367,8 +369,9 @@ def apply_history(
                 with contextlib.suppress(OSError):
                     leftover.unlink()
             message = exc.message if isinstance(exc, StoreError) else files.describe_os_error(exc)
-            with contextlib.suppress(OSError):
-                append_event(folder, {"event": "failed", "id": entry.id, "error": message})
+            if journalled:
+                with contextlib.suppress(OSError):
+                    append_event(folder, {"event": "failed", "id": entry.id, "error": message})
             if isinstance(exc, StoreError):
                 raise
             raise StoreError(path, f"could not write: {message}; the session was left as it was", "io") from None
