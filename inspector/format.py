@@ -74,3 +74,8 @@ def share_bar(share: float, width: int = 1) -> str:
 
 def percent(share: float) -> str:
     return f"{share * 100:.1f}%"
+
+
+def plural(count: int, one: str, many: str) -> str:
+    """``1 apply``, ``2 applies``, ``1,024 lines``."""
+    return f"{count:,} {one if count == 1 else many}"

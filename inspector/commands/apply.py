@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from inspector.format import plural, visible
+
 EXIT_OK = 0
 EXIT_REFUSED = 2
 
@@ -18,9 +20,9 @@ def describe_entry(entry: Any, session_path: Path) -> list[str]:
     info = entry.info
     how = "appended a checkpoint to" if entry.format == "jsonl" else "rewrote"
     lines = [
-        f"applied: {how} {entry.file} ({entry.format}): {entry.turns_before} turns -> {entry.turns_after}; "
-        f"records: {entry.records_reused} kept as they were, {entry.records_adapted} adapted, "
-        f"{entry.records_created} new",
+        f"applied: {how} {entry.file} ({entry.format}): {plural(entry.turns_before, 'turn', 'turns')} -> "
+        f"{entry.turns_after:,}; records: {entry.records_reused:,} kept as they were, {entry.records_adapted:,} "
+        f"adapted, {entry.records_created:,} new",
     ]
     if info.tokens_before is not None and info.tokens_after is not None:
         lines.append(f"tokens (estimate): {info.tokens_before:,} -> {info.tokens_after:,}")
@@ -34,7 +36,8 @@ def describe_entry(entry: Any, session_path: Path) -> list[str]:
             lines.append(f"full tool outputs saved: {len(files)} files in {where} "
                          f"({files[0].name} ... {files[-1].name}; listed in `session-inspector history --json`)")
     if entry.carried_lines:
-        lines.append(f"note: {entry.carried_lines} line(s) another writer appended meanwhile were repeated after it")
+        lines.append(f"note: {plural(entry.carried_lines, 'line', 'lines')} another writer appended meanwhile "
+                     f"{'was' if entry.carried_lines == 1 else 'were'} repeated after it")
     lines.append(f"backup: {store_dir(session_path) / 'backups' / entry.backup}")
     lines.append(f"undo: session-inspector revert {session_path}")
     return lines
@@ -52,9 +55,9 @@ def apply_from_cli(
     try:
         entry = apply_compaction(session, turns, result, hook=hook)
     except StoreError as exc:
-        print(f"session-inspector: {exc}", file=sys.stderr)
+        print(f"session-inspector: {visible(str(exc), one_line=True)}", file=sys.stderr)
         return EXIT_REFUSED
-    out = sys.stderr if getattr(args, "json", False) else sys.stdout
+    out = sys.stderr if args.json else sys.stdout
     for line in describe_entry(entry, session.path):
-        print(line, file=out)
+        print(visible(line, one_line=True), file=out)
     return EXIT_OK

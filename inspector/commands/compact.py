@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from inspector.commands.common import add_session_arguments, number, print_json
+from inspector.format import visible
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -96,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         print_json({"path": str(session.path), "format": session.format, **result.to_json(),
                     "draft_final_diff": _draft_diff(result).to_json() if result.snapshot else None})
     else:
-        print_report(session, result)
+        print_report(session, result, applying=args.apply)
     for warning in session.warnings if not args.json else []:
         print(f"warning: {session.path}: {warning}", file=sys.stderr)
 
@@ -115,7 +116,7 @@ def _draft_diff(result: Any) -> Any:
     return diff(result.draft_snapshot or "", result.snapshot or "")
 
 
-def print_report(session: Any, result: Any) -> None:
+def print_report(session: Any, result: Any, *, applying: bool = False) -> None:
     from rich.console import Console
     from rich.rule import Rule
     from rich.text import Text
@@ -126,7 +127,8 @@ def print_report(session: Any, result: Any) -> None:
     ok = not result.status.failed
     console.print(Text.assemble((f"{session.path.name}", "bold"), f"  {session.format}",
                                 f"  strategy: {result.strategy}",
-                                f"  provider: {result.provider}", f"  model: {result.model or '-'}"))
+                                f"  provider: {result.provider}",
+                                f"  model: {visible(result.model or '-', one_line=True)}"))
     console.print(Text.assemble("status: ", (result.status.value, "bold green" if ok else "bold red")))
     if result.message:
         console.print(Text(result.message, "yellow" if ok else "red"))
@@ -159,5 +161,6 @@ def print_report(session: Any, result: Any) -> None:
         console.print(Text(result.snapshot))
         console.print(Rule("draft -> final"))
         render_diff(console, _draft_diff(result), old_label="draft", new_label="final")
-    console.print(f"took {result.duration_seconds:.2f} s; nothing was written"
-                  + ("" if result.status.value != "COMPRESSED" else " (use --apply to write it)"))
+    if not applying:
+        console.print(f"took {result.duration_seconds:.2f} s; nothing was written"
+                      + ("" if result.status.value != "COMPRESSED" else " (use --apply to write it)"))

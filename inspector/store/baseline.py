@@ -73,6 +73,21 @@ def read_fd(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
+def regular_file_problem(path: Path) -> str | None:
+    """Why ``path`` is not a regular file one can read (None if it is), without opening it."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot read: {describe_os_error(exc)}"
+    if stat.S_ISDIR(info.st_mode):
+        return "a folder, not a session file"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a FIFO or device); nothing was read"
+    return None
+
+
 def open_regular(path: Path) -> int:
     """An O_RDONLY descriptor on a regular file (a FIFO or device is refused, never waited on)."""
     try:

@@ -218,7 +218,9 @@ def _apply_event(journal: Journal, by_id: dict[str, JournalEntry], event: dict[s
         )
     elif kind == "reverting":
         intent = _Reverting.model_validate(event)
-        update = replace(entry, reverting=RevertIntent(intent.sha256, intent.size, intent.from_sha256, intent.from_size))
+        update = replace(
+            entry, reverting=RevertIntent(intent.sha256, intent.size, intent.from_sha256, intent.from_size)
+        )
     elif kind == "failed":
         update = replace(entry, state="failed", revert_note=_Closed.model_validate(event).error, reverting=None)
     else:
