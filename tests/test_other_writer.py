@@ -96,6 +96,16 @@ def _texts(path: Path) -> str:
     return json.dumps([t.content for t in history(load(path))])
 
 
+def _broken_lines(data: bytes) -> list[bytes]:
+    broken = []
+    for line in data.splitlines():
+        try:
+            json.loads(line)
+        except ValueError:
+            broken.append(line)
+    return broken
+
+
 WRITERS = {
     "legacy-pomodoro.json": (rename_writer, in_place_writer),
     "checkpoint-rate-limit.json": (rename_writer, in_place_writer),
@@ -133,6 +143,8 @@ def test_another_writers_change_survives_at_every_step(name: str, tmp_path: Path
                 outcomes["refused"] += 1
                 continue
             assert MARK in _texts(path), f"{where}: the apply succeeded and lost the other writer's message"
+            if path.suffix == ".jsonl":
+                assert _broken_lines(path.read_bytes()) == [], f"{where}: the apply left a broken line"
             outcomes["included"] += 1
             # and undo keeps it too (or refuses, leaving it)
             try:

@@ -72,6 +72,15 @@ def js_json(value: Any, indent: int | None = None) -> str:
     return text
 
 
+def refuse_store_file(path: Path) -> None:
+    """Never treat the store's own files (backups, journal, temp files) as a session."""
+    if files.is_store_path(path) or files.is_store_path(path.resolve()):
+        raise StoreError(
+            path, "this is one of session-inspector's own files (a backup, journal or temp file), not a session; "
+            "nothing was written", "invalid",
+        )
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -287,6 +296,7 @@ def apply_history(
     nothing to the session, when it refuses or fails.
     """
     path = session.path
+    refuse_store_file(path)
     info = journal or JournalInfo()
     sources = list(sources) if sources is not None else [None] * len(new_history)
     base_sha = expected_sha256 or session.sha256
@@ -319,10 +329,10 @@ def apply_history(
         moment = (now or (lambda: datetime.now(UTC)))()
         timestamp = js_timestamp(moment)
         plan = _plan(session, current, turns, new_history, sources, extra, timestamp)
-        if not plan.append:
-            check_writable(path, base)
+        check_writable(path, base, rewrite=not plan.append)
         outputs = _plan_outputs(path, truncations)
         record = read_journal(folder)
+        files.sweep(path, folder, {e.backup for e in record.entries if e.state != "failed"})
         seq = record.next_seq()
         backup = f"{seq:04d}-{moment.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.bak"
         try:
@@ -344,6 +354,7 @@ def apply_history(
             planned_sha256=sha256(plan.data),
             planned_length=len(plan.data),
             output_files=tuple(str(o.path) for o in outputs),
+            outputs_new=tuple(str(o.path) for o in outputs if not o.exists),
             turns_before=len(turns),
             turns_after=plan.turns_after,
             records_reused=plan.reused,

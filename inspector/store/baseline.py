@@ -193,10 +193,13 @@ def exchange(a: Path, b: Path) -> bool:
     raise OSError(error, os.strerror(error), str(b))
 
 
-def check_writable(path: Path, baseline: Baseline) -> None:
-    """Refuse a file its user could not write, or whose owner a rewrite would change."""
-    if not os.access(baseline.path, os.W_OK):
-        raise StoreError(path, "the file is read-only for you (permission denied); nothing was written", "io")
+def check_writable(path: Path, baseline: Baseline, *, rewrite: bool = True) -> None:
+    """Refuse a file its user could not write (or that is marked read-only, even for root),
+    or, for a ``rewrite``, one whose owner or group the new file could not keep."""
+    if not os.access(baseline.path, os.W_OK) or not baseline.mode & 0o222:
+        raise StoreError(path, "the file is read-only (permission denied); nothing was written", "io")
+    if not rewrite:
+        return
     uid = os.geteuid()
     if uid != 0 and baseline.uid != uid:
         raise StoreError(

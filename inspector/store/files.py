@@ -207,6 +207,37 @@ def append_fd(fd: int, data: bytes, *, hook: WriteHook | None = None) -> int:
     return start if start is not None else os.fstat(fd).st_size
 
 
+def sweep(session_path: Path, folder: Path, backups_in_use: set[str]) -> None:
+    """Remove what an apply killed midway left: temp files of dead processes, backups no journal entry uses.
+
+    Runs under the store's lock, so no apply or revert of this session is under way.
+    """
+    temps = [
+        *session_path.parent.glob(f".{session_path.name}{TEMP_MARK}*"),
+        *(folder / "backups").glob(f"*{TEMP_MARK}*"),
+        *folder.glob(f"*{TEMP_MARK}*"),
+    ]
+    for temp in temps:
+        pid = temp.name.rsplit(TEMP_MARK, 1)[1].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                temp.unlink()
+    for backup in (folder / "backups").glob("*.bak"):
+        if backup.name not in backups_in_use:
+            with contextlib.suppress(OSError):
+                backup.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 @contextlib.contextmanager
 def locked(folder: Path) -> Iterator[None]:
     """Serialise this project's own applies and reverts of one session."""

@@ -88,6 +88,7 @@ class JournalEntry:
     planned_length: int | None = None
     regions: tuple[Region, ...] = ()
     output_files: tuple[str, ...] = ()
+    outputs_new: tuple[str, ...] = ()  # the output files this apply created (its revert removes them)
     turns_before: int = 0
     turns_after: int = 0
     records_reused: int = 0
@@ -103,6 +104,7 @@ class JournalEntry:
         data = asdict(self)
         data["regions"] = [asdict(r) for r in self.regions]
         data["output_files"] = list(self.output_files)
+        data["outputs_new"] = list(self.outputs_new)
         return data
 
     @classmethod

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from inspector.store import files
-from inspector.store.apply import js_timestamp, sha256
+from inspector.store.apply import js_timestamp, refuse_store_file, sha256
 from inspector.store.baseline import Baseline, check_writable, open_regular, read_baseline, replace_file
 from inspector.store.errors import StoreError
 from inspector.store.journal import Journal, JournalEntry, Region, append_event, read_journal
@@ -103,6 +103,7 @@ def revert(
 ) -> list[RevertResult]:
     """Undo the newest ``steps`` applies, newest first.  Raises StoreError."""
     path = Path(path)
+    refuse_store_file(path)
     folder = files.store_dir(path)
     if not folder.is_dir():
         raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
@@ -281,6 +282,7 @@ def _finish(
 ) -> RevertResult:
     digest = sha256(data)
     at = _at(now)
+    _remove_outputs(entry)
     with contextlib.suppress(OSError):
         append_event(folder, {
             "event": "revert", "id": entry.id, "at": at, "sha256": digest, "size": len(data),
@@ -288,3 +290,16 @@ def _finish(
         })
     files.note_own_write(path, digest)
     return RevertResult(entry, len(data), digest, kept, copy, note)
+
+
+def _remove_outputs(entry: JournalEntry) -> None:
+    """The tool-output files the apply created go with it (and their folder, once empty)."""
+    folders: set[Path] = set()
+    for name in entry.outputs_new:
+        output = Path(name)
+        with contextlib.suppress(OSError):
+            output.unlink()
+            folders.add(output.parent)
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only if empty
