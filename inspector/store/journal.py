@@ -20,12 +20,12 @@ wrong, never skipping it silently.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pydantic
 
 from inspector.store.errors import StoreError
@@ -184,8 +184,8 @@ def read_journal(folder: Path) -> Journal:
         if not line.strip():
             continue
         try:
-            event = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
+            event = json.loads(line)
+        except (ValueError, RecursionError) as exc:
             raise _damaged(path, number, f"not JSON: {exc}") from None
         if not isinstance(event, dict) or not isinstance(event.get("event"), str):
             raise _damaged(path, number, "not an event")
@@ -240,7 +240,9 @@ def append_event(folder: Path, event: dict[str, Any], hook: WriteHook | None = N
     this event never glues onto it.  A short write is taken back out.
     """
     path = folder / JOURNAL_NAME
-    line = orjson.dumps(event, option=orjson.OPT_NON_STR_KEYS) + b"\n"
+    # stdlib json with ASCII escapes: a lone surrogate in session text (which
+    # Gemini CLI resumes fine) is written as \\udXXX and read back the same.
+    line = json.dumps(event, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode() + b"\n"
     fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         size = os.fstat(fd).st_size
@@ -269,8 +271,8 @@ def _mend_tail(fd: int, size: int) -> None:
     data = os.pread(fd, size, 0)
     fragment = data[data.rfind(b"\n") + 1 :]
     try:
-        event = orjson.loads(fragment)
-    except orjson.JSONDecodeError:
+        event = json.loads(fragment)
+    except (ValueError, RecursionError):
         event = None
     if isinstance(event, dict):
         os.write(fd, b"\n")
