@@ -157,3 +157,23 @@ def test_a_damaged_line_in_the_middle_is_never_skipped_silently(tmp_path: Path) 
         read_history(path)
     with pytest.raises(StoreError, match="line 1 is damaged"):
         _apply(path)
+
+
+async def test_the_app_says_the_journal_is_damaged(tmp_path: Path) -> None:
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.screens.timeline import TimelineScreen
+    from tests.test_tui_compaction import SIZE, settle
+
+    path = _sample(tmp_path, "coding-task.jsonl")
+    _apply(path)
+    _journal(path).write_bytes(b'{"event":"apply","id":"00\n' + _journal(path).read_bytes())
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.screen
+        for key in ("t", "u"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.screen is view and not isinstance(app.screen, TimelineScreen)
+        damaged = [n for n in app._notifications if "line 1 is damaged" in n.message]
+        assert len(damaged) == 2, [n.message for n in app._notifications]

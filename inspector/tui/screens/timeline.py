@@ -11,7 +11,8 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from inspector.store import read_history, store_dir
+from inspector.format import visible
+from inspector.store import StoreError, read_history, store_dir
 
 COLUMNS = ("#", "applied", "state", "tokens before -> after", "split", "turns", "by", "backup")
 
@@ -37,7 +38,12 @@ class TimelineScreen(ModalScreen[None]):
         table = self.query_one(DataTable)
         for name in COLUMNS:
             table.add_column(name, key=name)
-        journal = read_history(self.path)
+        try:
+            journal = read_history(self.path)
+        except StoreError as exc:  # a damaged journal: say so, never a traceback
+            self.app.notify(visible(str(exc), one_line=True), severity="error")
+            self.dismiss(None)
+            return
         backups = store_dir(self.path) / "backups"
         for entry in reversed(journal.entries):
             info = entry.info
@@ -49,7 +55,8 @@ class TimelineScreen(ModalScreen[None]):
                 Text(str(entry.seq)), Text(entry.applied_at), Text(state, style=style), Text(tokens),
                 Text("" if info.split_point is None else str(info.split_point)),
                 Text(f"{entry.turns_before} -> {entry.turns_after}"),
-                Text(" ".join(x for x in (info.provider, info.model) if x)), Text(str(backups / entry.backup)),
+                Text(visible(" ".join(x for x in (info.provider, info.model) if x), one_line=True)),
+                Text(str(backups / entry.backup)),
             )
         note = self.query_one("#timeline-note", Static)
         if not journal.entries:
