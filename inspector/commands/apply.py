@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inspector.format import plural, visible
+
+if TYPE_CHECKING:
+    from inspector.compaction.compress import CompressionResult
+    from inspector.session.history import Turn
+    from inspector.session.loader import Session
+    from inspector.store import JournalEntry, WriteHook
 
 EXIT_OK = 0
 EXIT_REFUSED = 2
 
 
-def describe_entry(entry: Any, session_path: Path) -> list[str]:
+def describe_entry(entry: JournalEntry, session_path: Path) -> list[str]:
     """The lines that tell a person what an apply wrote and how to undo it."""
     from inspector.store import store_dir
 
@@ -44,7 +51,12 @@ def describe_entry(entry: Any, session_path: Path) -> list[str]:
 
 
 def apply_from_cli(
-    args: argparse.Namespace, session: Any, turns: Any, result: Any, *, hook: Any = None
+    args: argparse.Namespace,
+    session: Session,
+    turns: Sequence[Turn],
+    result: CompressionResult,
+    *,
+    hook: WriteHook | None = None,
 ) -> int:
     """Apply ``result`` to ``session``; prints what was written.  Exit 0, or 2 on refusal.
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
 from inspector.format import plural, visible
+
+if TYPE_CHECKING:
+    from inspector.store import JournalEntry
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshots", action="store_true", help="print each applied snapshot in full")
 
 
-def entry_line(entry: Any) -> str:
+def entry_line(entry: JournalEntry) -> str:
     info = entry.info
     tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
               if info.tokens_before is not None and info.tokens_after is not None else "tokens -")

@@ -24,12 +24,12 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from inspector.compaction.budget import Truncation
 from inspector.jsjson import js_stringify, js_utf8
 from inspector.session.errors import SessionError
 from inspector.session.history import Turn, messages_to_turns
@@ -231,7 +231,7 @@ def _grown_records(session: Session, current: bytes) -> list[dict[str, Any]]:
     return [r for r in now.messages if r.get("id") not in before]
 
 
-def _plan_outputs(session_path: Path, truncations: Sequence[Any]) -> list[OutputFile]:
+def _plan_outputs(session_path: Path, truncations: Sequence[Truncation]) -> list[OutputFile]:
     outputs: list[OutputFile] = []
     for item in truncations:
         target = Path(item.output_file)
@@ -279,7 +279,7 @@ def apply_history(
     new_history: Sequence[Content],
     sources: Sequence[Turn | None] | None = None,
     *,
-    truncations: Sequence[Any] = (),
+    truncations: Sequence[Truncation] = (),
     journal: JournalInfo | None = None,
     expected_sha256: str | None = None,
     expected_size: int | None = None,
@@ -465,65 +465,3 @@ def _carried(line: bytes) -> bool:
         return isinstance(orjson.loads(line), dict)
     except orjson.JSONDecodeError:
         return False
-
-
-def apply_compaction(
-    session: Session,
-    turns: Sequence[Turn],
-    result: Any,
-    *,
-    expected_sha256: str | None = None,
-    allow_grown: bool = False,
-    hook: files.WriteHook | None = None,
-    now: Callable[[], datetime] | None = None,
-) -> JournalEntry:
-    """Apply a ``compress()`` result: its new history, kept turns keep their records."""
-    status = getattr(result, "status", None)
-    status_name = status.name if isinstance(status, Enum) else str(status)
-    new_history = getattr(result, "new_history", None)
-    if new_history is None:
-        raise StoreError(session.path, f"nothing to apply (the compaction ended {status_name})", "nothing")
-    kept_from = getattr(result, "kept_from", None)
-    sources: list[Turn | None] = [None] * len(new_history)
-    origin = getattr(result, "sources", None)
-    if isinstance(origin, list) and len(origin) == len(new_history):
-        # the staged strategy says, turn by turn, which original turn each one copies
-        sources = [turns[i] if isinstance(i, int) and 0 <= i < len(turns) else None for i in origin]
-    elif isinstance(kept_from, int) and 0 <= kept_from <= len(turns):
-        kept = list(turns[kept_from:])
-        start = len(new_history) - len(kept)
-        if start >= 0:
-            for i, turn in enumerate(kept):
-                sources[start + i] = turn
-    info = JournalInfo(
-        status=status_name,
-        split_point=getattr(result, "split_point", None),
-        tokens_before=getattr(result, "original_token_count", None),
-        tokens_after=getattr(result, "new_token_count", None),
-        recorded_prompt_tokens=getattr(result, "recorded_prompt_tokens", None),
-        provider=getattr(result, "provider", None),
-        model=getattr(result, "model", None),
-        duration_seconds=getattr(result, "duration_seconds", None),
-        snapshot=getattr(result, "snapshot", None),
-        note=_strategy_note(result),
-    )
-    source_sha = getattr(result, "source_sha256", None)
-    return apply_history(
-        session, turns, new_history, sources,
-        truncations=getattr(result, "truncations", None) or (),
-        journal=info,
-        expected_sha256=expected_sha256 or source_sha,
-        allow_grown=allow_grown,
-        hook=hook,
-        now=now,
-    )
-
-
-def _strategy_note(result: Any) -> str | None:
-    """``strategy: staged (duplicates, prune)`` for the journal; None for the reference."""
-    strategy = getattr(result, "strategy", "reference")
-    if strategy == "reference" and getattr(result, "split_kind", None) != "agentic":
-        return None
-    stages = [s.name for s in getattr(result, "stages", None) or [] if getattr(s, "applied", False)]
-    kind = "agentic split" if getattr(result, "split_kind", None) == "agentic" else strategy
-    return f"strategy: {kind}" + (f" ({', '.join(stages)})" if stages else "")
