@@ -20,7 +20,7 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.session import history, load
-from inspector.store import StoreError, apply_history, read_history, revert
+from inspector.store import StoreError, apply_history, baseline, read_history, revert
 from tests.test_store import PATHS, compacted, copy_session
 
 MARK = "ANOTHER WRITER'S MESSAGE"
@@ -114,8 +114,15 @@ WRITERS = {
 }
 
 
+@pytest.mark.parametrize("swap", ["exchange", "replace"])
 @pytest.mark.parametrize("name", sorted(WRITERS))
-def test_another_writers_change_survives_at_every_step(name: str, tmp_path: Path) -> None:
+def test_another_writers_change_survives_at_every_step(
+    name: str, swap: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if swap == "replace":  # a system without renameat2(RENAME_EXCHANGE): check the bytes, then os.replace
+        monkeypatch.setattr(baseline, "_renameat2", None)
+    elif baseline._renameat2 is None:
+        pytest.skip("this system has no renameat2")
     steps = _steps(tmp_path, name)
     assert "renamed" in steps or "append-written" in steps
     outcomes: dict[str, int] = {"refused": 0, "included": 0}

@@ -108,9 +108,9 @@ def read_current(path: Path) -> bytes:
     return read_baseline(path).data
 
 
-def compare_with_preview(path: Path, current: bytes, size: int, digest: str) -> str:
-    """``same``, ``grown`` (the previewed bytes, then more) or ``changed``."""
-    if len(current) == size and sha256(current) == digest:
+def compare_with_preview(path: Path, current: bytes, size: int, digest: str, known: str | None = None) -> str:
+    """``same``, ``grown`` (the previewed bytes, then more) or ``changed`` (``known``: sha256 of ``current``)."""
+    if len(current) == size and (known or sha256(current)) == digest:
         return "same"
     if len(current) > size and sha256(current[:size]) == digest:
         return "grown"
@@ -309,7 +309,7 @@ def apply_history(
         current = base.data
         if hook:
             hook("read")
-        state = compare_with_preview(path, current, base_size, base_sha)
+        state = compare_with_preview(path, current, base_size, base_sha, base.sha256)
         extra: list[dict[str, Any]] = []
         if state == "changed":
             raise StoreError(
@@ -416,12 +416,14 @@ def _append(
     try:
         if hook:
             hook("append-open")
-        if not _starts_as(fd, base):
+        opened = os.fstat(fd)
+        if not base.same_file(opened) or opened.st_size < base.size:
             raise changed_error(path)
         offset = files.append_fd(fd, data, hook=hook)
         if hook:
             hook("appended")
-        if not (still(base, grown_ok=True) and _starts_as(fd, base)):
+        # (a rewrite before the append shows here too: the start differs)
+        if not (still(base, grown_ok=True, content=False) and _starts_as(fd, base)):
             # rewritten or replaced while we appended: our checkpoint would
             # hide what the other writer wrote.  Take it back out.
             size = os.fstat(fd).st_size

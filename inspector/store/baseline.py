@@ -148,14 +148,24 @@ def _hash_of(path: Path, length: int | None = None) -> tuple[os.stat_result, str
         os.close(fd)
 
 
-def still(baseline: Baseline, at: Path | None = None, *, grown_ok: bool = False) -> bool:
+def still(baseline: Baseline, at: Path | None = None, *, grown_ok: bool = False, content: bool = True) -> bool:
     """Is the file at ``at`` (default: the baseline's path) still the baseline's file and bytes?
 
-    ``grown_ok``: bytes appended after the baseline's are allowed.  The bytes
-    are hashed again: a rewrite of the same size within one tick of the
-    file system's clock changes neither size nor times.
+    ``grown_ok``: bytes appended after the baseline's are allowed.  With
+    ``content`` the bytes are hashed again (a rewrite of the same size within
+    one tick of the file system's clock changes neither size nor times);
+    without, only which file it is, its size and its times are compared.
     """
-    found = _hash_of(at or baseline.path, baseline.size if grown_ok else None)
+    target = at or baseline.path
+    if not content:
+        try:
+            info = os.stat(target)
+        except FileNotFoundError:
+            return False
+        if grown_ok:
+            return baseline.same_file(info) and info.st_size >= baseline.size
+        return baseline.untouched(info)
+    found = _hash_of(target, baseline.size if grown_ok else None)
     if found is None:
         return False
     info, digest = found
@@ -246,12 +256,16 @@ def replace_file(
             os.close(fd)
         if hook:
             hook("temp-written")
-        if not still(baseline, grown_ok=grown_ok):
+        # A cheap look first (no swap at all if it visibly changed); the
+        # bytes are compared on what the swap took away, below.
+        if not still(baseline, grown_ok=grown_ok, content=False):
             raise changed_error(target)
         if hook:
             hook("checked")
         swapped = exchange(temp, target)
         if not swapped:
+            if not still(baseline, grown_ok=grown_ok):  # no swap here: compare the bytes before replacing
+                raise changed_error(target)
             os.replace(temp, target)
         elif not still(baseline, temp, grown_ok=grown_ok):
             # Someone replaced or rewrote it between the check and the swap.
