@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from inspector.format import plural, visible
-from inspector.store import read_history, store_dir
+from inspector.store import StoreError, read_history, store_dir
 
 COLUMNS = ("#", "applied", "state", "tokens before -> after", "split", "turns", "by", "backup")
 
@@ -46,7 +46,12 @@ class TimelineScreen(ModalScreen[None]):
         table = self.query_one(DataTable)
         for name in COLUMNS:
             table.add_column(name, key=name)
-        journal = read_history(self.path)
+        try:
+            journal = read_history(self.path)
+        except StoreError as exc:  # a damaged journal: say so, never a traceback
+            self.app.notify(visible(str(exc), one_line=True), severity="error")
+            self.dismiss(None)
+            return
         backups = store_dir(self.path) / "backups"
         for entry in reversed(journal.entries):
             info = entry.info
