@@ -3,8 +3,10 @@
     .venv/bin/python bench/bench_store.py [--copies N]
 
 Uses sample_sessions/long-migration.jsonl as is, and a bigger JSONL made by
-repeating its message records N times under new ids (default 8).  Each run
-works on a copy in a temp folder; prints seconds per step, best of 3.
+repeating its message records N times under new ids (default 8), and each
+as a legacy ``session-*.json`` too (an apply rewrites it: read once, write a
+temp file, check the file is still what was read, swap).  Each run works on
+a copy in a temp folder; prints seconds per step, best of 3.
 """
 
 from __future__ import annotations
@@ -82,11 +84,21 @@ def bench(path: Path) -> None:
     t_initial = best(lambda: initial_state(target))
     size = path.stat().st_size
     print(f"{path.name}: {size / 1e6:.1f} MB, {len(turns)} turns, split {split}, "
-          f"{entry.records_reused} records kept, {entry.planned_length or 0:,} bytes appended")
+          f"{entry.records_reused} records kept, {entry.planned_length or 0:,} bytes written")
     print(f"  load {t_load:.3f} s | apply {t_apply:.3f} s | revert {t_revert:.3f} s | "
           f"apply+revert best {t_cycle:.3f} s")
     print(f"  watcher: classify an append {t_classify * 1000:.2f} ms | initial state {t_initial * 1000:.1f} ms")
     shutil.rmtree(work)
+
+
+def legacy(path: Path, folder: Path) -> Path:
+    """The same conversation as a legacy session-*.json (pretty, as Gemini CLI wrote them)."""
+    session = load(path)
+    doc = {"sessionId": session.session_id or "s", "projectHash": "p", "startTime": "2026-01-01T00:00:00.000Z",
+           "lastUpdated": "2026-01-01T00:00:00.000Z", "messages": list(session.messages)}
+    target = folder / f"session-{path.stem.removeprefix('session-')}.json"
+    target.write_text(json.dumps(doc, ensure_ascii=False, indent=2), encoding="utf-8")
+    return target
 
 
 def main() -> int:
@@ -96,9 +108,10 @@ def main() -> int:
     if not SOURCE.exists():
         print(f"missing {SOURCE}", file=sys.stderr)
         return 2
-    bench(SOURCE)
     folder = Path(tempfile.mkdtemp())
-    bench(bigger(folder, args.copies))
+    big = bigger(folder, args.copies)
+    for path in (SOURCE, big, legacy(SOURCE, folder), legacy(big, folder)):
+        bench(path)
     shutil.rmtree(folder)
     return 0
 

@@ -77,7 +77,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             _FREE_AT_EXIT = False
         return code
     except SessionError as exc:
-        print(f"session-inspector: {exc}", file=sys.stderr)
+        from inspector.format import visible
+
+        print(f"session-inspector: {visible(str(exc), one_line=True)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("session-inspector: interrupted", file=sys.stderr)

@@ -74,3 +74,8 @@ def share_bar(share: float, width: int = 1) -> str:
 
 def percent(share: float) -> str:
     return f"{share * 100:.1f}%"
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` with thousands separators and the noun in the right number: "1 turn", "2,048 turns"."""
+    return f"{count:,} {noun if count == 1 else many or noun + 's'}"

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.analysis import Analysis, turn_kind
-from inspector.format import percent, share_bar, usage_text
+from inspector.format import percent, share_bar, usage_text, visible
 from inspector.session import Session
 from inspector.settings import Threshold
 
@@ -32,7 +32,8 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     console.print(
         Text.assemble(
             (session.path.name, "bold"),
-            f"  {session.format}  model: {result.model or 'unknown'}  session: {session.session_id or '-'}",
+            f"  {session.format}  model: {visible(result.model or 'unknown', one_line=True)}  "
+            f"session: {visible(session.session_id or '-', one_line=True)}",
         )
     )
     used = total / limit if limit else 0

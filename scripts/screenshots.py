@@ -5,7 +5,8 @@
                                                  ``--serve``, in headless Chromium (tests/browser.py)
 
 Writes SVG (Textual's own export) and, when a converter is available, PNG:
-``rsvg-convert`` (Debian: librsvg2-bin) first, else ``cairosvg`` (PyPI).  The
+``rsvg-convert`` (Debian: librsvg2-bin) first, else ``cairosvg`` (PyPI), else
+headless Chromium (the one ``tests/browser.py`` uses).  The
 SVG's non-breaking spaces are turned into plain spaces with
 ``xml:space="preserve"`` for the conversion, because both converters collapse
 runs of ``&#160;`` and misalign the columns otherwise.
@@ -14,7 +15,9 @@ runs of ``&#160;`` and misalign the columns otherwise.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -55,16 +58,37 @@ def to_png(svg: Path) -> str | None:
         try:
             import cairosvg  # type: ignore[import-not-found]
         except ImportError:
-            return None
+            return chromium_png(svg, png)  # a browser draws &#160; right: the original SVG
         cairosvg.svg2png(url=str(fixed), write_to=str(png), output_width=1280)
         return "cairosvg"
     finally:
         fixed.unlink()
 
 
-async def shoot(name: str, path: Path | str, steps: Steps) -> Path:
+def chromium_png(svg: Path, png: Path, width: int = 1280) -> str | None:
+    """The SVG drawn by headless Chromium at ``width`` pixels (its viewBox gives the height)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    view_box = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', svg.read_text(encoding="utf-8"))
+    if chromium is None or view_box is None:
+        return None
+    height = math.ceil(width * float(view_box.group(2)) / float(view_box.group(1)))
+    page = svg.with_suffix(".html")
+    page.write_text(f'<html><body style="margin:0"><img src="{svg.name}" style="width:{width}px;display:block">'
+                    "</body></html>", encoding="utf-8")
+    try:
+        with tempfile.TemporaryDirectory(prefix="shot-profile-") as profile:
+            subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                            f"--user-data-dir={profile}", f"--window-size={width},{height}",
+                            f"--screenshot={png}", page.as_uri()],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+    finally:
+        page.unlink()
+    return "chromium"
+
+
+async def shoot(name: str, path: Path | str, steps: Steps, size: tuple[int, int] = SIZE) -> Path:
     app = build_app(path)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await steps(pilot)
         svg = OUT / f"{name}.svg"
         svg.write_text(app.export_screenshot(title=f"session-inspector - {name}"), encoding="utf-8")
@@ -95,14 +119,20 @@ async def main() -> int:
         ("help", samples / "coding-task.jsonl", keys("question_mark")),
         ("palette", samples / "coding-task.jsonl", keys("ctrl+p")),
         ("session-list", samples, keys()),
+        ("search", samples / "long-migration.jsonl", keys("slash", *"auth", "enter")),
+        ("filter-largest", samples / "long-migration.jsonl", keys("F", *"tool result", "enter", "o")),
+    ]
+    small = [  # the smallest terminal the app is made for
+        ("session-view-80x24", samples / "long-migration.jsonl", keys()),
+        ("turn-detail-80x24", samples / "coding-task.jsonl", keys("home", "down", "d")),
     ]
     wanted = set(sys.argv[1:])
     converter = None
     try:
-        for name, path, steps in shots:
+        for name, path, steps, size in [(*shot, SIZE) for shot in shots] + [(*shot, (80, 24)) for shot in small]:
             if wanted and name not in wanted:
                 continue
-            svg = await shoot(name, path, steps)
+            svg = await shoot(name, path, steps, size)
             converter = to_png(svg) or converter
             print(f"wrote {svg.relative_to(REPO)}" + (" (+ .png)" if svg.with_suffix(".png").exists() else ""))
     finally:

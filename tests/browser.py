@@ -20,6 +20,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -266,3 +267,18 @@ def _address(hex_address: str) -> str:
         return socket.inet_ntop(socket.AF_INET, raw[::-1])
     words = b"".join(raw[i:i + 4][::-1] for i in range(0, 16, 4))
     return socket.inet_ntop(socket.AF_INET6, words)
+
+
+def served_url(log: Path) -> str:
+    """The URL ``--serve`` printed (with its token); the server prints it before it listens."""
+    match = re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", log.read_text(errors="replace"))
+    if match is None:
+        raise BrowserError(f"no URL with a token in the server's output: {log.read_text(errors='replace')}")
+    return match.group(0)
+
+
+def evaluate(browser: Chromium, session: str, expression: str, timeout: float = 30.0) -> Any:
+    """The value of a JavaScript expression in a page (a promise is awaited)."""
+    answer = browser.command("Runtime.evaluate", {"expression": expression, "awaitPromise": True,
+                                                  "returnByValue": True}, session=session, timeout=timeout)
+    return answer.get("result", {}).get("value")

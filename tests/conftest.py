@@ -7,6 +7,7 @@ reason, only when node is not installed.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +22,18 @@ SAMPLES = REPO / "sample_sessions"
 SHARED = next((p / "shared" for p in (REPO.parent, REPO.parent.parent) if (p / "shared").is_dir()),
               REPO.parent / "shared")
 SESSION_SUFFIXES = (".jsonl", ".json")
+
+
+@pytest.fixture
+def session_file(tmp_path: Path) -> Path:
+    """A copy of sample_sessions/coding-task.jsonl where Gemini CLI keeps sessions (``<project>/chats/``)."""
+    source = SAMPLES / "coding-task.jsonl"
+    if not source.is_file():
+        pytest.skip(f"{source} is missing")
+    target = tmp_path / "proj" / "chats" / source.name
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(source, target)
+    return target
 
 
 def session_files() -> list[Path]:

@@ -57,3 +57,18 @@ async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
     # recomposes: drain those rounds of the event loop (no time passes).
     for _ in range(3):
         await pilot.pause()
+
+
+def copy_sample(tmp_path: Path, name: str) -> Path:
+    """A sample session copied into ``tmp_path/chats`` (the app may write there); skips when it is missing."""
+    import shutil
+
+    import pytest
+
+    source = SAMPLES / name
+    if not source.is_file():
+        pytest.skip(f"{source} is missing")
+    target = tmp_path / "chats" / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    return target

@@ -11,11 +11,16 @@ process it started are killed at the end, whatever happens.
 from __future__ import annotations
 
 import argparse
+import http.server
 import importlib.util
+import json
 import re
 import shlex
 import subprocess
 import sys
+import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -23,7 +28,16 @@ import pytest
 from inspector.analysis import analyze
 from inspector.commands import app as app_command
 from inspector.session import load
-from tests.browser import CHROMIUM, REPO, Chromium, free_port, listening_addresses, served
+from tests.browser import (
+    CHROMIUM,
+    REPO,
+    Chromium,
+    evaluate,
+    free_port,
+    listening_addresses,
+    served,
+    served_url,
+)
 from tests.snapshot_app import SAMPLES
 
 SAMPLE = SAMPLES / "coding-task.jsonl"
@@ -47,7 +61,7 @@ def test_the_served_page_shows_the_session_and_its_token_table(tmp_path: Path) -
         assert listening_addresses(port) == {"127.0.0.1"}  # never every interface
         browser = Chromium(tmp_path / "chromium")
         try:
-            page = browser.open(f"http://127.0.0.1:{port}/")
+            page = browser.open(served_url(tmp_path / "serve.log"))
             found, screen = browser.wait_for_text(page, [SAMPLE.name, f"{total:,} / {limit:,}", "est. tok"])
         finally:
             browser.close()
@@ -96,3 +110,68 @@ def test_the_served_command_quotes_every_argument(tmp_path: Path) -> None:
         "--no-watch", "--provider", "gemini", "--base-url", "http://127.0.0.1:9/v1?a=1&b=2",
     ]
     assert "--serve" not in command and "--port" not in command
+
+
+OPEN_SOCKET = """new Promise(done => {
+  const socket = new WebSocket(%s);
+  socket.onopen = () => { socket.close(); done("open"); };
+  socket.onerror = () => done("refused");
+})"""
+
+
+class _Page(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"<!doctype html><title>another site</title><p>another site</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_serve_needs_the_token_and_refuses_other_sites(tmp_path: Path) -> None:
+    """A page of another site, and anyone without the printed token, cannot drive the app."""
+    needs_browser()
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with served(SAMPLE, port, log, "--no-watch") as server:
+        url = served_url(log)
+        token = url.split("token=", 1)[1]
+        assert len(token) >= 32
+        base = f"http://127.0.0.1:{port}"
+        # the page: only with the token, only under its own host names
+        assert _status(f"{base}/") == 403
+        assert _status(f"{base}/?token={token[:-1]}x") == 403
+        assert _status(url) == 200
+        assert _status(url, {"Host": f"attacker.example:{port}"}) == 403
+        socket_url = f"ws://127.0.0.1:{port}/ws/{token}"
+        # a site in another tab of the same browser, which knows even the token
+        other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
+        thread = threading.Thread(target=other.serve_forever, daemon=True)
+        thread.start()
+        browser = Chromium(tmp_path / "chromium")
+        try:
+            evil = browser.open(f"http://127.0.0.1:{other.server_address[1]}/")
+            assert evaluate(browser, evil, OPEN_SOCKET % json.dumps(socket_url)) == "refused"
+            page = browser.open(url)
+            assert evaluate(browser, page, OPEN_SOCKET % json.dumps(f"ws://127.0.0.1:{port}/ws")) == "refused"
+            # the page opened from the printed URL may (the same test that refuses the others)
+            assert evaluate(browser, page, OPEN_SOCKET % json.dumps(socket_url)) == "open"
+        finally:
+            browser.close()
+            other.shutdown()
+            other.server_close()
+            thread.join(timeout=10)
+        assert server.poll() is None
+
+
+def _status(url: str, headers: dict[str, str] | None = None) -> int:
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return int(answer.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)

@@ -35,16 +35,6 @@ def plain(renderable: object) -> str:
     return console.export_text()
 
 
-@pytest.fixture
-def session_file(tmp_path: Path) -> Path:
-    if not SAMPLE.is_file():
-        pytest.skip(f"{SAMPLE} is missing")
-    target = tmp_path / "proj" / "chats" / SAMPLE.name
-    target.parent.mkdir(parents=True)
-    shutil.copyfile(SAMPLE, target)
-    return target
-
-
 async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
     """Wait for every worker but the file watcher, and for the messages they posted."""
     await pilot.pause()
@@ -187,7 +177,7 @@ async def test_live_append_shows_new_turns_and_marks_preview_stale(session_file:
         await settle(pilot)
         assert len(view.loaded.analysis.turns) == before + 2
         assert view.query_one("TurnTable").row_count == before + 3
-        assert any("2 new turn(s)" in n.message for n in app._notifications)
+        assert any("2 new turns in" in n.message for n in app._notifications)
         assert view.preview.stale
         await pilot.press("a")  # refuses: the preview is stale
         assert not isinstance(app.screen, ConfirmScreen)

@@ -2,42 +2,17 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-import pytest
-from rich.console import Console
 from textual.widgets import DataTable, Input, OptionList, Static
 
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.widgets.snapshot_lines import SnapshotLines
-from tests.snapshot_app import SAMPLES
+from tests.test_tui_compaction import plain, settle
 
 SIZE = (160, 45)
-
-
-def plain(renderable: object) -> str:
-    console = Console(width=200, record=True, color_system=None)
-    console.print(renderable)
-    return console.export_text()
-
-
-@pytest.fixture
-def session_file(tmp_path: Path) -> Path:
-    source = SAMPLES / "coding-task.jsonl"
-    target = tmp_path / "proj" / "chats" / source.name
-    target.parent.mkdir(parents=True)
-    shutil.copyfile(source, target)
-    return target
-
-
-async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
-    await pilot.pause()
-    while busy := [w for w in pilot.app.workers if w.group != "watch" and not w.is_finished]:
-        await pilot.app.workers.wait_for_complete(busy)
-        await pilot.pause()
 
 
 async def open_preview(pilot) -> SnapshotScreen:  # type: ignore[no-untyped-def]

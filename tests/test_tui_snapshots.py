@@ -101,3 +101,58 @@ def test_compare_screen(snap_compare) -> None:  # type: ignore[no-untyped-def]
         await settle(pilot)
 
     assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=SIZE, run_before=run_before)
+
+
+# -- the session view at the sizes people use: 80x24 (the smallest), 120x40 and 200x50 ---------
+
+SIZES = [(80, 24), (120, 40), (200, 50)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_session_view_at_size(snap_compare, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
+    need("long-migration.jsonl")
+    assert snap_compare(build_app(sample("long-migration.jsonl")), terminal_size=size, run_before=settle)
+
+
+def test_detail_in_place_of_the_table_at_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("home", "down", "d")
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_help_at_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("question_mark")
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_filtered_largest_first_at_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("F", *"tool result", "enter")
+        await settle(pilot)
+        await pilot.press("o")
+        await settle(pilot)
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_compare_at_80x24(snap_compare) -> None:  # type: ignore[no-untyped-def]
+    need("coding-task.jsonl")
+
+    async def run_before(pilot) -> None:  # type: ignore[no-untyped-def]
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+
+    assert snap_compare(build_app(sample("coding-task.jsonl")), terminal_size=(80, 24), run_before=run_before)

@@ -2,17 +2,32 @@
 
 ``--serve`` serves the same app to a browser through textual-serve (the
 ``serve`` extra), on 127.0.0.1 only: each browser tab runs this same command,
-with the same PATH and options, in its own process.
+with the same PATH and options, in its own process.  Whoever drives that
+page can do what the app does, compact and revert included, so it is guarded:
+
+* a secret token, new each run, is part of the URL it prints (as Jupyter's
+  is); the page needs it (``/?token=...``) and so does the WebSocket that
+  drives the app (its path holds it);
+* the WebSocket is refused unless the browser says the page came from this
+  server (``Origin``), so another site open in the same browser cannot
+  drive it, token or not;
+* requests naming another host are refused (DNS rebinding).
 """
 
 from __future__ import annotations
 
 import argparse
+import secrets
 import shlex
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inspector.commands.common import _fraction
+
+if TYPE_CHECKING:
+    from textual_serve.server import Server
 
 SERVE_HOST = "127.0.0.1"  # never 0.0.0.0: the app can write to your session files
 DEFAULT_PORT = 8000
@@ -67,16 +82,56 @@ def served_command(args: argparse.Namespace) -> str:
 
 def serve(args: argparse.Namespace) -> int:
     try:
-        from textual_serve.server import Server
+        import textual_serve.server  # noqa: F401
     except ImportError:
         print("session-inspector: --serve needs textual-serve; install it with: "
               "pip install 'session-inspector[serve]'", file=sys.stderr)
         return 2
     port = args.port or DEFAULT_PORT
     title = f"session-inspector - {args.path.name}" if args.path is not None else "session-inspector"
-    print(f"session-inspector: serving on http://{SERVE_HOST}:{port} (Ctrl+C stops)", flush=True)
-    Server(served_command(args), host=SERVE_HOST, port=port, title=title).serve()
+    token = secrets.token_urlsafe(24)
+    print(f"session-inspector: serving on http://{SERVE_HOST}:{port}/?token={token} (Ctrl+C stops)\n"
+          "  anyone with this URL can read, compact and revert the session files the app opens; keep it secret",
+          flush=True)
+    guarded_server(served_command(args), port=port, title=title, token=token).serve()
     return 0
+
+
+def guarded_server(command: str, *, port: int, title: str, token: str) -> Server:
+    """textual-serve's server, with the token, Origin and Host checks the module docstring lists."""
+    import aiohttp_jinja2
+    import jinja2
+    from aiohttp import web
+    from textual_serve.server import Server
+
+    hosts = {f"{SERVE_HOST}:{port}", f"localhost:{port}"}
+    origins = {f"http://{host}" for host in hosts}
+
+    @web.middleware
+    async def guard(
+        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        if request.host not in hosts:
+            raise web.HTTPForbidden(text="unknown host")
+        if request.path == "/" and not secrets.compare_digest(request.query.get("token", ""), token):
+            raise web.HTTPForbidden(text="this page needs the token printed by session-inspector --serve")
+        if request.path.startswith("/ws") and request.headers.get("Origin") not in origins:
+            raise web.HTTPForbidden(text="refused: the page is not from this server")
+        return await handler(request)
+
+    class Guarded(Server):
+        async def _make_app(self) -> web.Application:
+            app = web.Application(middlewares=[guard])
+            aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
+            app.add_routes([
+                web.get("/", self.handle_index, name="index"),
+                web.get(f"/ws/{token}", self.handle_websocket, name="websocket"),
+                web.static("/static", self.statics_path, name="static"),
+            ])
+            app.on_shutdown.append(self.on_shutdown)
+            return app
+
+    return Guarded(command, host=SERVE_HOST, port=port, title=title)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,23 +4,32 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from inspector.format import plural, visible
+
+if TYPE_CHECKING:
+    from inspector.compaction.compress import CompressionResult
+    from inspector.session.history import Turn
+    from inspector.session.loader import Session
+    from inspector.store import JournalEntry, WriteHook
 
 EXIT_OK = 0
 EXIT_REFUSED = 2
 
 
-def describe_entry(entry: Any, session_path: Path) -> list[str]:
+def describe_entry(entry: JournalEntry, session_path: Path) -> list[str]:
     """The lines that tell a person what an apply wrote and how to undo it."""
     from inspector.store import store_dir
 
     info = entry.info
     how = "appended a checkpoint to" if entry.format == "jsonl" else "rewrote"
     lines = [
-        f"applied: {how} {entry.file} ({entry.format}): {entry.turns_before} turns -> {entry.turns_after}; "
-        f"records: {entry.records_reused} kept as they were, {entry.records_adapted} adapted, "
-        f"{entry.records_created} new",
+        f"applied: {how} {entry.file} ({entry.format}): {plural(entry.turns_before, 'turn', 'turns')} -> "
+        f"{entry.turns_after:,}; records: {entry.records_reused:,} kept as they were, {entry.records_adapted:,} "
+        f"adapted, {entry.records_created:,} new",
     ]
     if info.tokens_before is not None and info.tokens_after is not None:
         lines.append(f"tokens (estimate): {info.tokens_before:,} -> {info.tokens_after:,}")
@@ -34,14 +43,20 @@ def describe_entry(entry: Any, session_path: Path) -> list[str]:
             lines.append(f"full tool outputs saved: {len(files)} files in {where} "
                          f"({files[0].name} ... {files[-1].name}; listed in `session-inspector history --json`)")
     if entry.carried_lines:
-        lines.append(f"note: {entry.carried_lines} line(s) another writer appended meanwhile were repeated after it")
+        lines.append(f"note: {plural(entry.carried_lines, 'line', 'lines')} another writer appended meanwhile "
+                     f"{'was' if entry.carried_lines == 1 else 'were'} repeated after it")
     lines.append(f"backup: {store_dir(session_path) / 'backups' / entry.backup}")
     lines.append(f"undo: session-inspector revert {session_path}")
     return lines
 
 
 def apply_from_cli(
-    args: argparse.Namespace, session: Any, turns: Any, result: Any, *, hook: Any = None
+    args: argparse.Namespace,
+    session: Session,
+    turns: Sequence[Turn],
+    result: CompressionResult,
+    *,
+    hook: WriteHook | None = None,
 ) -> int:
     """Apply ``result`` to ``session``; prints what was written.  Exit 0, or 2 on refusal.
 
@@ -52,9 +67,9 @@ def apply_from_cli(
     try:
         entry = apply_compaction(session, turns, result, hook=hook)
     except StoreError as exc:
-        print(f"session-inspector: {exc}", file=sys.stderr)
+        print(f"session-inspector: {visible(str(exc), one_line=True)}", file=sys.stderr)
         return EXIT_REFUSED
-    out = sys.stderr if getattr(args, "json", False) else sys.stdout
+    out = sys.stderr if args.json else sys.stdout
     for line in describe_entry(entry, session.path):
-        print(line, file=out)
+        print(visible(line, one_line=True), file=out)
     return EXIT_OK

@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
+from inspector.format import visible
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -112,8 +113,8 @@ def run(args: argparse.Namespace) -> int:
                     "provider_choice": choice.to_json(),
                     "draft_final_diff": _draft_diff(result).to_json() if result.snapshot else None})
     else:
-        print(f"provider: {choice.label()}: {choice.reason}")
-        print_report(session, result)
+        print(visible(f"provider: {choice.label()}: {choice.reason}"))
+        print_report(session, result, applying=args.apply)
     for warning in session.warnings if not args.json else []:
         print(f"warning: {session.path}: {warning}", file=sys.stderr)
 
@@ -132,7 +133,7 @@ def _draft_diff(result: CompressionResult) -> SnapshotDiff:
     return diff(result.draft_snapshot or "", result.snapshot or "")
 
 
-def print_report(session: Session, result: CompressionResult) -> None:
+def print_report(session: Session, result: CompressionResult, *, applying: bool = False) -> None:
     from rich.console import Console
     from rich.rule import Rule
     from rich.text import Text
@@ -144,10 +145,11 @@ def print_report(session: Session, result: CompressionResult) -> None:
     ok = not result.status.failed
     console.print(Text.assemble((f"{session.path.name}", "bold"), f"  {session.format}",
                                 f"  strategy: {result.strategy}",
-                                f"  provider: {result.provider}", f"  model: {result.model or '-'}"))
+                                f"  provider: {result.provider}",
+                                f"  model: {visible(result.model or '-', one_line=True)}"))
     console.print(Text.assemble("status: ", (result.status.value, "bold green" if ok else "bold red")))
     if result.message:
-        console.print(Text(result.message, "yellow" if ok else "red"))
+        console.print(Text(visible(result.message), "yellow" if ok else "red"))
     before, after = result.original_token_count, result.new_token_count
     change = f" ({(after - before) / before:+.1%})" if before else ""
     recorded = f"   recorded last prompt: {result.recorded_prompt_tokens:,}" \
@@ -169,18 +171,19 @@ def print_report(session: Session, result: CompressionResult) -> None:
         report = result.facts
         console.print(f"fact recall: {report.recall:.1%} ({report.kept}/{report.total})")
         for fact in report.lost[:20]:
-            console.print(Text("  lost ", "red") + Text(f"{fact.kind}: {fact.value}"))
+            console.print(Text("  lost ", "red") + Text(visible(f"{fact.kind}: {fact.value}", one_line=True)))
         if len(report.lost) > 20:
             console.print(Text(f"  ... and {len(report.lost) - 20} more (see --json)", "dim"))
         for claim in report.false_claims[:20]:
             console.print(Text("  false claim ", "red") + Text(visible(f"{claim.reason}: {claim.line}",
                                                                         one_line=True)))
     if result.provenance is not None and result.provenance.focus_note:
-        console.print(Text(result.provenance.focus_note, "yellow"))
+        console.print(Text(visible(result.provenance.focus_note), "yellow"))
     if result.snapshot:
         console.print(Rule("final snapshot"))
-        console.print(Text(result.snapshot))
+        console.print(Text(visible(result.snapshot)))
         console.print(Rule("draft -> final"))
         render_diff(console, _draft_diff(result), old_label="draft", new_label="final")
-    console.print(f"took {result.duration_seconds:.2f} s; nothing was written"
-                  + ("" if result.status.value != "COMPRESSED" else " (use --apply to write it)"))
+    if not applying:
+        console.print(f"took {result.duration_seconds:.2f} s; nothing was written"
+                      + ("" if result.status.value != "COMPRESSED" else " (use --apply to write it)"))

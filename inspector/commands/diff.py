@@ -10,9 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
+from inspector.format import visible
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from inspector.compaction.snapshot import SnapshotDiff
 
 EXIT_BAD_INPUT = 2
 
@@ -66,7 +72,7 @@ def _from_session(path: Path) -> str | None:
     return find_snapshot_text(text)
 
 
-def render_diff(console: Any, result: Any, *, old_label: str = "old", new_label: str = "new") -> None:
+def render_diff(console: Console, result: SnapshotDiff, *, old_label: str = "old", new_label: str = "new") -> None:
     """Print a ``SnapshotDiff``: changed sections with + / - lines, unchanged ones folded."""
     from rich.text import Text
 
@@ -78,7 +84,8 @@ def render_diff(console: Any, result: Any, *, old_label: str = "old", new_label:
     ))
     for section in result.sections:
         style = {"added": "green", "removed": "red", "changed": "yellow", "unchanged": "dim"}[section.status]
-        header = Text.assemble((f"<{section.name}>", f"bold {style}"), (f"  {section.status}", style))
+        header = Text.assemble((visible(f"<{section.name}>", one_line=True), f"bold {style}"),
+                               (f"  {section.status}", style))
         if section.status == "unchanged":
             header.append(f" ({len(section.unchanged)} lines)", "dim")
             console.print(header)
@@ -86,11 +93,11 @@ def render_diff(console: Any, result: Any, *, old_label: str = "old", new_label:
         console.print(header)
         for change in section.changes:
             if change.op == "added":
-                console.print(Text("  + ", "green") + Text(change.text, "green"))
+                console.print(Text("  + ", "green") + Text(visible(change.text, one_line=True), "green"))
             elif change.op == "removed":
-                console.print(Text("  - ", "red") + Text(change.text, "red"))
+                console.print(Text("  - ", "red") + Text(visible(change.text, one_line=True), "red"))
             else:
-                console.print(Text("    ", "dim") + Text(change.text, "dim"))
+                console.print(Text("    ", "dim") + Text(visible(change.text, one_line=True), "dim"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         old = snapshot_from_file(args.a)
         new = snapshot_from_file(args.b)
     except SnapshotSourceError as exc:
-        print(f"session-inspector: {exc}", file=sys.stderr)
+        print(visible(f"session-inspector: {exc}", one_line=True), file=sys.stderr)
         return EXIT_BAD_INPUT
     result = diff(old, new)
     if args.json:
@@ -108,5 +115,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from rich.console import Console
 
-    render_diff(Console(), result, old_label=str(args.a), new_label=str(args.b))
+    render_diff(Console(), result, old_label=visible(str(args.a), one_line=True),
+                new_label=visible(str(args.b), one_line=True))
     return 0

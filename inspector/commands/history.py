@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
+from inspector.format import plural, visible
+
+if TYPE_CHECKING:
+    from inspector.store import JournalEntry
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshots", action="store_true", help="print each applied snapshot in full")
 
 
-def entry_line(entry: Any) -> str:
+def entry_line(entry: JournalEntry) -> str:
     info = entry.info
     tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
               if info.tokens_before is not None and info.tokens_after is not None else "tokens -")
@@ -23,25 +28,33 @@ def entry_line(entry: Any) -> str:
     who = "/".join(x for x in (info.provider, info.model) if x) or "-"
     took = f"{info.duration_seconds:.1f} s" if info.duration_seconds is not None else "-"
     state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
-    return (f"{entry.id}  {entry.applied_at}  {state:<10} {info.status:<10} {split:<9} {tokens:<24} "
-            f"turns {entry.turns_before} -> {entry.turns_after}  {who}  {took}  backup {entry.backup}")
+    line = (f"{entry.id}  {entry.applied_at}  {state:<10} {info.status:<10} {split:<9} {tokens:<24} "
+            f"turns {entry.turns_before:,} -> {entry.turns_after:,}  {who}  {took}  backup {entry.backup}")
+    return visible(line, one_line=True)  # the journal holds session text (model, provider, status)
 
 
 def run(args: argparse.Namespace) -> int:
     from inspector.store import read_history
+    from inspector.store.baseline import regular_file_problem
 
+    name = visible(str(args.file), one_line=True)
+    problem = regular_file_problem(args.file)
+    if problem:
+        print(f"session-inspector: {name}: {problem}", file=sys.stderr)
+        return 2
     journal = read_history(args.file)
     if args.json:
         print_json({"file": str(args.file), "journal": str(journal.path),
                     "entries": [e.to_json() for e in journal.entries], "events": journal.events})
         return 0
     if not journal.entries:
-        print(f"{args.file}: no compaction was applied to this file")
+        print(f"{name}: no compaction was applied to this file")
         return 0
-    print(f"{args.file}: {len(journal.entries)} apply(s), {len(journal.undoable())} can be undone "
-          f"(journal: {journal.path})")
+    count, can = len(journal.entries), len(journal.undoable())
+    print(f"{name}: {plural(count, 'apply', 'applies')}, {can:,} can be undone "
+          f"(journal: {visible(str(journal.path), one_line=True)})")
     for entry in journal.entries:
         print(entry_line(entry))
         if args.snapshots and entry.info.snapshot:
-            print("    " + entry.info.snapshot.replace("\n", "\n    "))
+            print("    " + visible(entry.info.snapshot).replace("\n", "\n    "))
     return 0

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from inspector.commands.common import number, print_json
+from inspector.format import plural, visible
 
 EXIT_REFUSED = 2
 
@@ -27,12 +28,13 @@ _positive = number(int, lambda v: v >= 1, "must be 1 or more")
 def run(args: argparse.Namespace) -> int:
     from inspector.store import StoreError, revert, undoable
 
+    name = visible(str(args.file), one_line=True)
     if args.list:
         entries = undoable(args.file)
         if args.json:
             print_json([e.to_json() for e in entries])
         elif not entries:
-            print(f"{args.file}: nothing to undo")
+            print(f"{name}: nothing to undo")
         else:
             from inspector.commands.history import entry_line
 
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         results = revert(args.file, steps=args.steps, force=args.force)
     except StoreError as exc:
-        print(f"session-inspector: {exc}", file=sys.stderr)
+        print(f"session-inspector: {visible(str(exc), one_line=True)}", file=sys.stderr)
         return EXIT_REFUSED
     if args.json:
         print_json([
@@ -52,12 +54,14 @@ def run(args: argparse.Namespace) -> int:
         ])
         return 0
     for r in results:
-        print(f"reverted apply {r.entry.id} of {r.entry.applied_at}: {args.file} restored "
-              f"({r.size:,} bytes, sha256 {r.sha256[:12]})")
+        lines = [f"reverted apply {r.entry.id} of {r.entry.applied_at}: {args.file} restored "
+                 f"({r.size:,} bytes, sha256 {r.sha256[:12]})"]
         if r.kept_bytes:
-            print(f"  kept {r.kept_bytes:,} bytes appended after the apply")
+            lines.append(f"  kept {plural(r.kept_bytes, 'byte', 'bytes')} appended after the apply")
         if r.copy:
-            print(f"  the file as it was before this revert is kept in {r.copy}")
+            lines.append(f"  the file as it was before this revert is kept in {r.copy}")
         if r.note and r.note != "forced" and not r.kept_bytes:
-            print(f"  note: {r.note}")
+            lines.append(f"  note: {r.note}")
+        for line in lines:
+            print(visible(line, one_line=True))
     return 0

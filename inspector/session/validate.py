@@ -142,7 +142,7 @@ def check_count(value: Any) -> str | None:
     return None
 
 
-MAX_DOUBLE = sys.float_info.max
+MAX_DOUBLE = int(sys.float_info.max)  # an int: compiled code compares ints with ints, never via a float
 
 
 def check_content(content: Any) -> str | None:

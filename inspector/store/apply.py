@@ -24,17 +24,26 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from inspector.compaction.budget import Truncation
 from inspector.jsjson import js_stringify, js_utf8
 from inspector.session.errors import SessionError
 from inspector.session.history import Turn, messages_to_turns
 from inspector.session.loader import Session, parse
 from inspector.store import files
+from inspector.store.baseline import (
+    Baseline,
+    changed_error,
+    check_writable,
+    read_baseline,
+    read_fd,
+    replace_file,
+    still,
+)
 from inspector.store.errors import StoreError
 from inspector.store.journal import JournalEntry, JournalInfo, Region, append_event, read_journal
 from inspector.store.records import build_records, context_records, first_difference
@@ -63,6 +72,15 @@ def js_json(value: Any, indent: int | None = None) -> str:
     return text
 
 
+def refuse_store_file(path: Path) -> None:
+    """Never treat the store's own files (backups, journal, temp files) as a session."""
+    if files.is_store_path(path) or files.is_store_path(path.resolve()):
+        raise StoreError(
+            path, "this is one of session-inspector's own files (a backup, journal or temp file), not a session; "
+            "nothing was written", "invalid",
+        )
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -87,17 +105,12 @@ class Plan:
 
 
 def read_current(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise StoreError(path, "the session file is gone; nothing was written", "changed") from None
-    except OSError as exc:
-        raise StoreError(path, f"cannot read: {files.describe_os_error(exc)}", "io") from None
+    return read_baseline(path).data
 
 
-def compare_with_preview(path: Path, current: bytes, size: int, digest: str) -> str:
-    """``same``, ``grown`` (the previewed bytes, then more) or ``changed``."""
-    if len(current) == size and sha256(current) == digest:
+def compare_with_preview(path: Path, current: bytes, size: int, digest: str, known: str | None = None) -> str:
+    """``same``, ``grown`` (the previewed bytes, then more) or ``changed`` (``known``: sha256 of ``current``)."""
+    if len(current) == size and (known or sha256(current)) == digest:
         return "same"
     if len(current) > size and sha256(current[:size]) == digest:
         return "grown"
@@ -218,7 +231,7 @@ def _grown_records(session: Session, current: bytes) -> list[dict[str, Any]]:
     return [r for r in now.messages if r.get("id") not in before]
 
 
-def _plan_outputs(session_path: Path, truncations: Sequence[Any]) -> list[OutputFile]:
+def _plan_outputs(session_path: Path, truncations: Sequence[Truncation]) -> list[OutputFile]:
     outputs: list[OutputFile] = []
     for item in truncations:
         target = Path(item.output_file)
@@ -266,7 +279,7 @@ def apply_history(
     new_history: Sequence[Content],
     sources: Sequence[Turn | None] | None = None,
     *,
-    truncations: Sequence[Any] = (),
+    truncations: Sequence[Truncation] = (),
     journal: JournalInfo | None = None,
     expected_sha256: str | None = None,
     expected_size: int | None = None,
@@ -283,14 +296,20 @@ def apply_history(
     nothing to the session, when it refuses or fails.
     """
     path = session.path
+    refuse_store_file(path)
     info = journal or JournalInfo()
     sources = list(sources) if sources is not None else [None] * len(new_history)
     base_sha = expected_sha256 or session.sha256
     base_size = session.size if expected_size is None else expected_size
     folder = files.ensure_store_dir(path)
     with files.locked(folder):
-        current = read_current(path)
-        state = compare_with_preview(path, current, base_size, base_sha)
+        # Everything below is decided from this one read; the file is
+        # checked to still be these bytes right before it is written.
+        base = read_baseline(path, appended_to=session.format == "jsonl")
+        current = base.data
+        if hook:
+            hook("read")
+        state = compare_with_preview(path, current, base_size, base_sha, base.sha256)
         extra: list[dict[str, Any]] = []
         if state == "changed":
             raise StoreError(
@@ -310,8 +329,10 @@ def apply_history(
         moment = (now or (lambda: datetime.now(UTC)))()
         timestamp = js_timestamp(moment)
         plan = _plan(session, current, turns, new_history, sources, extra, timestamp)
+        check_writable(path, base, rewrite=not plan.append)
         outputs = _plan_outputs(path, truncations)
         record = read_journal(folder)
+        files.sweep(path, folder, {e.backup for e in record.entries if e.state != "failed"})
         seq = record.next_seq()
         backup = f"{seq:04d}-{moment.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.bak"
         try:
@@ -333,6 +354,7 @@ def apply_history(
             planned_sha256=sha256(plan.data),
             planned_length=len(plan.data),
             output_files=tuple(str(o.path) for o in outputs),
+            outputs_new=tuple(str(o.path) for o in outputs if not o.exists),
             turns_before=len(turns),
             turns_after=plan.turns_after,
             records_reused=plan.reused,
@@ -341,20 +363,26 @@ def apply_history(
             state="incomplete",
         )
         created: list[Path] = []
+        journalled = False
         try:
-            append_event(folder, {"event": "apply", **entry.to_json()})
+            append_event(folder, {"event": "apply", **entry.to_json()}, hook)
+            journalled = True
+            if hook:
+                hook("journalled")
             created = _write_outputs(path, outputs, hook)
             if plan.append:
-                regions, carried, after = _append(path, current, plan.data, hook)
+                regions, carried, after = _append(path, base, plan.data, hook)
             else:
-                regions, carried, after = (), 0, _rewrite(path, current, plan.data, hook)
+                replace_file(base, plan.data, hook=hook)
+                regions, carried, after = (), 0, plan.data
         except (OSError, StoreError) as exc:
-            for leftover in created:
+            for leftover in [*created, folder / "backups" / backup]:
                 with contextlib.suppress(OSError):
                     leftover.unlink()
             message = exc.message if isinstance(exc, StoreError) else files.describe_os_error(exc)
-            with contextlib.suppress(OSError):
-                append_event(folder, {"event": "failed", "id": entry.id, "error": message})
+            if journalled:
+                with contextlib.suppress(OSError):
+                    append_event(folder, {"event": "failed", "id": entry.id, "error": message})
             if isinstance(exc, StoreError):
                 raise
             raise StoreError(path, f"could not write: {message}; the session was left as it was", "io") from None
@@ -373,103 +401,69 @@ def apply_history(
 
 
 def _append(
-    path: Path, current: bytes, data: bytes, hook: files.WriteHook | None
+    path: Path, base: Baseline, data: bytes, hook: files.WriteHook | None
 ) -> tuple[tuple[Region, ...], int, bytes]:
-    """Append like Gemini CLI does; carry lines another writer slipped in meanwhile."""
-    offset = files.append_bytes(path, data, hook=hook)
-    regions = [Region(offset, len(data), sha256(data))]
-    carried = 0
-    if offset > len(current):
-        # Lines another writer appended between our check and our write now
-        # sit before our checkpoint, which would hide their messages: append
-        # them again after it.  $rewindTo lines are not repeated (after the
-        # checkpoint they would cut the new conversation).
-        with path.open("rb") as handle:
-            handle.seek(len(current))
-            between = handle.read(offset - len(current))
-        keep = [
-            line + b"\n" for line in between.split(b"\n")
-            if line.strip() and b'"$rewindTo"' not in line[:32]
-        ]
-        if keep:
-            again = b"".join(keep)
-            second = files.append_bytes(path, again, hook=None)
-            regions.append(Region(second, len(again), sha256(again)))
-            carried = len(keep)
-    with path.open("rb") as handle:
-        after = handle.read()
+    """Append like Gemini CLI does; carry lines another writer slipped in meanwhile.
+
+    Appends only to the very file that was read, and only while it still
+    starts with the bytes that were read; else refuses (StoreError
+    ``changed``), taking its own bytes back out if they already landed.
+    """
+    try:
+        fd = os.open(base.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+    except OSError as exc:
+        raise StoreError(path, f"cannot write: {files.describe_os_error(exc)}; nothing was written", "io") from None
+    try:
+        if hook:
+            hook("append-open")
+        opened = os.fstat(fd)
+        if not base.same_file(opened) or opened.st_size < base.size:
+            raise changed_error(path)
+        offset = files.append_fd(fd, data, hook=hook)
+        if hook:
+            hook("appended")
+        # (a rewrite before the append shows here too: the start differs)
+        if not (still(base, grown_ok=True, content=False) and _starts_as(fd, base)):
+            # rewritten or replaced while we appended: our checkpoint would
+            # hide what the other writer wrote.  Take it back out.
+            size = os.fstat(fd).st_size
+            if size == offset + len(data) and os.pread(fd, len(data), offset) == data:
+                os.ftruncate(fd, offset)
+                os.fsync(fd)
+            raise changed_error(path)
+        regions = [Region(offset, len(data), sha256(data))]
+        carried = 0
+        if offset > base.size:
+            # Lines another writer appended between our read and our write
+            # now sit before our checkpoint, which would hide their messages:
+            # append them again after it.  Whole lines only, from the line
+            # boundary at or before the end of what was read; $rewindTo lines
+            # are not repeated (after the checkpoint they would cut the new
+            # conversation).
+            start = base.data.rfind(b"\n") + 1
+            between = os.pread(fd, offset - start, start)
+            keep = [line + b"\n" for line in between.split(b"\n") if _carried(line)]
+            if keep:
+                again = b"".join(keep)
+                second = files.append_fd(fd, again)
+                regions.append(Region(second, len(again), sha256(again)))
+                carried = len(keep)
+        after = read_fd(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
     return tuple(regions), carried, after
 
 
-def _rewrite(path: Path, current: bytes, data: bytes, hook: files.WriteHook | None) -> bytes:
-    path = path.resolve()  # a symlinked session: write its target, keep the link
-    info = os.stat(path)
-
-    def unchanged() -> bool:
-        now = os.stat(path)
-        return (now.st_ino, now.st_size, now.st_mtime_ns) == (info.st_ino, info.st_size, info.st_mtime_ns)
-
-    files.atomic_write(path, data, hook=hook, mode=info.st_mode, unchanged=unchanged)
-    return data
+def _starts_as(fd: int, base: Baseline) -> bool:
+    """The open file is the one read, and still starts with the bytes read."""
+    info = os.fstat(fd)
+    return base.same_file(info) and info.st_size >= base.size and sha256(os.pread(fd, base.size, 0)) == base.sha256
 
 
-def apply_compaction(
-    session: Session,
-    turns: Sequence[Turn],
-    result: Any,
-    *,
-    expected_sha256: str | None = None,
-    allow_grown: bool = False,
-    hook: files.WriteHook | None = None,
-    now: Callable[[], datetime] | None = None,
-) -> JournalEntry:
-    """Apply a ``compress()`` result: its new history, kept turns keep their records."""
-    status = getattr(result, "status", None)
-    status_name = status.name if isinstance(status, Enum) else str(status)
-    new_history = getattr(result, "new_history", None)
-    if new_history is None:
-        raise StoreError(session.path, f"nothing to apply (the compaction ended {status_name})", "nothing")
-    kept_from = getattr(result, "kept_from", None)
-    sources: list[Turn | None] = [None] * len(new_history)
-    origin = getattr(result, "sources", None)
-    if isinstance(origin, list) and len(origin) == len(new_history):
-        # the staged strategy says, turn by turn, which original turn each one copies
-        sources = [turns[i] if isinstance(i, int) and 0 <= i < len(turns) else None for i in origin]
-    elif isinstance(kept_from, int) and 0 <= kept_from <= len(turns):
-        kept = list(turns[kept_from:])
-        start = len(new_history) - len(kept)
-        if start >= 0:
-            for i, turn in enumerate(kept):
-                sources[start + i] = turn
-    info = JournalInfo(
-        status=status_name,
-        split_point=getattr(result, "split_point", None),
-        tokens_before=getattr(result, "original_token_count", None),
-        tokens_after=getattr(result, "new_token_count", None),
-        recorded_prompt_tokens=getattr(result, "recorded_prompt_tokens", None),
-        provider=getattr(result, "provider", None),
-        model=getattr(result, "model", None),
-        duration_seconds=getattr(result, "duration_seconds", None),
-        snapshot=getattr(result, "snapshot", None),
-        note=_strategy_note(result),
-    )
-    source_sha = getattr(result, "source_sha256", None)
-    return apply_history(
-        session, turns, new_history, sources,
-        truncations=getattr(result, "truncations", None) or (),
-        journal=info,
-        expected_sha256=expected_sha256 or source_sha,
-        allow_grown=allow_grown,
-        hook=hook,
-        now=now,
-    )
-
-
-def _strategy_note(result: Any) -> str | None:
-    """``strategy: staged (duplicates, prune)`` for the journal; None for the reference."""
-    strategy = getattr(result, "strategy", "reference")
-    if strategy == "reference" and getattr(result, "split_kind", None) != "agentic":
-        return None
-    stages = [s.name for s in getattr(result, "stages", None) or [] if getattr(s, "applied", False)]
-    kind = "agentic split" if getattr(result, "split_kind", None) == "agentic" else strategy
-    return f"strategy: {kind}" + (f" ({', '.join(stages)})" if stages else "")
+def _carried(line: bytes) -> bool:
+    if not line.strip() or b'"$rewindTo"' in line[:32]:
+        return False
+    try:
+        return isinstance(orjson.loads(line), dict)
+    except orjson.JSONDecodeError:
+        return False

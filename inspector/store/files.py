@@ -82,14 +82,14 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes, hook: WriteHook | None, step: str) -> int:
+def write_all(fd: int, data: bytes, hook: WriteHook | None, step: str) -> int:
     """Write ``data`` (one call unless the OS or the hook makes it short)."""
     view = memoryview(data)
     done = 0
@@ -100,7 +100,7 @@ def _write_all(fd: int, data: bytes, hook: WriteHook | None, step: str) -> int:
     return done
 
 
-def _temp_name(target: Path) -> Path:
+def temp_name(target: Path) -> Path:
     return target.with_name(f".{target.name}{TEMP_MARK}{os.getpid()}-{secrets.token_hex(4)}")
 
 
@@ -120,17 +120,17 @@ def atomic_write(
     existing file is never replaced (FileExistsError).
     """
     folder = target.parent
-    temp = _temp_name(target)
+    temp = temp_name(target)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode & 0o7777)
     try:
         try:
             if hook:
                 hook("temp-created")
             half = len(data) // 2
-            _write_all(fd, data[:half], hook, "temp-write")
+            write_all(fd, data[:half], hook, "temp-write")
             if hook:
                 hook("temp-partial")
-            _write_all(fd, data[half:], hook, "temp-write")
+            write_all(fd, data[half:], hook, "temp-write")
             if mode is not None:
                 os.fchmod(fd, stat.S_IMODE(mode))
             os.fsync(fd)
@@ -157,19 +157,27 @@ def atomic_write(
 
 
 def append_bytes(target: Path, data: bytes, *, hook: WriteHook | None = None) -> int:
-    """Append ``data`` to an existing file; returns the offset it landed at.
+    """Append ``data`` to an existing file; returns the offset it landed at (see ``append_fd``)."""
+    fd = os.open(target, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+    try:
+        if hook:
+            hook("append-open")
+        return append_fd(fd, data, hook=hook)
+    finally:
+        os.close(fd)
+
+
+def append_fd(fd: int, data: bytes, *, hook: WriteHook | None = None) -> int:
+    """Append ``data`` through an ``O_APPEND`` descriptor; returns the offset it landed at.
 
     On failure the file is left as it was: a short write is cut off again if
     nobody appended after it; else the fragment is ended with a newline and
     what the other writer appended is written again after it, so each of its
     lines reads whole (the fragment becomes a line every reader skips).
     """
-    fd = os.open(target, os.O_RDWR | os.O_APPEND)
     written = 0
     start: int | None = None
     try:
-        if hook:
-            hook("append-open")
         view = memoryview(data)
         while written < len(view):
             limit = hook("append-write") if hook else None
@@ -195,10 +203,39 @@ def append_bytes(target: Path, data: bytes, *, hook: WriteHook | None = None) ->
                     theirs = os.pread(fd, size - end, end)
                     os.write(fd, b"\n" + theirs + (b"" if theirs.endswith(b"\n") else b"\n"))
                 os.fsync(fd)
-        os.close(fd)
         raise
-    os.close(fd)
-    return start if start is not None else os.stat(target).st_size
+    return start if start is not None else os.fstat(fd).st_size
+
+
+def sweep(session_path: Path, folder: Path, backups_in_use: set[str]) -> None:
+    """Remove what an apply killed midway left: temp files of dead processes, backups no journal entry uses.
+
+    Runs under the store's lock, so no apply or revert of this session is under way.
+    """
+    temps = [
+        *session_path.parent.glob(f".{session_path.name}{TEMP_MARK}*"),
+        *(folder / "backups").glob(f"*{TEMP_MARK}*"),
+        *folder.glob(f"*{TEMP_MARK}*"),
+    ]
+    for temp in temps:
+        pid = temp.name.rsplit(TEMP_MARK, 1)[1].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                temp.unlink()
+    for backup in (folder / "backups").glob("*.bak"):
+        if backup.name not in backups_in_use:
+            with contextlib.suppress(OSError):
+                backup.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @contextlib.contextmanager

@@ -4,22 +4,32 @@
 object a line.  An apply writes two events: ``apply`` before the session is
 touched (what is about to be written, the backup, the figures) and
 ``applied`` once it is on disk (where it landed, the hashes after).  A revert
-writes ``revert``.  A line cut short by a crash is skipped on reading, and an
-``apply`` without its ``applied`` is shown as incomplete (revert still finds
-what it wrote by content).
+writes ``reverting`` (the bytes it is about to put back) before it touches
+the file, and ``revert`` once they are there; a revert cut short in between
+is settled from the file itself (``revert.settle``).  An ``apply`` without
+its ``applied`` is shown as incomplete (revert still finds what it wrote by
+content).
+
+A journal survives a short write and a crash: a last line cut short (no
+newline) is an event that never finished, so it is ignored on reading and
+cut off before the next event is written.  Any other line that is not a
+well-formed event is damage: reading refuses with the line and what is
+wrong, never skipping it silently.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import orjson
+import pydantic
 
-from inspector.store.files import fsync_dir
+from inspector.store.errors import StoreError
+from inspector.store.files import WriteHook, describe_os_error, fsync_dir, write_all
 
 JOURNAL_NAME = "journal.jsonl"
 
@@ -50,6 +60,16 @@ class Region:
 
 
 @dataclass(frozen=True)
+class RevertIntent:
+    """A revert about to write: the file's first bytes before (``from_*``) and after, by hash."""
+
+    sha256: str
+    size: int
+    from_sha256: str
+    from_size: int
+
+
+@dataclass(frozen=True)
 class JournalEntry:
     """One apply, as the journal remembers it."""
 
@@ -68,6 +88,7 @@ class JournalEntry:
     planned_length: int | None = None
     regions: tuple[Region, ...] = ()
     output_files: tuple[str, ...] = ()
+    outputs_new: tuple[str, ...] = ()  # the output files this apply created (its revert removes them)
     turns_before: int = 0
     turns_after: int = 0
     records_reused: int = 0
@@ -77,22 +98,19 @@ class JournalEntry:
     state: str = "applied"  # applied | incomplete | failed | reverted
     reverted_at: str | None = None
     revert_note: str | None = None
+    reverting: RevertIntent | None = None  # a revert began and did not say it finished
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["regions"] = [asdict(r) for r in self.regions]
         data["output_files"] = list(self.output_files)
+        data["outputs_new"] = list(self.outputs_new)
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> JournalEntry:
-        names = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in names}
-        info_names = {f.name for f in fields(JournalInfo)}
-        values["info"] = JournalInfo(**{k: v for k, v in (data.get("info") or {}).items() if k in info_names})
-        values["regions"] = tuple(Region(**r) for r in data.get("regions") or ())
-        values["output_files"] = tuple(data.get("output_files") or ())
-        return cls(**values)
+        """Raises pydantic.ValidationError on a field of the wrong shape."""
+        return _ENTRY.validate_python(data)
 
 
 @dataclass
@@ -109,58 +127,155 @@ class Journal:
         return max((e.seq for e in self.entries), default=0) + 1
 
 
+class _Applied(pydantic.BaseModel):
+    id: str
+    size_after: int | None = None
+    sha256_after: str | None = None
+    regions: tuple[Region, ...] = ()
+    carried_lines: int = 0
+
+
+class _Closed(pydantic.BaseModel):  # failed | revert
+    id: str
+    error: str | None = None
+    at: str | None = None
+    note: str | None = None
+
+
+class _Reverting(pydantic.BaseModel):
+    id: str
+    sha256: str
+    size: int
+    from_sha256: str
+    from_size: int
+
+
+_ENTRY = pydantic.TypeAdapter(JournalEntry)
+
+
+def _damaged(path: Path, number: int, what: str) -> StoreError:
+    return StoreError(
+        path, f"line {number:,} is damaged ({what}); undo history cannot be trusted. Move the journal aside "
+        "to start a new one (the backups stay in backups/)", "journal",
+    )
+
+
+def _first_error(exc: pydantic.ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(x) for x in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
+
+
 def read_journal(folder: Path) -> Journal:
+    """The journal in ``folder``; raises StoreError (``journal``) naming a damaged line."""
     path = folder / JOURNAL_NAME
     journal = Journal(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:
         return journal
+    except OSError as exc:
+        raise StoreError(path, f"cannot read the journal: {describe_os_error(exc)}", "journal") from None
+    lines = data.split(b"\n")
+    if lines[-1]:
+        lines.pop()  # cut short by a crash or a full disk: an event that never finished
     by_id: dict[str, JournalEntry] = {}
-    for line in data.splitlines():
-        try:
-            event = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue  # a line cut short by a crash
-        if not isinstance(event, dict):
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
             continue
+        try:
+            event = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            raise _damaged(path, number, f"not JSON: {exc}") from None
+        if not isinstance(event, dict) or not isinstance(event.get("event"), str):
+            raise _damaged(path, number, "not an event")
+        try:
+            _apply_event(journal, by_id, event)
+        except pydantic.ValidationError as exc:
+            raise _damaged(path, number, _first_error(exc)) from None
+        except KeyError as exc:
+            raise _damaged(path, number, f"{exc.args[0]!r} names no apply before it") from None
         journal.events.append(event)
-        kind, ident = event.get("event"), event.get("id")
-        if kind == "apply":
-            with contextlib.suppress(TypeError, ValueError):
-                entry = replace(JournalEntry.from_json(event), state="incomplete")
-                by_id[entry.id] = entry
-                journal.entries.append(entry)
-        elif kind in ("applied", "failed", "revert") and ident in by_id:
-            entry = by_id[ident]
-            if kind == "applied":
-                update = replace(
-                    entry,
-                    state="applied",
-                    size_after=event.get("size_after"),
-                    sha256_after=event.get("sha256_after"),
-                    regions=tuple(Region(**r) for r in event.get("regions") or ()),
-                    carried_lines=int(event.get("carried_lines") or 0),
-                )
-            elif kind == "failed":
-                update = replace(entry, state="failed", revert_note=event.get("error"))
-            else:
-                update = replace(entry, state="reverted", reverted_at=event.get("at"), revert_note=event.get("note"))
-            by_id[ident] = update
-            journal.entries[journal.entries.index(entry)] = update
     return journal
 
 
-def append_event(folder: Path, event: dict[str, Any]) -> None:
-    """One line, one write, fsynced (the journal is append-only)."""
+def _apply_event(journal: Journal, by_id: dict[str, JournalEntry], event: dict[str, Any]) -> None:
+    kind = event["event"]
+    if kind == "apply":
+        entry = replace(JournalEntry.from_json(event), state="incomplete")
+        by_id[entry.id] = entry
+        journal.entries.append(entry)
+        return
+    if kind not in ("applied", "failed", "revert", "reverting"):
+        return  # an event a later version writes: nothing this one acts on
+    ident = event.get("id")
+    if not isinstance(ident, str) or ident not in by_id:
+        raise KeyError(ident)
+    entry = by_id[ident]
+    if kind == "applied":
+        done = _Applied.model_validate(event)
+        update = replace(
+            entry, state="applied", size_after=done.size_after, sha256_after=done.sha256_after,
+            regions=done.regions, carried_lines=done.carried_lines,
+        )
+    elif kind == "reverting":
+        intent = _Reverting.model_validate(event)
+        update = replace(
+            entry, reverting=RevertIntent(intent.sha256, intent.size, intent.from_sha256, intent.from_size)
+        )
+    elif kind == "failed":
+        update = replace(entry, state="failed", revert_note=_Closed.model_validate(event).error, reverting=None)
+    else:
+        closed = _Closed.model_validate(event)
+        update = replace(entry, state="reverted", reverted_at=closed.at, revert_note=closed.note, reverting=None)
+    by_id[ident] = update
+    journal.entries[journal.entries.index(entry)] = update
+
+
+def append_event(folder: Path, event: dict[str, Any], hook: WriteHook | None = None) -> None:
+    """One line, written whole and fsynced, or not at all (the journal is append-only).
+
+    A last line left cut short by an earlier crash or full disk is cut off
+    first (or ended, if it is a whole event that only lacks its newline), so
+    this event never glues onto it.  A short write is taken back out.
+    """
     path = folder / JOURNAL_NAME
-    created = not path.exists()
-    line = orjson.dumps(event, option=orjson.OPT_NON_STR_KEYS) + b"\n"
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    # stdlib json with ASCII escapes: a lone surrogate in session text (which
+    # Gemini CLI resumes fine) is written as \\udXXX and read back the same.
+    line = json.dumps(event, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode() + b"\n"
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
-        os.write(fd, line)
-        os.fsync(fd)
+        size = os.fstat(fd).st_size
+        start = size
+        if size:
+            _mend_tail(fd, size)
+            start = os.fstat(fd).st_size
+        try:
+            write_all(fd, line, hook, "journal-write")
+            os.fsync(fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, start)
+                os.fsync(fd)
+            raise
     finally:
         os.close(fd)
-    if created:
+    if size == 0:
         fsync_dir(folder)
+
+
+def _mend_tail(fd: int, size: int) -> None:
+    """Cut off (or end) a last line that has no newline."""
+    if os.pread(fd, 1, size - 1) == b"\n":
+        return
+    data = os.pread(fd, size, 0)
+    fragment = data[data.rfind(b"\n") + 1 :]
+    try:
+        event = json.loads(fragment)
+    except (ValueError, RecursionError):
+        event = None
+    if isinstance(event, dict):
+        os.write(fd, b"\n")
+    else:
+        os.ftruncate(fd, size - len(fragment))
+    os.fsync(fd)

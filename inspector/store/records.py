@@ -20,6 +20,8 @@ the records must be exactly the new history, or nothing is written.
 
 from __future__ import annotations
 
+import json
+import math
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,35 +41,64 @@ class BuiltRecords:
     created: int = 0  # records made up for new or changed turns
 
 
+def js_number(value: int | float) -> float:
+    """The number Gemini CLI (JavaScript) holds for a JSON number: the nearest double.
+
+    ``9007199254740993`` is ``9007199254740992`` there, ``-0`` is written
+    back as ``0``, and an integer past the double range is Infinity.
+    """
+    try:
+        return float(value)
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
 def same(a: Any, b: Any) -> bool:
-    """Equality as JSON sees it: ``True`` is not ``1``, ``1`` equals ``1.0``."""
+    """Equality as Gemini CLI sees it: ``True`` is not ``1``, ``1`` equals ``1.0``, numbers are doubles."""
+    return _difference(a, b, "") is None
+
+
+def _difference(a: Any, b: Any, where: str) -> tuple[str, Any, Any] | None:
+    """(path, a's value, b's value) of the first place ``a`` and ``b`` differ; None if they do not."""
     if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
+        return None if isinstance(a, bool) and isinstance(b, bool) and a == b else (where, a, b)
     if isinstance(a, dict):
-        return isinstance(b, dict) and a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+        if not isinstance(b, dict) or a.keys() != b.keys():
+            return (where, a, b)
+        for key in a:
+            found = _difference(a[key], b[key], f"{where}.{key}")
+            if found:
+                return found
+        return None
     if isinstance(a, list):
-        return isinstance(b, list) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+        if not isinstance(b, list) or len(a) != len(b):
+            return (where, a, b)
+        for index, (x, y) in enumerate(zip(a, b, strict=True)):
+            found = _difference(x, y, f"{where}[{index}]")
+            if found:
+                return found
+        return None
     if isinstance(a, (int, float)):
-        return isinstance(b, (int, float)) and a == b
-    return type(a) is type(b) and a == b
+        return None if isinstance(b, (int, float)) and js_number(a) == js_number(b) else (where, a, b)
+    return None if type(a) is type(b) and a == b else (where, a, b)
 
 
 def first_difference(got: Sequence[Content], want: Sequence[Content]) -> str | None:
-    """Where two histories first differ, phrased for a message; None if equal."""
+    """Where two histories first differ, phrased for a message: the turn, the path in it, both values."""
     for i, (a, b) in enumerate(zip(got, want, strict=False)):
-        if not same(a, b):
-            return f"turn {i} would read back as {_kind(a)} instead of {_kind(b)}"
+        found = _difference(a, b, "")
+        if found:
+            where, value, wanted = found
+            return f"turn {i}{' at ' + where.lstrip('.') if where else ''} would read back as " \
+                   f"{_shown(value)} instead of {_shown(wanted)}"
     if len(got) != len(want):
         return f"it would read back as {len(got)} turns instead of {len(want)}"
     return None
 
 
-def _kind(content: Any) -> str:
-    if not isinstance(content, dict):
-        return repr(content)[:40]
-    parts = content.get("parts") or []
-    keys = sorted({k for p in parts if isinstance(p, dict) for k in p})
-    return f"{content.get('role')} [{', '.join(keys) or 'no parts'}]"
+def _shown(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=True) if not isinstance(value, float) or math.isfinite(value) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _result_slots(calls: list[Any]) -> list[tuple[int, str, int]]:

@@ -18,12 +18,13 @@ import contextlib
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from inspector.store import files
-from inspector.store.apply import js_timestamp, sha256
+from inspector.store.apply import js_timestamp, refuse_store_file, sha256
+from inspector.store.baseline import Baseline, check_writable, open_regular, read_baseline, replace_file
 from inspector.store.errors import StoreError
 from inspector.store.journal import Journal, JournalEntry, Region, append_event, read_journal
 
@@ -39,13 +40,57 @@ class RevertResult:
 
 
 def read_history(path: str | os.PathLike[str]) -> Journal:
-    """The journal of a session (empty if nothing was ever applied)."""
-    return read_journal(files.store_dir(Path(path)))
+    """The journal of a session (empty if nothing was ever applied), with interrupted reverts settled.
+
+    Raises StoreError (``journal``) if the journal is damaged.
+    """
+    path = Path(path)
+    journal = read_journal(files.store_dir(path))
+    settled, _ = settle(path, journal)
+    return settled
 
 
 def undoable(path: str | os.PathLike[str]) -> list[JournalEntry]:
     """Applies that can be undone, newest first."""
     return read_history(path).undoable()
+
+
+def settle(path: Path, journal: Journal) -> tuple[Journal, list[JournalEntry]]:
+    """The journal with every revert that began and never said so settled from the file itself.
+
+    A revert writes ``reverting`` (the hashes of the bytes it found and of
+    those it puts back) before it touches the file.  If the file now starts
+    with the bytes put back and no longer with those found, that revert
+    happened (a crash came before it could say so): the entry is reverted.
+    Otherwise it never reached the file and the entry stands.  (Start of
+    the file, not all of it: Gemini CLI may have appended since.)
+    Returns the settled journal and the entries found reverted.
+    """
+    landed: list[JournalEntry] = []
+    entries: list[JournalEntry] = []
+    for entry in journal.entries:
+        intent = entry.reverting
+        if intent is not None and entry.state in ("applied", "incomplete"):
+            if _starts_with(path, intent.size, intent.sha256) and not _starts_with(
+                path, intent.from_size, intent.from_sha256
+            ):
+                entry = replace(entry, state="reverted", revert_note="an interrupted revert had finished")
+                landed.append(entry)
+            else:
+                entry = replace(entry, reverting=None)
+        entries.append(entry)
+    return Journal(journal.path, entries, journal.events), landed
+
+
+def _starts_with(path: Path, size: int, digest: str) -> bool:
+    try:
+        fd = open_regular(path)
+    except StoreError:
+        return False
+    try:
+        return os.fstat(fd).st_size >= size and sha256(os.pread(fd, size, 0)) == digest
+    finally:
+        os.close(fd)
 
 
 def revert(
@@ -58,21 +103,30 @@ def revert(
 ) -> list[RevertResult]:
     """Undo the newest ``steps`` applies, newest first.  Raises StoreError."""
     path = Path(path)
+    refuse_store_file(path)
     folder = files.store_dir(path)
     if not folder.is_dir():
         raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
     results: list[RevertResult] = []
     with files.locked(folder):
-        pending = read_journal(folder).undoable()
+        journal, landed = settle(path, read_journal(folder))
+        for entry in landed:  # say durably what the file already shows
+            append_event(folder, {"event": "revert", "id": entry.id, "at": _at(now), "note": entry.revert_note})
+        pending = journal.undoable()
         if not pending:
+            if not any(e.state in ("applied", "reverted") for e in journal.entries):
+                raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
             raise StoreError(path, "nothing to undo: every applied compaction was already reverted", "nothing")
         if steps > len(pending):
-            raise StoreError(
-                path, f"only {len(pending)} apply(s) can be undone, not {steps}; nothing was changed", "nothing"
-            )
+            can = "1 apply" if len(pending) == 1 else f"{len(pending)} applies"
+            raise StoreError(path, f"only {can} can be undone, not {steps}; nothing was changed", "nothing")
         for entry in pending[:steps]:
             results.append(_revert_one(path, folder, entry, force, hook, now))
     return results
+
+
+def _at(now: Callable[[], datetime] | None) -> str:
+    return js_timestamp((now or (lambda: datetime.now(UTC)))())
 
 
 def _backup_bytes(path: Path, folder: Path, entry: JournalEntry) -> bytes:
@@ -124,68 +178,59 @@ def _revert_one(
     hook: files.WriteHook | None,
     now: Callable[[], datetime] | None,
 ) -> RevertResult:
+    jsonl = entry.format == "jsonl"
     try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        raise StoreError(path, "the session file is gone; restore it from the backups folder by hand", "changed") \
-            from None
-    except OSError as exc:
-        raise StoreError(path, f"cannot read: {files.describe_os_error(exc)}", "io") from None
-    try:
-        info = os.fstat(fd)
-        data = _read_fd(fd, info.st_size)
-        new, kept, note = _restored(path, folder, entry, data, force)
-        copy: Path | None = None
-        if new is None:  # the apply never reached the file
-            return _finish(path, folder, entry, data, 0, None, "the apply had not changed the file", now)
-        if note == "forced":
-            copy = folder / f"replaced-{entry.seq:04d}-{secrets.token_hex(3)}.bak"
-            try:
-                files.atomic_write(copy, data, no_clobber=True)
-            except OSError as exc:
-                raise StoreError(
-                    path, f"cannot keep a copy of the current file: {files.describe_os_error(exc)}; nothing changed"
-                ) from None
-
-        def unchanged() -> bool:
-            current = os.stat(path)
-            if entry.format == "jsonl":  # appends are caught up below
-                return current.st_ino == info.st_ino and current.st_size >= info.st_size
-            return (current.st_ino, current.st_size, current.st_mtime_ns) == (
-                info.st_ino, info.st_size, info.st_mtime_ns)
-
+        base = read_baseline(path, appended_to=jsonl)
+    except StoreError as exc:
+        if exc.reason == "changed" and not os.path.lexists(path):
+            raise StoreError(path, "the session file is gone; restore it from the backups folder by hand",
+                             "changed") from None
+        raise
+    data = base.data
+    new, kept, note = _restored(path, folder, entry, data, force)
+    copy: Path | None = None
+    if new is None:  # the apply never reached the file
+        return _finish(path, folder, entry, data, 0, None, "the apply had not changed the file", now)
+    check_writable(path, base)
+    if note == "forced":
+        copy = folder / f"replaced-{entry.seq:04d}-{secrets.token_hex(3)}.bak"
         try:
-            files.atomic_write(path.resolve(), new, hook=hook, mode=info.st_mode, unchanged=unchanged)
+            files.atomic_write(copy, data, no_clobber=True)
+        except OSError as exc:
+            raise StoreError(
+                path, f"cannot keep a copy of the current file: {files.describe_os_error(exc)}; nothing changed"
+            ) from None
+    # Say what is about to be written before writing it: a crash after the
+    # swap is then settled from the file (see ``settle``).
+    append_event(folder, {
+        "event": "reverting", "id": entry.id, "sha256": sha256(new), "size": len(new),
+        "from_sha256": base.sha256, "from_size": base.size,
+    }, hook)
+    old = open_regular(base.path)  # the file being replaced: what is appended to it meanwhile is caught up
+    try:
+        try:
+            replace_file(base, new, hook=hook, grown_ok=jsonl)
         except OSError as exc:
             raise StoreError(
                 path, f"could not write: {files.describe_os_error(exc)}; the session was left as it was"
             ) from None
-        caught = _catch_up(path, fd, len(data)) if entry.format == "jsonl" else 0
-        return _finish(path, folder, entry, new, kept + caught, copy, note, now)
+        caught = _catch_up(base, old) if jsonl else 0
     finally:
-        os.close(fd)
+        os.close(old)
+    return _finish(path, folder, entry, new, kept + caught, copy, note, now)
 
 
-def _read_fd(fd: int, size: int) -> bytes:
-    chunks, at = [], 0
-    while True:
-        chunk = os.pread(fd, max(size - at, 1 << 16), at)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        at += len(chunk)
-    return b"".join(chunks)
-
-
-def _catch_up(path: Path, fd: int, consumed: int) -> int:
-    """Copy what another writer appended to the old file during the rename."""
-    copied = 0
+def _catch_up(base: Baseline, old: int) -> int:
+    """Copy what another writer appended to the old file (after the read, during the swap)."""
+    if not base.same_file(os.fstat(old)):
+        return 0
+    copied, consumed = 0, base.size
     for _ in range(3):
-        size = os.fstat(fd).st_size
+        size = os.fstat(old).st_size
         if size <= consumed:
             continue
-        extra = os.pread(fd, size - consumed, consumed)
-        files.append_bytes(path, extra)
+        extra = os.pread(old, size - consumed, consumed)
+        files.append_bytes(base.path, extra)
         consumed += len(extra)
         copied += len(extra)
     return copied
@@ -236,7 +281,8 @@ def _finish(
     now: Callable[[], datetime] | None,
 ) -> RevertResult:
     digest = sha256(data)
-    at = js_timestamp((now or (lambda: datetime.now(UTC)))())
+    at = _at(now)
+    _remove_outputs(entry)
     with contextlib.suppress(OSError):
         append_event(folder, {
             "event": "revert", "id": entry.id, "at": at, "sha256": digest, "size": len(data),
@@ -244,3 +290,16 @@ def _finish(
         })
     files.note_own_write(path, digest)
     return RevertResult(entry, len(data), digest, kept, copy, note)
+
+
+def _remove_outputs(entry: JournalEntry) -> None:
+    """The tool-output files the apply created go with it (and their folder, once empty)."""
+    folders: set[Path] = set()
+    for name in entry.outputs_new:
+        output = Path(name)
+        with contextlib.suppress(OSError):
+            output.unlink()
+            folders.add(output.parent)
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only if empty

@@ -11,6 +11,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from inspector.format import visible
 from inspector.tui.commands import InspectorCommands
 from inspector.tui.loading import Cancelled
 from inspector.tui.running import ProviderSettings
@@ -64,7 +65,7 @@ class InspectorApp(App[None]):
     def open_session(self, path: Path) -> None:
         self.push_screen(self.session_screen(path))
 
-    def show_session_list(self, current: Screen[object] | None = None) -> None:
+    def show_session_list(self, current: Screen[object] | Screen[None] | None = None) -> None:
         """Back to the list: pop to it, or open the list of the current file's folder."""
         below = self.screen_stack[-2] if len(self.screen_stack) > 2 else None
         if isinstance(below, SessionListScreen):
@@ -83,8 +84,8 @@ class InspectorApp(App[None]):
         if state != WorkerState.ERROR or isinstance(worker.error, Cancelled):
             return
         what = worker.description or worker.name or "background work"
-        self.notify(str(worker.error) or type(worker.error).__name__, title=f"Failed: {what}",
-                    severity="error", timeout=8)
+        self.notify(visible(str(worker.error)) or type(worker.error).__name__, title=f"Failed: {what}",
+                    severity="error", timeout=8, markup=False)
 
     # -- help ---------------------------------------------------------------------------------
     def help_rows(self, screen: Screen[object]) -> list[tuple[str, str, str, str, str]]:
@@ -101,6 +102,8 @@ class InspectorApp(App[None]):
             info: dict[str, Binding] = {}
             for key_bindings in bindings.key_to_bindings.values():
                 for binding in key_bindings:
+                    if not binding.description:
+                        continue  # Textual's own unnamed bindings (ctrl+c's help_quit): nothing to tell
                     ident = binding.id or binding.action
                     grouped.setdefault(ident, []).append(self.get_key_display(binding))
                     info.setdefault(ident, binding)

@@ -16,7 +16,7 @@ from rich.text import Text
 
 from inspector.analysis import Analysis
 from inspector.compaction.masking import MaskingPlan, read_saved_output
-from inspector.format import visible
+from inspector.format import plural, visible
 from inspector.tui.session_notes import noted
 
 MASKED_MARK = "■"
@@ -43,14 +43,6 @@ def masking_cell(analysis: Analysis, index: int) -> tuple[str, Style | None]:
     return " ", None
 
 
-def _tokens(count: int) -> str:
-    return f"{count:,} token" + ("" if count == 1 else "s")
-
-
-def _outputs(count: int) -> str:
-    return f"{count:,} output" + ("" if count == 1 else "s")
-
-
 def masking_lines(analysis: Analysis, index: int) -> list[RenderableType]:
     """Lines for the detail pane: what masking did to this turn and will do next turn,
     and the saved full text behind each marker (or that it is gone)."""
@@ -64,8 +56,8 @@ def masking_lines(analysis: Analysis, index: int) -> list[RenderableType]:
         freed = sum(p.saved for p in upcoming)
         lines.append(Text.assemble(
             (f"{WILL_MASK_MARK} ", _WILL_MASK_STYLE),
-            (f"The next turn masks {_outputs(len(upcoming))} here, freeing {_tokens(freed)} "
-             f"(in all, {_outputs(plan.masked_count)} and {_tokens(plan.tokens_saved)}).", "bold"),
+            (f"The next turn masks {plural(len(upcoming), 'output')} here, freeing {plural(freed, 'token')} "
+             f"(in all, {plural(plan.masked_count, 'output')} and {plural(plan.tokens_saved, 'token')}).", "bold"),
         ))
     for marker in plan.markers_of(index):
         saved = read_saved_output(marker, found.session_path, found.session_id)

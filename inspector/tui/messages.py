@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.strategies import Comparison
+    from inspector.progress import Progress
+    from inspector.store.journal import JournalEntry
+    from inspector.store.revert import RevertResult
     from inspector.tui.loading import Loaded, SessionInfo
 
 
@@ -56,9 +61,10 @@ class TurnSelected(Message):
 
 @dataclass
 class CompactionProgress(Message):
-    """A step of a running compaction (a label to show)."""
+    """A step of a running compaction: a label to show, or the core's ``Progress`` (stage, done, total)."""
 
     text: str
+    progress: Progress | None = None
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, CompactionProgress)
@@ -68,7 +74,7 @@ class CompactionProgress(Message):
 class CompactionFinished(Message):
     """A compaction preview is ready (``result`` is the core's result object)."""
 
-    result: Any
+    result: CompressionResult
     split: int
     focus: str
     source: Loaded | None = None  # the session and history it was computed from
@@ -80,7 +86,7 @@ class Applied(Message):
 
     path: Path
     backup: Path | None
-    detail: Any = None
+    detail: JournalEntry
 
 
 @dataclass
@@ -88,7 +94,7 @@ class Reverted(Message):
     """The newest apply was undone."""
 
     path: Path
-    detail: Any = None
+    detail: RevertResult
 
 
 @dataclass
@@ -104,14 +110,50 @@ class FileChanged(Message):
 class CompareFinished(Message):
     """Both strategies ran on the same history (``comparison``: ``strategies.Comparison``)."""
 
-    comparison: Any
+    comparison: Comparison
     split: int
 
 
 @dataclass
 class AgenticFound(Message):
-    """The agentic split candidates of ``loaded`` are known (``loaded.agentic``)."""
+    """The agentic split candidates of ``loaded`` are known (``loaded.agentic``), and ``point``,
+    the split ``compact --agentic`` takes (0: none; None: not computed yet)."""
 
+    loaded: Loaded
+    point: int | None = None
+
+
+@dataclass
+class TableColumns(Message):
+    """The turn table chose its columns for the width on screen (``header``: their titles, aligned)."""
+
+    header: str
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, TableColumns)
+
+
+@dataclass
+class SearchFound(Message):
+    """The turns of ``loaded`` whose text holds ``query`` (case-insensitive), in order."""
+
+    query: str
+    matches: list[int]
+    loaded: Loaded
+    jump: bool = True  # move the cursor to the first match (False: the file was read again)
+
+
+@dataclass
+class ViewCleared(Message):
+    """The turn table dropped its filter and order (to show a turn the filter hid)."""
+
+
+@dataclass
+class ViewReady(Message):
+    """The turns of ``loaded`` a filter keeps, in the order chosen (``by_tokens``: largest first)."""
+
+    shown: list[int] | None
+    by_tokens: bool
     loaded: Loaded
 
 

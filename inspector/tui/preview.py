@@ -67,7 +67,7 @@ class Preview:
     def refusal(self) -> str | None:
         """Why this preview cannot be applied, or None."""
         if self.stale:
-            return f"the preview is stale ({self.stale}); press c to compute it again"
+            return f"the preview is stale ({self.stale}); press c in the session view to compute it again"
         if not self.compressed:
             return f"nothing to apply: the compaction ended {self.status}"
         return None

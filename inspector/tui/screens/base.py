@@ -1,18 +1,41 @@
-"""What every screen of the app shares: failures of its workers become notifications."""
+"""What every screen of the app shares: failures of its workers become notifications, and
+notifications show their words literally (file names and session text are never markup)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
+
+from inspector.format import visible
+
+if TYPE_CHECKING:
+    from inspector.tui.app import InspectorApp
 
 
 class InspectorScreen(Screen[None]):
     """A screen whose workers report failures through the app's one handler."""
 
+    @property
+    def inspector(self) -> InspectorApp:
+        """The app, typed (its options: provider, live watching, ...)."""
+        from inspector.tui.app import InspectorApp
+
+        app = self.app
+        assert isinstance(app, InspectorApp)
+        return app
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A notification; its text is shown as it is (``visible``, no markup) unless ``markup``."""
+        if not markup:
+            message, title = visible(message), visible(title, one_line=True)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        report = getattr(self.app, "report_worker", None)
-        if report is not None:
-            report(event.worker, event.state)
+        self.inspector.report_worker(event.worker, event.state)
         self.worker_changed(event.worker, event.state)
 
     def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:

@@ -9,8 +9,9 @@ preview, where ``a`` applies it with the usual confirmation.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual import work
@@ -20,26 +21,35 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded
 from inspector.tui.messages import CompactionProgress, CompareFinished
 from inspector.tui.running import RunOptions, run_compare, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
 
+if TYPE_CHECKING:
+    from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.strategies import Comparison
+
 COMPARE_GROUP = "compare"
 COLUMNS = (("strategy", "strategy"), ("status", "status"), ("before", "tokens before"), ("after", "after"),
            ("saved", "saved"), ("how", "stages / split"), ("snapshot", "snapshot"), ("recall", "fact recall"))
+# Below 110 columns: shorter titles, "saved" left out (before - after says it), and the long
+# cells wrap in columns this wide (rows grow taller), so nothing is cut.
+NARROW = {"strategy": ("strategy", None), "status": ("status", 10), "before": ("before", 6), "after": ("after", 6),
+          "how": ("how", 12), "snapshot": ("snapshot", 8), "recall": ("recall", 6)}
 
 
-def how_text(result: Any) -> str:
+def how_text(result: CompressionResult) -> str:
     """The stages that ran (staged) or the split and its kind (reference) - as ``compact --compare`` shows."""
     if result.stages is not None:
         return ", ".join(stage.name for stage in result.stages if stage.applied) or "none"
     if result.split_point is None:
         return "-"
-    return f"split {result.split_point}" + (f" ({result.split_kind})" if result.split_kind else "")
+    return f"split {result.split_point:,}" + (f" ({result.split_kind})" if result.split_kind else "")
 
 
-def row_cells(result: Any, recall: float | None) -> list[Text]:
+def row_cells(result: CompressionResult, recall: float | None) -> list[Text]:
     before, after = result.original_token_count, result.new_token_count
     failed = result.status.failed
     return [
@@ -64,20 +74,22 @@ class CompareScreen(InspectorScreen):
     ]
 
     def __init__(self, loaded: Loaded, split: int, options: RunOptions,
-                 open_preview: Callable[[Any, int, Loaded, float | None], None]) -> None:
+                 open_preview: Callable[[CompressionResult, int, Loaded, float | None], None]) -> None:
         super().__init__()
         self.loaded = loaded
         self.split = split
         self.options = options
         self._open_preview = open_preview
-        self.comparison: Any = None
+        self.comparison: Comparison | None = None
+        self.narrow = False
 
     def compose(self) -> ComposeResult:
         session = self.loaded.session
         kind = self.loaded.split_kind(self.split)
-        split = (f"split {self.split} ({kind})" if kind != "reference"
+        split = (f"split {self.split:,} ({kind})" if kind != "reference"
                  else "each strategy's own split (the table shows the reference's)")
-        yield Static(Text.assemble((session.path.name, "bold"), "  both strategies on the same history - ", split,
+        yield Static(Text.assemble((visible(session.path.name, one_line=True), "bold"),
+                                   "  both strategies on the same history - ", split,
                                    f"  - staged: {target_text(self.options.target)}"),
                      id="compare-title", markup=False)
         with Vertical(id="compare-running"):
@@ -86,8 +98,13 @@ class CompareScreen(InspectorScreen):
             yield Static("", id="compare-step", markup=False)
             yield Static(Text("Esc: cancel", style="dim"), markup=False)
         table: DataTable[Text] = DataTable(id="compare-table", cursor_type="row", zebra_stripes=True)
+        self.narrow = self.app.size.width < 110
         for key, label in COLUMNS:
-            table.add_column(label, key=key)
+            if not self.narrow:
+                table.add_column(label, key=key)
+            elif key in NARROW:
+                title, width = NARROW[key]
+                table.add_column(title, key=key, width=width)
         yield table
         yield Static("", id="compare-notes", markup=False)
         yield Footer()
@@ -101,7 +118,7 @@ class CompareScreen(InspectorScreen):
         self.run_both()
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPARE_GROUP, description="comparing strategies")
-    def run_both(self) -> Any:
+    def run_both(self) -> Comparison:
         worker = get_current_worker()
         summariser = summariser_for(self.app, self.loaded, lambda text: self.post_message(CompactionProgress(text)))
         comparison = run_compare(self.loaded, self.split, self.options, summariser, lambda: worker.is_cancelled)
@@ -118,7 +135,10 @@ class CompareScreen(InspectorScreen):
         table = self.table
         table.clear()
         for name, result in self.comparison.results.items():
-            table.add_row(*row_cells(result, self.comparison.recall[name]), key=name)
+            cells = row_cells(result, self.comparison.recall[name])
+            if self.narrow:
+                cells = [cell for (key, _), cell in zip(COLUMNS, cells, strict=True) if key in NARROW]
+            table.add_row(*cells, key=name, height=None)
         table.display = True
         table.focus()
         notes = Text()
@@ -126,8 +146,28 @@ class CompareScreen(InspectorScreen):
             if result.message:
                 notes.append(f"{name}: {result.message}\n", style="dim")
         notes.append("fact recall: the facts of the whole history found in the whole new history, measured the "
-                      "same way for both.  Enter / a: preview the selected one (a there applies it).", style="dim")
+                      "same way for both.  Enter / a: preview the selected one (a there applies it).\n", style="dim")
+        notes.append("The same from the command line (the app always compacts, even below the threshold, "
+                     "hence --force): ", style="dim")
+        notes.append(visible(self.cli_command(), one_line=True))
         self.query_one("#compare-notes", Static).update(notes)
+
+    def cli_command(self) -> str:
+        """``compact --compare`` with the options this run used."""
+        words = ["session-inspector", "compact", shlex.quote(str(self.loaded.session.path)), "--compare", "--force"]
+        if self.loaded.split_kind(self.split) != "reference":
+            words += ["--split", str(self.split)]
+        if self.options.target is not None:
+            words += ["--target", f"{self.options.target:g}"]
+        app = self.inspector
+        if app.model:
+            words += ["--model", shlex.quote(app.model)]
+        if app.threshold is not None:
+            words += ["--threshold", f"{app.threshold:g}"]
+        provider = app.provider_settings.provider
+        if provider != "auto":
+            words += ["--provider", provider]
+        return " ".join(words)
 
     def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
         if worker.group != COMPARE_GROUP or state != WorkerState.ERROR or isinstance(worker.error, Cancelled):
@@ -143,10 +183,10 @@ class CompareScreen(InspectorScreen):
         return str(key) if key is not None else None
 
     def action_open(self) -> None:
-        name = self.selected
-        if name is None:
+        name, comparison = self.selected, self.comparison
+        if name is None or comparison is None:
             return
-        self._open_preview(self.comparison.results[name], self.split, self.loaded, self.comparison.recall[name])
+        self._open_preview(comparison.results[name], self.split, self.loaded, comparison.recall[name])
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

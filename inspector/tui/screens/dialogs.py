@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -12,6 +13,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, ProgressBar, Select, Static
 
+from inspector.format import plural, visible
+from inspector.progress import Progress
 from inspector.tui.running import STRATEGIES, RunOptions, parse_target
 
 STRATEGY_LABELS = {
@@ -50,16 +53,18 @@ class FocusScreen(ModalScreen[RunOptions | None]):
         Binding("escape", "cancel", "Cancel", id="focus.cancel", tooltip="do not run"),
     ]
 
-    def __init__(self, split: int, initial: str = "", options: RunOptions | None = None) -> None:
+    def __init__(self, split: int, initial: str = "", options: RunOptions | None = None, *,
+                 offline: bool = False) -> None:
         super().__init__()
         self.split = split
+        self.offline = offline  # the offline summariser will run: say what it can do with a focus
         self.initial = initial
         self.options = options or RunOptions()
 
     def compose(self) -> ComposeResult:
         target = self.options.target
         with Vertical(classes="dialog"):
-            yield Static(Text(f"Compact turns 0-{self.split - 1}: what should the summary keep above all?",
+            yield Static(Text(f"Compact turns 0-{self.split - 1:,}: what should the summary keep above all?",
                               style="bold"), markup=False)
             yield Input(self.initial, placeholder="e.g. the database schema decisions and open bugs", id="focus-input")
             with Horizontal(id="run-strategy-row"):
@@ -70,6 +75,10 @@ class FocusScreen(ModalScreen[RunOptions | None]):
                 yield Label("target ", classes="run-label")
                 yield Input("" if target is None else f"{target:g}", id="target-input",
                             placeholder="staged only: 0.2 = 20% of the window, 30000 = tokens; empty = default")
+            if self.offline:
+                yield Static(Text("The offline summariser reads a focus as words: the lines that hold them rank "
+                                  "higher. It cannot follow an instruction such as \"be brief\" or \"in French\"; "
+                                  "only Gemini can.", style="yellow"), id="focus-offline", markup=False)
             yield Static("", id="run-error", markup=False)
             yield Static(Text("Enter: run    Tab: next field    Esc: cancel    (empty focus: the standard summary)",
                               style="dim"), markup=False)
@@ -101,10 +110,11 @@ class RunningScreen(ModalScreen[None]):
         Binding("escape", "cancel", "Cancel", id="running.cancel", tooltip="stop the job"),
     ]
 
-    def __init__(self, label: str, cancel: object) -> None:
+    def __init__(self, label: str, cancel: Callable[[], None]) -> None:
         super().__init__()
         self.label = label
         self._cancel = cancel
+        self._step_text = ""
         self.started = time.monotonic()
 
     def compose(self) -> ComposeResult:
@@ -128,9 +138,18 @@ class RunningScreen(ModalScreen[None]):
             return
         elapsed = time.monotonic() - self.started
         widget = self.query_one("#running-step", Static)
-        widget.update(Text(f"{getattr(self, '_step_text', '')}  {elapsed:.0f} s", style="dim"))
+        widget.update(Text(f"{visible(self._step_text, one_line=True)}  {elapsed:,.0f} s", style="dim"))
+
+    def show(self, progress: Progress, unit: str = "turn") -> None:
+        """A report from the core: the stage, and a real bar when it knows how much there is."""
+        if progress.total > 0:
+            self.step(f"{progress.stage}: {progress.done:,} of {plural(progress.total, unit)}")
+        else:
+            self.step(f"{progress.stage}: {plural(progress.done, unit)} done" if progress.done else progress.stage)
+        if self.is_mounted:
+            bar = self.query_one("#running-bar", ProgressBar)
+            bar.update(total=progress.total or None, progress=progress.done)
 
     def action_cancel(self) -> None:
-        if callable(self._cancel):
-            self._cancel()
+        self._cancel()
         self.dismiss(None)

@@ -15,7 +15,10 @@ from textual.widgets import Static
 INTRO = (
     "session-inspector shows where a Gemini CLI session's context goes and where its "
     "compaction would split it. Rows above the divider would be summarised; rows below are kept. "
-    "• marks a user prompt the split may move to ([ ]), ◆ a model turn it may move to (agentic split: { }). "
+    "• marks a user prompt the split may move to ([ ]), ◆ a model turn it may move to (agentic split: { }; "
+    "A puts it where compact --agentic would, h at the cursor). "
+    "Getting around: : goes to turn N, / searches the turns' text (n / N: next and previous match), "
+    "F filters the table, o orders it largest first, Esc shows every turn again. "
     "S switches the strategy (reference / staged), C compares both."
 )
 
@@ -27,24 +30,36 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark,f1", "dismiss", "Close", id="help.close", tooltip="close the help"),
     ]
 
+    # Below 110 columns the help fills the screen and leaves out the "where" and "binding id" columns.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 - typed as Textual declares it
+
     def __init__(self, rows: list[tuple[str, str, str, str, str]]) -> None:
         super().__init__()
         self.rows = rows  # (where, keys, description, tooltip, id)
 
-    def compose(self) -> ComposeResult:
+    def key_table(self, narrow: bool) -> Table:
         table = Table(expand=True, show_edge=False, header_style="bold")
-        table.add_column("where", style="dim", no_wrap=True)
+        if not narrow:
+            table.add_column("where", style="dim", no_wrap=True)
         table.add_column("key", style="bold cyan", no_wrap=True)
         table.add_column("does")
-        table.add_column("binding id", style="dim", no_wrap=True)
+        if not narrow:
+            table.add_column("binding id", style="dim", no_wrap=True)
         for where, keys, description, tooltip, ident in self.rows:
             does = Text(description)
             if tooltip and tooltip.lower() != description.lower():
-                does.append(f" - {tooltip}", style="dim")
-            table.add_row(Text(where), Text(keys), does, Text(ident))
+                does.append(f": {tooltip}", style="dim")
+            cells = [Text(keys), does] if narrow else [Text(where), Text(keys), does, Text(ident)]
+            table.add_row(*cells)
+        return table
+
+    def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             yield Static(Text("Keys", style="bold"), markup=False)
             yield Static(Text(INTRO, style="dim"), markup=False)
-            yield Static(table, id="help-table", markup=False)
+            yield Static(self.key_table(self.app.size.width < 110), id="help-table", markup=False)
             yield Static(Text("Ctrl+P opens the command palette: every action by name. Esc closes.", style="dim"),
                          markup=False)
+
+    def on_resize(self) -> None:
+        self.query_one("#help-table", Static).update(self.key_table(self.app.size.width < 110))

@@ -21,51 +21,90 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.tui.loading import Cancelled, Loaded, read_session
-from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TurnSelected
+from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
 from inspector.tui.screens.session_actions import SessionActions
+from inspector.tui.screens.session_navigation import SessionNavigation, cli_agentic_split
+from inspector.tui.screens.warnings import WarningsScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
 from inspector.tui.widgets.turn_detail import TurnDetail
 from inspector.tui.widgets.turn_table import TurnTable, header_text
 
+SESSION_ACTIONS = frozenset({
+    "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
+    "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
+    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider",
+})
+SPLIT_KEYS = Binding.Group("Split", compact=True)
+AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
 LOAD_GROUP = "load"
 AGENTIC_GROUP = "agentic"
 
 
-class SessionScreen(SessionActions):
+class SessionScreen(SessionNavigation, SessionActions):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("left_square_bracket", "split(-1)", "Prev split", id="split.previous", key_display="[",
-                tooltip="move the split to the previous candidate turn"),
+        Binding("left_square_bracket", "split(-1)", "Previous split", id="split.previous", key_display="[",
+                tooltip="move the split to the previous candidate turn", group=SPLIT_KEYS),
         Binding("right_square_bracket", "split(1)", "Next split", id="split.next", key_display="]",
-                tooltip="move the split to the next candidate turn"),
-        Binding("left_curly_bracket", "agentic(-1)", "Prev agentic", show=False, id="split.agentic-previous",
-                key_display="{", tooltip="move the split to the previous agentic candidate (a model turn, ◆)"),
-        Binding("right_curly_bracket", "agentic(1)", "Agentic split",  id="split.agentic-next",
-                key_display="}", tooltip="move the split to the next agentic candidate (a model turn, ◆)"),
-        Binding("equals_sign", "split_reference", "Reference split", id="split.reference", key_display="=",
-                tooltip="return to the split Gemini CLI would choose"),
+                tooltip="move the split to the next candidate turn", group=SPLIT_KEYS),
+        Binding("left_curly_bracket", "agentic(-1)", "Previous agentic split", id="split.agentic-previous",
+                key_display="{", tooltip="move the split to the previous agentic candidate (a model turn, ◆)",
+                group=AGENTIC_KEYS),
+        Binding("right_curly_bracket", "agentic(1)", "Next agentic split", id="split.agentic-next",
+                key_display="}", tooltip="move the split to the next agentic candidate (a model turn, ◆)",
+                group=AGENTIC_KEYS),
+        Binding("equals_sign", "split_reference", "Reference split", show=False, id="split.reference",
+                key_display="=", tooltip="return to the split Gemini CLI would choose"),
+        Binding("A", "agentic_point", "Agentic split (like --agentic)", show=False, id="split.agentic",
+                key_display="A", tooltip="move the split where compact --agentic puts it: 70% of the weight, "
+                "before a model turn"),
+        Binding("h", "split_here", "Split here", show=False, id="split.here",
+                tooltip="start the kept part at the turn under the cursor"),
+        Binding("colon", "goto_turn", "Go to turn", show=False, id="table.goto-turn", key_display=":",
+                tooltip="move the cursor to turn N"),
+        Binding("slash", "search", "Search", show=False, id="table.search", key_display="/",
+                tooltip="find the turns whose text holds some words"),
+        Binding("n", "search_next(1)", "Next match", show=False, id="table.search-next",
+                tooltip="the next turn the search found"),
+        Binding("N", "search_next(-1)", "Previous match", show=False, id="table.search-previous",
+                key_display="N", tooltip="the previous turn the search found"),
+        Binding("F", "filter", "Filter", show=False, id="table.filter", key_display="F",
+                tooltip="show only some turns: a kind, a tool, user or model, >1000 tokens"),
+        Binding("o", "order", "Order", show=False, id="table.order",
+                tooltip="turn order <-> largest turns first"),
         Binding("c", "compact", "Compact", id="compaction.run",
                 tooltip="preview the compaction of the turns above the split"),
         Binding("f", "compact_focus", "Compact with focus", show=False, id="compaction.run-focus",
                 tooltip="type what the summary should keep, pick the strategy and target, then compact"),
-        Binding("S", "strategy", "Strategy", id="compaction.strategy", key_display="S",
+        Binding("S", "strategy", "Strategy", show=False, id="compaction.strategy", key_display="S",
                 tooltip="switch the compaction strategy: reference <-> staged"),
-        Binding("C", "compare", "Compare", id="compaction.compare", key_display="C",
+        Binding("C", "compare", "Compare", show=False, id="compaction.compare", key_display="C",
                 tooltip="run both strategies on the same history and split, side by side"),
         Binding("p", "show_preview", "Preview", show=False, id="compaction.preview",
                 tooltip="open the last compaction preview again"),
+        Binding("P", "provider", "Summariser", show=False, id="compaction.provider", key_display="P",
+                tooltip="who writes the snapshot: offline -> Gemini -> auto (shown before anything is sent)"),
         Binding("a", "apply", "Apply", id="compaction.apply", tooltip="write the previewed compaction to the file"),
-        Binding("u", "revert", "Undo apply", id="compaction.revert",
+        Binding("u", "revert", "Undo", id="compaction.revert",
                 tooltip="undo the newest applied compaction, byte for byte"),
         Binding("t", "timeline", "Timeline", show=False, id="compaction.timeline",
                 tooltip="the compactions applied to this file"),
+        Binding("w", "warnings", "Warnings", show=False, id="session.warnings",
+                tooltip="what was skipped while reading the file (the header counts them)"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
-        Binding("escape", "back", "Back", id="session.back", tooltip="cancel loading, or go to the session list"),
+        Binding("d,enter", "detail", "Detail", id="session.detail", key_display="d",
+                tooltip="the selected turn in full (in place of the table on a small terminal)"),
+        Binding("escape", "back", "Back", show=False, id="session.back",
+                tooltip="close the turn shown in full, cancel loading, or go to the session list"),
     ]
 
     DEFAULT_CLASSES = "-loading"
+    # Side by side from 150 columns; below that the detail pane goes under the table,
+    # or, when the terminal is short as well, takes the table's place on ``d`` / Enter.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 - typed as Textual declares it
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]  # noqa: RUF012 - typed as Textual declares it
 
     def __init__(self, path: Path, *, model: str | None = None, threshold: float | None = None) -> None:
         super().__init__()
@@ -74,6 +113,7 @@ class SessionScreen(SessionActions):
         self.threshold = threshold
         self.loaded: Loaded | None = None
         self.split = 0
+        self.split_chosen = False  # the user moved the split; until then it follows Gemini CLI's own
         self.failed: str | None = None
 
     # -- layout -----------------------------------------------------------------------
@@ -88,11 +128,7 @@ class SessionScreen(SessionActions):
             yield Label(Text(f"Opening {self.path.name}…"), id="loading-label")
             yield ProgressBar(id="loading-bar", total=None, show_eta=False)
         yield StatusLine(id="status")
-        yield Footer()
-
-    @property
-    def table(self) -> TurnTable:
-        return self.query_one(TurnTable)
+        yield Footer(compact=True)
 
     @property
     def detail(self) -> TurnDetail:
@@ -137,41 +173,66 @@ class SessionScreen(SessionActions):
         self.loaded = loaded
         self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
         analysis = loaded.analysis
-        was_agentic = previous is not None and self.split in previous.agentic_set
-        keep = previous is not None and message.reason != "open" and (
-            self.split in analysis.candidates or (was_agentic and self.split < len(analysis.turns)))
-        self.split = self.split if keep else analysis.split_point
+        self.split = self.split_after_load(previous, loaded)
+        self.check_undo()
         self.remove_class("-loading")
         self.status.set("load", "")
         self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set)
+        if self.turn_filter is not None or self.by_tokens:
+            self.apply_view()  # the filter and order, on the turns as read now
+        if self.matches:
+            self.search_turns(loaded, self.search_text, jump=False)
         self.refresh_figures()
         if previous is None:
             self.show_strategy()
+            self.show_provider()
             self.table.focus()
             self.table.move_to(self.split if self.split < len(analysis.turns) else len(analysis.turns) - 1)
+            self.call_after_refresh(self.table.scroll_to_cursor)  # the table has its size only after this refresh
         self.show_detail(self.table.cursor)
         if analysis.warnings and previous is None:
             first = analysis.warnings[0]
-            more = f" (and {len(analysis.warnings) - 1} more)" if len(analysis.warnings) > 1 else ""
-            self.notify(f"{self.path.name}: {first}{more}", title="Skipped while reading", severity="warning")
+            more = f" (and {len(analysis.warnings) - 1:,} more)" if len(analysis.warnings) > 1 else ""
+            self.notify(f"{self.path.name}: {first}{more}. Press w to see every warning.",
+                        title="Skipped while reading", severity="warning")
         self.after_load(previous, loaded, message.reason)
-        if loaded.agentic is None:
-            self.find_agentic(loaded)
+        self.agentic_point = None
+        self.find_agentic(loaded)  # the candidates when not yet known, and compact --agentic's split
+
+    def split_after_load(self, previous: Loaded | None, loaded: Loaded) -> int:
+        """Where the split is after a (re)load: Gemini CLI's own split point, unless the user
+        moved it and that turn can still start the kept part."""
+        analysis = loaded.analysis
+        if previous is None or not self.split_chosen or self.split == analysis.split_point:
+            self.split_chosen = False
+            return analysis.split_point
+        was_agentic = self.split in previous.agentic_set
+        if self.split in analysis.candidates or (was_agentic and self.split < len(analysis.turns)):
+            return self.split
+        self.notify(f"Turn {self.split:,} can no longer start the kept part; the split is back at "
+                    f"Gemini CLI's own, turn {analysis.split_point:,}.", severity="warning", timeout=6)
+        self.split_chosen = False
+        return analysis.split_point
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=AGENTIC_GROUP,
           description="finding agentic split candidates")
     def find_agentic(self, loaded: Loaded) -> None:
-        loaded.find_agentic()
-        self.post_message(AgenticFound(loaded))
+        if loaded.agentic is None:
+            loaded.find_agentic()
+            self.post_message(AgenticFound(loaded))  # the ◆ marks first; the --agentic split takes longer
+        self.post_message(AgenticFound(loaded, cli_agentic_split(loaded.analysis)))
 
     def on_agentic_found(self, message: AgenticFound) -> None:
         loaded = message.loaded
         if loaded is not self.loaded:
             return  # a newer load replaced it
+        if message.point is not None:
+            self.agentic_point = message.point
         if self.split not in loaded.analysis.candidates and self.split not in loaded.agentic_set:
-            self.notify(f"Split {self.split} is no longer a valid split point; back to the reference's.",
-                        severity="warning")
+            self.notify(f"Turn {self.split:,} can no longer start the kept part; the split is back at "
+                        f"Gemini CLI's own, turn {loaded.analysis.split_point:,}.", severity="warning")
             self.split = loaded.analysis.split_point
+            self.split_chosen = False
         self.table.set_analysis(loaded.analysis, self.split, agentic=loaded.agentic_set)
         self.refresh_figures()
 
@@ -187,24 +248,17 @@ class SessionScreen(SessionActions):
                 Text.assemble(("Cannot open this file\n", "bold red"), str(worker.error), ("\n\nEsc: back", "dim"))
             )
             self.query_one("#loading-bar", ProgressBar).display = False
+            self.refresh_bindings()  # the footer drops the keys that need a session
 
     # -- figures ----------------------------------------------------------------------------
     def refresh_figures(self) -> None:
         if self.loaded is None:
             return
         self.query_one(ContextHeader).show(self.loaded, self.split)
-        analysis = self.loaded.analysis
-        figures = analysis.split_figures(self.split)
-        kind = self.loaded.split_kind(self.split)
-        self.status.set(
-            "split",
-            f"split {self.split} ({kind}): summarise {figures['summarised_tokens']:,} tok, "
-            f"keep {figures['kept_tokens']:,} tok",
-        )
 
     def show_detail(self, index: int) -> None:
         if self.loaded is not None:
-            self.detail.show(self.loaded.analysis, index, self.split)
+            self.detail.show(self.loaded.analysis, index, self.split, self.search_text)
 
     def on_turn_selected(self, message: TurnSelected) -> None:
         self.show_detail(message.index)
@@ -216,16 +270,41 @@ class SessionScreen(SessionActions):
             self.show_detail(message.index)
             self.table.focus()
 
+    def on_table_columns(self, message: TableColumns) -> None:
+        self.query_one("#turns-header", Static).update(Text(message.header, style="bold"))
+
+    @property
+    def detail_swapped(self) -> bool:
+        """The terminal is too small for both: the detail pane is shown instead of the table."""
+        return self.has_class("-narrow") and self.has_class("-short")
+
+    def action_detail(self) -> None:
+        """Show the selected turn in full: in place of the table when the terminal is small,
+        else move the focus between the table and the detail pane."""
+        if self.detail_swapped:
+            self.toggle_class("-detail")
+            (self.detail if self.has_class("-detail") else self.table).focus()
+        elif self.detail.has_focus:
+            self.table.focus()
+        else:
+            self.detail.focus()
+
     # -- actions -------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.loaded is None and action in ("split", "agentic", "split_reference", "goto_split", "largest_turn",
-                                              "compact", "compact_focus", "compare", "apply", "revert", "timeline",
-                                              "show_preview"):
-            return None
-        return True
+        """Keys that need a session are dimmed while it loads and hidden when it failed to load;
+        apply is offered only once there is a preview to apply."""
+        if action in SESSION_ACTIONS and self.loaded is None:
+            return False if self.failed is not None else None
+        if action == "revert":
+            return self.can_undo  # u is offered only while an apply can be undone
+        return not (action in ("apply", "show_preview") and self.preview is None)
 
     def set_split(self, split: int) -> None:
-        if self.loaded is None or split == self.split:
+        """The user moves the split (it no longer follows Gemini CLI's own unless it is that one)."""
+        if self.loaded is None:
+            return
+        self.split_chosen = split != self.loaded.analysis.split_point
+        if split == self.split:
             return
         self.split = split
         self.table.set_split(split)
@@ -264,12 +343,24 @@ class SessionScreen(SessionActions):
             quarters = self.loaded.analysis.quarters
             self.table.move_to(max(range(len(quarters)), key=quarters.__getitem__))
 
+    def action_warnings(self) -> None:
+        if self.loaded is None:
+            return
+        if not self.loaded.analysis.warnings:
+            self.notify("Nothing was skipped while reading this file.", timeout=3)
+            return
+        self.app.push_screen(WarningsScreen(self.path.name, self.loaded.analysis.warnings))
+
     def action_reload(self) -> None:
         self.load_session("reload")
 
     def action_back(self) -> None:
+        if self.has_class("-detail"):
+            self.remove_class("-detail")
+            self.table.focus()
+            return
+        if self.clear_view():
+            return
         if self.loaded is None and self.failed is None:
             self.workers.cancel_group(self, LOAD_GROUP)
-        open_list = getattr(self.app, "show_session_list", None)
-        if open_list is not None:
-            open_list(self)
+        self.inspector.show_session_list(self)

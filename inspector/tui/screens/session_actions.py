@@ -9,23 +9,30 @@ slow ones run in workers and come back as messages.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from inspector.format import plural
 from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
 from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, FileChanged, Reverted
 from inspector.tui.preview import Preview
-from inspector.tui.running import STRATEGIES, RunOptions, provider_settings, run_one, summariser_for, target_text
+from inspector.tui.running import STRATEGIES, RunOptions, run_one, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, RunningScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
 from inspector.tui.widgets.status_line import StatusLine
+
+if TYPE_CHECKING:
+    from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.summarisers import ProviderChoice
+    from inspector.watch import FileState
 
 COMPACT_GROUP = "compact"
 STORE_GROUP = "store"
@@ -43,12 +50,14 @@ class SessionActions(InspectorScreen):
     _last_focus: str = ""
     _run_options: RunOptions = RunOptions()
     _watch_ready: asyncio.Event | None = None
+    _live_kind: str = "appended"  # how the file last changed on disk
+    can_undo: bool = False  # an apply of this file can be undone (read from the journal at each load)
 
     @property
     def status(self) -> StatusLine:
         return self.query_one(StatusLine)
 
-    def load_session(self, reason: str = "open") -> Any:
+    def load_session(self, reason: str = "open") -> object:
         raise NotImplementedError  # SessionScreen's loading worker
 
     # -- compaction -----------------------------------------------------------------------
@@ -73,6 +82,42 @@ class SessionActions(InspectorScreen):
         self.set_run_options(RunOptions(following, current.target))
         self.notify(f"Compaction strategy: {following}", timeout=3)
 
+    # -- who writes the snapshot ------------------------------------------------------------
+    def provider_choice(self) -> ProviderChoice:
+        """Which summariser the next run uses and why (the core's ``choose_provider``), before anything is sent."""
+        from inspector.compaction.summarisers import choose_provider
+
+        return choose_provider(self.inspector.provider_settings.provider)
+
+    def provider_text(self) -> tuple[str, str]:
+        """The status line's words for ``provider_choice`` (text, style)."""
+        from inspector.compaction.summarisers import DEFAULT_MODEL
+
+        choice = self.provider_choice()
+        asked = "" if choice.requested == choice.provider else f"{choice.requested} -> "
+        if choice.problem:
+            return f"summariser {choice.requested}: no credentials found, a run fails (P)", "red"
+        if not choice.sends:
+            return f"summariser {asked}offline: nothing leaves this machine (P)", ""
+        model = (self.loaded.analysis.model if self.loaded is not None else None) or DEFAULT_MODEL
+        return f"summariser {asked}{choice.label()} {model}: the turns are sent (P)", "yellow"
+
+    def show_provider(self) -> None:
+        text, style = self.provider_text()
+        self.status.set("provider", text, style)
+
+    def action_provider(self) -> None:
+        """offline -> gemini -> auto -> offline; the notification says why that one runs."""
+        order = ("offline", "gemini", "auto")
+        app = self.inspector
+        current = app.provider_settings.provider
+        following = order[(order.index(current) + 1) % len(order)] if current in order else "offline"
+        app.provider_settings = replace(app.provider_settings, provider=following)
+        self.show_provider()
+        choice = self.provider_choice()
+        self.notify(choice.problem or choice.reason, title=f"Summariser: {following}",
+                    severity="error" if choice.problem else "information", timeout=6)
+
     def action_compact(self) -> None:
         self.start_compaction(self._run_options)
 
@@ -86,14 +131,20 @@ class SessionActions(InspectorScreen):
                 self.set_run_options(options)
                 self.start_compaction(options)
 
-        self.app.push_screen(FocusScreen(self.split, self._last_focus, self._run_options), callback=chosen)
+        offline = not self.provider_choice().sends
+        self.app.push_screen(FocusScreen(self.split, self._last_focus, self._run_options, offline=offline),
+                             callback=chosen)
 
     def start_compaction(self, options: RunOptions) -> None:
         if self.loaded is None:
             return
-        provider = provider_settings(self.app).provider
-        what = f"turns 0-{self.split - 1} of {self.path.name}" if self.split else self.path.name
-        label = f"Compacting {what} ({options.strategy}, {provider})"
+        what = f"turns 0-{self.split - 1:,} of {self.path.name}" if self.split else self.path.name
+        if not self.loaded.analysis.would_compress:
+            self.notify("The session is below the compression threshold, so Gemini CLI would not compress it "
+                        "on its own; c compacts it anyway, as /compress does.", title="Below the threshold",
+                        timeout=6)
+        who = self.provider_text()[0].removesuffix(" (P)")
+        label = f"Compacting {what} ({options.strategy} strategy; {who})"
         self._running_dialog = RunningScreen(label, cancel=self.cancel_compaction)
         self.app.push_screen(self._running_dialog)
         self._running_dialog.step("summarising" if options.strategy == "reference" else "running the stages")
@@ -105,7 +156,7 @@ class SessionActions(InspectorScreen):
         self.notify("Compaction cancelled.", severity="warning")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPACT_GROUP, description="the compaction")
-    def run_compaction(self, loaded: Loaded, split: int, options: RunOptions) -> Any:
+    def run_compaction(self, loaded: Loaded, split: int, options: RunOptions) -> CompressionResult:
         worker = get_current_worker()
         summariser = summariser_for(self.app, loaded, lambda text: self.post_message(CompactionProgress(text)))
         result = run_one(loaded, split, options, summariser, lambda: worker.is_cancelled)
@@ -115,7 +166,10 @@ class SessionActions(InspectorScreen):
 
     def on_compaction_progress(self, message: CompactionProgress) -> None:
         if self._running_dialog is not None:
-            self._running_dialog.step(message.text)
+            if message.progress is not None:
+                self._running_dialog.show(message.progress)
+            else:
+                self._running_dialog.step(message.text)
 
     def action_compare(self) -> None:
         from inspector.tui.screens.compare import CompareScreen
@@ -123,13 +177,13 @@ class SessionActions(InspectorScreen):
         if self.loaded is not None:
             self.app.push_screen(CompareScreen(self.loaded, self.split, self._run_options, self.open_preview))
 
-    def open_preview(self, result: Any, split: int, source: Loaded, recall: float | None = None) -> None:
+    def open_preview(self, result: CompressionResult, split: int, source: Loaded, recall: float | None = None) -> None:
         """Make ``result`` (computed from ``source``) the preview - ``a`` applies it - and show it."""
         self.preview = self.make_preview(result, split, source, recall=recall)
         self.show_preview_status()
         self.action_show_preview()
 
-    def make_preview(self, result: Any, split: int, source: Loaded, focus: str = "",
+    def make_preview(self, result: CompressionResult, split: int, source: Loaded, focus: str = "",
                      recall: float | None = None) -> Preview:
         """A preview of ``result``; stale at once when the file was read again since ``source``."""
         preview = Preview(result, self.path, split, focus, source=source, recall=recall)
@@ -153,6 +207,7 @@ class SessionActions(InspectorScreen):
         self.app.push_screen(SnapshotScreen(self.preview, apply=self.action_apply))
 
     def show_preview_status(self) -> None:
+        self.refresh_bindings()  # a is offered only while there is a preview
         if self.preview is None:
             self.status.set("preview", "")
             return
@@ -211,6 +266,16 @@ class SessionActions(InspectorScreen):
         self.notify(f"{figures}Backup: {message.backup}. Press u to undo.", title="Compaction applied", timeout=10)
         self.load_session("reload")
 
+    def check_undo(self) -> None:
+        """Read the journal: can an apply be undone?  (u is offered only then.)"""
+        from inspector.store import StoreError, undoable
+
+        try:
+            self.can_undo = bool(undoable(self.path))
+        except StoreError:
+            self.can_undo = True  # u then says what is wrong with the journal
+        self.refresh_bindings()
+
     def action_revert(self) -> None:
         from inspector.store import StoreError, undoable
 
@@ -227,7 +292,7 @@ class SessionActions(InspectorScreen):
         tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
                   if info.tokens_before is not None and info.tokens_after is not None else "")
         body = Text.assemble(
-            f"apply #{entry.seq} of {entry.applied_at}: ", (tokens, "bold"), "\n",
+            f"apply #{entry.seq:,} of {entry.applied_at}: ", (tokens, "bold"), "\n",
             "The file returns to its bytes from before it; turns recorded since are kept.",
         )
 
@@ -248,7 +313,7 @@ class SessionActions(InspectorScreen):
         result = message.detail
         note = f" {result.note}" if result.note else ""
         kept = f" {result.kept_bytes:,} bytes recorded since were kept." if result.kept_bytes else ""
-        self.notify(f"Apply #{result.entry.seq} undone; the file is {result.size:,} bytes again.{kept}{note}",
+        self.notify(f"Apply #{result.entry.seq:,} undone; the file is {result.size:,} bytes again.{kept}{note}",
                     title="Reverted", timeout=10)
         self.load_session("reload")
 
@@ -263,18 +328,21 @@ class SessionActions(InspectorScreen):
         return self._watch_ready
 
     def start_watching(self, loaded: Loaded) -> None:
-        if getattr(self.app, "live", False):
+        if self.inspector.live:
             self.watch_file(loaded.file_state)
             self.status.set("live", "live")
 
     @work(exclusive=True, exit_on_error=False, group=WATCH_GROUP, description="watching the file")
-    async def watch_file(self, state: Any) -> None:
+    async def watch_file(self, state: FileState | None) -> None:
         from inspector.watch import Appended, Deleted, Rewritten, watch_session
 
         async for event in watch_session(self.path, state=state, ready=self.watch_ready):
+            if isinstance(event, Deleted):
+                self.post_message(FileChanged("deleted", self.path))
+                continue
             kind = ("appended" if isinstance(event, Appended) else "rewritten" if isinstance(event, Rewritten)
-                    else "deleted" if isinstance(event, Deleted) else "truncated")
-            self.post_message(FileChanged(kind, self.path, own=getattr(event, "own", False)))
+                    else "truncated")
+            self.post_message(FileChanged(kind, self.path, own=event.own))
 
     def on_file_changed(self, message: FileChanged) -> None:
         if message.own:
@@ -308,9 +376,9 @@ class SessionActions(InspectorScreen):
             self.mark_stale("the file changed since the preview was computed")
         if reason == "live":
             added = len(loaded.analysis.turns) - len(previous.analysis.turns)
-            kind = getattr(self, "_live_kind", "appended")
+            kind = self._live_kind
             if kind == "appended" and added > 0:
-                self.notify(f"{added} new turn(s) in {self.path.name}.", title="Live", timeout=4)
+                self.notify(f"{plural(added, 'new turn')} in {self.path.name}.", title="Live", timeout=4)
             elif kind != "appended":
                 self.notify(f"{self.path.name} was {kind} on disk and read again.", title="Live",
                             severity="warning", timeout=6)

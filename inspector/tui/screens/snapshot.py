@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from inspector.compaction.snapshot import diff
-from inspector.format import visible
+from inspector.format import plural, visible
 from inspector.tui.messages import ShowTurn
 from inspector.tui.preview import Preview
 from inspector.tui.widgets.facts_table import FactsTable
@@ -57,10 +57,6 @@ def provider_words(provider: str | None, model: str | None) -> str:
     return f"{provider or 'unknown summariser'} {model or ''}".rstrip()
 
 
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
 def summary_text(preview: Preview) -> Text:
     result = preview.result
     ok = preview.compressed
@@ -89,7 +85,7 @@ def summary_text(preview: Preview) -> Text:
     took = result.duration_seconds
     text.append(f"   took {took:.1f} s" if took >= 1 else "   took under a second", style="dim")
     if result.truncations:
-        text.append(f"   {_plural(len(result.truncations), 'tool output')} cut to an excerpt", style="yellow")
+        text.append(f"   {plural(len(result.truncations), 'tool output')} cut to an excerpt", style="yellow")
     if preview.focus:
         text.append("\nfocus: ", style="bold")
         text.append(visible(preview.focus, one_line=True))
@@ -164,7 +160,7 @@ class SnapshotScreen(Screen[None]):
         facts = self.preview.result.facts
         label = "Lost facts" if facts is None else f"Lost facts ({len(facts.lost):,})"
         if facts is not None and facts.false_claims:
-            label += f" · {_plural(len(facts.false_claims), 'false claim')}"
+            label += f" · {plural(len(facts.false_claims), 'false claim')}"
         with TabPane(label, id="facts"):
             yield FactsTable(facts, whole_history=self.preview.staged, id="facts-pane")
 

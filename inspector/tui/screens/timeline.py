@@ -11,9 +11,17 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from inspector.store import read_history, store_dir
+from inspector.format import plural, visible
+from inspector.store import StoreError, read_history, store_dir
 
 COLUMNS = ("#", "applied", "state", "tokens before -> after", "split", "turns", "by", "backup")
+
+
+def provider_text(provider: str | None, model: str | None) -> str:
+    """Who wrote the snapshot: "offline summariser" (no model was called) or "gemini gemini-2.5-pro"."""
+    if provider == "offline":
+        return "offline summariser"
+    return " ".join(x for x in (provider, model) if x)
 
 
 class TimelineScreen(ModalScreen[None]):
@@ -28,7 +36,8 @@ class TimelineScreen(ModalScreen[None]):
         self.path = path
 
     def compose(self) -> ComposeResult:
-        yield Static(Text.assemble(("Compactions applied to ", "bold"), self.path.name), id="timeline-title",
+        yield Static(Text.assemble(("Compactions applied to ", "bold"), visible(self.path.name, one_line=True)),
+                     id="timeline-title",
                      markup=False)
         yield DataTable(id="timeline", cursor_type="row", zebra_stripes=True)
         yield Static("", id="timeline-note", markup=False)
@@ -37,7 +46,12 @@ class TimelineScreen(ModalScreen[None]):
         table = self.query_one(DataTable)
         for name in COLUMNS:
             table.add_column(name, key=name)
-        journal = read_history(self.path)
+        try:
+            journal = read_history(self.path)
+        except StoreError as exc:  # a damaged journal: say so, never a traceback
+            self.app.notify(visible(str(exc), one_line=True), severity="error")
+            self.dismiss(None)
+            return
         backups = store_dir(self.path) / "backups"
         for entry in reversed(journal.entries):
             info = entry.info
@@ -46,15 +60,18 @@ class TimelineScreen(ModalScreen[None]):
             state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
             style = "dim" if entry.state == "reverted" else ("red" if entry.state == "failed" else "")
             table.add_row(
-                Text(str(entry.seq)), Text(entry.applied_at), Text(state, style=style), Text(tokens),
-                Text("" if info.split_point is None else str(info.split_point)),
-                Text(f"{entry.turns_before} -> {entry.turns_after}"),
-                Text(" ".join(x for x in (info.provider, info.model) if x)), Text(str(backups / entry.backup)),
+                Text(f"{entry.seq:,}"), Text(entry.applied_at), Text(state, style=style), Text(tokens),
+                Text("" if info.split_point is None else f"{info.split_point:,}"),
+                Text(f"{entry.turns_before:,} -> {entry.turns_after:,}"),
+                Text(visible(provider_text(info.provider, info.model), one_line=True)),
+                Text(visible(entry.backup, one_line=True)),
             )
         note = self.query_one("#timeline-note", Static)
         if not journal.entries:
             note.update(Text("No compaction was applied to this file yet.", style="dim"))
         else:
             undoable = len(journal.undoable())
-            note.update(Text(f"{len(journal.entries)} apply(s), {undoable} can be undone with u.", style="dim"))
+            note.update(Text(f"{plural(len(journal.entries), 'compaction')} applied; {undoable:,} can be undone "
+                             f"with u in the session view. Backups are in {visible(str(backups), one_line=True)}",
+                             style="dim"))
         table.focus()

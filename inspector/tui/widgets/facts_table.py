@@ -13,13 +13,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from inspector.format import visible
+from inspector.format import plural, visible
 from inspector.quality import Report
 from inspector.tui.messages import ShowTurn
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def facts_summary(report: Report | None, *, whole_history: bool = False) -> Text:
@@ -30,7 +26,7 @@ def facts_summary(report: Report | None, *, whole_history: bool = False) -> Text
     good = report.recall >= 0.95 and not report.false_claims
     text = Text.assemble(
         ("fact recall: ", "bold"), (f"{report.recall:.1%}", "bold green" if good else "bold yellow"),
-        f"  ({report.kept:,} of {_plural(report.total, 'fact')} {scope}; {report.total - report.kept:,} lost)",
+        f"  ({report.kept:,} of {plural(report.total, 'fact')} {scope}; {report.total - report.kept:,} lost)",
     )
     claims = len(report.false_claims)
     text.append(f"\nfalse claims: {claims:,}", style="bold red" if claims else "green")

@@ -19,7 +19,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from inspector.compaction.snapshot import Provenance, parse
-from inspector.format import visible
+from inspector.format import plural, visible
 from inspector.tui.messages import ShowTurn
 
 PREVIEW_TURNS = 3
@@ -39,10 +39,6 @@ def entries(snapshot: str | None, provenance: Provenance | None) -> list[Entry]:
         return [Entry(s.section, s.text, s.turns) for s in provenance.lines]
     parsed = parse(snapshot or "")
     return [Entry(s.name, line.lstrip("-*• ").strip(), ()) for s in parsed.sections for line in s.lines]
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def describe_turn(index: int, content: dict[str, Any]) -> Text:
@@ -147,7 +143,7 @@ class SnapshotLines(Vertical):
             return
         head = Text()
         if self.query_text:
-            head.append(f"{_plural(self.matches(), 'line')} of {len(self.entries):,} match. ", style="dim")
+            head.append(f"{plural(self.matches(), 'line')} of {len(self.entries):,} match. ", style="dim")
         if not entry.turns:
             head.append("This line does not name its turns (only the offline summariser records them).",
                         style="dim")
@@ -160,7 +156,7 @@ class SnapshotLines(Vertical):
                 head.append("\n")
                 head.append_text(describe_turn(turn, self.history[turn]))
         if len(entry.turns) > PREVIEW_TURNS:
-            head.append(f"\n… and {_plural(len(entry.turns) - PREVIEW_TURNS, 'more turn')}", style="dim")
+            head.append(f"\n… and {plural(len(entry.turns) - PREVIEW_TURNS, 'more turn')}", style="dim")
         source.update(head)
 
     def selected(self) -> Entry | None:

@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from inspector.analysis import Analysis, turn_kind
-from inspector.format import usage_text
+from inspector.format import usage_text, visible
 from inspector.jsjson import js_stringify, js_to_string
 from inspector.tokens import part_quarters
 from inspector.tui.cost_lines import cost_lines
@@ -28,7 +28,7 @@ HIGHLIGHT_LIMIT = 60_000
 
 
 def json_block(value: Any) -> RenderableType:
-    text = js_stringify(value, indent=2)
+    text = visible(js_stringify(value, indent=2))
     if len(text) > HIGHLIGHT_LIMIT:
         return Text(text, style="")
     return Syntax(text, "json", theme="ansi_dark", word_wrap=True, background_color="default")
@@ -47,21 +47,21 @@ def part_renderables(part: Any) -> list[RenderableType]:
     if not isinstance(part, dict):
         return [_heading("value", tokens), json_block(part)]
     if part.get("thought"):
-        body = Text(js_to_string(part.get("text", "")), style="italic")
+        body = Text(visible(js_to_string(part.get("text", ""))), style="italic")
         return [_heading("thought", tokens), body]
     if isinstance(part.get("text"), str):
-        return [_heading("text", tokens), Text(part["text"])]
+        return [_heading("text", tokens), Text(visible(part["text"]))]
     call = part.get("functionCall")
     if isinstance(call, dict):
-        name = js_to_string(call.get("name", "?"))
+        name = visible(js_to_string(call.get("name", "?")), one_line=True)
         return [_heading(f"tool call: {name}", tokens), json_block(call.get("args", {}))]
     response = part.get("functionResponse")
     if isinstance(response, dict):
-        name = js_to_string(response.get("name", "?"))
+        name = visible(js_to_string(response.get("name", "?")), one_line=True)
         payload = response.get("response")
         out: list[RenderableType] = [_heading(f"tool result: {name}", tokens)]
         if isinstance(payload, dict) and isinstance(payload.get("output"), str):
-            out.append(Text(payload["output"]))
+            out.append(Text(visible(payload["output"])))
             rest = {k: v for k, v in payload.items() if k != "output"}
             if rest:
                 out.append(json_block(rest))
@@ -75,26 +75,29 @@ def part_renderables(part: Any) -> list[RenderableType]:
     for key in ("inlineData", "fileData"):
         data = part.get(key)
         if isinstance(data, dict):
-            mime = js_to_string(data.get("mimeType", "?"))
+            mime = visible(js_to_string(data.get("mimeType", "?")), one_line=True)
             size = len(data.get("data", "")) if isinstance(data.get("data"), str) else None
             where = data.get("fileUri")
             label = f"{key}: {mime}" + (f", {size:,} base64 chars" if size is not None else "")
-            body = Text(js_to_string(where)) if where else Text("(binary data not shown)", style="dim")
+            body = (Text(visible(js_to_string(where), one_line=True)) if where
+                    else Text("(binary data not shown)", style="dim"))
             return [_heading(label, tokens), body]
     return [_heading("part", tokens), json_block(part)]
 
 
-def turn_renderable(analysis: Analysis, index: int, split: int) -> RenderableType:
+def turn_renderable(analysis: Analysis, index: int, split: int, highlight: str = "") -> RenderableType:
+    """The turn whole; the words of ``highlight`` (a search) marked wherever they appear as plain text."""
     turn = analysis.turns[index]
     side = "summarised" if index < split else "kept"
     title = Text.assemble(
-        (f"turn {index}", "bold"), " · ", (turn.role, "bold"), " · ", turn_kind(turn.content),
+        (f"turn {index:,}", "bold"), " · ", (visible(turn.role, one_line=True), "bold"), " · ",
+        visible(turn_kind(turn.content), one_line=True),
         " · ", (f"{analysis.turn_tokens(index):,} est. tokens", "bold"), " · ", (side, "dim"),
     )
     lines: list[RenderableType] = [title]
     meta = Text(style="dim")
     if turn.record_id:
-        meta.append(f"record {turn.record_id}")
+        meta.append(f"record {visible(str(turn.record_id), one_line=True)}")
         if turn.is_tool_result:
             meta.append(" (tool results)")
     meta.append(f"  json {analysis.json_chars[index]:,} chars")
@@ -103,13 +106,18 @@ def turn_renderable(analysis: Analysis, index: int, split: int) -> RenderableTyp
     lines.extend(cost_lines(analysis, index))  # this turn's cost (tui/cost_lines.py)
     usage = analysis.recorded[index]
     if usage:
-        figures = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in usage.items())
+        figures = visible(", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in usage.items()),
+                          one_line=True)
         lines.append(Text.assemble(("recorded usage: ", "bold"), figures, ("  (" + usage_text(usage) + ")", "dim")))
     for part in turn.parts:
         lines.append(Rule(style="dim"))
         lines.extend(part_renderables(part))
     if not turn.parts:
         lines.append(Text("(no parts)", style="dim"))
+    if highlight:
+        for line in lines[2:]:
+            if isinstance(line, Text):
+                line.highlight_words([visible(highlight)], style="reverse", case_sensitive=False)
     return Group(*lines)
 
 
@@ -124,12 +132,12 @@ class TurnDetail(VerticalScroll, can_focus=True):
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(Text("No turn selected.", style="dim"), id="detail-body", markup=False)
 
-    def show(self, analysis: Analysis, index: int, split: int) -> None:
+    def show(self, analysis: Analysis, index: int, split: int, highlight: str = "") -> None:
         body = self.query_one("#detail-body", Static)
         if not 0 <= index < len(analysis.turns):
             body.update(Text("No turn selected.", style="dim"))
             return
-        body.update(turn_renderable(analysis, index, split))
+        body.update(turn_renderable(analysis, index, split, highlight))
         self.scroll_home(animate=False)
 
     @property

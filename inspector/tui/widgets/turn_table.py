@@ -10,34 +10,83 @@ reference's candidates), ``◆`` before a model turn (agentic candidates).
 
 from __future__ import annotations
 
+import bisect
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
-from textual.events import Click
+from textual.events import Click, Resize
 from textual.geometry import Region, Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.analysis import Analysis, turn_kind
-from inspector.format import percent, share_bar, usage_text
+from inspector.format import percent, share_bar, usage_text, visible
 from inspector.tui.masking_marks import masking_cell
-from inspector.tui.messages import TurnSelected
+from inspector.tui.messages import TableColumns, TurnSelected, ViewCleared
 
-# (title, width, right-aligned)
-COLUMNS = (("#", 7, True), ("role", 5, False), ("kind", 17, False), ("est. tok", 9, True),
-           ("in/out/cached", 18, True), ("share", 6, True), ("vs largest", 10, False))
-BAR_WIDTH = 10
 PROMPT_MARK = "•"  # a reference split candidate: the kept part may start at this user prompt
 AGENTIC_MARK = "◆"  # an agentic split candidate: the kept part may start at this model turn
 
 
-def header_text() -> str:
-    cells = [f"{t:>{w}}" if right else f"{t:<{w}}" for t, w, right in COLUMNS]
-    return " ".join(cells)
+@dataclass(frozen=True)
+class Column:
+    """A column of the table: ``drop`` orders what goes first when the table is narrow
+    (0: never dropped); ``flex``: the column takes the width left over, down to ``width``."""
+
+    key: str
+    title: str
+    width: int
+    right: bool = False
+    drop: int = 0
+    flex: int = 0  # the widest it grows to (0: fixed)
+
+
+COLUMNS = (
+    Column("mark", "", 1),
+    Column("index", "#", 3, right=True),
+    Column("role", "role", 5, drop=4),
+    Column("kind", "kind", 10, flex=24),
+    Column("mask", "", 1),  # ■ masked already, □ masked next turn (tui/masking_marks.py)
+    Column("tokens", "est. tok", 9, right=True),
+    Column("usage", "in/out/cached", 21, right=True, drop=2),
+    Column("share", "share", 6, right=True, drop=3),
+    Column("bar", "vs largest", 10, drop=1),
+)
+
+
+def layout(width: int, turn_count: int) -> tuple[tuple[Column, int], ...]:
+    """The columns that fit ``width`` cells and each one's width: the least needed
+    columns drop first, then the kind column grows into what is left."""
+    index_width = max(3, len(f"{max(0, turn_count - 1):,}"))
+    sized = [(c, index_width if c.key == "index" else c.width) for c in COLUMNS]
+
+    def need(cols: list[tuple[Column, int]]) -> int:
+        return sum(w for _, w in cols) + len(cols) - 1
+
+    for drop in sorted({c.drop for c in COLUMNS if c.drop}):
+        if need(sized) <= width:
+            break
+        sized = [(c, w) for c, w in sized if c.drop != drop]
+    spare = max(0, width - need(sized))
+    return tuple((c, min(c.flex, w + spare) if c.flex else w) for c, w in sized)
+
+
+def header_text(columns: tuple[tuple[Column, int], ...] | None = None) -> str:
+    """The titles of ``columns`` (default: every column at its narrowest), aligned like the rows."""
+    columns = columns or tuple((c, c.width) for c in COLUMNS)
+    return " ".join(f"{c.title:>{w}}" if c.right else f"{c.title:<{w}}" for c, w in columns).rstrip()
+
+
+def fit(text: str, width: int, right: bool = False) -> str:
+    """``text`` in ``width`` cells: padded, or cut with an ellipsis (never silently)."""
+    if len(text) > width:
+        text = text[: max(0, width - 1)] + "…"
+    return f"{text:>{width}}" if right else f"{text:<{width}}"
 
 
 class TurnTable(ScrollView, can_focus=True):
@@ -93,7 +142,10 @@ class TurnTable(ScrollView, can_focus=True):
         self._max_quarters = 1
         self._total = 0
         self._lines: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(1024)
-        self._width = sum(w for _, w, _ in COLUMNS) + len(COLUMNS) - 1
+        self.shown: list[int] | None = None  # the turns on screen, in order (None: every turn, in turn order)
+        self.by_tokens = False  # ``shown`` is ordered by size: no divider then
+        self._where: dict[int, int] = {}  # turn -> its position in ``shown``
+        self.columns: tuple[tuple[Column, int], ...] = layout(80, 0)
 
     # -- data -----------------------------------------------------------------------
     @property
@@ -101,14 +153,50 @@ class TurnTable(ScrollView, can_focus=True):
         return len(self.analysis.turns) if self.analysis else 0
 
     @property
+    def shown_count(self) -> int:
+        return len(self.shown) if self.shown is not None else self.turn_count
+
+    @property
+    def divider_row(self) -> int | None:
+        """The row of the split divider (None when the rows are not in turn order)."""
+        if self.shown is None:
+            return self.split
+        return None if self.by_tokens else bisect.bisect_left(self.shown, self.split)
+
+    @property
     def row_count(self) -> int:
-        return self.turn_count + 1 if self.analysis else 0
+        if self.analysis is None:
+            return 0
+        return self.shown_count + (0 if self.divider_row is None else 1)
+
+    def set_view(self, shown: list[int] | None, *, by_tokens: bool = False) -> None:
+        """Show only ``shown`` (a filter), in that order (``by_tokens``: largest first); None: every turn."""
+        self.shown = shown
+        self.by_tokens = by_tokens and shown is not None
+        self._where = {turn: pos for pos, turn in enumerate(shown)} if shown is not None else {}
+        self._lines.clear()
+        self.virtual_size = Size(self.content_width, self.row_count)
+        if self.shown_count and self.position_of(self.cursor) is None:
+            self.cursor = self.turn_at_position(0)
+        self.refresh()
+        self.scroll_to_cursor()
+
+    def position_of(self, turn: int) -> int | None:
+        """Where ``turn`` is among the rows shown (None: filtered out)."""
+        if self.shown is None:
+            return turn if 0 <= turn < self.turn_count else None
+        return self._where.get(turn)
+
+    def turn_at_position(self, position: int) -> int:
+        return self.shown[position] if self.shown is not None else position
 
     def set_analysis(self, analysis: Analysis, split: int, *, follow: bool = False,
                      agentic: frozenset[int] = frozenset()) -> None:
         """Show a (new) analysis; ``follow`` keeps the last row in view (live append);
         ``agentic``: the model turns an agentic split may start at (marked ◆)."""
         at_bottom = self.scroll_y >= self.max_scroll_y
+        if analysis is not self.analysis:  # a new reading: the screen applies its filter again
+            self.shown, self.by_tokens, self._where = None, False, {}
         self.analysis = analysis
         self.agentic = agentic
         self._candidates = frozenset(analysis.candidates)
@@ -117,7 +205,8 @@ class TurnTable(ScrollView, can_focus=True):
         self._max_quarters = max(analysis.quarters, default=0) or 1
         self._total = analysis.total_estimated_tokens
         self._lines.clear()
-        self.virtual_size = Size(self._width, self.row_count)
+        self.fit_columns()
+        self.virtual_size = Size(self.content_width, self.row_count)
         if self.cursor >= self.turn_count:
             self.cursor = max(0, self.turn_count - 1)
         self.refresh()
@@ -130,35 +219,70 @@ class TurnTable(ScrollView, can_focus=True):
             return
         self.split = split
         self._lines.clear()
+        self.virtual_size = Size(self.content_width, self.row_count)
         self.refresh()
-        self.scroll_to_region(Region(0, split, 1, 1), animate=False, immediate=True)
+        if self.divider_row is not None:
+            self.scroll_to_region(Region(0, self.divider_row, 1, 1), animate=False, immediate=True)
+
+    # -- columns ----------------------------------------------------------------------
+    @property
+    def content_width(self) -> int:
+        return sum(w for _, w in self.columns) + len(self.columns) - 1
+
+    def fit_columns(self) -> None:
+        """Choose the columns for the width on screen; tell the screen when they change."""
+        width = self.scrollable_content_region.width or self.size.width
+        columns = layout(width or 80, self.turn_count)
+        if columns != self.columns:
+            self.columns = columns
+            self._lines.clear()
+            self.virtual_size = Size(self.content_width, self.row_count)
+            self.refresh()
+        self.post_message(TableColumns(header_text(self.columns)))
+
+    def on_resize(self, event: Resize) -> None:
+        self.fit_columns()
+        self.scroll_to_cursor()  # on open the table has no size until now
+
+    def scroll_to_cursor(self) -> None:
+        """Bring the cursor's row to the middle of the view (the turns before and after it in sight)."""
+        if self.turn_count and self.size.height:
+            self.scroll_to_region(Region(0, self.row_of(self.cursor), 1, 1), animate=False, immediate=True,
+                                  center=True)
 
     # -- geometry: turn index <-> row -----------------------------------------------
     def row_of(self, turn: int) -> int:
-        return turn if turn < self.split else turn + 1
+        """The row of ``turn`` (of where it would be, when the filter hides it)."""
+        position = self.position_of(turn)
+        if position is None:
+            position = 0 if self.shown is None or self.by_tokens else bisect.bisect_left(self.shown, turn)
+        divider = self.divider_row
+        return position + 1 if divider is not None and position >= divider else position
 
     def turn_at(self, row: int) -> int | None:
         """The turn shown on a row, or None for the divider."""
-        if row < self.split:
-            return row
-        if row == self.split:
-            return None
-        return row - 1 if row - 1 < self.turn_count else None
+        divider = self.divider_row
+        if divider is not None:
+            if row == divider:
+                return None
+            if row > divider:
+                row -= 1
+        return self.turn_at_position(row) if 0 <= row < self.shown_count else None
 
     # -- rendering ------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         row = y + scroll_y
-        width = max(self.size.width, self._width)
+        width = max(self.scrollable_content_region.width, self.content_width)
         if self.analysis is None or row >= self.row_count:
-            return Strip.blank(self.size.width, self.rich_style)
+            return Strip.blank(width, self.rich_style)
         turn = self.turn_at(row)
         key = (row, width, turn == self.cursor, self.has_focus)
         strip = self._lines.get(key)
         if strip is None:
             strip = self._divider(width) if turn is None else self._row(turn, width)
             self._lines[key] = strip
-        return strip.crop(scroll_x, scroll_x + self.size.width)
+        return strip.crop(scroll_x, scroll_x + width)
 
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(name)
@@ -179,17 +303,27 @@ class TurnTable(ScrollView, can_focus=True):
             mark = (PROMPT_MARK, self._style("turn-table--candidate"))
         else:
             mark = (" ", None)
-        cells = [
-            mark,
-            (f"{index:>6} ", None),
-            (f"{turn.role[:5]:<5} ", role_style if index >= self.split else None),
-            (f"{kind[:17]:<17}", None),
-            masking_cell(analysis, index),  # ■ masked already, □ masked next turn (tui/masking_marks.py)
-            (f"{tokens:>9,} ", None),
-            (f"{usage_text(analysis.recorded[index])[:18]:>18} ", None),
-            (f"{percent(share):>6} ", None),
-            (share_bar(relative, BAR_WIDTH), role_style),
-        ]
+        texts = {
+            "index": f"{index:,}",
+            "role": visible(turn.role, one_line=True),
+            "kind": visible(kind, one_line=True),
+            "tokens": f"{tokens:,}",
+            "usage": usage_text(analysis.recorded[index]),
+            "share": percent(share),
+        }
+        extras = {"role": role_style if index >= self.split else None, "bar": role_style}
+        cells: list[tuple[str, Style | None]] = []
+        for column, cells_wide in self.columns:
+            if column.key == "mark":
+                cells.append(mark)
+            elif column.key == "mask":
+                cells.append(masking_cell(analysis, index))
+            elif column.key == "bar":
+                cells.append((share_bar(relative, cells_wide), extras["bar"]))
+            else:
+                cells.append((fit(texts[column.key], cells_wide, column.right), extras.get(column.key)))
+            cells.append((" ", None))
+        cells.pop()
         if index == self.cursor:
             cursor = self._style("turn-table--cursor")
             segments = [Segment(text, base + extra + cursor if extra else base + cursor) for text, extra in cells]
@@ -198,6 +332,7 @@ class TurnTable(ScrollView, can_focus=True):
         return Strip(segments).adjust_cell_length(width, base)
 
     def _divider(self, width: int) -> Strip:
+        """The split row: the longest wording that fits the width."""
         assert self.analysis is not None
         figures = self.analysis.split_figures(self.split)
         split = self.split
@@ -205,13 +340,20 @@ class TurnTable(ScrollView, can_focus=True):
             label = "reference"
         else:
             kind = "agentic" if split in self.agentic else "moved"
-            label = f"{kind}; reference {self.reference_split}"
-        summarised = f"summarise 0-{split - 1}" if split else "summarise nothing"
-        kept = f"keep {split}-{self.turn_count - 1}" if split < self.turn_count else "keep nothing"
-        text = (
-            f"── split {split} ({label}) ── {summarised}: {figures['summarised_tokens']:,} tok"
-            f" ── {kept}: {figures['kept_tokens']:,} tok ({percent(float(figures['kept_share']))}) "
+            label = f"{kind}; reference {self.reference_split:,}"
+        summarised_tokens = f"{figures['summarised_tokens']:,}"
+        kept_tokens = f"{figures['kept_tokens']:,}"
+        kept_share = percent(float(figures["kept_share"]))
+        summarised = f"summarise 0-{split - 1:,}" if split else "summarise nothing"
+        kept = f"keep {split:,}-{self.turn_count - 1:,}" if split < self.turn_count else "keep nothing"
+        wordings = (
+            f"── split {split:,} ({label}) ── {summarised}: {summarised_tokens} tok"
+            f" ── {kept}: {kept_tokens} tok ({kept_share}) ",
+            f"── split {split:,} ({label}) ── summarise {summarised_tokens} ── keep {kept_tokens} tok ({kept_share}) ",
+            f"── split {split:,} ── summarise {summarised_tokens} ── keep {kept_tokens} tok ",
+            f"── split {split:,} ",
         )
+        text = next((w for w in wordings if len(w) <= width), wordings[-1])
         text = text.ljust(width, "─")
         return Strip([Segment(text, self._style("turn-table--divider"))])
 
@@ -223,20 +365,34 @@ class TurnTable(ScrollView, can_focus=True):
             self.post_message(TurnSelected(cursor))
 
     def move_to(self, turn: int) -> None:
-        if self.turn_count:
-            self.cursor = max(0, min(self.turn_count - 1, turn))
+        """Put the cursor on ``turn``; a turn the filter hides brings every turn back first."""
+        if not self.turn_count:
+            return
+        turn = max(0, min(self.turn_count - 1, turn))
+        if self.position_of(turn) is None:
+            self.notify(f"Turn {turn:,} was hidden by the filter: every turn is shown again.", timeout=4)
+            self.set_view(None)
+            self.post_message(ViewCleared())
+        self.cursor = turn
+
+    def move_by(self, delta: int) -> None:
+        """Move the cursor ``delta`` rows among the turns shown."""
+        if not self.shown_count:
+            return
+        position = self.position_of(self.cursor) or 0
+        self.cursor = self.turn_at_position(max(0, min(self.shown_count - 1, position + delta)))
 
     def action_cursor(self, delta: int) -> None:
-        self.move_to(self.cursor + delta)
+        self.move_by(delta)
 
     def action_page(self, direction: int) -> None:
-        self.move_to(self.cursor + direction * max(1, self.size.height - 1))
+        self.move_by(direction * max(1, self.size.height - 1))
 
     def action_first(self) -> None:
-        self.move_to(0)
+        self.move_by(-self.shown_count)
 
     def action_last(self) -> None:
-        self.move_to(self.turn_count - 1)
+        self.move_by(self.shown_count)
 
     def action_goto_split(self) -> None:
         self.move_to(self.split)

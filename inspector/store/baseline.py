@@ -1,0 +1,283 @@
+"""The session file as one read saw it, and replacing it only if it is still that.
+
+An apply decides everything from one read of the file.  ``read_baseline``
+keeps those bytes and which file they came from; ``replace_file`` swaps the
+new file in only if the file is still exactly that, checked right before the
+swap and once more on what the swap took away (``renameat2`` with
+``RENAME_EXCHANGE``), so another writer's change (Gemini CLI rewriting the
+file by temp + rename, or in place) is never overwritten: the swap is undone
+and the apply refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import hashlib
+import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from inspector.store.errors import StoreError
+from inspector.store.files import WriteHook, describe_os_error, fsync_dir, temp_name, write_all
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A session file as one read saw it: the bytes, and the file they came from.
+
+    Everything an apply or revert decides is decided from these bytes, and
+    the file is checked to still be exactly this (same file, same bytes)
+    right before it is replaced.
+    """
+
+    path: Path  # the file itself (a symlink resolved)
+    data: bytes
+    sha256: str
+    dev: int
+    ino: int
+    mtime_ns: int
+    ctime_ns: int
+    mode: int
+    uid: int
+    gid: int
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    def same_file(self, info: os.stat_result) -> bool:
+        return (info.st_dev, info.st_ino) == (self.dev, self.ino)
+
+    def untouched(self, info: os.stat_result) -> bool:
+        # (not ctime: a rename moves it, and the bytes are compared anyway)
+        return self.same_file(info) and (info.st_size, info.st_mtime_ns) == (len(self.data), self.mtime_ns)
+
+
+def _stat_key(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def read_fd(fd: int, size: int) -> bytes:
+    """Every byte of an open file from offset 0, however it grows meanwhile."""
+    chunks, at = [], 0
+    while True:
+        chunk = os.pread(fd, max(size - at, 1 << 16), at)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        at += len(chunk)
+    return b"".join(chunks)
+
+
+def regular_file_problem(path: Path) -> str | None:
+    """Why ``path`` is not a regular file one can read (None if it is), without opening it."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return f"cannot read: {describe_os_error(exc)}"
+    if stat.S_ISDIR(info.st_mode):
+        return "a folder, not a session file"
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file (a FIFO or device); nothing was read"
+    return None
+
+
+def open_regular(path: Path) -> int:
+    """An O_RDONLY descriptor on a regular file (a FIFO or device is refused, never waited on)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise StoreError(path, "the session file is gone; nothing was written", "changed") from None
+    except OSError as exc:
+        raise StoreError(path, f"cannot read: {describe_os_error(exc)}; nothing was written", "io") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise StoreError(path, "not a regular file (a folder, FIFO or device); nothing was written", "invalid")
+    return fd
+
+
+def read_baseline(path: Path, *, appended_to: bool = False, tries: int = 5) -> Baseline:
+    """Read ``path`` once, keeping which file the bytes came from.
+
+    A read that overlaps another writer (the file's size or times move while
+    it is read) is read again, a few times at most.  ``appended_to`` (a JSONL
+    recording, which Gemini CLI only appends to): the bytes up to the size
+    the file had when the read began are the baseline, whatever is appended
+    meanwhile.
+    """
+    target = path.resolve()
+    fd = open_regular(target)
+    try:
+        for _ in range(tries):
+            before = os.fstat(fd)
+            data = os.pread(fd, before.st_size, 0) if appended_to else read_fd(fd, before.st_size)
+            after = os.fstat(fd)
+            settled = _stat_key(before) == _stat_key(after) and len(data) == after.st_size
+            if settled or (appended_to and len(data) == before.st_size and after.st_size >= before.st_size):
+                return Baseline(
+                    target, data, hashlib.sha256(data).hexdigest(), after.st_dev, after.st_ino,
+                    after.st_mtime_ns, after.st_ctime_ns, after.st_mode, after.st_uid, after.st_gid,
+                )
+    finally:
+        os.close(fd)
+    raise StoreError(
+        path, "the file kept changing while it was read (another program is writing it); "
+        "try again once it is quiet. Nothing was written", "changed",
+    )
+
+
+def _hash_of(path: Path, length: int | None = None) -> tuple[os.stat_result, str] | None:
+    """(stat, sha256 of the first ``length`` bytes, or all) of the file at ``path``; None if gone."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        data = read_fd(fd, info.st_size) if length is None else os.pread(fd, length, 0)
+        return info, hashlib.sha256(data).hexdigest()
+    finally:
+        os.close(fd)
+
+
+def still(baseline: Baseline, at: Path | None = None, *, grown_ok: bool = False, content: bool = True) -> bool:
+    """Is the file at ``at`` (default: the baseline's path) still the baseline's file and bytes?
+
+    ``grown_ok``: bytes appended after the baseline's are allowed.  With
+    ``content`` the bytes are hashed again (a rewrite of the same size within
+    one tick of the file system's clock changes neither size nor times);
+    without, only which file it is, its size and its times are compared.
+    """
+    target = at or baseline.path
+    if not content:
+        try:
+            info = os.stat(target)
+        except FileNotFoundError:
+            return False
+        if grown_ok:
+            return baseline.same_file(info) and info.st_size >= baseline.size
+        return baseline.untouched(info)
+    found = _hash_of(target, baseline.size if grown_ok else None)
+    if found is None:
+        return False
+    info, digest = found
+    if not baseline.same_file(info) or digest != baseline.sha256:
+        return False
+    return info.st_size >= baseline.size if grown_ok else baseline.untouched(info)
+
+
+def changed_error(path: Path) -> StoreError:
+    return StoreError(
+        path, "another program changed the file while the compaction was being written (Gemini CLI?); "
+        "it was left as that program wrote it. Preview again", "changed",
+    )
+
+
+# renameat2(RENAME_EXCHANGE): swap two names atomically, so the name the
+# session had ends up on what it held at the very moment of the swap.
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+try:
+    _renameat2: Callable[..., int] | None = ctypes.CDLL(None, use_errno=True).renameat2
+except (AttributeError, OSError):
+    _renameat2 = None
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap the files named ``a`` and ``b``; False where the system cannot."""
+    if _renameat2 is None:
+        return False
+    if _renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    raise OSError(error, os.strerror(error), str(b))
+
+
+def check_writable(path: Path, baseline: Baseline, *, rewrite: bool = True) -> None:
+    """Refuse a file its user could not write (or that is marked read-only, even for root),
+    or, for a ``rewrite``, one whose owner or group the new file could not keep."""
+    if not os.access(baseline.path, os.W_OK) or not baseline.mode & 0o222:
+        raise StoreError(path, "the file is read-only (permission denied); nothing was written", "io")
+    if not rewrite:
+        return
+    uid = os.geteuid()
+    if uid != 0 and baseline.uid != uid:
+        raise StoreError(
+            path, f"the file belongs to another user (uid {baseline.uid}); a rewrite would make it yours. "
+            "Run this as its owner. Nothing was written", "io",
+        )
+    if uid != 0 and baseline.gid not in (os.getegid(), *os.getgroups()):
+        raise StoreError(
+            path, f"the file's group (gid {baseline.gid}) is not one of yours; a rewrite would change it. "
+            "Nothing was written", "io",
+        )
+
+
+def replace_file(
+    baseline: Baseline, data: bytes, *, hook: WriteHook | None = None, grown_ok: bool = False
+) -> None:
+    """Replace the baseline's file with ``data``, only if it is still the baseline.
+
+    The new file keeps the old one's mode, owner and group.  The check is
+    made right before the swap, and again on the file the swap took away:
+    if another program replaced or rewrote it in between, the swap is undone
+    and StoreError(``changed``) raised, its file left in place.
+    """
+    target = baseline.path
+    folder = target.parent
+    temp = temp_name(target)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    swapped = False
+    try:
+        try:
+            if hook:
+                hook("temp-created")
+            half = len(data) // 2
+            write_all(fd, data[:half], hook, "temp-write")
+            if hook:
+                hook("temp-partial")
+            write_all(fd, data[half:], hook, "temp-write")
+            info = os.fstat(fd)
+            if (info.st_uid, info.st_gid) != (baseline.uid, baseline.gid):
+                os.fchown(fd, baseline.uid, baseline.gid)
+            os.fchmod(fd, stat.S_IMODE(baseline.mode))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if hook:
+            hook("temp-written")
+        # A cheap look first (no swap at all if it visibly changed); the
+        # bytes are compared on what the swap took away, below.
+        if not still(baseline, grown_ok=grown_ok, content=False):
+            raise changed_error(target)
+        if hook:
+            hook("checked")
+        swapped = exchange(temp, target)
+        if not swapped:
+            if not still(baseline, grown_ok=grown_ok):  # no swap here: compare the bytes before replacing
+                raise changed_error(target)
+            os.replace(temp, target)
+        elif not still(baseline, temp, grown_ok=grown_ok):
+            # Someone replaced or rewrote it between the check and the swap.
+            exchange(temp, target)
+            raise changed_error(target)
+        if hook:
+            hook("renamed")
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    if swapped:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+    fsync_dir(folder)

@@ -1,0 +1,111 @@
+"""Every file Gemini CLI resumes can be applied, resumes in Gemini CLI as the new history, and reverts.
+
+hypothesis writes JSONL recordings, legacy files and /chat save checkpoints
+full of what Python and JavaScript read differently (integers past 2^53,
+1e21, -0, lone surrogates, duplicate keys, ...).  For each file Gemini CLI's
+own loader reads (the Node reference), a compaction that keeps turns from a
+drawn split point on (before a user prompt, as compaction splits) is
+applied; then Gemini CLI's loader must read the applied file as [snapshot,
+acknowledgement, ...the kept turns exactly as it read them before], and
+revert must give back the original bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from inspector.compaction.split import is_split_candidate
+from inspector.jsjson import js_stringify
+from inspector.session import history, load
+from inspector.session.errors import SessionError
+from inspector.store import StoreError, apply_history, revert
+from tests.reference import strategies as gen
+from tests.reference.client import RefServer
+
+pytestmark = pytest.mark.differential
+SCALE = float(os.environ.get("DIFFERENTIAL_SCALE", "1"))
+SETTINGS = settings(max_examples=int(60 * SCALE), deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.function_scoped_fixture])
+SNAPSHOT = {"role": "user",
+            "parts": [{"text": "<state_snapshot>\n  <overall_goal>go on</overall_goal>\n</state_snapshot>"}]}
+ACK = {"role": "model", "parts": [{"text": "Got it. Thanks for the additional context!"}]}
+DUPLICATE_KEYS = b'{"id":"dup","timestamp":"t","type":"user","content":[{"text":"first"}],"content":[{"text":"last"}]}'
+
+
+@pytest.fixture()
+def folder() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="differential-apply-") as name:
+        yield Path(name)
+
+
+def _check(reference: RefServer, path: Path, cut: float) -> None:
+    before = reference.call("load", path=str(path))
+    assume(before["kind"] is not None)  # only what Gemini CLI itself resumes
+    try:
+        session = load(path)
+    except SessionError as exc:
+        raise AssertionError(f"Gemini CLI resumes it but the project cannot load it: {exc}") from None
+    turns = history(session)
+    theirs: list[str] = before["history"]
+    assume([js_stringify(t.content) for t in turns] == theirs)  # (the reader's differential tests cover this)
+    # a split the way compaction makes one: before a user prompt (not a tool's result), or at the end
+    points = [i for i, t in enumerate(turns) if is_split_candidate(t.content) and not t.is_tool_result]
+    points.append(len(turns))
+    split = points[min(int(cut * len(points)), len(points) - 1)]
+    new = [SNAPSHOT, ACK, *[t.content for t in turns[split:]]]
+    original = path.read_bytes()
+    try:
+        apply_history(session, turns, new, [None, None, *turns[split:]])
+    except StoreError as exc:
+        raise AssertionError(f"Gemini CLI resumes this file but apply refused: {exc.message}") from None
+    after = reference.call("load", path=str(path))
+    assert after["kind"] is not None, "Gemini CLI cannot load the applied file"
+    assert after["history"] == [js_stringify(SNAPSHOT), js_stringify(ACK), *theirs[split:]]
+    revert(path)
+    assert path.read_bytes() == original
+    shutil.rmtree(path.parent / ".session-inspector")
+
+
+@SETTINGS
+@given(data=gen.jsonl_files(), cut=st.floats(0, 1), duplicate=st.booleans())
+def test_generated_jsonl_applies(reference: RefServer, folder: Path, data: bytes, cut: float,
+                                 duplicate: bool) -> None:
+    path = folder / "session-generated.jsonl"
+    if duplicate:
+        data = data.rstrip(b"\n") + (b"\n" if data.strip() else b"") + DUPLICATE_KEYS + b"\n"
+    path.write_bytes(data)
+    _check(reference, path, cut)
+
+
+@SETTINGS
+@given(messages=gen.messages, pretty=st.booleans(), cut=st.floats(0, 1))
+def test_generated_legacy_file_applies(reference: RefServer, folder: Path, messages: list[dict[str, Any]],
+                                       pretty: bool, cut: float) -> None:
+    path = folder / "session-legacy.json"
+    path.write_text(json.dumps({**gen.METADATA, "messages": messages}, indent=2 if pretty else None,
+                               ensure_ascii=True), encoding="utf-8")
+    _check(reference, path, cut)
+
+
+@SETTINGS
+@given(messages=gen.messages, cut=st.floats(0, 1))
+def test_generated_checkpoint_applies(reference: RefServer, folder: Path, messages: list[dict[str, Any]],
+                                      cut: float) -> None:
+    # a /chat save file: the history Gemini CLI would resume from these messages
+    answer = reference.call("convert", messages=messages)
+    contents = [json.loads(turn) for turn in answer["history"]]
+    path = folder / "checkpoint-tag.json"
+    path.write_text(json.dumps({"history": contents, "authType": "oauth-personal"}, indent=2, ensure_ascii=True),
+                    encoding="utf-8")
+    _check(reference, path, cut)

@@ -1,0 +1,334 @@
+"""Fault injection, bounded in count and time: nothing is ever lost.
+
+* ``kill -9`` of a real apply or revert process at every step of its writes
+  (the store's write hook sends the process SIGKILL at the chosen call) and at
+  seeded random moments in time;
+* a real concurrent rewriter (Gemini CLI saving a legacy file by temp +
+  rename, or in place) and a real appender (a JSONL recording) racing applies;
+* a short write, then a full disk, on the journal, at seeded random lengths.
+
+After every fault: the session is the original or the applied file, whole;
+the journal reads and agrees with the file; revert gives back the original
+byte for byte (keeping what other writers wrote); no writer's message is
+missing.  Each test prints ``tries / survived / lost`` (``pytest -s``) and
+asserts lost == 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from inspector.session import history, load
+from inspector.store import StoreError, apply_history, read_history, revert, undoable
+from tests.test_store import PATHS, compacted, copy_session, same
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = 1212
+NAMES = ("legacy-pomodoro.json", "coding-task.jsonl")
+
+# Applies (or reverts) FILE; the store's hook SIGKILLs the process at its
+# KILL_AT-th call (0: never).  Prints the hook calls it made when it lives.
+CHILD = r"""
+import os, signal, sys
+from pathlib import Path
+from inspector.session import history, load
+from inspector.store import apply_history, revert
+mode, path, kill_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+calls = []
+def hook(step):
+    calls.append(step)
+    if len(calls) == kill_at:
+        os.kill(os.getpid(), signal.SIGKILL)
+if mode == "apply":
+    session = load(path)
+    turns = history(session)
+    snapshot = {"role": "user", "parts": [{"text": "<state_snapshot>kept</state_snapshot>"}]}
+    ack = {"role": "model", "parts": [{"text": "Got it."}]}
+    new = [snapshot, ack] + [t.content for t in turns[2:]]
+    apply_history(session, turns, new, [None, None, *turns[2:]], hook=hook)
+else:
+    revert(path, hook=hook)
+print(len(calls), flush=True)
+"""
+
+
+def _sample(tmp_path: Path, name: str) -> Path:
+    matches = [p for p in PATHS if p.name == name]
+    if not matches:
+        pytest.skip(f"sample {name} not present")
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    return copy_session(matches[0], tmp_path)
+
+
+def _child(mode: str, path: Path, kill_at: int) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", CHILD, mode, str(path), str(kill_at)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _run(mode: str, path: Path, kill_at: int) -> tuple[bool, int]:
+    """(killed, hook calls made); raises if the child failed otherwise."""
+    child = _child(mode, path, kill_at)
+    out, err = child.communicate(timeout=120)
+    if child.returncode == -signal.SIGKILL:
+        return True, kill_at
+    assert child.returncode == 0, err
+    return False, int(out)
+
+
+def _new_history(path: Path) -> list[dict[str, object]]:
+    turns = history(load(path))
+    return [{"role": "user", "parts": [{"text": "<state_snapshot>kept</state_snapshot>"}]},
+            {"role": "model", "parts": [{"text": "Got it."}]}] + [t.content for t in turns[2:]]
+
+
+def _check_after_apply_fault(path: Path, original: bytes, new: list[dict[str, object]]) -> str | None:
+    """None if nothing is lost after a killed apply (and it is undone cleanly), else what is wrong."""
+    data = path.read_bytes()
+    if data != original and not same([t.content for t in history(load(path))], new):
+        return "the file is neither the original nor the applied history"
+    try:
+        pending = undoable(path)
+    except StoreError as exc:
+        return f"the journal does not read: {exc}"
+    if data != original and not pending:
+        return "the file is compacted but nothing can be undone"
+    if pending:
+        revert(path)
+    if path.read_bytes() != original:
+        return "revert did not give back the original"
+    return None
+
+
+def _figures(name: str, tries: int, survived: int, lost: list[str]) -> None:
+    print(f"\nfault injection {name}: {tries} tries, {survived} survived, {len(lost)} lost")
+    assert not lost, lost[:5]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_kill_9_at_every_step_of_apply_and_revert(name: str, tmp_path: Path) -> None:
+    dry = _sample(tmp_path / "dry", name)
+    killed, steps = _run("apply", dry, 0)
+    assert not killed and steps > 3
+    new = _new_history(_sample(tmp_path / "ref", name))
+    tries, survived, lost = 0, 0, []
+    for kill_at in range(1, steps + 1):
+        path = _sample(tmp_path / f"apply-{kill_at}", name)
+        original = path.read_bytes()
+        killed, _ = _run("apply", path, kill_at)
+        assert killed
+        tries += 1
+        problem = _check_after_apply_fault(path, original, new)
+        if problem:
+            lost.append(f"apply killed at call {kill_at}: {problem}")
+        else:
+            survived += 1
+    # revert: apply whole, then kill the revert at each of its steps
+    dry = _sample(tmp_path / "dry-revert", name)
+    _run("apply", dry, 0)
+    _, revert_steps = _run("revert", dry, 0)
+    for kill_at in range(1, revert_steps + 1):
+        path = _sample(tmp_path / f"revert-{kill_at}", name)
+        original = path.read_bytes()
+        _run("apply", path, 0)
+        applied = path.read_bytes()
+        killed, _ = _run("revert", path, kill_at)
+        assert killed
+        tries += 1
+        now = path.read_bytes()
+        if now not in (original, applied):
+            lost.append(f"revert killed at call {kill_at}: the file is neither")
+        elif (undoable(path) == []) != (now == original):
+            lost.append(f"revert killed at call {kill_at}: the journal disagrees with the file")
+        else:
+            if undoable(path):
+                revert(path)
+            if path.read_bytes() == original:
+                survived += 1
+            else:
+                lost.append(f"revert killed at call {kill_at}: the original did not come back")
+    _figures(f"kill -9 by step ({name})", tries, survived, lost)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_kill_9_at_random_moments(name: str, tmp_path: Path) -> None:
+    rng = random.Random(SEED)
+    new = _new_history(_sample(tmp_path / "ref", name))
+    # how long one apply process takes, start to end, on this machine now
+    probe = _sample(tmp_path / "probe", name)
+    began = time.monotonic()
+    _run("apply", probe, 0)
+    span = time.monotonic() - began
+    tries, survived, lost = 0, 0, []
+    for index in range(12):
+        path = _sample(tmp_path / f"try-{index}", name)
+        original = path.read_bytes()
+        child = _child("apply", path, 0)
+        # the fault: SIGKILL after a seeded random share of a typical run (not a wait for anything)
+        time.sleep(rng.uniform(0.3, 1.0) * span)
+        child.send_signal(signal.SIGKILL)
+        child.communicate(timeout=120)
+        tries += 1
+        problem = _check_after_apply_fault(path, original, new)
+        if problem:
+            lost.append(f"try {index}: {problem}")
+        else:
+            survived += 1
+    _figures(f"kill -9 at random moments ({name})", tries, survived, lost)
+
+
+# A real other process: saves once when "go" arrives and says "saved", then
+# (with "more") keeps saving freely until "stop"; prints how many saves it made.  The
+# rewriter saves a legacy session with one more message (temp + rename, or
+# in place, alternately), as Gemini CLI does; the appender appends a record
+# to a JSONL recording.
+REWRITER = r"""
+import json, os, select, sys
+path = sys.argv[1]
+def save(n):
+    with open(path, "rb") as handle:
+        doc = json.loads(handle.read())
+    doc["messages"].append({"id": f"w-{n}", "timestamp": "t", "type": "user", "content": [{"text": f"WRITER {n}"}]})
+    data = json.dumps(doc, indent=2).encode()
+    if n % 2:
+        with open(path, "wb") as handle:
+            handle.write(data)
+    else:
+        temp = path + ".tmp"
+        with open(temp, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, path)
+"""
+
+APPENDER = r"""
+import json, os, select, sys
+path = sys.argv[1]
+def save(n):
+    record = {"id": f"w-{n}", "timestamp": "t", "type": "user", "content": [{"text": f"WRITER {n}"}]}
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    os.write(fd, (json.dumps(record) + "\n").encode())
+    os.close(fd)
+"""
+
+LOOP = r"""
+print("ready", flush=True)
+sys.stdin.readline()
+save(0)
+print("saved", flush=True)
+n = 1
+if sys.argv[2] == "more":
+    while not select.select([sys.stdin], [], [], 0)[0]:
+        save(n)
+        n += 1
+sys.stdin.readline()
+print(n, flush=True)
+"""
+
+
+@pytest.mark.parametrize(("name", "writer"), [("legacy-pomodoro.json", REWRITER), ("coding-task.jsonl", APPENDER)],
+                         ids=["rewriter", "appender"])
+def test_a_concurrent_writer_never_loses_a_message(name: str, writer: str, tmp_path: Path) -> None:
+    """The writer's first save lands at a seeded random step of the apply; then, one try in two,
+    it keeps saving as fast as it can (racing the rest of the apply freely)."""
+    rng = random.Random(SEED)
+    steps: list[str] = []
+    probe = _sample(tmp_path / "probe", name)
+    session = load(probe)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    apply_history(session, turns, new, sources, hook=lambda step: steps.append(step))
+    tries, survived, lost = 0, 0, []
+    outcomes = {"applied": 0, "refused": 0}
+    for index in range(16):
+        path = _sample(tmp_path / f"try-{index}", name)
+        session = load(path)  # the preview
+        turns = history(session)
+        new, sources = compacted(turns, 2)
+        process = subprocess.Popen([sys.executable, "-c", writer + LOOP, str(path), ("once", "more")[index % 2]],
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert process.stdin is not None and process.stdout is not None
+        assert process.stdout.readline().strip() == "ready"
+        at, calls = rng.randrange(len(steps)), {"n": 0}
+
+        def hook(step: str, at: int = at, calls: dict[str, int] = calls,
+                 process: subprocess.Popen[str] = process) -> None:
+            if calls["n"] == at:
+                assert process.stdin is not None and process.stdout is not None
+                process.stdin.write("go\n")
+                process.stdin.flush()
+                assert process.stdout.readline().strip() == "saved"
+            calls["n"] += 1
+
+        try:
+            apply_history(session, turns, new, sources, allow_grown=True, hook=hook)
+            outcomes["applied"] += 1
+        except StoreError as exc:
+            assert exc.reason in ("changed", "stale"), exc
+            outcomes["refused"] += 1
+        count = int(process.communicate("stop\n", timeout=60)[0])
+        tries += 1
+        text = json.dumps([t.content for t in history(load(path))])
+        missing = [n for n in range(count) if f'"WRITER {n}"' not in text]
+        if missing:
+            lost.append(f"try {index} (first save at step {at}, {steps[at]}): "
+                        f"{len(missing)} of {count} writer messages missing")
+        else:
+            survived += 1
+    print(f"\n{name}: {outcomes['applied']} applied, {outcomes['refused']} refused")
+    _figures(f"concurrent writer ({name})", tries, survived, lost)
+
+
+def test_short_writes_and_a_full_disk_on_the_journal(tmp_path: Path) -> None:
+    rng = random.Random(SEED)
+    tries, survived, lost = 0, 0, []
+    for index in range(16):
+        name = NAMES[index % 2]
+        path = _sample(tmp_path / f"try-{index}", name)
+        original = path.read_bytes()
+        session = load(path)
+        turns = history(session)
+        new, sources = compacted(turns, 2)
+        apply_history(session, turns, new, sources)  # one good apply first
+        once = path.read_bytes()
+        which, taken = rng.randrange(1, 4), rng.randrange(1, 200)
+        calls = {"n": 0}
+
+        def hook(step: str, which: int = which, taken: int = taken, calls: dict[str, int] = calls) -> int | None:
+            if step != "journal-write":
+                return None
+            calls["n"] += 1
+            if calls["n"] == which:
+                return taken  # a short write...
+            if calls["n"] == which + 1:
+                raise OSError(errno.ENOSPC, "No space left on device")  # ...then the disk is full
+            return None
+
+        session = load(path)
+        turns = history(session)
+        new, sources = compacted(turns, 2)
+        with contextlib.suppress(StoreError):
+            apply_history(session, turns, new, sources, hook=hook)
+        tries += 1
+        try:
+            entries = read_history(path).entries
+            while undoable(path):
+                revert(path)
+        except StoreError as exc:
+            lost.append(f"try {index}: {exc}")
+            continue
+        if path.read_bytes() != original:
+            lost.append(f"try {index}: the original did not come back ({len(entries)} entries)")
+        elif once == original:
+            lost.append(f"try {index}: the first apply did nothing")
+        else:
+            survived += 1
+    _figures("short write + ENOSPC on the journal", tries, survived, lost)

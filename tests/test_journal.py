@@ -1,0 +1,179 @@
+"""The journal survives a short write and a crash at any point, or says clearly that it is damaged."""
+
+from __future__ import annotations
+
+import errno
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.session import history, load
+from inspector.store import StoreError, apply_history, read_history, revert, store_dir, undoable
+from inspector.store.journal import JOURNAL_NAME
+from tests.test_store import PATHS, compacted, copy_session
+
+
+class Crash(Exception):
+    """Stands for the process dying at that point."""
+
+
+def _sample(tmp_path: Path, name: str) -> Path:
+    matches = [p for p in PATHS if p.name == name]
+    if not matches:
+        pytest.skip(f"sample {name} not present")
+    return copy_session(matches[0], tmp_path)
+
+
+def _apply(path: Path, **kwargs: object) -> None:
+    session = load(path)
+    turns = history(session)
+    split = analyze(session).split_point if session.format == "jsonl" else 2
+    split = min(split, len(turns) - 1)
+    new, sources = compacted(turns, split)
+    apply_history(session, turns, new, sources, **kwargs)  # type: ignore[arg-type]
+
+
+def _journal(path: Path) -> Path:
+    return store_dir(path) / JOURNAL_NAME
+
+
+@pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
+def test_a_torn_last_line_is_cut_off_before_the_next_apply(name: str, tmp_path: Path) -> None:
+    path = _sample(tmp_path, name)
+    original = path.read_bytes()
+    _apply(path)
+    once = path.read_bytes()
+    # a write cut short by a full disk or a crash: half an event, no newline
+    with _journal(path).open("ab") as handle:
+        handle.write(b'{"event":"applied","id":"0001-')
+    assert [e.state for e in read_history(path).entries] == ["applied"]
+    _apply(path)
+    entries = read_history(path).entries
+    assert [e.state for e in entries] == ["applied", "applied"], "the second apply was glued onto the torn line"
+    assert len(undoable(path)) == 2
+    revert(path)
+    assert path.read_bytes() == once
+    revert(path)
+    assert path.read_bytes() == original
+    assert undoable(path) == []
+
+
+def test_a_short_write_then_full_disk_on_the_journal_leaves_no_fragment(tmp_path: Path) -> None:
+    path = _sample(tmp_path, "coding-task.jsonl")
+    original = path.read_bytes()
+    calls = {"n": 0}
+
+    def hook(step: str) -> int | None:
+        if step == "journal-write":
+            calls["n"] += 1
+            if calls["n"] == 1:
+                return 17  # the disk takes 17 bytes of the line...
+            raise OSError(errno.ENOSPC, "No space left on device")  # ...then is full
+        return None
+
+    with pytest.raises(StoreError, match="no space left on device"):
+        _apply(path, hook=hook)
+    assert path.read_bytes() == original
+    journal = _journal(path).read_bytes()
+    assert journal == b"" or journal.endswith(b"\n"), "a fragment of the event was left behind"
+    assert list((store_dir(path) / "backups").iterdir()) == [], "the backup of an apply that never was is left"
+    _apply(path)
+    assert [e.state for e in read_history(path).entries] == ["applied"]
+    revert(path)
+    assert path.read_bytes() == original
+
+
+REVERT_STEPS = ("journal-write", "temp-created", "temp-written", "checked", "renamed")
+
+
+@pytest.mark.parametrize("step", REVERT_STEPS)
+@pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
+def test_a_crash_during_revert_leaves_the_journal_telling_the_truth(name: str, step: str, tmp_path: Path) -> None:
+    path = _sample(tmp_path, name)
+    original = path.read_bytes()
+    _apply(path)
+    applied = path.read_bytes()
+
+    def crash(now: str) -> None:
+        if now == step:
+            raise Crash(step)
+
+    with pytest.raises(Crash):
+        revert(path, hook=crash)
+    restored = path.read_bytes() == original
+    assert restored or path.read_bytes() == applied
+    assert restored == (step == "renamed")
+    # the journal agrees with the file, whichever it is
+    assert (undoable(path) == []) == restored
+    state = read_history(path).entries[-1].state
+    assert state == ("reverted" if restored else "applied")
+    if path.suffix == ".jsonl":
+        # Gemini CLI keeps recording; nothing it writes is dropped later
+        line = b'{"$set":{"lastUpdated":"2099-01-01T00:00:00.000Z"}}\n'
+        with path.open("ab") as gemini:
+            gemini.write(line)
+        original += line
+    if restored:
+        with pytest.raises(StoreError, match="already reverted"):
+            revert(path)
+    else:
+        revert(path)  # no --force needed
+    assert path.read_bytes() == original
+
+
+@pytest.mark.parametrize("damage", [
+    ("regions", "not a list"),
+    ("regions", [{"offset": "here", "length": 1, "sha256": "x"}]),
+    ("carried_lines", {"many": True}),
+])
+def test_a_damaged_journal_is_refused_with_the_line_and_what_is_wrong(
+    damage: tuple[str, object], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from inspector.cli import main
+
+    path = _sample(tmp_path, "coding-task.jsonl")
+    _apply(path)
+    lines = _journal(path).read_bytes().splitlines()
+    applied = json.loads(lines[1])
+    key, value = damage
+    applied[key] = value
+    lines[1] = json.dumps(applied).encode()
+    _journal(path).write_bytes(b"\n".join(lines) + b"\n")
+    for argv in (["history", str(path)], ["revert", str(path)], ["revert", "--list", str(path)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "line 2 is damaged" in err[0] and key in err[0], err
+        assert "Traceback" not in err[0]
+
+
+def test_a_damaged_line_in_the_middle_is_never_skipped_silently(tmp_path: Path) -> None:
+    path = _sample(tmp_path, "coding-task.jsonl")
+    _apply(path)
+    data = _journal(path).read_bytes()
+    _journal(path).write_bytes(b'{"event":"apply","id":"00\n' + data)
+    with pytest.raises(StoreError, match="line 1 is damaged"):
+        read_history(path)
+    with pytest.raises(StoreError, match="line 1 is damaged"):
+        _apply(path)
+
+
+async def test_the_app_says_the_journal_is_damaged(tmp_path: Path) -> None:
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.screens.timeline import TimelineScreen
+    from tests.test_tui_compaction import SIZE, settle
+
+    path = _sample(tmp_path, "coding-task.jsonl")
+    _apply(path)
+    _journal(path).write_bytes(b'{"event":"apply","id":"00\n' + _journal(path).read_bytes())
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.screen
+        for key in ("t", "u"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert app.screen is view and not isinstance(app.screen, TimelineScreen)
+        damaged = [n for n in app._notifications if "line 1 is damaged" in n.message]
+        assert len(damaged) == 2, [n.message for n in app._notifications]

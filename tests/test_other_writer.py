@@ -1,0 +1,162 @@
+"""Another writer's change survives an apply, whatever moment it lands at.
+
+Gemini CLI may rewrite a legacy ``session-*.json`` or a ``/chat save`` file
+(temp file + rename, or in place) or append to / rewrite a JSONL recording
+while an apply runs.  Each test first records every step an apply goes
+through (the store's write hook), then, on a fresh copy for each step, lets
+"Gemini CLI" change the file at exactly that step.  Whatever happens, the
+other writer's message must be in the file afterwards: the apply either
+refused (leaving the other writer's file byte for byte) or included it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.session import history, load
+from inspector.store import StoreError, apply_history, baseline, read_history, revert
+from tests.test_store import PATHS, compacted, copy_session
+
+MARK = "ANOTHER WRITER'S MESSAGE"
+
+
+def _sample(tmp_path: Path, name: str) -> Path:
+    matches = [p for p in PATHS if p.name == name]
+    if not matches:
+        pytest.skip(f"sample {name} not present")
+    return copy_session(matches[0], tmp_path)
+
+
+def _changed_bytes(path: Path) -> bytes:
+    """The file as Gemini CLI would write it with one more message."""
+    data = path.read_bytes()
+    if path.suffix == ".jsonl":
+        # a JSONL rewrite: same records, first line changed, one more message
+        lines = data.splitlines(keepends=True)
+        first = json.loads(lines[0])
+        first["lastUpdated"] = "2099-01-01T00:00:00.000Z"
+        record = {"id": "other-1", "timestamp": "2099-01-01T00:00:00.000Z", "type": "user",
+                  "content": [{"text": MARK}]}
+        return (json.dumps(first) + "\n").encode() + b"".join(lines[1:]) + (json.dumps(record) + "\n").encode()
+    doc = json.loads(data)
+    if isinstance(doc, list) or "history" in doc:
+        turns = doc if isinstance(doc, list) else doc["history"]
+        turns.append({"role": "user", "parts": [{"text": MARK}]})
+    else:
+        doc["messages"].append({"id": "other-1", "timestamp": "2099-01-01T00:00:00.000Z", "type": "user",
+                                "content": [{"text": MARK}]})
+    return json.dumps(doc, indent=2).encode()
+
+
+def rename_writer(path: Path) -> bytes:
+    data = _changed_bytes(path)
+    temp = path.with_name(path.name + ".gemini-tmp")
+    temp.write_bytes(data)
+    os.replace(temp, path)
+    return data
+
+
+def in_place_writer(path: Path) -> bytes:
+    data = _changed_bytes(path)
+    path.write_bytes(data)  # open(O_TRUNC) + write, like fs.writeFileSync
+    return data
+
+
+def appender(path: Path) -> bytes:
+    record = {"id": "other-1", "timestamp": "2099-01-01T00:00:00.000Z", "type": "user", "content": [{"text": MARK}]}
+    with path.open("ab") as handle:
+        handle.write((json.dumps(record) + "\n").encode())
+    return path.read_bytes()
+
+
+def _steps(tmp_path: Path, name: str) -> list[str]:
+    """Every hook step of one apply of ``name``, in order."""
+    (tmp_path / "dry").mkdir()
+    path = _sample(tmp_path / "dry", name)
+    seen: list[str] = []
+    _apply(path, lambda step: seen.append(step))
+    return seen
+
+
+def _apply(path: Path, hook: Callable[[str], None]) -> None:
+    session = load(path)
+    turns = history(session)
+    split = analyze(session).split_point if session.format == "jsonl" else 2
+    new, sources = compacted(turns, split)
+    apply_history(session, turns, new, sources, hook=hook)
+
+
+def _texts(path: Path) -> str:
+    return json.dumps([t.content for t in history(load(path))])
+
+
+def _broken_lines(data: bytes) -> list[bytes]:
+    broken = []
+    for line in data.splitlines():
+        try:
+            json.loads(line)
+        except ValueError:
+            broken.append(line)
+    return broken
+
+
+WRITERS = {
+    "legacy-pomodoro.json": (rename_writer, in_place_writer),
+    "checkpoint-rate-limit.json": (rename_writer, in_place_writer),
+    "gemini-cli-0.61-chat-save.json": (rename_writer, in_place_writer),
+    "coding-task.jsonl": (rename_writer, in_place_writer, appender),
+}
+
+
+@pytest.mark.parametrize("swap", ["exchange", "replace"])
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_another_writers_change_survives_at_every_step(
+    name: str, swap: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if swap == "replace":  # a system without renameat2(RENAME_EXCHANGE): check the bytes, then os.replace
+        monkeypatch.setattr(baseline, "_renameat2", None)
+    elif baseline._renameat2 is None:
+        pytest.skip("this system has no renameat2")
+    steps = _steps(tmp_path, name)
+    assert "renamed" in steps or "append-written" in steps
+    outcomes: dict[str, int] = {"refused": 0, "included": 0}
+    for writer in WRITERS[name]:
+        for index in range(len(steps)):
+            folder = tmp_path / f"{writer.__name__}-{index}"
+            folder.mkdir()
+            path = _sample(folder, name)
+            theirs: dict[str, bytes] = {}
+            calls = {"n": 0}
+
+            def hook(step: str, index: int = index, path: Path = path, theirs: dict[str, bytes] = theirs,
+                     calls: dict[str, int] = calls, writer: Callable[[Path], bytes] = writer) -> None:
+                if calls["n"] == index:
+                    theirs["data"] = writer(path)
+                calls["n"] += 1
+
+            where = f"{writer.__name__} at step {index} ({steps[index]})"
+            try:
+                _apply(path, hook)
+            except StoreError as exc:
+                assert exc.reason in ("changed", "stale"), f"{where}: {exc}"
+                assert path.read_bytes() == theirs["data"], f"{where}: refused, yet the file is not theirs"
+                assert read_history(path).undoable() == [], where
+                outcomes["refused"] += 1
+                continue
+            assert MARK in _texts(path), f"{where}: the apply succeeded and lost the other writer's message"
+            if path.suffix == ".jsonl":
+                assert _broken_lines(path.read_bytes()) == [], f"{where}: the apply left a broken line"
+            outcomes["included"] += 1
+            # and undo keeps it too (or refuses, leaving it)
+            try:
+                revert(path)
+            except StoreError as exc:
+                assert exc.reason == "conflict", f"{where}: {exc}"
+            assert MARK in _texts(path), f"{where}: revert lost the other writer's message"
+    assert outcomes["refused"] + outcomes["included"] == len(steps) * len(WRITERS[name])

@@ -1,0 +1,122 @@
+"""The store's own files, owners and modes, and what a killed or reverted apply leaves behind."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import main
+from inspector.session import history, load
+from inspector.store import StoreError, apply_history, read_history, revert, store_dir
+from inspector.store.files import TEMP_MARK
+from tests.test_store import PATHS, compacted, copy_session
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _sample(tmp_path: Path, name: str) -> Path:
+    matches = [p for p in PATHS if p.name == name]
+    if not matches:
+        pytest.skip(f"sample {name} not present")
+    return copy_session(matches[0], tmp_path)
+
+
+def _apply(path: Path) -> None:
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    apply_history(session, turns, new, sources)
+
+
+def test_a_backup_is_refused_as_a_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _sample(tmp_path, "legacy-pomodoro.json")
+    _apply(path)
+    [backup] = (store_dir(path) / "backups").iterdir()
+    before = backup.read_bytes()
+    assert main(["compact", str(backup), "--provider", "offline", "--force", "--apply"]) == 2
+    err = capsys.readouterr().err
+    assert "one of session-inspector's own files" in err
+    assert backup.read_bytes() == before
+    assert not (backup.parent / ".session-inspector").exists(), "a store was nested inside the store"
+    revert(path)  # the outer revert still works
+
+
+def test_store_files_never_look_like_sessions_to_gemini_cli(tmp_path: Path) -> None:
+    """Gemini CLI lists chats/ with a plain readdir: regular files named session-*.json(l) or *.json(l)."""
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    path = copy_session(_sample(tmp_path, "legacy-pomodoro.json"), chats)
+    path = path.rename(chats / "session-2025-10-21T20-04-0b23371a.json")
+    _apply(path)
+    revert(path)
+    _apply(path)
+    listed = sorted(p.name for p in chats.iterdir() if p.is_file() and p.name.endswith((".json", ".jsonl")))
+    assert listed == [path.name]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the file to another user")
+def test_an_apply_as_root_keeps_owner_group_and_mode(tmp_path: Path) -> None:
+    path = _sample(tmp_path, "legacy-pomodoro.json")
+    os.chown(path, 65534, 65534)
+    os.chmod(path, 0o640)
+    _apply(path)
+    info = os.stat(path)
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (65534, 65534, 0o640)
+    revert(path)
+    info = os.stat(path)
+    assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (65534, 65534, 0o640)
+
+
+@pytest.mark.parametrize("name", ["legacy-pomodoro.json", "coding-task.jsonl"])
+def test_a_read_only_file_is_refused(name: str, tmp_path: Path) -> None:
+    path = _sample(tmp_path, name)
+    original = path.read_bytes()
+    os.chmod(path, 0o444)
+    with pytest.raises(StoreError, match="read-only"):
+        _apply(path)
+    assert path.read_bytes() == original
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o444
+    assert list((store_dir(path) / "backups").iterdir()) == []
+
+
+def test_leftovers_of_a_killed_apply_are_cleaned_next_time(tmp_path: Path) -> None:
+    path = _sample(tmp_path, "legacy-pomodoro.json")
+    # a process that is gone: its pid is free once it has been waited for
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(done.stdout)
+    folder = store_dir(path)
+    (folder / "backups").mkdir(parents=True)
+    temp = path.with_name(f".{path.name}{TEMP_MARK}{dead}-abcd1234")
+    temp.write_bytes(b"x" * 1000)
+    mine = path.with_name(f".{path.name}{TEMP_MARK}{os.getpid()}-abcd1234")  # a live process's: kept
+    mine.write_bytes(b"y")
+    orphan = folder / "backups" / "0001-20260101T000000-abcdef.bak"
+    orphan.write_bytes(b"an apply killed before it journalled")
+    _apply(path)
+    assert not temp.exists() and not orphan.exists()
+    assert mine.exists()
+    [entry] = read_history(path).entries
+    assert [p.name for p in (folder / "backups").iterdir()] == [entry.backup]
+
+
+def test_history_refuses_what_is_not_a_session_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    for target, words in ((tmp_path / "missing.jsonl", "no such file"), (tmp_path, "a folder"),
+                          (fifo, "not a regular file")):
+        assert main(["history", str(target)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and words in err[0], err
+
+
+def test_no_compaction_ever_applied_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _sample(tmp_path, "legacy-pomodoro.json")
+    store_dir(path).mkdir(parents=True)  # a store folder with nothing applied (e.g. a refused apply)
+    assert main(["revert", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "no compaction was applied to this file" in err and "already reverted" not in err

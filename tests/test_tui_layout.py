@@ -1,0 +1,246 @@
+"""The session view at any terminal size from 80x24 up: nothing cut off, nothing overlapping,
+every part reachable; and the split follows Gemini CLI's own until the user moves it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+from textual.geometry import Region
+from textual.widget import Widget
+
+from inspector.analysis import analyze
+from inspector.session import load
+from inspector.tui.app import InspectorApp
+from inspector.tui.messages import SessionLoaded
+from inspector.tui.screens.session import SessionScreen
+from inspector.tui.widgets.turn_detail import TurnDetail
+from inspector.tui.widgets.turn_table import TurnTable, layout
+from tests.snapshot_app import SAMPLES, settle
+
+SAMPLE = SAMPLES / "coding-task.jsonl"
+SIZES = [(80, 24), (100, 30), (120, 40), (200, 50)]
+
+
+def visible_parts(screen: SessionScreen) -> list[Widget]:
+    names = ["#context", "#turns", "#detail", "#status", "Footer"]
+    return [w for w in (screen.query_one(n) for n in names) if w.display and w.region.area]
+
+
+def table_text(table: TurnTable) -> list[str]:
+    return [table.render_line(y).text for y in range(table.size.height)]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+async def test_every_size_fits_without_cutting_or_overlapping(size: tuple[int, int]) -> None:
+    app = InspectorApp(SAMPLE, threshold=0.5, live=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        whole = Region(0, 0, *size)
+        parts = visible_parts(screen)
+        for part in parts:
+            assert whole.contains_region(part.region), f"{part} at {part.region} leaves the {size} screen"
+        for i, one in enumerate(parts):
+            for other in parts[i + 1:]:
+                assert not one.region.overlaps(other.region), f"{one} overlaps {other}"
+        table = screen.query_one(TurnTable)
+        # Every column shown fits: no horizontal scrolling, no row wider than the table.
+        assert table.virtual_size.width <= table.scrollable_content_region.width
+        assert table.max_scroll_x == 0
+        header = str(screen.query_one("#turns-header").render())
+        assert len(header.rstrip()) <= table.scrollable_content_region.width
+        for line in table_text(table):
+            assert len(line.rstrip()) <= table.scrollable_content_region.width
+        # Every turn row shows its number and its estimate in full (never cut).
+        analysis = screen.loaded.analysis
+        for line in table_text(table):
+            if line.startswith("──") or not line.strip():
+                continue
+            index = int(line[1:].split()[0].replace(",", ""))
+            assert f"{analysis.turn_tokens(index):,}" in line.split()
+        # The cursor (at the split on open) is on screen, and so is its row.
+        row = table.row_of(table.cursor) - int(table.scroll_y)
+        assert 0 <= row < table.scrollable_content_region.height
+        # Help and quit are always offered in the footer.
+        footer = " ".join(str(key.render()) for key in screen.query("FooterKey"))
+        assert "Help" in footer and "Quit" in footer
+
+
+async def test_small_terminal_swaps_table_and_detail() -> None:
+    app = InspectorApp(SAMPLE, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        table, detail = screen.query_one(TurnTable), screen.query_one(TurnDetail)
+        assert table.region.area and not detail.region.area  # too small for both
+        await pilot.press("home", "down", "down")
+        await pilot.press("d")
+        await pilot.pause()
+        assert detail.region.area and not table.region.area
+        assert detail.region.width == 80  # the whole width: the turn is never cut at the side
+        shown = [strip.text for strip in detail.body.render_lines(detail.body.region.reset_offset)]
+        assert shown[0].startswith("turn 2 ")
+        await pilot.press("escape")  # back to the table, not out of the session
+        await pilot.pause()
+        assert app.screen is screen and table.region.area and not detail.region.area
+        assert table.has_focus and table.cursor == 2
+
+
+async def test_wide_terminal_shows_table_and_detail_side_by_side() -> None:
+    app = InspectorApp(SAMPLE, threshold=0.5, live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#turns")
+        detail = app.screen.query_one(TurnDetail)
+        assert table.region.y == detail.region.y and detail.region.x >= table.region.right
+        assert detail.region.width >= 80
+
+
+def test_columns_drop_least_needed_first() -> None:
+    wide = [c.key for c, _ in layout(200, 100)]
+    narrow = [c.key for c, _ in layout(60, 100)]
+    assert wide == ["mark", "index", "role", "kind", "tokens", "usage", "share", "bar"]
+    assert "bar" not in narrow and "usage" not in narrow
+    assert {"index", "kind", "tokens"} <= set(narrow)
+    for width in range(40, 201):
+        columns = layout(width, 170_000)
+        assert sum(w for _, w in columns) + len(columns) - 1 <= max(width, 40), width
+        assert dict((c.key, w) for c, w in columns)["index"] >= len("169,999")
+
+
+# -- the split follows Gemini CLI's own unless the user moved it -----------------------------
+
+def records(prompts: list[str]) -> str:
+    lines = [{"sessionId": "c0ffee00-0000-4000-8000-000000000001", "projectHash": "ab" * 32,
+              "startTime": "2026-11-20T09:00:00.000Z", "lastUpdated": "2026-11-20T09:00:00.000Z", "kind": "main"}]
+    for i, text in enumerate(prompts):
+        lines.append({"id": f"u-{text[:8]}-{i}", "timestamp": "2026-11-20T09:00:01.000Z", "type": "user",
+                      "content": [{"text": text}]})
+        lines.append({"id": f"g-{text[:8]}-{i}", "timestamp": "2026-11-20T09:00:02.000Z", "type": "gemini",
+                      "content": "answer " + "y" * 400, "model": "gemini-2.5-pro",
+                      "tokens": {"input": 1000 + i, "output": 100, "cached": 0, "total": 1100 + i}})
+    return "".join(json.dumps(r) + "\n" for r in lines)
+
+
+def reference_split(path: Path) -> int:
+    return analyze(load(path), threshold=0.5).split_point
+
+
+async def test_live_append_keeps_following_gemini_clis_split(tmp_path: Path) -> None:
+    path = tmp_path / "chats" / "session-follow.jsonl"
+    path.parent.mkdir()
+    path.write_text(records([f"prompt {i} " + "x" * 600 for i in range(8)]), encoding="utf-8")
+    first = reference_split(path)
+    reloaded = asyncio.Event()
+
+    def hook(message: object) -> None:
+        if isinstance(message, SessionLoaded) and message.reason == "live":
+            reloaded.set()
+
+    app = InspectorApp(path, threshold=0.5, live=True)
+    async with app.run_test(size=(120, 40), message_hook=hook) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.split == first
+        await asyncio.wait_for(view.watch_ready.wait(), 10)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(records([f"later {i} " + "z" * 3000 for i in range(6)]).split("\n", 1)[1])
+        await asyncio.wait_for(reloaded.wait(), 15)
+        await settle(pilot)
+        moved = reference_split(path)
+        assert moved != first  # the append moved Gemini CLI's split point...
+        assert view.split == moved  # ...and the view followed it
+        assert "moved" not in view.query_one(TurnTable).render_line(
+            view.query_one(TurnTable).row_of(moved) - 1 - int(view.query_one(TurnTable).scroll_y)).text
+
+
+async def test_a_split_the_user_moved_stays_after_a_reload(tmp_path: Path) -> None:
+    path = tmp_path / "chats" / "session-moved.jsonl"
+    path.parent.mkdir()
+    path.write_text(records([f"prompt {i} " + "x" * 600 for i in range(8)]), encoding="utf-8")
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen)
+        await pilot.press("left_square_bracket")
+        chosen = view.split
+        assert chosen != view.loaded.analysis.split_point and view.split_chosen
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(records([f"later {i} " + "z" * 3000 for i in range(6)]).split("\n", 1)[1])
+        await pilot.press("r")
+        await settle(pilot)
+        assert view.split == chosen != view.loaded.analysis.split_point
+        await pilot.press("equals_sign")  # back to Gemini CLI's own: it follows again
+        assert not view.split_chosen and view.split == view.loaded.analysis.split_point
+
+
+async def test_on_open_the_table_shows_the_turn_the_cursor_and_detail_are_on() -> None:
+    source = SAMPLES / "long-migration.jsonl"
+    if not source.is_file():
+        pytest.skip(f"{source} is missing")
+    app = InspectorApp(source, threshold=0.5, live=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        table = screen.query_one(TurnTable)
+        split = screen.loaded.analysis.split_point
+        assert split > table.scrollable_content_region.height  # far below the first screenful
+        assert table.cursor == split
+        row = table.row_of(split) - int(table.scroll_y)
+        height = table.scrollable_content_region.height
+        assert height // 4 <= row <= height * 3 // 4  # in the middle, with turns before and after it in sight
+        shown = [strip.text for strip in screen.detail.body.render_lines(screen.detail.body.region.reset_offset)]
+        assert shown[0].startswith(f"turn {split:,} ")
+
+
+async def test_compare_fits_80_columns() -> None:
+    from textual.widgets import DataTable
+
+    from inspector.tui.screens.compare import CompareScreen
+
+    app = InspectorApp(SAMPLE, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        table = screen.query_one(DataTable)
+        assert table.row_count == 2
+        assert table.virtual_size.width <= table.scrollable_content_region.width  # no column out of sight
+        lines = [strip.text for strip in table.render_lines(table.region.reset_offset)]
+        assert "COMPRESSED" in "\n".join(lines)
+
+
+async def test_apply_and_undo_keep_following_gemini_clis_split(tmp_path: Path) -> None:
+    from tests.snapshot_app import copy_sample
+
+    path = copy_sample(tmp_path, SAMPLE.name)
+    first = reference_split(path)
+    app = InspectorApp(path, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.split == first
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("a", "y")
+        await settle(pilot)
+        applied = reference_split(path)
+        assert applied != first  # the compaction moved Gemini CLI's split point...
+        assert view.split == applied and not view.split_chosen  # ...and the view followed it
+        await pilot.press("u", "y")
+        await settle(pilot)
+        assert reference_split(path) == first
+        assert view.split == first and not view.split_chosen
+        table = view.query_one(TurnTable)
+        divider = table.divider_row
+        assert divider is not None
+        assert "(reference)" in table.render_line(divider - int(table.scroll_y)).text

@@ -1,0 +1,189 @@
+"""Words and numbers on screen as a person reads them: plurals, separators, plain sentences,
+no keys offered that cannot work, every warning reachable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from inspector.format import plural
+from inspector.tui.app import InspectorApp
+from inspector.tui.screens.compare import CompareScreen
+from inspector.tui.screens.dialogs import FocusScreen
+from inspector.tui.screens.session import SessionScreen
+from inspector.tui.screens.timeline import provider_text
+from inspector.tui.screens.warnings import WarningsScreen
+from tests.snapshot_app import SAMPLES, copy_sample, settle
+
+SAMPLE = SAMPLES / "coding-task.jsonl"
+
+
+@pytest.fixture
+def session_file(tmp_path: Path) -> Path:
+    return copy_sample(tmp_path, SAMPLE.name)
+
+
+def footer_keys(screen: object) -> list[str]:
+    return [str(key.key_display) for key in screen.query("FooterKey")]  # type: ignore[attr-defined]
+
+
+def test_plural_and_separators() -> None:
+    assert plural(1, "turn") == "1 turn"
+    assert plural(0, "turn") == "0 turns"
+    assert plural(90_000, "tool output") == "90,000 tool outputs"
+    assert plural(2, "match", "matches") == "2 matches"
+    assert provider_text("offline", "gemini-2.5-pro") == "offline summariser"
+    assert provider_text("gemini", "gemini-2.5-pro") == "gemini gemini-2.5-pro"
+
+
+async def test_a_file_that_failed_to_load_offers_no_session_keys(tmp_path: Path) -> None:
+    path = tmp_path / "chats" / "session-broken.json"
+    path.parent.mkdir()
+    path.write_text('{"sessionId": "x", "messages": [', encoding="utf-8")
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.failed is not None
+        await pilot.pause()
+        keys = footer_keys(view)
+        assert keys, "the footer still offers help and quit"
+        for key in ("[", "]", "{", "}", "c", "a", "u", "d"):
+            assert key not in keys, f"{key} is offered although nothing is loaded"
+
+
+async def test_help_lists_no_unnamed_textual_binding(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        rows = app.help_rows(app.screen)
+        assert all(description and description != action for _, _, description, _, action in rows)
+        assert not any("help_quit" in " ".join(row) for row in rows)
+
+
+async def test_warnings_can_be_opened(tmp_path: Path) -> None:
+    path = tmp_path / "chats" / "session-warned.jsonl"
+    path.parent.mkdir()
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    lines.insert(3, '{"id": "broken", "type": "user", "content": [')  # a line Gemini CLI skips
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen)
+        warnings = view.loaded.analysis.warnings
+        assert warnings and warnings[0].line == 4
+        await pilot.press("w")
+        assert isinstance(app.screen, WarningsScreen)
+        table = app.screen.query_one("#warnings-table")
+        shown = "\n".join(strip.text for strip in table.render_lines(table.region.reset_offset))
+        assert "4" in shown.split() and warnings[0].message.split()[0] in shown
+        await pilot.press("escape")
+        assert app.screen is view
+
+
+async def test_c_below_the_threshold_says_it_compacts_anyway(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.9, live=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert not app.screen.loaded.analysis.would_compress
+        await pilot.press("c")
+        await app.workers.wait_for_complete()
+        assert any(n.title == "Below the threshold" and "as /compress does" in n.message for n in app._notifications)
+
+
+async def test_focus_dialog_says_what_the_offline_summariser_does_with_a_focus(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        assert isinstance(app.screen, FocusScreen)
+        assert "cannot follow an instruction" in str(app.screen.query_one("#focus-offline").render())
+
+
+async def test_compare_gives_the_cli_command_with_force(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("C")
+        assert isinstance(app.screen, CompareScreen)
+        command = app.screen.cli_command()  # --provider as the app was started
+        assert " --compare --force" in command and "--provider offline" in command and "--threshold 0.5" in command
+        await pilot.press("escape")
+
+
+async def test_running_dialog_shows_the_cores_progress() -> None:
+    from textual.app import App
+    from textual.widgets import ProgressBar
+
+    from inspector.progress import Progress
+    from inspector.tui.screens.dialogs import RunningScreen
+
+    cancelled: list[bool] = []
+    app: App[None] = App()
+    async with app.run_test(size=(80, 24)) as pilot:
+        dialog = RunningScreen("Compacting", cancel=lambda: cancelled.append(True))
+        await app.push_screen(dialog)
+        dialog.show(Progress("summary draft", 1_234, 5_000))
+        await pilot.pause()
+        bar = dialog.query_one("#running-bar", ProgressBar)
+        assert bar.total == 5_000 and bar.progress == 1_234
+        assert "summary draft: 1,234 of 5,000 turns" in str(dialog.query_one("#running-step").render())
+        dialog.show(Progress("verification", 0, 0))
+        await pilot.pause()
+        assert bar.total is None
+        await pilot.press("escape")
+        assert cancelled == [True]
+
+
+async def test_provider_switch_says_which_summariser_runs_before_anything_is_sent(
+    session_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.gemini_server import GeminiServer
+
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+    with GeminiServer([]) as server:
+        app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline", base_url=server.url)
+        async with app.run_test(size=(160, 45)) as pilot:
+            await settle(pilot)
+            view = app.screen
+            assert isinstance(view, SessionScreen)
+            assert "offline: nothing leaves this machine" in view.status.get("provider")
+            await pilot.press("P")
+            assert app.provider_settings.provider == "gemini"
+            assert "gemini: no credentials found, a run fails" in view.status.get("provider")
+            assert any(n.message.startswith("Gemini cannot run") for n in app._notifications)
+            await pilot.press("P")
+            assert app.provider_settings.provider == "auto"
+            assert "auto -> offline: nothing leaves" in view.status.get("provider")
+            monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-key-never-shown")
+            await pilot.press("P", "P", "P")  # round the three again, now with a key
+            assert app.provider_settings.provider == "auto"
+            assert "auto -> Gemini (API key) gemini-2.5-pro: the turns are sent" in view.status.get("provider")
+            assert any("GEMINI_API_KEY" in n.message for n in app._notifications)  # the variable's name only
+            assert not any("AIza" in n.message for n in app._notifications)
+            assert "AIza" not in view.status.get("provider")
+            await pilot.press("P")
+            assert app.provider_settings.provider == "offline"
+        assert not server.requests  # switching sends nothing
+
+
+async def test_undo_and_apply_are_offered_only_when_they_can_work(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert "u" not in footer_keys(view) and "a" not in footer_keys(view)  # nothing applied, no preview
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "a" in footer_keys(view)
+        await pilot.press("a", "y")
+        await settle(pilot)
+        assert "u" in footer_keys(view) and "a" not in footer_keys(view)
+        assert "Quit" in " ".join(str(k.render()) for k in view.query("FooterKey"))  # still fits 80 columns
