@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.format import percent
 from inspector.session.loader import Session
 
 
@@ -26,6 +27,35 @@ class ContextFigures:
     estimated_tokens: int  # environment turn + history, estimated
     token_limit: int
     threshold: float
+    history_tokens: int | None = None  # the history alone (the turn table's total), when known
+
+    @property
+    def source(self) -> str:
+        """Which figure decides: the recorded prompt when there is one, else the estimate."""
+        return "recorded prompt" if self.recorded_prompt_tokens is not None else "estimate"
+
+    @property
+    def environment_tokens(self) -> int:
+        """How much of the estimate is the environment turn, not the history (0 when unknown)."""
+        return 0 if self.history_tokens is None else self.estimated_tokens - self.history_tokens
+
+    @property
+    def share(self) -> float:
+        """The deciding figure as a share of the token limit."""
+        return self.deciding_tokens / self.token_limit if self.token_limit else 0.0
+
+    def reason(self) -> str:
+        """Why the verdict is what it is, in one phrase: the deciding figure against the threshold."""
+        sign = ">=" if self.over_threshold else "<"
+        return (f"{self.source} {self.deciding_tokens:,} {sign} threshold {self.threshold_tokens:,} "
+                f"({percent(self.threshold)} of {self.token_limit:,})")
+
+    def estimate_note(self) -> str:
+        """What the estimate is made of: the history, plus the environment turn when there is one."""
+        if self.environment_tokens:
+            return (f"estimate {self.estimated_tokens:,} = history {self.history_tokens or 0:,} "
+                    f"+ environment turn {self.environment_tokens:,}")
+        return f"estimate {self.estimated_tokens:,}"
 
     @property
     def deciding_tokens(self) -> int:
@@ -57,15 +87,11 @@ def environment_turn(session: Session) -> dict[str, Any] | None:
     """
     if session.contents is not None:
         return None
-    from inspector.session.history import part_array
+    from inspector.session.history import is_environment_content, part_array
 
     for message in session.messages:
-        if message.get("type") != "user":
-            continue
-        parts = part_array(message.get("content"))
-        text = next((str(p["text"]) for p in parts if isinstance(p, dict) and isinstance(p.get("text"), str)), "")
-        if text.lstrip().startswith("<session_context>"):
-            return {"role": "user", "parts": parts}
+        if message.get("type") == "user" and is_environment_content(message.get("content")):
+            return {"role": "user", "parts": part_array(message.get("content"))}
     return None
 
 

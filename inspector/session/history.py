@@ -139,8 +139,9 @@ def _part_text_pieces(value: Any) -> Iterator[str]:
             yield js_to_string(text)
 
 
-def is_ignored_user_content(content: Any) -> bool:
-    """Whether a user message stays out of the history (empty, a command, context)."""
+def _leading_text(content: Any) -> str:
+    """The start of a user message's text as Gemini CLI reads it (leading whitespace dropped),
+    at least as long as the longest prefix that keeps a message out of the history."""
     if type(content) is list and content:
         first = content[0]
         if type(first) is dict and len(first) == 1:
@@ -148,13 +149,25 @@ def is_ignored_user_content(content: Any) -> bool:
             if type(text) is str:
                 head = text.lstrip(JS_WHITESPACE)
                 if len(head) >= _LONGEST_PREFIX:  # decided by the first part alone
-                    return head.startswith(_IGNORED_PREFIXES)
+                    return head
     seen = ""
     for piece in _part_text_pieces(content):
         seen = (seen + piece).lstrip(JS_WHITESPACE)
         if len(seen) >= _LONGEST_PREFIX:
             break
-    return not seen or seen.startswith(_IGNORED_PREFIXES)
+    return seen
+
+
+def is_ignored_user_content(content: Any) -> bool:
+    """Whether a user message stays out of the history (empty, a command, context)."""
+    head = _leading_text(content)
+    return not head or head.startswith(_IGNORED_PREFIXES)
+
+
+def is_environment_content(content: Any) -> bool:
+    """Whether a user message is the environment context (``<session_context>``): out of the
+    history, and what Gemini CLI sends in front of it."""
+    return _leading_text(content).startswith("<session_context>")
 
 
 def _thought_parts(thoughts: Any) -> list[dict[str, Any]]:

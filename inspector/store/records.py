@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.jsjson import truthy
-from inspector.session.history import Turn, messages_to_turns
+from inspector.session.history import Turn, is_environment_content, messages_to_turns
 
 Content = dict[str, Any]
 
@@ -251,14 +251,9 @@ def check_records(records: Sequence[dict[str, Any]], new_history: Sequence[Conte
 
 
 def context_records(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The session's environment-context record (``<session_context>``), if any."""
+    """The session's environment-context record (``<session_context>``), if any: the record the
+    history reader keeps out of the history, by the reader's own rule."""
     for record in messages:
-        if record.get("type") != "user":
-            continue
-        content = record.get("content")
-        parts = content if isinstance(content, list) else [content]
-        for part in parts:
-            text = part if isinstance(part, str) else part.get("text") if isinstance(part, dict) else None
-            if isinstance(text, str) and text.lstrip().startswith("<session_context>"):
-                return [record]
+        if record.get("type") == "user" and is_environment_content(record.get("content")):
+            return [record]
     return []
