@@ -116,7 +116,8 @@ class Analysis:
     def context(self) -> ContextFigures:
         """How full the context is and whether Gemini CLI would compress (``inspector.context``)."""
         estimate = (self.environment_quarters + self._prefix_quarters[-1]) // 4  # one floor, as compress's
-        return ContextFigures(self.recorded_prompt_tokens, estimate, self.token_limit, self.threshold)
+        return ContextFigures(self.recorded_prompt_tokens, estimate, self.token_limit, self.threshold,
+                              history_tokens=self.total_estimated_tokens)
 
     @property
     def context_tokens(self) -> int:

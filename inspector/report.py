@@ -31,35 +31,30 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     limit = result.token_limit
     console.print(
         Text.assemble(
-            (session.path.name, "bold"),
-            f"  {session.format}  model: {visible(result.model or 'unknown', one_line=True)}  "
+            (visible(session.path.name, one_line=True), "bold"),
+            f"  {session.format}  model: {visible(result.model or 'not recorded', one_line=True)}  "
             f"session: {visible(session.session_id or '-', one_line=True)}",
         )
     )
-    used = total / limit if limit else 0
+    context = result.context
     console.print(
         Text.assemble(
-            "context (estimate): ",
-            (f"{total:,}", "bold"),
-            f" / {limit:,} ({percent(used)})   threshold: {percent(result.threshold)} = "
-            f"{int(result.threshold * limit):,} ({threshold.source})",
+            "context: ", (f"{context.deciding_tokens:,}", "bold"),
+            f" / {limit:,} ({percent(context.share)}, {context.source})   ",
+            ("would compress now", "yellow") if result.would_compress
+            else ("below the threshold: Gemini CLI would not compress yet", "dim"),
         )
     )
-    recorded = result.recorded_prompt_tokens
-    if recorded is not None:
-        console.print(f"recorded last prompt: {recorded:,} tokens")
+    console.print(f"  {context.reason()}; threshold from {threshold.source}")
+    console.print(f"  {context.estimate_note()}")
     figures = result.split_figures(result.split_point)
     console.print(
-        f"turns: {len(result.turns)}   split: {result.split_point} (reference)   "
-        f"summarise {figures['summarised_turns']} turns / {figures['summarised_tokens']:,} tokens, "
-        f"keep {figures['kept_turns']} / {figures['kept_tokens']:,} ({percent(float(figures['kept_share']))})"
+        f"turns: {len(result.turns):,}   split: {result.split_point:,} (reference)   "
+        f"summarise {figures['summarised_turns']:,} turns / {figures['summarised_tokens']:,} tokens, "
+        f"keep {figures['kept_turns']:,} / {figures['kept_tokens']:,} ({percent(float(figures['kept_share']))})"
     )
     if result.compress_split_point != result.split_point:
-        console.print(f"after the tool-output budget, compress() splits at {result.compress_split_point}")
-    verdict = (
-        "would compress now" if result.would_compress else "below the threshold: Gemini CLI would not compress yet"
-    )
-    console.print(verdict, style="yellow" if result.would_compress else "dim")
+        console.print(f"the tool-output budget moves Gemini CLI's split to {result.compress_split_point:,}")
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name, justify in (("#", "right"), ("role", "left"), ("kind", "left"), ("est. tok", "right"),

@@ -104,7 +104,7 @@ async def test_wide_terminal_shows_table_and_detail_side_by_side() -> None:
 def test_columns_drop_least_needed_first() -> None:
     wide = [c.key for c, _ in layout(200, 100)]
     narrow = [c.key for c, _ in layout(60, 100)]
-    assert wide == ["mark", "index", "role", "kind", "tokens", "usage", "share", "bar"]
+    assert wide == ["mark", "index", "role", "kind", "mask", "tokens", "usage", "share", "bar"]
     assert "bar" not in narrow and "usage" not in narrow
     assert {"index", "kind", "tokens"} <= set(narrow)
     for width in range(40, 201):
@@ -244,3 +244,25 @@ async def test_apply_and_undo_keep_following_gemini_clis_split(tmp_path: Path) -
         divider = table.divider_row
         assert divider is not None
         assert "(reference)" in table.render_line(divider - int(table.scroll_y)).text
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("name", ["coding-task.jsonl", "long-migration.jsonl", "legacy-pomodoro.json"])
+async def test_the_header_is_three_lines_that_agree_with_analyze(size: tuple[int, int], name: str) -> None:
+    from inspector.tui.widgets.context_header import ContextHeader
+
+    path = SAMPLES / name
+    analysis = analyze(load(path), threshold=0.5)
+    expected = analysis.context
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        header = app.screen.query_one(ContextHeader)
+        lines = str(header.render()).splitlines()
+        assert len(lines) == 3, lines
+        assert header.region.height == 3, "no line wraps"
+        text = "\n".join(lines)
+        # the gauge's figure is the one that decides, and the line says which one it is
+        assert f"{expected.deciding_tokens:,} / {expected.token_limit:,} ({expected.share * 100:.1f}%)" in text
+        assert ("recorded" if expected.recorded_prompt_tokens is not None else "estimated") in text
+        assert ("would compress" in text) == analysis.would_compress

@@ -70,7 +70,9 @@ async def test_open_step_split_and_back_to_reference() -> None:
         table = screen.query_one(TurnTable)
         assert table.virtual_size.height == len(expected.turns) + 1
         header = plain(screen.query_one(ContextHeader).content)
-        assert f"{expected.total_estimated_tokens:,}" in header
+        context = expected.context
+        assert f"{context.deciding_tokens:,} / {context.token_limit:,}" in header
+        assert context.source in header, "the header names the figure that decides"
 
         await pilot.press("right_square_bracket")
         after_next = expected.step(expected.split_point, 1)
