@@ -55,14 +55,15 @@ def needs_browser() -> None:
 def test_the_served_page_shows_the_session_and_its_token_table(tmp_path: Path) -> None:
     needs_browser()
     analysis = analyze(load(SAMPLE), threshold=0.5)
-    total, limit, split = analysis.total_estimated_tokens, analysis.token_limit, analysis.split_point
+    # the header shows the figure that decides (recorded when Gemini CLI recorded one), as analyze does
+    deciding, limit, split = analysis.context.deciding_tokens, analysis.token_limit, analysis.split_point
     port = free_port()
     with served(SAMPLE, port, tmp_path / "serve.log", "--no-watch", "--threshold", "0.5") as server:
         assert listening_addresses(port) == {"127.0.0.1"}  # never every interface
         browser = Chromium(tmp_path / "chromium")
         try:
             page = browser.open(served_url(tmp_path / "serve.log"))
-            found, screen = browser.wait_for_text(page, [SAMPLE.name, f"{total:,} / {limit:,}", "est. tok"])
+            found, screen = browser.wait_for_text(page, [SAMPLE.name, f"{deciding:,} / {limit:,}", "est. tok"])
         finally:
             browser.close()
         assert server.poll() is None
