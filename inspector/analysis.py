@@ -73,7 +73,7 @@ class Analysis:
     candidates: list[int]
     split_point: int
     compress_split_point: int
-    truncations: list[Truncation]
+    truncations: Sequence[Truncation]  # a list, or a live.ShiftedTruncations after an append
     token_limit: int
     threshold: float
     model: str | None

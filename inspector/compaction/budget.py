@@ -13,6 +13,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from inspector.jsjson import utf16_len
@@ -71,6 +72,11 @@ class Truncation:
         if not isinstance(self._text, str):
             self._text = self._text(self.turn, self.part)
         return self._text
+
+    @property
+    def cut(self) -> bool:
+        """The output is longer than the limit: the history keeps its head and tail, naming the file."""
+        return self._excerpt is not None
 
     @property
     def excerpt(self) -> str:
@@ -150,9 +156,37 @@ def plan_budget(
     called for an output longer than ``max_chars`` (or later, by whoever
     reads ``Truncation.full_text``).
     """
+    return walk_budget(responses, text_of, output_path, max_chars, budget).truncations
+
+
+@dataclass
+class BudgetWalk:
+    """How far ``walk_budget`` went and what it found on the way."""
+
+    truncations: list[Truncation]  # newest first
+    stopped_at: tuple[int, int] | None  # (turn, part) where ``stop`` ended the walk (not planned)
+    seq: int  # the reference's truncation counter where the walk ended
+    saturated_at: tuple[int, int] | None  # (turn, part) after which the counted tokens exceed the budget
+
+
+def walk_budget(
+    responses: Sequence[Sequence[ResponseFigures]],
+    text_of: Callable[[int, int], str],
+    output_path: Callable[[str, int], str],
+    max_chars: int = DEFAULT_TRUNCATE_CHARS,
+    budget: int = FUNCTION_RESPONSE_TOKEN_BUDGET,
+    stop: Callable[[int, int, int], bool] | None = None,
+) -> BudgetWalk:
+    """The walk of ``plan_budget``, newest to oldest; ``stop(turn, part, used)``, asked before
+    each output is counted, may end it early (``inspector.live`` reuses the rest of an earlier plan).
+
+    Once the counted tokens exceed the budget every older output is cut and
+    every older part moves the counter by one, whatever the outputs hold.
+    """
     used = 0
     seq = 0  # the reference's truncation counter (it also counts failed saves)
     truncations: list[Truncation] = []
+    saturated: tuple[int, int] | None = None
     for i in range(len(responses) - 1, -1, -1):
         for part, has_response, name, tokens, length, plain in reversed(responses[i]):
             if not has_response:
@@ -162,6 +196,8 @@ def plan_budget(
                 if used > budget:
                     seq += 1
                 continue
+            if stop is not None and stop(i, part, used):
+                return BudgetWalk(truncations, (i, part), seq, saturated)
             if used + tokens <= budget:
                 used += tokens
                 continue
@@ -170,14 +206,20 @@ def plan_budget(
                 truncation = Truncation(i, part, name, output_path, text_of, tokens, tokens, seq=seq,
                                         changes_json=not plain)
             else:
-                text = text_of(i, part)
-                path = output_path(name, seq)
-                excerpt = format_truncated(text, path, max_chars)
-                truncation = Truncation(i, part, name, path, text, tokens, text_quarters(excerpt) // 4,
-                                        excerpt=excerpt, seq=seq)
+                truncation = cut_output(i, part, name, text_of(i, part), output_path(name, seq), max_chars, tokens,
+                                        seq)
             used += truncation.new_tokens
             truncations.append(truncation)
-    return truncations
+            if saturated is None and used > budget:
+                saturated = (i, part)
+    return BudgetWalk(truncations, None, seq, saturated)
+
+
+def cut_output(turn: int, part: int, tool: str, text: str, path: str, max_chars: int, tokens: int,
+               seq: int) -> Truncation:
+    """The truncation of an output longer than ``max_chars``: its head and tail, naming ``path``."""
+    excerpt = format_truncated(text, path, max_chars)
+    return Truncation(turn, part, tool, path, text, tokens, text_quarters(excerpt) // 4, excerpt=excerpt, seq=seq)
 
 
 def truncated_content(content: dict[str, Any], truncations: Sequence[Truncation]) -> dict[str, Any]:

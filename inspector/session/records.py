@@ -70,6 +70,20 @@ class MessageList(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return len(self._items)
 
+    @property
+    def reads_file(self) -> bool:
+        """Messages are read again from the file (a big recording), not from bytes held in memory."""
+        return self._fd is not None
+
+    def extended(self, keep: int, items: list[dict[str, Any] | tuple[int, int]], ids: list[str]) -> MessageList:
+        """A new list: the first ``keep`` messages of this one, then ``items`` (``ids``: their ids).
+
+        For a recording that grew: the new list reads the same bytes or file
+        (through a descriptor of its own), and this one stays as it was."""
+        fd = os.dup(self._fd) if self._fd is not None else None
+        merged = self._ids[:keep] + ids if self._ids is not None else None
+        return MessageList(self._data, self._items[:keep] + items, fd=fd, ids=merged, path=self._path)
+
     def _get(self, index: int) -> dict[str, Any]:
         item = self._items[index]
         if type(item) is not tuple:

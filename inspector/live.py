@@ -1,0 +1,391 @@
+"""A recording that grew, read from where it ended: the session and its analysis extended.
+
+When Gemini CLI appends lines to the open session, only the new lines are
+scanned (with the loader's own ``scan``), and the session and its analysis
+are extended: per-turn columns, prefix sums, split candidates, the split
+points, agentic candidates, the tool-output budget (see ``live_budget``),
+recorded usage, the checksum.  ``extend`` returns None whenever it cannot
+prove the result equal to reading the whole file again; the caller then
+reads it all.  That is the case for anything but plain appends:
+
+* a ``$rewindTo``, a ``$set`` or metadata line carrying ``messages``;
+* a message that repeats an id seen before, except the last message, which
+  Gemini CLI writes again whole when its tool calls finish (``pushMessage``);
+* a line that cannot be read, or a message that fails its checks;
+* a file that did not end with a line break, or a state already extended.
+
+The checksum is carried on with a kept ``hashlib`` object: priming it costs
+one pass over the file (once per full read, in the app's worker), and every
+append then costs only its own bytes; recomputing it lazily would read the
+whole file again whenever the checksum is asked for, which the app does
+after every change (is the preview stale?).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from itertools import accumulate
+from typing import Any
+
+from inspector.analysis import Analysis, last_prompt_tokens, project_temp_dir, usage_fresh_from
+from inspector.compaction.budget import (
+    FUNCTION_RESPONSE_TOKEN_BUDGET,
+    TOOL_OUTPUTS_DIR,
+    output_file_name,
+    plan_budget,
+    truncate_chars,
+    walk_budget,
+)
+from inspector.context import environment_quarters
+from inspector.live_budget import ShiftedTruncations, as_shifted, changed_weights, replan, split_point
+from inspector.session import Session, Turn
+from inspector.session.figures import (
+    F_ANSWERS,
+    F_CALLS,
+    F_CANDIDATE,
+    F_JSON_LEN,
+    F_KIND,
+    F_QUARTERS,
+    F_RESPONSES,
+    F_ROLE,
+    F_SAFE_END,
+    F_USAGE,
+    TurnFigures,
+    UsageColumn,
+    response_text,
+)
+from inspector.session.history import is_environment_content, message_contents, part_array
+from inspector.session.jsonl import Message, _line_count, scan
+from inspector.session.records import MessageList, loads_line
+from inspector.tokens import token_limit
+
+Key = tuple[Any, Any]
+
+
+@dataclass
+class _Pairing:
+    """Function calls waiting for their responses, as ``crossing_free_model_turns`` pairs them,
+    and the agentic candidates so far (turn by turn: a pair removes the candidates it spans)."""
+
+    by_id: dict[Any, int] = field(default_factory=dict)
+    pending: dict[Any, list[int]] = field(default_factory=dict)
+    found: list[int] = field(default_factory=list)
+
+    def copy(self) -> _Pairing:
+        return _Pairing(dict(self.by_id), {k: list(v) for k, v in self.pending.items()}, list(self.found))
+
+    def add(self, i: int, role: str, calls: tuple[Key, ...], answers: tuple[Key, ...]) -> None:
+        covered = False
+        for ident, name in answers:
+            call_turn = self.by_id.get(ident, -1) if ident else -1
+            if call_turn < 0:
+                waiting = self.pending.get(name)
+                if waiting:
+                    call_turn = waiting.pop(0)
+            if 0 <= call_turn < i:
+                covered = True
+                found = self.found
+                while found and found[-1] > call_turn:
+                    found.pop()
+        if not covered and i > 0 and role == "model":
+            self.found.append(i)
+        for ident, name in calls:
+            if ident:
+                self.by_id[ident] = i
+            else:
+                self.pending.setdefault(name, []).append(i)
+
+
+@dataclass
+class _Index:
+    """What extending needs beyond the analysis; changed in place, so usable once."""
+
+    hasher: Any  # hashlib's sha256 over the bytes read so far
+    prefix_json: list[int]  # prefix_json[i]: JSON length of turns before i
+    flagged: list[int]  # turns that may start the kept part (F_CANDIDATE), 0 included
+    responses: list[tuple[Any, ...]]  # every turn's ResponseFigures
+    roles: list[str]
+    safe: list[bool]  # F_SAFE_END of every turn
+    calls: list[tuple[Key, ...]]
+    answers: list[tuple[Key, ...]]
+    pairing: _Pairing  # after every turn
+    before_last: _Pairing  # before the turns of the last message
+    saturated: tuple[int, int] | None  # where the budget walk went over
+    weights: dict[int, tuple[int, tuple[tuple[int, str], ...]]]  # live_budget.changed_weights's memory
+    max_chars: int
+    environment: int | None  # position of the environment-context message
+    spent: bool = False
+
+
+@dataclass(frozen=True)
+class LiveState:
+    """A loaded recording that can be extended by what is appended to it."""
+
+    session: Session
+    analysis: Analysis
+    model: str | None = None  # the model the caller chose (None: the session's)
+    index: _Index | None = field(default=None, compare=False, repr=False)
+
+
+def start(session: Session, analysis: Analysis, *, model: str | None = None) -> LiveState | None:
+    """The live state of a freshly read recording (None: not one this can extend).
+
+    Reads the file once more to prime the checksum (and checks it is the
+    file that was read)."""
+    if session.format != "jsonl" or session.message_figures is None or not session.ends_with_newline:
+        return None
+    hasher = hashlib.sha256()
+    try:
+        with session.path.open("rb") as handle:
+            left = session.size
+            while left > 0:
+                chunk = handle.read(min(left, 1 << 22))
+                if not chunk:
+                    return None
+                hasher.update(chunk)
+                left -= len(chunk)
+    except OSError:
+        return None
+    if hasher.hexdigest() != session.sha256:
+        return None
+    figures = [f for per_message in session.message_figures for f in per_message]
+    roles = [f[F_ROLE] for f in figures]
+    calls = [f[F_CALLS] for f in figures]
+    answers = [f[F_ANSWERS] for f in figures]
+    last_start = _first_turn_of(analysis.turns, len(session.messages) - 1)
+    pairing = _Pairing()
+    before_last = pairing
+    for i in range(len(figures)):
+        if i == last_start:
+            before_last = pairing.copy()
+        pairing.add(i, roles[i], calls[i], answers[i])
+    if last_start >= len(figures):
+        before_last = pairing.copy()
+    index = _Index(
+        hasher, [0, *accumulate(analysis.json_chars)], [i for i, f in enumerate(figures) if f[F_CANDIDATE]],
+        [f[F_RESPONSES] for f in figures], roles, [f[F_SAFE_END] for f in figures], calls, answers, pairing,
+        before_last, None, {}, _max_chars(analysis), _environment_position(session),
+    )
+    analysis = replace(analysis, truncations=as_shifted(analysis.truncations, _unshifted))
+    turns = analysis.turns
+    index.saturated = _saturation(index.responses, lambda i, j: _text(turns, i, j), _output_path(session),
+                                  index.max_chars)
+    return LiveState(session, analysis, model, index)
+
+
+def _unshifted(original: Any, seq: int) -> Any:
+    raise AssertionError("a plan read from a whole file is never shifted")
+
+
+def _max_chars(analysis: Analysis) -> int:
+    return truncate_chars(analysis.token_limit, last_prompt_tokens(analysis.recorded, analysis.fresh_from) or 0)
+
+
+def _saturation(responses: list[tuple[Any, ...]], text_of: Callable[[int, int], str],
+                output_path: Callable[[str, int], str], max_chars: int) -> tuple[int, int] | None:
+    """Where the budget walk first counts more than the budget (None: never): walked only that far."""
+    walk = walk_budget(responses, text_of, output_path, max_chars,
+                       stop=lambda turn, part, used: used > FUNCTION_RESPONSE_TOKEN_BUDGET)
+    return walk.saturated_at
+
+
+def _output_path(session: Session) -> Callable[[str, int], str]:
+    folder = str(project_temp_dir(session.path) / TOOL_OUTPUTS_DIR) + os.sep
+    return lambda tool, seq: folder + output_file_name(tool, seq)
+
+
+def _text(turns: list[Turn], i: int, j: int) -> str:
+    return response_text(turns[i].content["parts"][j]["functionResponse"]["response"])
+
+
+def _first_turn_of(turns: list[Turn], position: int) -> int:
+    return bisect.bisect_left(turns, position, key=lambda t: t.message_index if t.message_index is not None else -1)
+
+
+def _environment_position(session: Session) -> int | None:
+    for position, message in enumerate(session.messages):
+        if message.get("type") == "user" and is_environment_content(message.get("content")):
+            return position
+    return None
+
+
+def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> LiveState | None:
+    """``state`` after the complete lines ``data`` were appended at byte ``offset``; None when
+    only reading the whole file again gives the right answer (see the module's notes)."""
+    index = state.index
+    session = state.session
+    if index is None or index.spent or offset != session.size or not data.endswith(b"\n") or b"\x00" in data:
+        return None
+    old_messages = session.messages
+    assert isinstance(old_messages, MessageList) and session.message_figures is not None
+    count = len(old_messages)
+    last_id = next(reversed(session.message_lines), None) if session.message_lines else None
+    items = scan(data, 0, None, session.line_count + 1, base=offset)
+    metadata = dict(session.metadata)
+    tail: dict[str, Message] = {}
+    keep = count  # messages of the old state kept as they are
+    for item in items:
+        kind = item[0]
+        if kind == "m":
+            message: Message = item[1]
+            ident = message[0]
+            if message[4] is not None:
+                return None
+            if ident in tail or ident not in session.message_lines:
+                tail[ident] = message
+            elif ident == last_id and keep == count:
+                keep = count - 1
+                tail = {ident: message, **tail}
+            elif ident == last_id:
+                tail[ident] = message
+            else:
+                return None  # an older message written again: read it all
+        elif kind in ("s", "h") and item[3] is None:
+            metadata.update(item[2])
+        else:
+            return None  # a rewind, a checkpoint, an unreadable line
+    index.spent = True  # its lists are changed in place below: this state cannot be extended again
+    index.hasher.update(data)
+    new_session = _session(session, metadata, keep, tail, data, offset, mtime_ns, index.hasher.hexdigest())
+    analysis = _analysis(state, new_session, keep, list(tail.values()))
+    return LiveState(new_session, analysis, state.model, replace(index, spent=False))
+
+
+def _record(message: Message, data: bytes, offset: int) -> dict[str, Any]:
+    where = message[1]
+    assert isinstance(where, tuple)
+    start, end = where
+    record: dict[str, Any] = loads_line(memoryview(data)[start - offset:end - offset])
+    return record
+
+
+def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[str, Message], data: bytes,
+             offset: int, mtime_ns: int, sha256: str) -> Session:
+    old = session.messages
+    assert isinstance(old, MessageList) and session.message_figures is not None
+    lazy = old.reads_file
+    items: list[dict[str, Any] | tuple[int, int]] = [
+        message[1] if lazy else _record(message, data, offset) for message in tail.values()  # type: ignore[misc]
+    ]
+    lines = dict(session.message_lines)
+    for ident, message in tail.items():
+        lines[ident] = message[3]
+    return replace(
+        session,
+        metadata=metadata,
+        messages=old.extended(keep, items, list(tail)),
+        message_lines=lines,
+        line_count=session.line_count + _line_count(data),
+        size=offset + len(data),
+        sha256=sha256,
+        mtime_ns=mtime_ns or session.mtime_ns,
+        ends_with_newline=True,
+        message_figures=session.message_figures[:keep] + [m[2] for m in tail.values()],
+        warnings=list(session.warnings),
+    )
+
+
+def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]) -> Analysis:
+    old = state.analysis
+    index = state.index
+    assert index is not None
+    first = _first_turn_of(old.turns, keep)  # the first turn that changes
+    count_before = len(old.turns)
+    messages = session.messages
+    new_turns: list[Turn] = list(old.turns[:first])
+    figures: list[TurnFigures] = []
+    for offset_in_tail, message in enumerate(tail):
+        position = keep + offset_in_tail
+        built = message_contents(messages[position])
+        for (content, is_result), f in zip(built, message[2], strict=True):
+            new_turns.append(Turn(len(new_turns), content, message[0], position, is_result))
+            figures.append(f)
+    n = len(new_turns)
+
+    # columns
+    quarters = old.quarters[:first] + [f[F_QUARTERS] for f in figures]
+    json_chars = old.json_chars[:first] + [f[F_JSON_LEN] for f in figures]
+    kinds = old.kinds[:first] + [f[F_KIND] for f in figures]
+    recorded = UsageColumn(old.recorded.packed()[:first] + [f[F_USAGE] for f in figures])
+    del index.prefix_json[first + 1:]
+    for f in figures:
+        index.prefix_json.append(index.prefix_json[-1] + f[F_JSON_LEN])
+    del index.flagged[bisect.bisect_left(index.flagged, first):]
+    index.flagged.extend(first + k for k, f in enumerate(figures) if f[F_CANDIDATE])
+    for column, key in ((index.responses, F_RESPONSES), (index.roles, F_ROLE), (index.calls, F_CALLS),
+                        (index.answers, F_ANSWERS), (index.safe, F_SAFE_END)):
+        del column[first:]
+        column.extend(f[key] for f in figures)
+    safe_end = bool(n) and bool(index.safe[-1])
+    candidates = old.candidates[:bisect.bisect_left(old.candidates, first)] or [0]
+    candidates += [first + k for k, f in enumerate(figures) if f[F_CANDIDATE] and first + k > 0]
+    if safe_end:
+        candidates.append(n)
+
+    # agentic candidates: from the pairing before the first changed turn
+    pairing = index.pairing if first == count_before else index.before_last
+    last_start = _first_turn_of(new_turns, len(messages) - 1)
+    before_last = pairing.copy() if last_start <= first else None
+    for i in range(first, n):
+        if i == last_start and before_last is None:
+            before_last = pairing.copy()
+        pairing.add(i, index.roles[i], index.calls[i], index.answers[i])
+    index.pairing = pairing
+    index.before_last = before_last if before_last is not None else pairing.copy()
+
+    # the rest of the figures
+    model = state.model or session.model
+    env_quarters = old.environment_quarters
+    if index.environment is None or index.environment >= keep:  # no environment turn before the tail
+        index.environment = next((keep + k for k in range(len(tail)) if _is_environment(messages[keep + k])), None)
+        environment = index.environment
+        env_quarters = 0 if environment is None else environment_quarters(
+            {"role": "user", "parts": part_array(messages[environment].get("content"))})
+    fresh_from = old.fresh_from if old.fresh_from < first else (
+        usage_fresh_from(session, new_turns) if first == 0 else _fresh_from(session, new_turns, first))
+    limit = token_limit(model)
+    max_chars = truncate_chars(limit, last_prompt_tokens(recorded, fresh_from) or 0)
+    output_path = _output_path(session)
+
+    def text_of(i: int, j: int) -> str:
+        return _text(new_turns, i, j)
+
+    for turn in [t for t in index.weights if t >= first]:
+        del index.weights[turn]
+    if max_chars != index.max_chars or not isinstance(old.truncations, ShiftedTruncations):
+        index.weights.clear()
+        plan = as_shifted(plan_budget(index.responses, text_of, output_path, max_chars), _unshifted)
+        index.max_chars = max_chars
+        index.saturated = _saturation(index.responses, text_of, output_path, max_chars)
+        truncations: ShiftedTruncations = plan
+    else:
+        shifted, index.saturated = replan(index.responses, text_of, output_path, max_chars, old.truncations,
+                                          index.saturated, first)
+        truncations = as_shifted(shifted, _unshifted)
+    deltas = changed_weights(truncations, output_path, json_chars, lambda i: new_turns[i].content, index.weights)
+    split = split_point(index.prefix_json, index.flagged, safe_end, {})
+    compress_split = split_point(index.prefix_json, index.flagged, safe_end, deltas) if deltas else split
+    return Analysis(
+        turns=new_turns, quarters=quarters, json_chars=json_chars, candidates=candidates, split_point=split,
+        compress_split_point=compress_split, truncations=truncations, token_limit=limit, threshold=old.threshold,
+        model=model, recorded=recorded, warnings=list(session.warnings), kinds=kinds,
+        agentic_candidates=list(pairing.found), fresh_from=fresh_from, environment_quarters=env_quarters,
+    )
+
+
+def _is_environment(message: dict[str, Any]) -> bool:
+    return message.get("type") == "user" and is_environment_content(message.get("content"))
+
+
+def _fresh_from(session: Session, turns: list[Turn], first: int) -> int:
+    """``usage_fresh_from`` when no turn before ``first`` is fresh and turn 0 is the snapshot."""
+    snapshot_line = session.message_lines[turns[0].record_id or ""]
+    lines = session.message_lines
+    return next((t.index for t in turns[first:] if lines.get(t.record_id or "", 0) > snapshot_line), len(turns))
+
+
+__all__ = ["LiveState", "extend", "start"]

@@ -1,0 +1,138 @@
+"""Extending a loaded recording by appended lines gives what reading the whole file gives.
+
+Every JSONL session in ``sample_sessions/`` and generated sessions are cut at
+every line boundary (or at random ones): the prefix is read as usual, the
+rest is appended through ``live.extend``, and every figure is compared with
+reading the whole file.  When ``extend`` declines (None), the test checks it
+declined for a reason the module names.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from inspector import live
+from inspector.analysis import Analysis, analyze
+from inspector.session import Session, load
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
+JSONL = sorted(p for p in SAMPLES.glob("*.jsonl"))
+
+
+def figures_of(session: Session, analysis: Analysis) -> dict[str, Any]:
+    """Everything the app and ``analyze --json`` show, and the session's own facts."""
+    report = analysis.to_json(session.path, session.format, session.session_id)
+    return {
+        "report": report,
+        "context": analysis.context,
+        "agentic": analysis.agentic_candidates,
+        "fresh_from": analysis.fresh_from,
+        "environment": analysis.environment_quarters,
+        "truncations": list(analysis.truncations),
+        "excerpts": [t.excerpt for t in analysis.truncations],
+        "turns": [(t.index, t.record_id, t.message_index, t.is_tool_result, t.content) for t in analysis.turns],
+        "messages": list(session.messages),
+        "message_lines": list(session.message_lines.items()),
+        "message_figures": session.message_figures,
+        "metadata": session.metadata,
+        "size": session.size,
+        "sha256": session.sha256,
+        "line_count": session.line_count,
+        "warnings": [w.to_json() for w in session.warnings],
+    }
+
+
+def declined_for_a_reason(appended: bytes) -> bool:
+    """A line ``extend`` must leave to a full read (see inspector.live)."""
+    for raw in appended.splitlines():
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return True
+        if not isinstance(record, dict):
+            continue
+        if "$rewindTo" in record or "messages" in record or "messages" in (record.get("$set") or {}):
+            return True
+        if "id" in record:
+            return True  # a repeated id (checked precisely by the caller's count)
+    return False
+
+
+def check_cut(tmp_path: Path, data: bytes, cut: int, *, steps: int = 1) -> str:
+    """Read ``data[:cut]``, append the rest in ``steps`` pieces (at line ends), compare."""
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(data[:cut])
+    try:
+        session = load(path)
+    except Exception:  # noqa: BLE001 - a prefix that is not a session yet (no metadata line)
+        return "unreadable prefix"
+    state = live.start(session, analyze(session))
+    if state is None:
+        return "not extendable"
+    ends = [e + 1 for e in range(cut, len(data)) if data[e] == 10]
+    pieces = sorted(set(random.Random(cut).sample(ends, min(steps - 1, len(ends)))) | {len(data)})
+    offset = cut
+    with path.open("ab") as handle:
+        for end in pieces:
+            if end <= offset:
+                continue
+            chunk = data[offset:end]
+            handle.write(chunk)
+            handle.flush()
+            extended = live.extend(state, chunk, offset)
+            if extended is None:
+                assert declined_for_a_reason(chunk), f"declined a plain append at byte {offset}: {chunk[:200]!r}"
+                return "declined"
+            assert live.extend(state, chunk, offset) is None  # a state already extended is refused
+            state = extended
+            offset = end
+    fresh = load(path)
+    got = figures_of(state.session, state.analysis)
+    want = figures_of(fresh, analyze(fresh))
+    for key in want:
+        assert got[key] == want[key], f"{key} differs after cutting at byte {cut}"
+    return "extended"
+
+
+@pytest.mark.parametrize("sample", JSONL, ids=lambda p: p.name)
+def test_every_line_boundary_of_the_samples(sample: Path, tmp_path: Path) -> None:
+    data = sample.read_bytes()
+    cuts = [0] + [i + 1 for i, b in enumerate(data) if b == 10]
+    outcomes = [check_cut(tmp_path, data, cut) for cut in cuts[1:-1]]
+    assert "extended" in outcomes or len(cuts) < 4
+
+
+def make_session(turns: int, seed: int, folder: Path) -> bytes:
+    out = folder / "gen.jsonl"
+    script = Path(__file__).resolve().parent.parent / "bench" / "make_big_session.py"
+    subprocess.run([sys.executable, str(script), "--turns", str(turns), "--seed", str(seed), "--out", str(out)],
+                   check=True, capture_output=True)
+    return out.read_bytes()
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), turns=st.integers(20, 400), where=st.floats(0.05, 0.95),
+       steps=st.integers(1, 6))
+def test_generated_sessions_cut_at_random_lines(tmp_path: Path, seed: int, turns: int, where: float,
+                                                steps: int) -> None:
+    data = make_session(turns, seed, tmp_path)
+    ends = [i + 1 for i, b in enumerate(data) if b == 10]
+    cut = ends[min(len(ends) - 2, max(1, int(len(ends) * where)))]
+    check_cut(tmp_path, data, cut, steps=steps)
+
+
+def test_an_append_is_extended_not_declined(tmp_path: Path) -> None:
+    """Gemini CLI's usual appends (new messages, the last message written again, ``$set``) extend."""
+    data = make_session(300, 7, tmp_path)
+    ends = [i + 1 for i, b in enumerate(data) if b == 10]
+    outcomes = [check_cut(tmp_path, data, cut) for cut in ends[len(ends) // 2:len(ends) // 2 + 40]]
+    assert outcomes.count("extended") >= 30, outcomes
