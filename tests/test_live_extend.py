@@ -119,8 +119,8 @@ def make_session(turns: int, seed: int, folder: Path) -> bytes:
     return out.read_bytes()
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 10_000), turns=st.integers(20, 400), where=st.floats(0.05, 0.95),
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000), turns=st.integers(20, 3_000), where=st.floats(0.05, 0.995),
        steps=st.integers(1, 6))
 def test_generated_sessions_cut_at_random_lines(tmp_path: Path, seed: int, turns: int, where: float,
                                                 steps: int) -> None:
@@ -132,7 +132,7 @@ def test_generated_sessions_cut_at_random_lines(tmp_path: Path, seed: int, turns
 
 def test_an_append_is_extended_not_declined(tmp_path: Path) -> None:
     """Gemini CLI's usual appends (new messages, the last message written again, ``$set``) extend."""
-    data = make_session(300, 7, tmp_path)
+    data = make_session(2_500, 7, tmp_path)  # long enough for the tool-output budget to cut outputs
     ends = [i + 1 for i, b in enumerate(data) if b == 10]
-    outcomes = [check_cut(tmp_path, data, cut) for cut in ends[len(ends) // 2:len(ends) // 2 + 40]]
+    outcomes = [check_cut(tmp_path, data, cut, steps=2) for cut in ends[-40:-1]]
     assert outcomes.count("extended") >= 30, outcomes
