@@ -128,6 +128,7 @@ class LiveState:
     session: Session
     analysis: Analysis
     model: str | None = None  # the model the caller chose (None: the session's)
+    changed_from: int | None = None  # after ``extend``: the first turn that is new or was written again
     index: _Index | None = field(default=None, compare=False, repr=False)
 
 
@@ -174,7 +175,7 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
     turns = analysis.turns
     index.saturated = _saturation(index.responses, lambda i, j: _text(turns, i, j), _output_path(session),
                                   index.max_chars)
-    return LiveState(session, analysis, model, index)
+    return LiveState(session, analysis, model, None, index)
 
 
 def _unshifted(original: Any, seq: int) -> Any:
@@ -251,8 +252,8 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
     index.spent = True  # its lists are changed in place below: this state cannot be extended again
     index.hasher.update(data)
     new_session = _session(session, metadata, keep, tail, data, offset, mtime_ns, index.hasher.hexdigest())
-    analysis = _analysis(state, new_session, keep, list(tail.values()))
-    return LiveState(new_session, analysis, state.model, replace(index, spent=False))
+    analysis, first = _analysis(state, new_session, keep, list(tail.values()))
+    return LiveState(new_session, analysis, state.model, first, replace(index, spent=False))
 
 
 def _record(message: Message, data: bytes, offset: int) -> dict[str, Any]:
@@ -289,7 +290,7 @@ def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[s
     )
 
 
-def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]) -> Analysis:
+def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]) -> tuple[Analysis, int]:
     old = state.analysis
     index = state.index
     assert index is not None
@@ -374,7 +375,7 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
         compress_split_point=compress_split, truncations=truncations, token_limit=limit, threshold=old.threshold,
         model=model, recorded=recorded, warnings=list(session.warnings), kinds=kinds,
         agentic_candidates=list(pairing.found), fresh_from=fresh_from, environment_quarters=env_quarters,
-    )
+    ), first
 
 
 def _is_environment(message: dict[str, Any]) -> bool:

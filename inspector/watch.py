@@ -54,6 +54,7 @@ class Appended:
     start: int  # byte offset of the first new line
     size: int  # file size now
     own: bool = False  # the state this process itself wrote (an apply/revert)
+    data: bytes = b""  # the new complete lines' bytes, from ``start`` on (``inspector.live`` extends with them)
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,7 @@ def classify(old: FileState, new: Observation | bytes | None) -> tuple[Event | N
     if not complete:
         return None, state  # a partial line: wait for its newline
     first_offset = old.size - len(old.pending)
-    return Appended(path, _parse_lines(complete, old.lines + 1), first_offset, new.size), state
+    return Appended(path, _parse_lines(complete, old.lines + 1), first_offset, new.size, data=complete), state
 
 
 def _unknown(path: Path, new: Observation) -> FileState:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from inspector import live
 from inspector.analysis import Analysis, analyze
-from inspector.session import Session, load
+from inspector.session import Session, SessionError, load
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
 JSONL = sorted(p for p in SAMPLES.glob("*.jsonl"))
@@ -73,7 +73,7 @@ def check_cut(tmp_path: Path, data: bytes, cut: int, *, steps: int = 1) -> str:
     path.write_bytes(data[:cut])
     try:
         session = load(path)
-    except Exception:  # noqa: BLE001 - a prefix that is not a session yet (no metadata line)
+    except SessionError:  # a prefix that is not a session yet (no metadata line)
         return "unreadable prefix"
     state = live.start(session, analyze(session))
     if state is None:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from inspector.analysis import Analysis, analyze, project_temp_dir
 from inspector.jsjson import js_to_string
+from inspector.live import LiveState
 from inspector.session import Session, SessionError, history, load, parse
 from inspector.session.history import is_ignored_user_content
 from inspector.session.loader import read_bytes
@@ -42,6 +43,8 @@ class Loaded:
     file_state: FileState | None = None  # what the watcher starts from: the bytes analysed
     agentic: list[int] | None = None  # agentic split candidates (model turns), sorted; None: not yet found
     agentic_set: frozenset[int] = field(default=frozenset(), init=False, repr=False)
+    live: LiveState | None = None  # what an append extends (``inspector.live``); None until primed
+    changed_from: int | None = None  # after an append: the first turn that is new or written again
 
     def __post_init__(self) -> None:
         found = getattr(self.analysis, "agentic_candidates", None)

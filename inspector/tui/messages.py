@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from inspector.store.journal import JournalEntry
     from inspector.store.revert import RevertResult
     from inspector.tui.loading import Loaded, SessionInfo
+    from inspector.watch import Appended
 
 
 @dataclass
@@ -104,6 +105,7 @@ class FileChanged(Message):
     kind: str
     path: Path
     own: bool = False  # this process's own apply / revert
+    appended: Appended | None = None  # the new lines, for an append (the view extends what it shows)
 
 
 @dataclass

@@ -114,6 +114,7 @@ class SessionScreen(SessionNavigation, SessionActions):
         self.loaded: Loaded | None = None
         self.split = 0
         self.split_chosen = False  # the user moved the split; until then it follows Gemini CLI's own
+        self._appends = []  # appended lines waiting to extend what is shown (SessionActions.next_extension)
         self.failed: str | None = None
 
     # -- layout -----------------------------------------------------------------------

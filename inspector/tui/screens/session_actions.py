@@ -20,29 +20,40 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.format import plural
 from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
-from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, FileChanged, Reverted
+from inspector.tui.messages import (
+    Applied,
+    CompactionFinished,
+    CompactionProgress,
+    FileChanged,
+    Reverted,
+    SessionLoaded,
+)
 from inspector.tui.preview import Preview
 from inspector.tui.running import STRATEGIES, RunOptions, run_one, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, RunningScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
+from inspector.tui.session_notes import note_session
 from inspector.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.summarisers import ProviderChoice
-    from inspector.watch import FileState
+    from inspector.live import LiveState
+    from inspector.watch import Appended, FileState
 
 COMPACT_GROUP = "compact"
 STORE_GROUP = "store"
 WATCH_GROUP = "watch"
+LIVE_GROUP = "live"
 
 
 class SessionActions(InspectorScreen):
     """Compaction preview, apply / revert and live updates for the session view (SessionScreen)."""
 
     path: Path
+    model: str | None
     split: int
     loaded: Loaded | None
     preview: Preview | None = None
@@ -342,20 +353,87 @@ class SessionActions(InspectorScreen):
                 continue
             kind = ("appended" if isinstance(event, Appended) else "rewritten" if isinstance(event, Rewritten)
                     else "truncated")
-            self.post_message(FileChanged(kind, self.path, own=event.own))
+            self.post_message(FileChanged(kind, self.path, own=event.own,
+                                          appended=event if isinstance(event, Appended) else None))
 
     def on_file_changed(self, message: FileChanged) -> None:
         if message.own:
             return  # our own apply / revert: already reloading
-        self.mark_stale("the file changed on disk")
         if message.kind == "deleted":
+            self.mark_stale("the file was deleted on disk")
             self.status.set("live", "live: the file was deleted", "red")
             self.notify(f"{self.path.name} was deleted on disk; what is shown is the last version read.",
                         severity="warning", timeout=10)
             return
         self.status.set("live", f"live: {message.kind}")
         self._live_kind = message.kind
+        if message.appended is not None and (self._extending or (self.loaded is not None
+                                                                 and self.loaded.live is not None)):
+            self._appends.append(message.appended)
+            self.next_extension()
+            return
+        self.mark_stale(f"the file was {message.kind} on disk")
+        self._appends.clear()
         self.load_session("live")
+
+    # An append extends what is shown (``inspector.live``), one batch at a time, in a worker;
+    # anything it cannot extend (and any other change) reads the whole file again.
+    _extending: bool = False
+    _appends: list[Appended]
+
+    def next_extension(self) -> None:
+        if self._extending or not self._appends or self.loaded is None:
+            return
+        if self.loaded.live is None:  # not primed yet, or the last read could not be extended
+            self._appends.clear()
+            self.load_session("live")
+            return
+        batch = list(self._appends)
+        self._appends.clear()
+        self._extending = True
+        self.extend_session(self.loaded, batch)
+
+    @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="reading the appended lines")
+    def extend_session(self, loaded: Loaded, batch: list[Appended]) -> None:
+        from inspector.live import extend
+
+        state = loaded.live
+        first = len(loaded.analysis.turns)
+        try:
+            mtime_ns = self.path.stat().st_mtime_ns
+        except OSError:
+            mtime_ns = 0
+        for event in batch:
+            if state is None:
+                break
+            state = extend(state, event.data, event.start, mtime_ns)
+            if state is not None and state.changed_from is not None:
+                first = min(first, state.changed_from)
+        if state is None:
+            self.app.call_from_thread(self.extension_declined)
+            return
+        extended = Loaded(state.session, state.analysis, loaded.threshold, None, live=state, changed_from=first)
+        note_session(state.analysis, state.session)
+        self.post_message(SessionLoaded(extended, "live"))
+
+    def extension_declined(self) -> None:
+        """The append could not be extended (a line written again, a rewind, ...): read it all."""
+        self._extending = False
+        self._appends.clear()
+        self.mark_stale("the file changed on disk other than by new lines at its end")
+        self.load_session("live")
+
+    @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="preparing for live updates")
+    def prime_live(self, loaded: Loaded) -> None:
+        from inspector.live import start
+
+        state = start(loaded.session, loaded.analysis, model=self.model)
+        self.app.call_from_thread(self.live_primed, loaded, state)
+
+    def live_primed(self, loaded: Loaded, state: LiveState | None) -> None:
+        loaded.live = state
+        if self.loaded is loaded:
+            self.next_extension()  # appends that came meanwhile
 
     def mark_stale(self, why: str) -> None:
         if self.preview is None or self.preview.stale:
@@ -368,12 +446,15 @@ class SessionActions(InspectorScreen):
 
     def after_load(self, previous: Loaded | None, loaded: Loaded, reason: str) -> None:
         """Called by the view after every load: start watching, report live changes, check the preview."""
+        self._extending = False
+        if loaded.live is None and self.inspector.live:
+            self.prime_live(loaded)
         if previous is None:
             self.start_watching(loaded)
             return
         source = self.preview.source if self.preview is not None else None
         if source is not None and source.session.sha256 != loaded.session.sha256:
-            self.mark_stale("the file changed since the preview was computed")
+            self.mark_stale(self.why_stale(source, loaded))
         if reason == "live":
             added = len(loaded.analysis.turns) - len(previous.analysis.turns)
             kind = self._live_kind
@@ -382,6 +463,22 @@ class SessionActions(InspectorScreen):
             elif kind != "appended":
                 self.notify(f"{self.path.name} was {kind} on disk and read again.", title="Live",
                             severity="warning", timeout=6)
+        self.next_extension()
+
+    def why_stale(self, source: Loaded, loaded: Loaded) -> str:
+        """Why a preview computed from ``source`` no longer fits the file ``loaded`` read.
+
+        Any change makes it stale: the kept part runs to the end of the
+        history, so new turns change what the new history holds and its
+        figures.  The reason says whether the summarised part changed too."""
+        if loaded.live is None or loaded.changed_from is None or self.preview is None:
+            return "the file changed since the preview was computed"
+        changed = loaded.changed_from
+        if changed >= self.preview.split and len(source.analysis.turns) <= changed + 1:
+            added = len(loaded.analysis.turns) - len(source.analysis.turns)
+            return (f"{plural(max(added, 0), 'turn')} appended after turn {self.preview.split:,}: the kept part "
+                    "grew, so the new history and its figures differ")
+        return f"turn {changed:,}, which the snapshot summarises, was written again on disk"
 
     def compaction_worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
         if worker.group == COMPACT_GROUP and state in (WorkerState.ERROR, WorkerState.CANCELLED):
