@@ -86,7 +86,8 @@ class Analysis:
     _prefix_quarters: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        self._prefix_quarters = [0, *accumulate(self.quarters)]
+        if len(self._prefix_quarters) != len(self.quarters) + 1:  # not given (``inspector.live`` keeps them)
+            self._prefix_quarters = [0, *accumulate(self.quarters)]
         if len(self.kinds) != len(self.turns):
             self.kinds = [turn_kind(t.content) for t in self.turns]
 
@@ -95,6 +96,11 @@ class Analysis:
     def total_estimated_tokens(self) -> int:
         """The reference's estimate over all parts at once (floor of the sum)."""
         return self._prefix_quarters[-1] // 4
+
+    @property
+    def prefix_quarters(self) -> list[int]:
+        """``prefix_quarters[i]``: the quarter tokens of the turns before ``i``."""
+        return self._prefix_quarters
 
     def turn_tokens(self, index: int) -> int:
         return self.quarters[index] // 4

@@ -60,6 +60,7 @@ from inspector.session.figures import (
 )
 from inspector.session.history import is_environment_content, message_contents, part_array
 from inspector.session.jsonl import Message, _line_count, scan
+from inspector.session.loader import paused_gc
 from inspector.session.records import MessageList, loads_line
 from inspector.tokens import token_limit
 
@@ -106,6 +107,7 @@ class _Index:
 
     hasher: Any  # hashlib's sha256 over the bytes read so far
     prefix_json: list[int]  # prefix_json[i]: JSON length of turns before i
+    prefix_quarters: list[int]  # the same for the estimate (Analysis keeps a copy)
     flagged: list[int]  # turns that may start the kept part (F_CANDIDATE), 0 included
     responses: list[tuple[Any, ...]]  # every turn's ResponseFigures
     roles: list[str]
@@ -167,7 +169,7 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
     if last_start >= len(figures):
         before_last = pairing.copy()
     index = _Index(
-        hasher, [0, *accumulate(analysis.json_chars)], [i for i, f in enumerate(figures) if f[F_CANDIDATE]],
+        hasher, [0, *accumulate(analysis.json_chars)], list(analysis.prefix_quarters), [i for i, f in enumerate(figures) if f[F_CANDIDATE]],
         [f[F_RESPONSES] for f in figures], roles, [f[F_SAFE_END] for f in figures], calls, answers, pairing,
         before_last, None, {}, _max_chars(analysis), _environment_position(session),
     )
@@ -251,8 +253,9 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
             return None  # a rewind, a checkpoint, an unreadable line
     index.spent = True  # its lists are changed in place below: this state cannot be extended again
     index.hasher.update(data)
-    new_session = _session(session, metadata, keep, tail, data, offset, mtime_ns, index.hasher.hexdigest())
-    analysis, first = _analysis(state, new_session, keep, list(tail.values()))
+    with paused_gc():  # copies of long lists: nothing to collect, and a collection would scan them all
+        new_session = _session(session, metadata, keep, tail, data, offset, mtime_ns, index.hasher.hexdigest())
+        analysis, first = _analysis(state, new_session, keep, list(tail.values()))
     return LiveState(new_session, analysis, state.model, first, replace(index, spent=False))
 
 
@@ -313,8 +316,10 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     kinds = old.kinds[:first] + [f[F_KIND] for f in figures]
     recorded = UsageColumn(old.recorded.packed()[:first] + [f[F_USAGE] for f in figures])
     del index.prefix_json[first + 1:]
+    del index.prefix_quarters[first + 1:]
     for f in figures:
         index.prefix_json.append(index.prefix_json[-1] + f[F_JSON_LEN])
+        index.prefix_quarters.append(index.prefix_quarters[-1] + f[F_QUARTERS])
     del index.flagged[bisect.bisect_left(index.flagged, first):]
     index.flagged.extend(first + k for k, f in enumerate(figures) if f[F_CANDIDATE])
     for column, key in ((index.responses, F_RESPONSES), (index.roles, F_ROLE), (index.calls, F_CALLS),
@@ -375,6 +380,7 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
         compress_split_point=compress_split, truncations=truncations, token_limit=limit, threshold=old.threshold,
         model=model, recorded=recorded, warnings=list(session.warnings), kinds=kinds,
         agentic_candidates=list(pairing.found), fresh_from=fresh_from, environment_quarters=env_quarters,
+        _prefix_quarters=list(index.prefix_quarters),
     ), first
 
 

@@ -174,8 +174,7 @@ def changed_weights(
         shape = tuple((plan.position(index)[1], named) for index, named in found)
         seen = known.get(turn)
         if seen is not None and [(p, n == "") for p, n in seen[1]] == [(p, n == "") for p, n in shape]:
-            delta = seen[0] + sum(js_string_json_len(b[1]) - js_string_json_len(a[1])
-                                  for a, b in zip(seen[1], shape, strict=True))
+            delta = seen[0] + sum(_escaped_difference(a[1], b[1]) for a, b in zip(seen[1], shape, strict=True))
         else:
             cuts = [plan[index] for index, _ in found]
             delta = js_json_len(truncated_content(content_of(turn), cuts)) - json_chars[turn]
@@ -184,6 +183,22 @@ def changed_weights(
     for turn in [t for t in known if t not in deltas]:
         del known[turn]
     return deltas
+
+
+def _escaped_difference(old: str, new: str) -> int:
+    """``js_string_json_len(new) - js_string_json_len(old)``, without a walk over the common folder
+    when both end in a plain ASCII file name (what ``output_file_name`` makes)."""
+    if old == new:
+        return 0
+    cut = old.rfind("/") + 1
+    if cut and old[:cut] == new[:cut] and _plain(old[cut:]) and _plain(new[cut:]):
+        return len(new) - len(old)
+    return js_string_json_len(new) - js_string_json_len(old)
+
+
+def _plain(name: str) -> bool:
+    """Characters JSON writes as they are (printable ASCII, no quote or backslash)."""
+    return name.isascii() and name.isprintable() and '"' not in name and "\\" not in name
 
 
 def split_point(prefix: Sequence[int], flagged: Sequence[int], safe_end: bool, deltas: dict[int, int]) -> int:

@@ -76,14 +76,14 @@ class Loads:
             self.seen.append(message)
             self.arrived.set()
 
-    async def next(self, pilot: Any) -> SessionLoaded:  # noqa: ANN401 - Textual's Pilot
+    async def next(self, pilot: Any) -> SessionLoaded:
         await asyncio.wait_for(self.arrived.wait(), 20)
         self.arrived.clear()
         await settle(pilot)
         return self.seen[-1]
 
 
-async def ready_to_watch(pilot: Any, view: SessionScreen) -> None:  # noqa: ANN401 - Textual's Pilot
+async def ready_to_watch(pilot: Any, view: SessionScreen) -> None:
     """The watch is in place and the live state primed (both are reported, not waited out)."""
     await asyncio.wait_for(view.watch_ready.wait(), 10)
     await settle(pilot)

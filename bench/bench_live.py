@@ -1,0 +1,175 @@
+"""Live updates on a big session: an appended turn's cost, and memory across many appends.
+
+    python bench/bench_live.py [SESSION] [--appends N] [--app-appends M]
+
+SESSION defaults to bench/out/big-session.jsonl (~100 MB, bench/make_big_session.py).
+It is copied to bench/out/live-session.jsonl, which the bench appends to.
+
+Each append is one turn as Gemini CLI writes it: a user prompt, a model
+message with a tool call, then the same message (same id) written again with
+the call's result - three lines, the last replacing the one before.
+
+* core: ``live.extend`` on the appended bytes, N times (default 1,000); time
+  per append and the process's RSS every 100 appends;
+* app: the real app (Pilot) and the real watcher; M appends (default 200);
+  for each, the time from the watcher's event reaching the screen
+  (``FileChanged``) to the new row drawn, and from the write to the row drawn
+  (this includes the watcher's own debounce, a quiet period of 100 ms), and RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from inspector import live  # noqa: E402
+from inspector.analysis import analyze  # noqa: E402
+from inspector.session import load  # noqa: E402
+
+OUT = REPO / "bench" / "out"
+DEFAULT = OUT / "big-session.jsonl"
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        pages = int(handle.read().split()[1])
+    return pages * 4096 / 1e6
+
+
+def turn_lines(n: int) -> bytes:
+    """One turn as Gemini CLI appends it (the model message written twice, same id)."""
+    stamp = "2026-11-23T00:00:00.000Z"
+    user = {"id": f"live-u{n}", "timestamp": stamp, "type": "user",
+            "content": [{"text": f"live prompt {n}: check the handler and run the tests again"}]}
+    call = {"id": f"live-c{n}", "name": "read_file", "args": {"path": f"src/mod{n % 50}.py"}}
+    model = {"id": f"live-g{n}", "timestamp": stamp, "type": "gemini", "content": "Reading the module.",
+             "model": "gemini-2.5-pro", "toolCalls": [{**call, "status": "executing"}],
+             "tokens": {"input": 40_000 + n, "output": 120, "cached": 0, "thoughts": 30, "tool": 0, "total": 40_150 + n}}
+    done = {**model, "toolCalls": [{**call, "status": "success", "result": [
+        {"functionResponse": {"id": call["id"], "name": "read_file",
+                              "response": {"output": f"def handler_{n}():\n    return {n}\n" * 20}}}]}]}
+    return b"".join(json.dumps(r).encode() + b"\n" for r in (user, model, done))
+
+
+def bench_core(path: Path, appends: int) -> None:
+    started = time.perf_counter()
+    session = load(path)
+    analysis = analyze(session)
+    loaded_s = time.perf_counter() - started
+    started = time.perf_counter()
+    state = live.start(session, analysis)
+    primed_s = time.perf_counter() - started
+    assert state is not None, "the session cannot be extended"
+    del session, analysis  # only the live state is kept, as in the app
+    print(f"core: load + analyze {loaded_s:.2f} s, priming the live state {primed_s:.2f} s, RSS {rss_mb():,.0f} MB")
+    times: list[float] = []
+    memory: list[tuple[int, float]] = [(0, rss_mb())]
+    with path.open("ab") as handle:
+        for n in range(appends):
+            data = turn_lines(n)
+            offset = state.session.size
+            handle.write(data)
+            handle.flush()
+            started = time.perf_counter()
+            extended = live.extend(state, data, offset)
+            times.append(time.perf_counter() - started)
+            assert extended is not None, f"append {n} was not extended"
+            state = extended
+            if (n + 1) % 100 == 0:
+                memory.append((n + 1, rss_mb()))
+    print(f"core: extend per append (3 lines, the last rewriting the model message): median "
+          f"{statistics.median(times) * 1000:.1f} ms, p95 {sorted(times)[int(len(times) * 0.95)] * 1000:.1f} ms, "
+          f"max {max(times) * 1000:.1f} ms over {appends:,}")
+    print("core: RSS (MB) after appends: " + ", ".join(f"{n:,}: {mb:,.0f}" for n, mb in memory))
+
+
+async def bench_app(path: Path, appends: int) -> None:
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.messages import FileChanged, SessionLoaded
+    from inspector.tui.screens.session import SessionScreen
+
+    events: dict[str, float] = {}
+    arrived = asyncio.Event()
+
+    def hook(message: object) -> None:
+        if isinstance(message, FileChanged):
+            events.setdefault("changed", time.perf_counter())
+        elif isinstance(message, SessionLoaded) and message.reason == "live":
+            events["loaded"] = time.perf_counter()
+            arrived.set()
+
+    app = InspectorApp(path, live=True)
+    async with app.run_test(size=(160, 45), message_hook=hook) as pilot:
+        deadline = time.perf_counter() + 600
+        while not (isinstance(app.screen, SessionScreen) and app.screen.loaded is not None
+                   and app.screen.loaded.live is not None):
+            assert time.perf_counter() < deadline, "the session did not load and prime within 10 minutes"
+            await pilot.pause(0.05)
+        view = app.screen
+        assert isinstance(view, SessionScreen)
+        await asyncio.wait_for(view.watch_ready.wait(), 30)
+        print(f"app: loaded and primed, RSS {rss_mb():,.0f} MB")
+        table = view.table
+        after_event: list[float] = []
+        after_write: list[float] = []
+        extended = 0
+        memory: list[tuple[int, float]] = [(0, rss_mb())]
+        base = 100_000
+        with path.open("ab") as handle:
+            for n in range(appends):
+                events.clear()
+                arrived.clear()
+                count = len(view.loaded.analysis.turns) if view.loaded else 0
+                written = time.perf_counter()
+                handle.write(turn_lines(base + n))
+                handle.flush()
+                await asyncio.wait_for(arrived.wait(), 60)
+                await pilot.pause()  # the screen drawn after the message was handled
+                while view.loaded is None or len(view.loaded.analysis.turns) <= count:
+                    await pilot.pause(0.01)
+                table.render_line(max(0, table.row_of(len(view.loaded.analysis.turns) - 1) - int(table.scroll_y)))
+                drawn = time.perf_counter()
+                after_event.append(drawn - events.get("changed", written))
+                after_write.append(drawn - written)
+                extended += view.loaded.changed_from is not None
+                if (n + 1) % 50 == 0:
+                    memory.append((n + 1, rss_mb()))
+        print(f"app: FileChanged -> new row drawn: median {statistics.median(after_event) * 1000:.0f} ms, "
+              f"p95 {sorted(after_event)[int(len(after_event) * 0.95)] * 1000:.0f} ms over {appends:,} appends "
+              f"({extended:,} extended, {appends - extended:,} read again)")
+        print(f"app: write -> new row drawn (with the watcher's debounce): median "
+              f"{statistics.median(after_write) * 1000:.0f} ms")
+        print("app: RSS (MB) after appends: " + ", ".join(f"{n:,}: {mb:,.0f}" for n, mb in memory))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("session", nargs="?", type=Path, default=DEFAULT)
+    parser.add_argument("--appends", type=int, default=1_000)
+    parser.add_argument("--app-appends", type=int, default=200)
+    args = parser.parse_args()
+    if not args.session.is_file():
+        print(f"{args.session} is missing: run bench/make_big_session.py first", file=sys.stderr)
+        return 2
+    OUT.mkdir(parents=True, exist_ok=True)
+    copy = OUT / "live-session.jsonl"
+    shutil.copyfile(args.session, copy)
+    if args.appends:
+        bench_core(copy, args.appends)
+    if args.app_appends:
+        shutil.copyfile(args.session, copy)
+        asyncio.run(bench_app(copy, args.app_appends))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
