@@ -100,6 +100,21 @@ def shown_as_read_again(view: SessionScreen, path: Path) -> None:
     assert view.loaded.session.sha256 == load(path).sha256
 
 
+def session_file(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / "chats" / name
+    path.parent.mkdir()
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+async def opened(pilot: Any) -> SessionScreen:  # the session on screen, watched, live state primed
+    await settle(pilot)
+    view = pilot.app.screen
+    assert isinstance(view, SessionScreen) and view.loaded is not None
+    await ready_to_watch(pilot, view)
+    return view
+
+
 def row_text(table: TurnTable, turn: int) -> str:
     """The row of ``turn`` as drawn (it must be in view)."""
     y = table.row_of(turn) - int(table.scroll_y)
@@ -108,16 +123,11 @@ def row_text(table: TurnTable, turn: int) -> str:
 
 
 async def test_an_appended_turn_shows_as_new_rows_with_the_header_and_split_following(tmp_path: Path) -> None:
-    path = tmp_path / "chats" / "session-live.jsonl"
-    path.parent.mkdir()
-    path.write_text(conversation(8), encoding="utf-8")
+    path = session_file(tmp_path, "session-live.jsonl", conversation(8))
     loads = Loads()
     app = InspectorApp(path, threshold=THRESHOLD, live=True)
     async with app.run_test(size=SIZE, message_hook=loads.hook) as pilot:
-        await settle(pilot)
-        view = app.screen
-        assert isinstance(view, SessionScreen) and view.loaded is not None
-        await ready_to_watch(pilot, view)
+        view = await opened(pilot)
         before = view.loaded
         header_before = plain(view.query_one(ContextHeader).content)
         table = view.query_one(TurnTable)
@@ -145,16 +155,12 @@ async def test_an_appended_turn_shows_as_new_rows_with_the_header_and_split_foll
 
 async def test_the_last_message_written_again_is_extended(tmp_path: Path) -> None:
     """Gemini CLI writes a model message when its tool calls start and again, same id, when they end."""
-    path = tmp_path / "chats" / "session-tools.jsonl"
-    path.parent.mkdir()
-    path.write_text(conversation(4) + prompt(4) + answer(4, calls=2, done=False), encoding="utf-8")
+    started = conversation(4) + prompt(4) + answer(4, calls=2, done=False)
+    path = session_file(tmp_path, "session-tools.jsonl", started)
     loads = Loads()
     app = InspectorApp(path, threshold=THRESHOLD, live=True)
     async with app.run_test(size=SIZE, message_hook=loads.hook) as pilot:
-        await settle(pilot)
-        view = app.screen
-        assert isinstance(view, SessionScreen) and view.loaded is not None
-        await ready_to_watch(pilot, view)
+        view = await opened(pilot)
         count = len(view.loaded.analysis.turns)
         with path.open("a", encoding="utf-8") as handle:
             handle.write(answer(4, calls=2, done=True))
@@ -165,16 +171,11 @@ async def test_the_last_message_written_again_is_extended(tmp_path: Path) -> Non
 
 
 async def test_a_rewrite_is_read_again_whole(tmp_path: Path) -> None:
-    path = tmp_path / "chats" / "session-rewrite.jsonl"
-    path.parent.mkdir()
-    path.write_text(conversation(8), encoding="utf-8")
+    path = session_file(tmp_path, "session-rewrite.jsonl", conversation(8))
     loads = Loads()
     app = InspectorApp(path, threshold=THRESHOLD, live=True)
     async with app.run_test(size=SIZE, message_hook=loads.hook) as pilot:
-        await settle(pilot)
-        view = app.screen
-        assert isinstance(view, SessionScreen) and view.loaded is not None
-        await ready_to_watch(pilot, view)
+        view = await opened(pilot)
         spare = path.with_name("spare.tmp")
         spare.write_text(conversation(3) + prompt(99, 9_000) + answer(99), encoding="utf-8")
         os.replace(spare, path)  # another writer replaces the file
@@ -187,18 +188,14 @@ async def test_a_rewrite_is_read_again_whole(tmp_path: Path) -> None:
 async def test_a_truncate_and_restore_keeps_following_gemini_clis_split(tmp_path: Path) -> None:
     """Issue 14.3: the file cut short in place, then its lines written back: the split the user did not
     move follows the reference each time, and is never called "moved"."""
-    path = tmp_path / "chats" / "session-restore.jsonl"
-    path.parent.mkdir()
     whole = conversation(10)
-    path.write_text(whole, encoding="utf-8")
+    path = session_file(tmp_path, "session-restore.jsonl", whole)
     reference = analyze(load(path), threshold=THRESHOLD).split_point
     loads = Loads()
     app = InspectorApp(path, threshold=THRESHOLD, live=True)
     async with app.run_test(size=SIZE, message_hook=loads.hook) as pilot:
-        await settle(pilot)
-        view = app.screen
-        assert isinstance(view, SessionScreen) and view.split == reference
-        await ready_to_watch(pilot, view)
+        view = await opened(pilot)
+        assert view.split == reference
         short = head() + "".join(prompt(i) + answer(i) for i in range(4))
         with path.open("r+b") as handle:  # in place: the same file, shorter
             handle.truncate(len(short.encode()))
