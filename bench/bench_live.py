@@ -53,7 +53,8 @@ def turn_lines(n: int) -> bytes:
     call = {"id": f"live-c{n}", "name": "read_file", "args": {"path": f"src/mod{n % 50}.py"}}
     model = {"id": f"live-g{n}", "timestamp": stamp, "type": "gemini", "content": "Reading the module.",
              "model": "gemini-2.5-pro", "toolCalls": [{**call, "status": "executing"}],
-             "tokens": {"input": 40_000 + n, "output": 120, "cached": 0, "thoughts": 30, "tool": 0, "total": 40_150 + n}}
+             "tokens": {"input": 40_000 + n, "output": 120, "cached": 0, "thoughts": 30, "tool": 0,
+                        "total": 40_150 + n}}
     done = {**model, "toolCalls": [{**call, "status": "success", "result": [
         {"functionResponse": {"id": call["id"], "name": "read_file",
                               "response": {"output": f"def handler_{n}():\n    return {n}\n" * 20}}}]}]}
@@ -117,7 +118,7 @@ async def bench_app(path: Path, appends: int) -> None:
         view = app.screen
         assert isinstance(view, SessionScreen)
         await asyncio.wait_for(view.watch_ready.wait(), 30)
-        print(f"app: loaded and primed, RSS {rss_mb():,.0f} MB")
+        print(f"app: loaded and primed, RSS {rss_mb():,.0f} MB", flush=True)
         table = view.table
         after_event: list[float] = []
         after_write: list[float] = []

@@ -169,7 +169,8 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
     if last_start >= len(figures):
         before_last = pairing.copy()
     index = _Index(
-        hasher, [0, *accumulate(analysis.json_chars)], list(analysis.prefix_quarters), [i for i, f in enumerate(figures) if f[F_CANDIDATE]],
+        hasher, [0, *accumulate(analysis.json_chars)], list(analysis.prefix_quarters),
+        [i for i, f in enumerate(figures) if f[F_CANDIDATE]],
         [f[F_RESPONSES] for f in figures], roles, [f[F_SAFE_END] for f in figures], calls, answers, pairing,
         before_last, None, {}, _max_chars(analysis), _environment_position(session),
     )

@@ -151,6 +151,11 @@ async def test_an_appended_turn_shows_as_new_rows_with_the_header_and_split_foll
         assert f"{loaded.analysis.context.deciding_tokens:,}" in header
         assert loaded.analysis.split_point != before.analysis.split_point  # the append moved the reference...
         assert view.split == loaded.analysis.split_point and not view.split_chosen  # ...and the view followed
+        # compact --agentic's split reads every turn: looked for when asked (A), not on every append
+        assert view.agentic_point is None
+        await pilot.press("A")
+        await settle(pilot)
+        assert view.agentic_point is not None
 
 
 async def test_the_last_message_written_again_is_extended(tmp_path: Path) -> None:

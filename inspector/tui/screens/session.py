@@ -23,7 +23,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
 from inspector.tui.screens.session_actions import SessionActions
-from inspector.tui.screens.session_navigation import SessionNavigation, cli_agentic_split
+from inspector.tui.screens.session_navigation import AGENTIC_GROUP, SessionNavigation, cli_agentic_split
 from inspector.tui.screens.warnings import WarningsScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
@@ -38,7 +38,6 @@ SESSION_ACTIONS = frozenset({
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
 LOAD_GROUP = "load"
-AGENTIC_GROUP = "agentic"
 
 
 class SessionScreen(SessionNavigation, SessionActions):
@@ -198,7 +197,10 @@ class SessionScreen(SessionNavigation, SessionActions):
                         title="Skipped while reading", severity="warning")
         self.after_load(previous, loaded, message.reason)
         self.agentic_point = None
-        self.find_agentic(loaded)  # the candidates when not yet known, and compact --agentic's split
+        if loaded.changed_from is None:
+            self.find_agentic(loaded)  # the candidates when not yet known, and compact --agentic's split
+        # After a live append the candidates came extended; compact --agentic's split reads every
+        # turn's content (minutes on a 170,000-turn run), so it is found when asked for (A), not per append.
 
     def split_after_load(self, previous: Loaded | None, loaded: Loaded) -> int:
         """Where the split is after a (re)load: Gemini CLI's own split point, unless the user

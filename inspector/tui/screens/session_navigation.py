@@ -136,6 +136,9 @@ def search_query(text: str) -> str:
     return text.strip()
 
 
+AGENTIC_GROUP = "agentic"  # the worker that finds compact --agentic's split
+
+
 class SessionNavigation(InspectorScreen):
     """Split here, the agentic split, go to turn N, search (for the session view, SessionScreen)."""
 
@@ -157,6 +160,9 @@ class SessionNavigation(InspectorScreen):
 
     def set_split(self, split: int) -> None:
         raise NotImplementedError  # SessionScreen moves the split
+
+    def find_agentic(self, loaded: Loaded) -> object:
+        raise NotImplementedError  # SessionScreen's worker
 
     # -- the split ----------------------------------------------------------------------
     def split_points(self) -> list[int]:
@@ -188,6 +194,9 @@ class SessionNavigation(InspectorScreen):
         if self.loaded is None:
             return
         if self.agentic_point is None:
+            if self.loaded.changed_from is not None and not any(
+                    w.group == AGENTIC_GROUP and not w.is_finished for w in self.workers):
+                self.find_agentic(self.loaded)  # not looked for since the last live append
             self.notify("Still looking for the agentic split; try again in a moment.", timeout=3)
             return
         if self.agentic_point == 0:
