@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import json
 import shutil
 import statistics
@@ -142,6 +143,9 @@ async def bench_app(path: Path, appends: int) -> None:
                 after_event.append(drawn - events.get("changed", written))
                 after_write.append(drawn - written)
                 extended += view.loaded.changed_from is not None
+                if n < 5 or (n + 1) % 25 == 0:
+                    print(f"  append {n + 1}: {after_event[-1] * 1000:.0f} ms after the event, "
+                          f"{after_write[-1] * 1000:.0f} ms after the write, RSS {rss_mb():,.0f} MB", flush=True)
                 if (n + 1) % 50 == 0:
                     memory.append((n + 1, rss_mb()))
         print(f"app: FileChanged -> new row drawn: median {statistics.median(after_event) * 1000:.0f} ms, "
@@ -158,6 +162,7 @@ def main() -> int:
     parser.add_argument("--appends", type=int, default=1_000)
     parser.add_argument("--app-appends", type=int, default=200)
     args = parser.parse_args()
+    faulthandler.dump_traceback_later(240, repeat=True)  # where it is, when it takes long
     if not args.session.is_file():
         print(f"{args.session} is missing: run bench/make_big_session.py first", file=sys.stderr)
         return 2

@@ -82,7 +82,14 @@ class MessageList(Sequence[dict[str, Any]]):
         (through a descriptor of its own), and this one stays as it was."""
         fd = os.dup(self._fd) if self._fd is not None else None
         merged = self._ids[:keep] + ids if self._ids is not None else None
-        return MessageList(self._data, self._items[:keep] + items, fd=fd, ids=merged, path=self._path)
+        grown = MessageList(self._data, self._items[:keep] + items, fd=fd, ids=merged, path=self._path)
+        # Records already parsed stay parsed: the same dict while nothing of this list is replaced
+        # (the new list only adds indices this one never reads), a copy without the replaced ones else.
+        if keep == len(self._items):
+            grown._parsed = self._parsed
+        else:
+            grown._parsed = {i: record for i, record in self._parsed.items() if i < keep}
+        return grown
 
     def _get(self, index: int) -> dict[str, Any]:
         item = self._items[index]

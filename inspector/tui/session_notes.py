@@ -57,3 +57,17 @@ def noted(analysis: Analysis) -> Noted | None:
     """What was noted for ``analysis`` (None when it was made elsewhere, e.g. by a test)."""
     found = _noted.get(id(analysis))
     return found if found is not None and found.belongs_to(analysis) else None
+
+
+def carry_notes(previous: Analysis, analysis: Analysis, session: Session) -> bool:
+    """Show ``previous``'s notes for ``analysis`` until its own are made (after a live append, the
+    view notes it again once the appends pause: planning masking and pricing read every turn)."""
+    found = noted(previous)
+    if found is None:
+        return False
+    carried = Noted(analysis, found.masking, found.cost, session)
+    with _lock:
+        _noted[id(analysis)] = carried
+        while len(_noted) > _REMEMBERED:
+            del _noted[next(iter(_noted))]
+    return True

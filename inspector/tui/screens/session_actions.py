@@ -34,10 +34,12 @@ from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, RunningScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
-from inspector.tui.session_notes import note_session
+from inspector.tui.session_notes import carry_notes, note_session
 from inspector.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.summarisers import ProviderChoice
     from inspector.live import LiveState
@@ -47,6 +49,7 @@ COMPACT_GROUP = "compact"
 STORE_GROUP = "store"
 WATCH_GROUP = "watch"
 LIVE_GROUP = "live"
+NOTES_GROUP = "notes"
 
 
 class SessionActions(InspectorScreen):
@@ -70,6 +73,9 @@ class SessionActions(InspectorScreen):
 
     def load_session(self, reason: str = "open") -> object:
         raise NotImplementedError  # SessionScreen's loading worker
+
+    def refresh_figures(self) -> None:
+        raise NotImplementedError  # SessionScreen redraws its header and table
 
     # -- compaction -----------------------------------------------------------------------
     @property
@@ -380,6 +386,7 @@ class SessionActions(InspectorScreen):
     # anything it cannot extend (and any other change) reads the whole file again.
     _extending: bool = False
     _appends: list[Appended]
+    _notes_timer: Timer | None = None
 
     def next_extension(self) -> None:
         if self._extending or not self._appends or self.loaded is None:
@@ -413,8 +420,27 @@ class SessionActions(InspectorScreen):
             self.app.call_from_thread(self.extension_declined)
             return
         extended = Loaded(state.session, state.analysis, loaded.threshold, None, live=state, changed_from=first)
-        note_session(state.analysis, state.session)
+        if not carry_notes(loaded.analysis, state.analysis, state.session):
+            note_session(state.analysis, state.session)
         self.post_message(SessionLoaded(extended, "live"))
+
+    NOTES_QUIET = 2.0  # seconds without an append before masking and cost are worked out again
+
+    def note_when_quiet(self, loaded: Loaded) -> None:
+        """Masking and cost read every turn (seconds on a big session): after live appends they are
+        worked out again once the appends pause, not for each one."""
+        if self._notes_timer is not None:
+            self._notes_timer.stop()
+        self._notes_timer = self.set_timer(self.NOTES_QUIET, lambda: self.note_again(loaded))
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group=NOTES_GROUP, description="pricing the session")
+    def note_again(self, loaded: Loaded) -> None:
+        note_session(loaded.analysis, loaded.session)
+        self.app.call_from_thread(self.notes_ready, loaded)
+
+    def notes_ready(self, loaded: Loaded) -> None:
+        if self.loaded is loaded:
+            self.refresh_figures()
 
     def extension_declined(self) -> None:
         """The append could not be extended (a line written again, a rewind, ...): read it all."""
@@ -449,6 +475,8 @@ class SessionActions(InspectorScreen):
         self._extending = False
         if loaded.live is None and self.inspector.live:
             self.prime_live(loaded)
+        if loaded.changed_from is not None:
+            self.note_when_quiet(loaded)
         if previous is None:
             self.start_watching(loaded)
             return
