@@ -46,6 +46,19 @@ if TYPE_CHECKING:
     from inspector.watch import Appended, FileState
 
 COMPACT_GROUP = "compact"
+
+
+class LiveWork:
+    """What one extension starts from, handed over once (then the worker holds nothing)."""
+
+    def __init__(self, loaded: Loaded, batch: list[Appended]) -> None:
+        self._job: tuple[Loaded, list[Appended]] | None = (loaded, batch)
+
+    def take(self) -> tuple[Loaded, list[Appended]]:
+        assert self._job is not None
+        job, self._job = self._job, None
+        return job
+
 STORE_GROUP = "store"
 WATCH_GROUP = "watch"
 LIVE_GROUP = "live"
@@ -398,12 +411,13 @@ class SessionActions(InspectorScreen):
         batch = list(self._appends)
         self._appends.clear()
         self._extending = True
-        self.extend_session(self.loaded, batch)
+        self.extend_session(LiveWork(self.loaded, batch))
 
     @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="reading the appended lines")
-    def extend_session(self, loaded: Loaded, batch: list[Appended]) -> None:
+    def extend_session(self, job: LiveWork) -> None:
         from inspector.live import extend
 
+        loaded, batch = job.take()  # a finished worker keeps its arguments: not the session it replaced
         state = loaded.live
         first = len(loaded.analysis.turns)
         try:
@@ -424,7 +438,7 @@ class SessionActions(InspectorScreen):
             note_session(state.analysis, state.session)
         self.post_message(SessionLoaded(extended, "live"))
 
-    NOTES_QUIET = 2.0  # seconds without an append before masking and cost are worked out again
+    NOTES_QUIET = 5.0  # seconds without an append before masking and cost are worked out again
 
     def note_when_quiet(self, loaded: Loaded) -> None:
         """Masking and cost read every turn (seconds on a big session): after live appends they are
