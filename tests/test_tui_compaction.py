@@ -177,7 +177,7 @@ async def test_live_append_shows_new_turns_and_marks_preview_stale(session_file:
         await settle(pilot)
         assert len(view.loaded.analysis.turns) == before + 2
         assert view.query_one("TurnTable").row_count == before + 3
-        assert any("2 new turns in" in n.message for n in app._notifications)
+        assert view.status.get("live") == "live: 2 new turns"
         assert view.preview.stale
         await pilot.press("a")  # refuses: the preview is stale
         assert not isinstance(app.screen, ConfirmScreen)

@@ -171,7 +171,8 @@ class SessionScreen(SessionNavigation, SessionActions):
         previous = self.loaded
         loaded = message.loaded
         self.loaded = loaded
-        self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
+        if previous is None or loaded.changed_from is None:
+            self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
         analysis = loaded.analysis
         self.split = self.split_after_load(previous, loaded)
         self.check_undo()

@@ -500,7 +500,10 @@ class SessionActions(InspectorScreen):
         if reason == "live":
             added = len(loaded.analysis.turns) - len(previous.analysis.turns)
             kind = self._live_kind
-            if kind == "appended" and added > 0:
+            if kind == "appended" and added > 0 and loaded.changed_from is not None:
+                # extended in place: said in the status line (a toast per append is noise on a long run)
+                self.status.set("live", f"live: {plural(added, 'new turn')}")
+            elif kind == "appended" and added > 0:
                 self.notify(f"{plural(added, 'new turn')} in {self.path.name}.", title="Live", timeout=4)
             elif kind != "appended":
                 self.notify(f"{self.path.name} was {kind} on disk and read again.", title="Live",
