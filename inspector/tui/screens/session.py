@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
+from inspector.tui.screens.export import SessionExport
 from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.screens.session_navigation import SessionNavigation, cli_agentic_split
 from inspector.tui.screens.warnings import WarningsScreen
@@ -33,7 +34,7 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 SESSION_ACTIONS = frozenset({
     "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
     "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
-    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider",
+    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider", "export", "copy",
 })
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
@@ -41,7 +42,7 @@ LOAD_GROUP = "load"
 AGENTIC_GROUP = "agentic"
 
 
-class SessionScreen(SessionNavigation, SessionActions):
+class SessionScreen(SessionNavigation, SessionActions, SessionExport):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -94,6 +95,10 @@ class SessionScreen(SessionNavigation, SessionActions):
         Binding("w", "warnings", "Warnings", show=False, id="session.warnings",
                 tooltip="what was skipped while reading the file (the header counts them)"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
+        Binding("x", "export", "Export", show=False, id="session.export",
+                tooltip="write the session (and the previewed compaction) as Markdown or HTML"),
+        Binding("y", "copy", "Copy turn", show=False, id="session.copy",
+                tooltip="copy the turn at the cursor to the clipboard, as Markdown"),
         Binding("d,enter", "detail", "Detail", id="session.detail", key_display="d",
                 tooltip="the selected turn in full (in place of the table on a small terminal)"),
         Binding("escape", "back", "Back", show=False, id="session.back",
@@ -350,6 +355,9 @@ class SessionScreen(SessionNavigation, SessionActions):
             self.notify("Nothing was skipped while reading this file.", timeout=3)
             return
         self.app.push_screen(WarningsScreen(self.path.name, self.loaded.analysis.warnings))
+
+    def cursor_turn(self) -> int | None:
+        return self.table.cursor if self.loaded is not None and self.loaded.analysis.turns else None
 
     def action_reload(self) -> None:
         self.load_session("reload")
