@@ -17,10 +17,11 @@ SIZE = (160, 45)
 CONTEXT = "<session_context>\nThis is the Gemini CLI.\n</session_context>"
 
 
-def write_session(path: Path, prompts: list[str], mtime: float) -> None:
-    lines = [
-        {"sessionId": path.stem, "projectHash": "p" * 64, "startTime": "2026-01-01T00:00:00Z",
-         "lastUpdated": "2026-01-01T00:00:00Z", "kind": "main"},
+def write_session(path: Path, prompts: list[str], mtime: float, *, updated: str = "2026-01-01T00:00:00Z",
+                  session_id: str | None = None, kind: str = "main") -> None:
+    lines: list[dict[str, object]] = [
+        {"sessionId": session_id or path.stem, "projectHash": "p" * 64, "startTime": "2026-01-01T00:00:00Z",
+         "lastUpdated": updated, "kind": kind},
         {"$set": {"messages": [{"id": "ctx", "timestamp": "t", "type": "user", "content": [{"text": CONTEXT}]}]}},
     ]
     for i, prompt in enumerate(prompts):
@@ -35,8 +36,11 @@ def write_session(path: Path, prompts: list[str], mtime: float) -> None:
 def gemini_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     chats = home / ".gemini" / "tmp"
-    write_session(chats / "alpha" / "chats" / "session-old.jsonl", ["fix the [bold]parser[/]"], 1_700_000_000)
-    write_session(chats / "beta" / "chats" / "session-new.jsonl", ["write docs", "more"], 1_700_100_000)
+    # the file times say the opposite of lastUpdated: the list follows lastUpdated
+    write_session(chats / "alpha" / "chats" / "session-old.jsonl", ["fix the [bold]parser[/]"], 1_700_100_000,
+                  updated="2026-01-01T00:00:00Z")
+    write_session(chats / "beta" / "chats" / "session-new.jsonl", ["write docs", "more"], 1_700_000_000,
+                  updated="2026-02-01T00:00:00Z")
     (chats / "beta" / "chats" / "session-bad.json").write_text("not json at all", encoding="utf-8")
     os.utime(chats / "beta" / "chats" / "session-bad.json", (1_600_000_000, 1_600_000_000))
     monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
@@ -62,11 +66,11 @@ async def test_lists_sessions_newest_first_with_first_real_prompt(gemini_home: P
         screen = await listed(pilot)
         table = screen.table
         assert column(table, "project") == ["beta", "alpha", "beta"]
-        prompts = column(table, "first prompt")
+        prompts = column(table, "title")
         assert prompts[0] == "write docs"
         assert prompts[1] == "fix the [bold]parser[/]"  # shown literally, context block skipped
         assert "broken JSON" in prompts[2]  # the reason it cannot be read
-        assert column(table, "msgs")[:2] == ["5", "3"]
+        assert column(table, "turns")[:2] == ["4", "2"]  # history turns, as the session header counts them
 
 
 async def test_filter_and_open(gemini_home: Path) -> None:

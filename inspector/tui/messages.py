@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from inspector.progress import Progress
     from inspector.store.journal import JournalEntry
     from inspector.store.revert import RevertResult
-    from inspector.tui.loading import Loaded, SessionInfo
+    from inspector.catalog import SessionEntry
+    from inspector.tui.loading import Loaded
 
 
 @dataclass
@@ -44,9 +45,9 @@ class SessionLoaded(Message):
 
 @dataclass
 class SessionListed(Message):
-    """One row of the session list, read in the background."""
+    """One file of the session list, read in the background."""
 
-    info: SessionInfo
+    entry: SessionEntry
 
 
 @dataclass
