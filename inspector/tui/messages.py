@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from inspector.catalog import SessionEntry
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.strategies import Comparison
     from inspector.progress import Progress
     from inspector.store.journal import JournalEntry
     from inspector.store.revert import RevertResult
-    from inspector.catalog import SessionEntry
     from inspector.tui.loading import Loaded
 
 
