@@ -106,9 +106,11 @@ class SessionScreen(SessionNavigation, SessionActions):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 - typed as Textual declares it
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]  # noqa: RUF012 - typed as Textual declares it
 
-    def __init__(self, path: Path, *, model: str | None = None, threshold: float | None = None) -> None:
+    def __init__(self, path: Path, *, model: str | None = None, threshold: float | None = None,
+                 start_turn: int | None = None) -> None:
         super().__init__()
         self.path = Path(path)
+        self.start_turn = start_turn  # where the cursor starts (a search hit), else at the split
         self.model = model
         self.threshold = threshold
         self.loaded: Loaded | None = None
@@ -187,7 +189,8 @@ class SessionScreen(SessionNavigation, SessionActions):
             self.show_strategy()
             self.show_provider()
             self.table.focus()
-            self.table.move_to(self.split if self.split < len(analysis.turns) else len(analysis.turns) - 1)
+            start = self.start_turn if self.start_turn is not None else self.split
+            self.table.move_to(min(max(start, 0), len(analysis.turns) - 1))
             self.call_after_refresh(self.table.scroll_to_cursor)  # the table has its size only after this refresh
         self.show_detail(self.table.cursor)
         if analysis.warnings and previous is None:
