@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from inspector.tui.app import InspectorApp
 from inspector.catalog import Candidate
+from inspector.tui.app import InspectorApp
 from inspector.tui.screens.session_list import SessionListScreen
 
 REPO = Path(__file__).resolve().parents[1]

@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from inspector.catalog import subagent_files
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
 from inspector.tui.screens.session_actions import SessionActions
@@ -94,6 +95,8 @@ class SessionScreen(SessionNavigation, SessionActions):
         Binding("w", "warnings", "Warnings", show=False, id="session.warnings",
                 tooltip="what was skipped while reading the file (the header counts them)"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
+        Binding("b", "subagents", "Subagents", id="session.subagents",
+                tooltip="the subagent sessions this session started: list them, open one"),
         Binding("d,enter", "detail", "Detail", id="session.detail", key_display="d",
                 tooltip="the selected turn in full (in place of the table on a small terminal)"),
         Binding("escape", "back", "Back", show=False, id="session.back",
@@ -296,6 +299,8 @@ class SessionScreen(SessionNavigation, SessionActions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that need a session are dimmed while it loads and hidden when it failed to load;
         apply is offered only once there is a preview to apply."""
+        if action == "subagents":
+            return bool(self.subagent_paths())  # offered only when there are some
         if action in SESSION_ACTIONS and self.loaded is None:
             return False if self.failed is not None else None
         if action == "revert":
@@ -353,6 +358,17 @@ class SessionScreen(SessionNavigation, SessionActions):
             self.notify("Nothing was skipped while reading this file.", timeout=3)
             return
         self.app.push_screen(WarningsScreen(self.path.name, self.loaded.analysis.warnings))
+
+    def subagent_paths(self) -> list[Path]:
+        return subagent_files(self.path, self.loaded.session.session_id if self.loaded is not None else None)
+
+    def action_subagents(self) -> None:
+        from inspector.tui.screens.subagents import SubagentsScreen, read_subagents
+
+        entries = read_subagents(self.subagent_paths(), self.path.parent.parent.name)
+        if entries:
+            self.app.push_screen(SubagentsScreen(self.path.name, entries),
+                                 lambda path: self.inspector.open_session(path) if path is not None else None)
 
     def action_reload(self) -> None:
         self.load_session("reload")
