@@ -63,9 +63,27 @@ COLUMNS = (
 )
 
 
-def layout(width: int) -> list[tuple[ListColumn, int]]:
-    """The columns that fit ``width`` cells and their widths: the lowest-priority ones drop
-    until the title has room; the title takes what is left."""
+def layout(width: int, wanted: dict[str, int] | None = None) -> list[tuple[ListColumn, int]]:
+    """The columns that fit ``width`` cells and their widths (``wanted``: what the rows need, for
+    the session and project columns): the lowest-priority ones drop, then the wanted widths
+    shrink back, until the title has room; the title takes what is left."""
+    if wanted:
+        grown = [ListColumn(c.key, c.label, max(c.width, wanted.get(c.key, 0)), c.drop_order, c.right)
+                 for c in COLUMNS]
+        fits = layout(width)
+        full = layout(width + 1000, None)
+        if [c.key for c, _ in fits] == [c.key for c, _ in full]:  # nothing dropped: room to grow
+            extra = width - sum(w + PADDING for c, w in fits if c.key != "title") - PADDING - MIN_TITLE * 3
+            result = []
+            for column, size in fits:
+                if column.key != "title":
+                    want = next(g.width for g in grown if g.key == column.key)
+                    grow = min(max(want - size, 0), max(extra, 0))
+                    extra -= grow
+                    size += grow
+                result.append((column, size))
+            title = width - sum(w + PADDING for c, w in result if c.key != "title") - PADDING
+            return [(c, title if c.key == "title" else w) for c, w in result]
     shown = list(COLUMNS)
 
     def fixed() -> int:
@@ -195,7 +213,7 @@ class SessionListScreen(InspectorScreen):
     def cells(self, row: CatalogRow) -> list[Text]:
         entry = row.entry
         described = _key(entry.candidate) in self.read
-        name = ("└ " if row.depth else "") + entry.short_id
+        name = self.name_of(row)
         if entry.error:
             title = Text(visible(entry.error, one_line=True), style="red")
         elif not described:
@@ -211,7 +229,8 @@ class SessionListScreen(InspectorScreen):
             "updated": Text(when),
             "turns": Text(turns, justify="right"),
             "size": Text(human_size(entry.candidate.size), justify="right"),
-            "project": Text(visible(short_project(entry.candidate.project), one_line=True)),
+            "project": Text(visible(short_project(entry.candidate.project, self.width_of("project")),
+                                    one_line=True)),
             "title": title,
         }
         shown = []
@@ -220,6 +239,16 @@ class SessionListScreen(InspectorScreen):
             cell.truncate(width, overflow="ellipsis")
             shown.append(cell)
         return shown
+
+    @staticmethod
+    def name_of(row: CatalogRow) -> str:
+        """The session column: the short session id (a subagent's marked under its parent), else the file name."""
+        entry = row.entry
+        name = entry.short_id if entry.session_id else entry.path.name
+        return ("└ " if row.depth else "") + name
+
+    def width_of(self, key: str) -> int:
+        return next((width for column, width in self.columns if column.key == key), 12)
 
     def matching(self) -> list[CatalogRow]:
         words = self.query_text.lower().split()
@@ -238,11 +267,13 @@ class SessionListScreen(InspectorScreen):
             return
         table = self.table
         cursor_key = self.selected_path()
-        self.columns = layout(max(self.size.width - 2, 40))  # 2: the vertical scrollbar
+        rows = self.matching()
+        wanted = {"session": max((len(self.name_of(row)) for row in rows), default=0),
+                  "project": min(max((len(row.entry.candidate.project) for row in rows), default=0), 24)}
+        self.columns = layout(max(self.size.width - 2, 40), wanted)  # 2: the vertical scrollbar
         table.clear(columns=True)
         for column, width in self.columns:
             table.add_column(column.label, width=width, key=column.key)
-        rows = self.matching()
         for row in rows:
             table.add_row(*self.cells(row), key=str(row.entry.path))
         if cursor_key is not None and cursor_key in table.rows:
