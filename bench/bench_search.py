@@ -29,13 +29,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from inspector.catalog import catalog, find_files  # noqa: E402
-from inspector.search import SearchIndex  # noqa: E402
+from inspector.catalog import catalog, find_files
+from inspector.search import SearchIndex
 
-WORDS = ("parser config build deploy cache token window history split budget model prompt reply tool shell "
-         "file folder index query search session context compress summary test fixture server client route "
-         "handler error retry timeout stream buffer schema record field value migrate rollback").split()
+WORDS = tuple(
+    ["parser", "config", "build", "deploy", "cache", "token", "window", "history", "split", "budget", "model", "prompt", "reply", "tool", "shell", "file", "folder", "index", "query", "search", "session", "context", "compress", "summary", "test", "fixture", "server", "client", "route", "handler", "error", "retry", "timeout", "stream", "buffer", "schema", "record", "field", "value", "migrate", "rollback"]
+)
 RARE = "zanzibar"
+CONTEXT = "<session_context>\nThis is the Gemini CLI.\n</session_context>"
 
 
 def sentence(rng: random.Random, n: int) -> str:
@@ -47,8 +48,7 @@ def write_session(path: Path, rng: random.Random, number: int) -> None:
     lines: list[dict[str, object]] = [
         {"sessionId": sid, "projectHash": "0" * 64, "startTime": "2026-01-01T00:00:00Z",
          "lastUpdated": f"2026-01-{1 + number % 28:02d}T{number % 24:02d}:00:00Z", "kind": "main"},
-        {"$set": {"messages": [{"id": "ctx", "timestamp": "t", "type": "user",
-                                "content": [{"text": "<session_context>\nThis is the Gemini CLI.\n</session_context>"}]}]}},
+        {"$set": {"messages": [{"id": "ctx", "timestamp": "t", "type": "user", "content": [{"text": CONTEXT}]}]}},
     ]
     for turn in range(rng.randint(3, 25)):
         prompt = sentence(rng, rng.randint(5, 40))

@@ -23,6 +23,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.catalog import subagent_files
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
+from inspector.tui.screens.export import SessionExport
 from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.screens.session_navigation import SessionNavigation, cli_agentic_split
 from inspector.tui.screens.warnings import WarningsScreen
@@ -34,7 +35,7 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 SESSION_ACTIONS = frozenset({
     "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
     "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
-    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider",
+    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider", "export", "copy",
 })
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
@@ -42,7 +43,7 @@ LOAD_GROUP = "load"
 AGENTIC_GROUP = "agentic"
 
 
-class SessionScreen(SessionNavigation, SessionActions):
+class SessionScreen(SessionNavigation, SessionActions, SessionExport):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -97,6 +98,10 @@ class SessionScreen(SessionNavigation, SessionActions):
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
         Binding("b", "subagents", "Subagents", id="session.subagents",
                 tooltip="the subagent sessions this session started: list them, open one"),
+        Binding("x", "export", "Export", show=False, id="session.export",
+                tooltip="write the session (and the previewed compaction) as Markdown or HTML"),
+        Binding("y", "copy", "Copy turn", show=False, id="session.copy",
+                tooltip="copy the turn at the cursor to the clipboard, as Markdown"),
         Binding("d,enter", "detail", "Detail", id="session.detail", key_display="d",
                 tooltip="the selected turn in full (in place of the table on a small terminal)"),
         Binding("escape", "back", "Back", show=False, id="session.back",
@@ -369,6 +374,9 @@ class SessionScreen(SessionNavigation, SessionActions):
         if entries:
             self.app.push_screen(SubagentsScreen(self.path.name, entries),
                                  lambda path: self.inspector.open_session(path) if path is not None else None)
+
+    def cursor_turn(self) -> int | None:
+        return self.table.cursor if self.loaded is not None and self.loaded.analysis.turns else None
 
     def action_reload(self) -> None:
         self.load_session("reload")
