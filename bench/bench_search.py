@@ -32,8 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from inspector.catalog import catalog, find_files
 from inspector.search import SearchIndex
 
-WORDS = tuple(
-    ["parser", "config", "build", "deploy", "cache", "token", "window", "history", "split", "budget", "model", "prompt", "reply", "tool", "shell", "file", "folder", "index", "query", "search", "session", "context", "compress", "summary", "test", "fixture", "server", "client", "route", "handler", "error", "retry", "timeout", "stream", "buffer", "schema", "record", "field", "value", "migrate", "rollback"]
+WORDS = (
+    "parser", "config", "build", "deploy", "cache", "token", "window", "history", "split", "budget", "model",
+    "prompt", "reply", "tool", "shell", "file", "folder", "index", "query", "search", "session", "context",
+    "compress", "summary", "test", "fixture", "server", "client", "route", "handler", "error", "retry",
+    "timeout", "stream", "buffer", "schema", "record", "field", "value", "migrate", "rollback",
 )
 RARE = "zanzibar"
 CONTEXT = "<session_context>\nThis is the Gemini CLI.\n</session_context>"
