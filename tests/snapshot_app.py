@@ -3,10 +3,11 @@ file times pinned so a fresh clone renders the same pixels."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+from inspector.catalog import Candidate
 from inspector.tui.app import InspectorApp
-from inspector.tui.loading import SessionInfo
 from inspector.tui.screens.session_list import SessionListScreen
 
 REPO = Path(__file__).resolve().parents[1]
@@ -17,12 +18,10 @@ PINNED_MTIME = 1_795_000_000.0  # a fixed moment, shown in the list's "modified"
 class PinnedListScreen(SessionListScreen):
     """The session list with every file's time pinned (checkouts set the real ones)."""
 
-    def find_sessions(self) -> list[SessionInfo]:
-        rows = super().find_sessions()
-        for offset, row in enumerate(sorted(rows, key=lambda r: r.path.name)):
-            row.mtime = PINNED_MTIME - 3600 * offset
-        rows.sort(key=lambda r: -r.mtime)
-        return rows
+    def find_sessions(self) -> list[Candidate]:
+        rows = sorted(super().find_sessions(), key=lambda r: r.path.name)
+        # a file without a recorded time (a checkpoint) is listed by its file time: pin it
+        return [replace(row, mtime_ns=int((PINNED_MTIME - 3600 * offset) * 1e9)) for offset, row in enumerate(rows)]
 
 
 class SnapshotApp(InspectorApp):

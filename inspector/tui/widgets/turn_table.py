@@ -26,6 +26,7 @@ from textual.strip import Strip
 
 from inspector.analysis import Analysis, turn_kind
 from inspector.format import percent, share_bar, usage_text, visible
+from inspector.session.history import is_environment_content
 from inspector.tui.masking_marks import masking_cell
 from inspector.tui.messages import TableColumns, TurnSelected, ViewCleared
 
@@ -296,7 +297,9 @@ class TurnTable(ScrollView, can_focus=True):
         relative = analysis.quarters[index] / self._max_quarters
         base = self._style("turn-table--summarised" if index < self.split else "turn-table--kept")
         role_style = self._style("turn-table--user" if turn.role == "user" else "turn-table--model")
-        kind = turn_kind(turn.content)
+        # the <session_context> turn Gemini CLI puts first (a /chat save keeps it in the history)
+        environment = turn.role == "user" and not turn.is_tool_result and is_environment_content(turn.parts)
+        kind = "session context" if environment else turn_kind(turn.content)
         if index in self.agentic:
             mark: tuple[str, Style | None] = (AGENTIC_MARK, self._style("turn-table--agentic"))
         elif index in self._candidates and index:
