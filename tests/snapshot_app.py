@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any, TypeVar
+
+from textual.screen import Screen
 
 from inspector.catalog import Candidate
 from inspector.tui.app import InspectorApp
@@ -71,3 +74,22 @@ def copy_sample(tmp_path: Path, name: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
     return target
+
+
+S = TypeVar("S", bound=Screen[Any])
+
+
+async def screen_after(pilot, key: str, kind: type[S]) -> S:  # type: ignore[no-untyped-def]
+    """Press ``key``, let the app settle, and return the screen it led to (which must be a ``kind``)."""
+    await pilot.press(key)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, kind), f"{key} led to {type(screen).__name__}, not {kind.__name__}"
+    return screen
+
+
+async def idle(pilot) -> None:  # type: ignore[no-untyped-def]
+    """Wait for every worker and the messages they posted; notifications are kept (unlike ``settle``)."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

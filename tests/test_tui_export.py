@@ -20,7 +20,7 @@ from inspector.tui.app import InspectorApp
 from inspector.tui.screens.export import ExportScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
-from tests.snapshot_app import settle
+from tests.snapshot_app import idle, screen_after, settle
 
 SIZE = (100, 32)
 
@@ -29,11 +29,14 @@ def notes(app: InspectorApp) -> list[str]:
     return [str(note.message) for note in app._notifications]
 
 
-async def finish(pilot) -> None:  # type: ignore[no-untyped-def]
-    """Wait for the export worker and the messages it posted (notifications kept, unlike settle)."""
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+
+
+async def exported(pilot, out: Path) -> None:  # type: ignore[no-untyped-def]
+    """Open the session, export it to ``out`` with the dialog's defaults, and wait for the write."""
+    await settle(pilot)
+    await export_dialog(pilot, out)
+    await pilot.press("enter")
+    await idle(pilot)
 
 
 async def export_dialog(pilot, out: Path) -> ExportScreen:  # type: ignore[no-untyped-def]
@@ -50,10 +53,7 @@ async def test_x_writes_the_same_markdown_as_the_cli(session_file: Path, tmp_pat
     out.parent.mkdir()
     app = InspectorApp(session_file, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await export_dialog(pilot, out)
-        await pilot.press("enter")
-        await finish(pilot)
+        await exported(pilot, out)
         assert isinstance(app.screen, SessionScreen)
         written = out.read_text(encoding="utf-8")
         session = load(session_file)
@@ -86,12 +86,7 @@ async def test_the_previewed_compaction_goes_in_when_asked(session_file: Path, t
     app = InspectorApp(session_file, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        view = app.screen
-        assert isinstance(view, SessionScreen)
-        await pilot.press("c")
-        await settle(pilot)
-        assert isinstance(app.screen, SnapshotScreen)
-        snapshot = app.screen.preview.result.snapshot
+        snapshot = (await screen_after(pilot, "c", SnapshotScreen)).preview.result.snapshot
         assert snapshot
         await pilot.press("y")  # the preview's own copy key: the snapshot as text
         assert app.clipboard == visible(snapshot)
@@ -111,10 +106,7 @@ async def test_the_session_itself_is_never_the_target(session_file: Path) -> Non
     before = session_file.read_bytes()
     app = InspectorApp(session_file, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await export_dialog(pilot, session_file)
-        await pilot.press("enter")
-        await finish(pilot)
+        await exported(pilot, session_file)
         assert any("that is the session itself" in note for note in notes(app))
     assert session_file.read_bytes() == before
 

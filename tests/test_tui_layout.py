@@ -18,7 +18,7 @@ from inspector.tui.messages import SessionLoaded
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.widgets.turn_detail import TurnDetail
 from inspector.tui.widgets.turn_table import TurnTable, layout
-from tests.snapshot_app import SAMPLES, settle
+from tests.snapshot_app import SAMPLES, screen_after, settle
 
 SAMPLE = SAMPLES / "coding-task.jsonl"
 SIZES = [(80, 24), (100, 30), (120, 40), (200, 50)]
@@ -208,10 +208,7 @@ async def test_compare_fits_80_columns() -> None:
     app = InspectorApp(SAMPLE, threshold=0.5, live=False, provider="offline")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await screen_after(pilot, "C", CompareScreen)
         table = screen.query_one(DataTable)
         assert table.row_count == 2
         assert table.virtual_size.width <= table.scrollable_content_region.width  # no column out of sight

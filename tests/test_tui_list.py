@@ -12,6 +12,7 @@ from textual.widgets import DataTable
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
+from tests.snapshot_app import idle
 
 SIZE = (160, 45)
 CONTEXT = "<session_context>\nThis is the Gemini CLI.\n</session_context>"
@@ -81,9 +82,7 @@ async def test_filter_and_open(gemini_home: Path) -> None:
         assert screen.table.row_count == 1
         await pilot.press("enter")  # leaves the filter box
         await pilot.press("enter")  # opens the row
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
         assert isinstance(app.screen, SessionScreen)
         assert app.screen.path.name == "session-old.jsonl"
         assert app.screen.loaded is not None
@@ -161,9 +160,7 @@ async def test_subagents_under_their_parent_and_linked_from_its_view(
         assert "1 subagent" in column(table, "title")[1]
         table.move_cursor(row=1)
         await pilot.press("enter")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
         view = app.screen
         assert isinstance(view, SessionScreen) and view.path == parent
         assert view.check_action("subagents", ()) is True
@@ -173,9 +170,7 @@ async def test_subagents_under_their_parent_and_linked_from_its_view(
 
         assert isinstance(app.screen, SubagentsScreen)
         await pilot.press("enter")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
         opened = app.screen
         assert isinstance(opened, SessionScreen) and opened.path == agent
         assert opened.loaded is not None and len(opened.loaded.analysis.turns) == 4  # analysed like any session
@@ -205,9 +200,7 @@ async def test_the_session_context_turn_is_labelled(tmp_path: Path) -> None:
     path = copy_sample(tmp_path, "gemini-cli-0.61-chat-save.json")  # a /chat save keeps the context turn first
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
         view = app.screen
         assert isinstance(view, SessionScreen) and view.loaded is not None
         turns = view.loaded.analysis.turns

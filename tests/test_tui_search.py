@@ -11,6 +11,7 @@ from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.search import SearchScreen
 from inspector.tui.screens.session import SessionScreen
+from tests.snapshot_app import idle, screen_after
 from tests.test_tui_list import SIZE, listed, write_session
 
 
@@ -26,12 +27,6 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 async def test_a_hit_opens_its_session_at_its_turn(home: Path) -> None:
     target = home / ".gemini" / "tmp" / "alpha" / "chats" / "session-a.jsonl"
     expected = [turn for turn, _, text in session_turns(load(target)) if "zanzibar" in text.lower()]
@@ -39,17 +34,14 @@ async def test_a_hit_opens_its_session_at_its_turn(home: Path) -> None:
     app = InspectorApp(None, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
         await listed(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SearchScreen)
+        screen = await screen_after(pilot, "s", SearchScreen)
         assert screen.report is not None and screen.report.files == 2
         await pilot.press(*"ZANZIBAR", "enter")  # any case
-        await settle(pilot)
+        await idle(pilot)
         assert [(hit.path, hit.turn) for hit in screen.hits] == [(target, expected[0])]
         assert "zanzibar" in str(screen.table.get_row_at(0)[3])
         await pilot.press("enter")
-        await settle(pilot)
+        await idle(pilot)
         session = app.screen
         assert isinstance(session, SessionScreen) and session.path == target
         assert session.loaded is not None
@@ -63,13 +55,10 @@ async def test_no_hit_and_a_too_short_query_say_so(home: Path) -> None:
     app = InspectorApp(None, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
         await listed(pilot)
-        await pilot.press("s")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SearchScreen)
+        screen = await screen_after(pilot, "s", SearchScreen)
         await pilot.press(*"qwertyuiop", "enter")
-        await settle(pilot)
+        await idle(pilot)
         assert screen.hits == [] and "No turn holds" in str(screen.status.render())
         await pilot.press(*("backspace",) * 10, "a", "b", "enter")
-        await settle(pilot)
+        await idle(pilot)
         assert "3 or more characters" in str(screen.status.render())
