@@ -101,6 +101,7 @@ async def main() -> int:
     OUT.mkdir(exist_ok=True)
     samples = Path("sample_sessions")
     work = Path(tempfile.mkdtemp(prefix="shots-"))
+    os.environ["XDG_CACHE_HOME"] = str(work / "cache")  # the search index of this run, not the user's
     copy = work / "chats" / "coding-task.jsonl"
     copy.parent.mkdir(parents=True)
     shutil.copyfile(REPO / samples / "coding-task.jsonl", copy)
@@ -122,6 +123,7 @@ async def main() -> int:
         ("session-list", samples, keys()),
         ("search", samples / "long-migration.jsonl", keys("slash", *"auth", "enter")),
         ("filter-largest", samples / "long-migration.jsonl", keys("F", *"tool result", "enter", "o")),
+        ("session-search", samples, keys("s", *"CHANGELOG", "enter")),
         ("masking", samples / "long-migration.jsonl",
          keys("colon", *str(first_masked_turn(samples / "long-migration.jsonl")), "enter")),
     ]
