@@ -88,6 +88,15 @@ def _blocks(content: dict[str, Any]) -> Iterator[Block]:
             yield Block("other", "other part", visible(_clip(json.dumps(part, ensure_ascii=False))))
 
 
+def _written_by(result: CompressionResult) -> str:
+    """Who wrote the snapshot; a model is named only when one was called (offline calls none)."""
+    if result.provider == "gemini" and result.model:
+        return f"gemini ({result.model})"
+    if result.provider == "offline":
+        return "offline digest (no model was called)"
+    return result.provider or "-"
+
+
 def _turn_view(analysis: Analysis, index: int) -> TurnView:
     turn = analysis.turns[index]
     return TurnView(
@@ -101,7 +110,7 @@ def build(session: Session, analysis: Analysis, result: CompressionResult | None
     """What an export says, from the same figures ``analyze`` and the app show."""
     context = analysis.context
     recorded = context.recorded_prompt_tokens
-    facts = (
+    facts: tuple[tuple[str, str], ...] = (
         ("file", visible(session.path.name, one_line=True)),
         ("format", session.format),
         ("session id", visible(session.session_id or "-", one_line=True)),
@@ -114,12 +123,15 @@ def build(session: Session, analysis: Analysis, result: CompressionResult | None
         ("split point", f"turn {analysis.split_point:,}"),
     )
     turns = tuple(_turn_view(analysis, index) for index in range(len(analysis.turns)))
+    if context.environment_tokens:  # why a compaction's "before" figure is larger than the history's
+        facts += (("environment turn", f"{context.environment_tokens:,} tokens, sent before the history and "
+                                       "counted in the compaction's figures"),)
     snapshot_facts: tuple[tuple[str, str], ...] = ()
     if result is not None:
         snapshot_facts = (
             ("status", result.status.value),
             ("strategy", result.strategy),
-            ("written by", f"{result.provider or '-'}" + (f" ({result.model})" if result.model else "")),
+            ("written by", _written_by(result)),
             ("tokens", f"{result.original_token_count:,} -> {result.new_token_count:,}"),
         )
     return Document(

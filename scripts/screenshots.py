@@ -161,7 +161,7 @@ def browser_shot() -> int:
             browser = Chromium(work / "chromium", width=1600, height=1000)
             try:
                 page = browser.open(served_url(work / "serve.log"))  # the printed URL, with its token
-                found, screen = browser.wait_for_text(page, [sample.name, "est. tok", "Compare"])
+                found, screen = browser.wait_for_text(page, [sample.name, "est. tok", "Compact"])
                 if not found:
                     print(f"the page never showed the session:\n{screen}", file=sys.stderr)
                     return 1
