@@ -104,8 +104,9 @@ async def test_wide_terminal_shows_table_and_detail_side_by_side() -> None:
 def test_columns_drop_least_needed_first() -> None:
     wide = [c.key for c, _ in layout(200, 100)]
     narrow = [c.key for c, _ in layout(60, 100)]
-    assert wide == ["mark", "index", "role", "kind", "mask", "tokens", "usage", "share", "bar"]
-    assert "bar" not in narrow and "usage" not in narrow
+    assert wide == ["mark", "index", "role", "kind", "mask", "tokens", "usage", "cost", "share", "bar"]
+    assert "bar" not in narrow and "usage" not in narrow and "cost" not in narrow
+    assert "cost" not in [c.key for c, _ in layout(200, 100, frozenset({"cost"}))]  # cost off: no column
     assert {"index", "kind", "tokens"} <= set(narrow)
     for width in range(40, 201):
         columns = layout(width, 170_000)
