@@ -6,6 +6,7 @@
     session-inspector revert FILE         undo the last apply, byte for byte
     session-inspector history FILE        the compactions applied to a session
     session-inspector diff A B            compare two state snapshots
+    session-inspector search TEXT         the turns of every session that hold some words
 
 Each command lives in ``inspector/commands/<name>.py`` with ``add_arguments``
 and ``run``; they are imported only when used, so ``analyze --json`` starts
@@ -30,6 +31,7 @@ COMMANDS = {
     "history": "list the compactions applied to a session",
     "diff": "compare two <state_snapshot>s section by section",
     "export": "a session (and a compaction of it) as Markdown or one standalone HTML page",
+    "search": "find the turns of every session that hold some words (prompts, replies, tool calls)",
 }
 
 EXIT_BAD_INPUT = 2

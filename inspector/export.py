@@ -16,12 +16,14 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from inspector.analysis import Analysis
 from inspector.compaction.compress import CompressionResult
 from inspector.format import usage_text, visible
 from inspector.session.loader import Session
+from inspector.store.files import atomic_write
 
 Format = Literal["md", "html"]
 FORMATS: tuple[Format, ...] = ("md", "html")
@@ -86,11 +88,29 @@ def _blocks(content: dict[str, Any]) -> Iterator[Block]:
             yield Block("other", "other part", visible(_clip(json.dumps(part, ensure_ascii=False))))
 
 
+def _written_by(result: CompressionResult) -> str:
+    """Who wrote the snapshot; a model is named only when one was called (offline calls none)."""
+    if result.provider == "gemini" and result.model:
+        return f"gemini ({result.model})"
+    if result.provider == "offline":
+        return "offline digest (no model was called)"
+    return result.provider or "-"
+
+
+def _turn_view(analysis: Analysis, index: int) -> TurnView:
+    turn = analysis.turns[index]
+    return TurnView(
+        index=index, role=turn.role or "?", kind=analysis.kinds[index],
+        tokens=analysis.turn_tokens(index), usage=usage_text(analysis.recorded[index]),
+        blocks=tuple(_blocks(turn.content)), split_here=index == analysis.split_point,
+    )
+
+
 def build(session: Session, analysis: Analysis, result: CompressionResult | None = None) -> Document:
     """What an export says, from the same figures ``analyze`` and the app show."""
     context = analysis.context
     recorded = context.recorded_prompt_tokens
-    facts = (
+    facts: tuple[tuple[str, str], ...] = (
         ("file", visible(session.path.name, one_line=True)),
         ("format", session.format),
         ("session id", visible(session.session_id or "-", one_line=True)),
@@ -102,20 +122,16 @@ def build(session: Session, analysis: Analysis, result: CompressionResult | None
         ("would compress now", "yes" if analysis.would_compress else "no"),
         ("split point", f"turn {analysis.split_point:,}"),
     )
-    turns = tuple(
-        TurnView(
-            index=turn.index, role=turn.role or "?", kind=analysis.kinds[turn.index],
-            tokens=analysis.turn_tokens(turn.index), usage=usage_text(analysis.recorded[turn.index]),
-            blocks=tuple(_blocks(turn.content)), split_here=turn.index == analysis.split_point,
-        )
-        for turn in analysis.turns
-    )
+    turns = tuple(_turn_view(analysis, index) for index in range(len(analysis.turns)))
+    if context.environment_tokens:  # why a compaction's "before" figure is larger than the history's
+        facts += (("environment turn", f"{context.environment_tokens:,} tokens, sent before the history and "
+                                       "counted in the compaction's figures"),)
     snapshot_facts: tuple[tuple[str, str], ...] = ()
     if result is not None:
         snapshot_facts = (
             ("status", result.status.value),
             ("strategy", result.strategy),
-            ("written by", f"{result.provider or '-'}" + (f" ({result.model})" if result.model else "")),
+            ("written by", _written_by(result)),
             ("tokens", f"{result.original_token_count:,} -> {result.new_token_count:,}"),
         )
     return Document(
@@ -149,11 +165,21 @@ def markdown(document: Document) -> str:
     for turn in document.turns:
         if turn.split_here:
             out += ["", "---", "", "*Gemini CLI's split point: the turns above would be summarised.*"]
-        usage = f", recorded {turn.usage}" if turn.usage else ""
-        out += ["", f"### Turn {turn.index:,}: {turn.role} ({_md_cell(turn.kind)}, {turn.tokens:,} tokens{usage})"]
-        for block in turn.blocks:
-            out += ["", f"**{_md_cell(block.title)}**", "", _fence(block.body)]
+        out += ["", *_turn_lines(turn)]
     return "\n".join(out) + "\n"
+
+
+def _turn_lines(turn: TurnView) -> list[str]:
+    usage = f", recorded {turn.usage}" if turn.usage else ""
+    out = [f"### Turn {turn.index:,}: {turn.role} ({_md_cell(turn.kind)}, {turn.tokens:,} tokens{usage})"]
+    for block in turn.blocks:
+        out += ["", f"**{_md_cell(block.title)}**", "", _fence(block.body)]
+    return out
+
+
+def turn_markdown(analysis: Analysis, index: int) -> str:
+    """One turn as the Markdown export writes it (what the app copies with ``y``)."""
+    return "\n".join(_turn_lines(_turn_view(analysis, index))) + "\n"
 
 
 # -- HTML --------------------------------------------------------------------------
@@ -211,3 +237,32 @@ def page(document: Document) -> str:
 
 def render(document: Document, fmt: Format) -> str:
     return markdown(document) if fmt == "md" else page(document)
+
+
+class ExportRefused(ValueError):
+    """The export cannot go where it was asked to (the message says why)."""
+
+
+def default_name(session_path: Path, fmt: Format) -> str:
+    """``coding-task.md`` for ``coding-task.jsonl``."""
+    return f"{session_path.stem}.{fmt}"
+
+
+def check_target(out: Path, session_path: Path) -> None:
+    """Refuse a target that is a folder or the session itself (``ExportRefused``)."""
+    if out.is_dir():
+        raise ExportRefused(f"{out}: that is a folder; give a file name")
+    if out.exists() and out.resolve() == session_path.resolve():
+        raise ExportRefused(f"{out}: that is the session itself; choose another name")
+
+
+def write_export(text: str, out: Path, session_path: Path) -> int:
+    """Write an export to ``out`` atomically (never over the session itself); the bytes written.
+
+    Raises ``ExportRefused`` for a target that is the session or a folder, and
+    ``OSError`` when the file system says no.
+    """
+    check_target(out, session_path)
+    data = text.encode("utf-8")
+    atomic_write(out, data, mode=0o644)
+    return len(data)

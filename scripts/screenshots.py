@@ -2,7 +2,8 @@
 
     python scripts/screenshots.py [NAME ...]     (default: every screenshot)
     python scripts/screenshots.py --browser      screenshots/browser.png: the app served by
-                                                 ``--serve``, in headless Chromium (tests/browser.py)
+                                                 ``--serve``, in headless Chromium (tests/browser.py),
+                                                 and screenshots/export-html.png: ``export --format html``
 
 Writes SVG (Textual's own export) and, when a converter is available, PNG:
 ``rsvg-convert`` (Debian: librsvg2-bin) first, else ``cairosvg`` (PyPI), else
@@ -100,6 +101,7 @@ async def main() -> int:
     OUT.mkdir(exist_ok=True)
     samples = Path("sample_sessions")
     work = Path(tempfile.mkdtemp(prefix="shots-"))
+    os.environ["XDG_CACHE_HOME"] = str(work / "cache")  # the search index of this run, not the user's
     copy = work / "chats" / "coding-task.jsonl"
     copy.parent.mkdir(parents=True)
     shutil.copyfile(REPO / samples / "coding-task.jsonl", copy)
@@ -121,6 +123,9 @@ async def main() -> int:
         ("session-list", samples, keys()),
         ("search", samples / "long-migration.jsonl", keys("slash", *"auth", "enter")),
         ("filter-largest", samples / "long-migration.jsonl", keys("F", *"tool result", "enter", "o")),
+        ("session-search", samples, keys("s", *"CHANGELOG", "enter")),
+        ("masking", samples / "long-migration.jsonl",
+         keys("colon", *str(first_masked_turn(samples / "long-migration.jsonl")), "enter")),
     ]
     small = [  # the smallest terminal the app is made for
         ("session-view-80x24", samples / "long-migration.jsonl", keys()),
@@ -143,7 +148,7 @@ async def main() -> int:
 
 def browser_shot() -> int:
     """The real page of ``session-inspector --serve``, taken the way tests/test_serve.py loads it."""
-    from tests.browser import CHROMIUM, Chromium, free_port, served
+    from tests.browser import CHROMIUM, Chromium, free_port, served, served_url
 
     if not CHROMIUM.is_file():
         print(f"{CHROMIUM} is absent (Debian: apt-get install chromium)", file=sys.stderr)
@@ -155,8 +160,8 @@ def browser_shot() -> int:
         with served(sample, port, work / "serve.log", "--no-watch", "--threshold", "0.5"):
             browser = Chromium(work / "chromium", width=1600, height=1000)
             try:
-                page = browser.open(f"http://127.0.0.1:{port}/")
-                found, screen = browser.wait_for_text(page, [sample.name, "est. tok", "Compare"])
+                page = browser.open(served_url(work / "serve.log"))  # the printed URL, with its token
+                found, screen = browser.wait_for_text(page, [sample.name, "est. tok", "Compact"])
                 if not found:
                     print(f"the page never showed the session:\n{screen}", file=sys.stderr)
                     return 1
@@ -166,7 +171,41 @@ def browser_shot() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"wrote {(OUT / 'browser.png').relative_to(REPO)}")
+    return export_shot()
+
+
+def export_shot() -> int:
+    """``session-inspector export --format html --compaction`` of a sample, as Chromium draws the page."""
+    from tests.browser import Chromium
+
+    sample = REPO / "sample_sessions" / "coding-task.jsonl"
+    work = Path(tempfile.mkdtemp(prefix="export-shot-"))
+    try:
+        page_file = work / "coding-task.html"
+        subprocess.run([sys.executable, "-m", "inspector", "export", str(sample), "--format", "html", "--compaction",
+                        "--threshold", "0.5", "--out", str(page_file)], check=True, cwd=REPO)
+        browser = Chromium(work / "chromium", width=1280, height=900)
+        try:
+            browser.screenshot(browser.open(page_file.as_uri()), OUT / "export-html.png")
+        finally:
+            browser.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"wrote {(OUT / 'export-html.png').relative_to(REPO)}")
     return 0
+
+
+def first_masked_turn(path: Path) -> int:
+    """The first turn whose tool output masking would replace next turn (the masking shot's cursor)."""
+    from inspector.analysis import analyze
+    from inspector.compaction.masking import masking_of
+    from inspector.session import load
+
+    session = load(path)
+    plan = masking_of(session, analyze(session, threshold=0.5).turns)
+    if not plan.parts:
+        raise SystemExit(f"{path}: masking would replace nothing; pick another sample for the masking shot")
+    return min(part.turn for part in plan.parts)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,14 @@ file times pinned so a fresh clone renders the same pixels."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any, TypeVar
 
+from textual.screen import Screen
+
+from inspector.catalog import Candidate
 from inspector.tui.app import InspectorApp
-from inspector.tui.loading import SessionInfo
 from inspector.tui.screens.session_list import SessionListScreen
 
 REPO = Path(__file__).resolve().parents[1]
@@ -17,12 +21,10 @@ PINNED_MTIME = 1_795_000_000.0  # a fixed moment, shown in the list's "modified"
 class PinnedListScreen(SessionListScreen):
     """The session list with every file's time pinned (checkouts set the real ones)."""
 
-    def find_sessions(self) -> list[SessionInfo]:
-        rows = super().find_sessions()
-        for offset, row in enumerate(sorted(rows, key=lambda r: r.path.name)):
-            row.mtime = PINNED_MTIME - 3600 * offset
-        rows.sort(key=lambda r: -r.mtime)
-        return rows
+    def find_sessions(self) -> list[Candidate]:
+        rows = sorted(super().find_sessions(), key=lambda r: r.path.name)
+        # a file without a recorded time (a checkpoint) is listed by its file time: pin it
+        return [replace(row, mtime_ns=int((PINNED_MTIME - 3600 * offset) * 1e9)) for offset, row in enumerate(rows)]
 
 
 class SnapshotApp(InspectorApp):
@@ -72,3 +74,22 @@ def copy_sample(tmp_path: Path, name: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
     return target
+
+
+S = TypeVar("S", bound=Screen[Any])
+
+
+async def screen_after(pilot, key: str, kind: type[S]) -> S:  # type: ignore[no-untyped-def]
+    """Press ``key``, let the app settle, and return the screen it led to (which must be a ``kind``)."""
+    await pilot.press(key)
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, kind), f"{key} led to {type(screen).__name__}, not {kind.__name__}"
+    return screen
+
+
+async def idle(pilot) -> None:  # type: ignore[no-untyped-def]
+    """Wait for every worker and the messages they posted; notifications are kept (unlike ``settle``)."""
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()

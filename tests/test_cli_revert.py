@@ -16,18 +16,11 @@ from inspector.commands.apply import apply_from_cli
 from inspector.compaction.compress import CompressionResult, CompressionStatus
 from inspector.session import history, load
 from inspector.store import apply_history, read_history, store_dir
-from tests.test_store import PATHS, compacted, copy_session
-
-
-def _sample(tmp_path: Path, name: str) -> Path:
-    matches = [p for p in PATHS if p.name == name]
-    if not matches:
-        pytest.skip(f"sample {name} not present")
-    return copy_session(matches[0], tmp_path)
+from tests.test_store import compacted, sample_copy
 
 
 def _applied(tmp_path: Path, name: str) -> tuple[Path, bytes]:
-    path = _sample(tmp_path, name)
+    path = sample_copy(tmp_path, name)
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -53,7 +46,7 @@ def _one_line(err: str) -> str:
 
 
 def test_revert_with_nothing_to_undo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _sample(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     assert main(["revert", str(path)]) == 2
     assert "nothing to undo" in _one_line(capsys.readouterr().err)
 
@@ -129,7 +122,7 @@ def test_list_and_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 
 def test_apply_from_cli_prints_what_it_wrote(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _sample(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     session = load(path)
     turns = history(session)
     assert apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns)) == 0
@@ -141,7 +134,7 @@ def test_apply_from_cli_prints_what_it_wrote(tmp_path: Path, capsys: pytest.Capt
 
 
 def test_apply_from_cli_full_disk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _sample(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -157,7 +150,7 @@ def test_apply_from_cli_full_disk(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_apply_from_cli_stale_preview(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _sample(tmp_path, "gemini-cli-0.61-compress.jsonl")
+    path = sample_copy(tmp_path, "gemini-cli-0.61-compress.jsonl")
     session = load(path)
     turns = history(session)
     with path.open("ab") as gemini:
@@ -180,7 +173,7 @@ def _folder_is_really_read_only(folder: Path) -> bool:
 def test_read_only_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = tmp_path / "chats"
     folder.mkdir()
-    path = _sample(folder, "legacy-pomodoro.json")
+    path = sample_copy(folder, "legacy-pomodoro.json")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -198,7 +191,7 @@ def test_read_only_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_store_folder_blocked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Works as root too: the store folder cannot be made because a file holds its name."""
-    path = _sample(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from inspector.analysis import analyze
 from inspector.cli import main
+from inspector.session import load
 from tests.browser import CHROMIUM, Chromium
 from tests.conftest import SAMPLES
 
@@ -85,6 +87,9 @@ def test_compaction_adds_the_snapshot_and_writes_nothing_to_the_session(
     assert main(["export", str(session), "--compaction"]) == 0
     text = capsys.readouterr().out
     assert "## Compaction snapshot" in text and "<state_snapshot>" in text and "| status | COMPRESSED |" in text
+    assert "| written by | offline digest (no model was called) |" in text  # no model named: none was called
+    environment = analyze(load(session), threshold=0.5).context.environment_tokens
+    assert environment > 0 and f"| environment turn | {environment:,} tokens," in text
     assert session.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["coding-task.jsonl"]
 
 

@@ -30,7 +30,7 @@ import pytest
 
 from inspector.session import history, load
 from inspector.store import StoreError, apply_history, read_history, revert, undoable
-from tests.test_store import PATHS, compacted, copy_session, same
+from tests.test_store import compacted, same, sample_copy
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = 1212
@@ -62,12 +62,6 @@ print(len(calls), flush=True)
 """
 
 
-def _sample(tmp_path: Path, name: str) -> Path:
-    matches = [p for p in PATHS if p.name == name]
-    if not matches:
-        pytest.skip(f"sample {name} not present")
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    return copy_session(matches[0], tmp_path)
 
 
 def _child(mode: str, path: Path, kill_at: int) -> subprocess.Popen[str]:
@@ -116,13 +110,13 @@ def _figures(name: str, tries: int, survived: int, lost: list[str]) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_kill_9_at_every_step_of_apply_and_revert(name: str, tmp_path: Path) -> None:
-    dry = _sample(tmp_path / "dry", name)
+    dry = sample_copy(tmp_path / "dry", name)
     killed, steps = _run("apply", dry, 0)
     assert not killed and steps > 3
-    new = _new_history(_sample(tmp_path / "ref", name))
+    new = _new_history(sample_copy(tmp_path / "ref", name))
     tries, survived, lost = 0, 0, []
     for kill_at in range(1, steps + 1):
-        path = _sample(tmp_path / f"apply-{kill_at}", name)
+        path = sample_copy(tmp_path / f"apply-{kill_at}", name)
         original = path.read_bytes()
         killed, _ = _run("apply", path, kill_at)
         assert killed
@@ -133,11 +127,11 @@ def test_kill_9_at_every_step_of_apply_and_revert(name: str, tmp_path: Path) -> 
         else:
             survived += 1
     # revert: apply whole, then kill the revert at each of its steps
-    dry = _sample(tmp_path / "dry-revert", name)
+    dry = sample_copy(tmp_path / "dry-revert", name)
     _run("apply", dry, 0)
     _, revert_steps = _run("revert", dry, 0)
     for kill_at in range(1, revert_steps + 1):
-        path = _sample(tmp_path / f"revert-{kill_at}", name)
+        path = sample_copy(tmp_path / f"revert-{kill_at}", name)
         original = path.read_bytes()
         _run("apply", path, 0)
         applied = path.read_bytes()
@@ -162,15 +156,15 @@ def test_kill_9_at_every_step_of_apply_and_revert(name: str, tmp_path: Path) -> 
 @pytest.mark.parametrize("name", NAMES)
 def test_kill_9_at_random_moments(name: str, tmp_path: Path) -> None:
     rng = random.Random(SEED)
-    new = _new_history(_sample(tmp_path / "ref", name))
+    new = _new_history(sample_copy(tmp_path / "ref", name))
     # how long one apply process takes, start to end, on this machine now
-    probe = _sample(tmp_path / "probe", name)
+    probe = sample_copy(tmp_path / "probe", name)
     began = time.monotonic()
     _run("apply", probe, 0)
     span = time.monotonic() - began
     tries, survived, lost = 0, 0, []
     for index in range(12):
-        path = _sample(tmp_path / f"try-{index}", name)
+        path = sample_copy(tmp_path / f"try-{index}", name)
         original = path.read_bytes()
         child = _child("apply", path, 0)
         # the fault: SIGKILL after a seeded random share of a typical run (not a wait for anything)
@@ -241,7 +235,7 @@ def test_a_concurrent_writer_never_loses_a_message(name: str, writer: str, tmp_p
     it keeps saving as fast as it can (racing the rest of the apply freely)."""
     rng = random.Random(SEED)
     steps: list[str] = []
-    probe = _sample(tmp_path / "probe", name)
+    probe = sample_copy(tmp_path / "probe", name)
     session = load(probe)
     turns = history(session)
     new, sources = compacted(turns, 2)
@@ -249,7 +243,7 @@ def test_a_concurrent_writer_never_loses_a_message(name: str, writer: str, tmp_p
     tries, survived, lost = 0, 0, []
     outcomes = {"applied": 0, "refused": 0}
     for index in range(16):
-        path = _sample(tmp_path / f"try-{index}", name)
+        path = sample_copy(tmp_path / f"try-{index}", name)
         session = load(path)  # the preview
         turns = history(session)
         new, sources = compacted(turns, 2)
@@ -292,7 +286,7 @@ def test_short_writes_and_a_full_disk_on_the_journal(tmp_path: Path) -> None:
     tries, survived, lost = 0, 0, []
     for index in range(16):
         name = NAMES[index % 2]
-        path = _sample(tmp_path / f"try-{index}", name)
+        path = sample_copy(tmp_path / f"try-{index}", name)
         original = path.read_bytes()
         session = load(path)
         turns = history(session)

@@ -12,18 +12,13 @@ from inspector.analysis import analyze
 from inspector.session import history, load
 from inspector.store import StoreError, apply_history, read_history, revert, store_dir, undoable
 from inspector.store.journal import JOURNAL_NAME
-from tests.test_store import PATHS, compacted, copy_session
+from tests.test_store import compacted, sample_copy
 
 
 class Crash(Exception):
     """Stands for the process dying at that point."""
 
 
-def _sample(tmp_path: Path, name: str) -> Path:
-    matches = [p for p in PATHS if p.name == name]
-    if not matches:
-        pytest.skip(f"sample {name} not present")
-    return copy_session(matches[0], tmp_path)
 
 
 def _apply(path: Path, **kwargs: object) -> None:
@@ -41,7 +36,7 @@ def _journal(path: Path) -> Path:
 
 @pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
 def test_a_torn_last_line_is_cut_off_before_the_next_apply(name: str, tmp_path: Path) -> None:
-    path = _sample(tmp_path, name)
+    path = sample_copy(tmp_path, name)
     original = path.read_bytes()
     _apply(path)
     once = path.read_bytes()
@@ -61,7 +56,7 @@ def test_a_torn_last_line_is_cut_off_before_the_next_apply(name: str, tmp_path: 
 
 
 def test_a_short_write_then_full_disk_on_the_journal_leaves_no_fragment(tmp_path: Path) -> None:
-    path = _sample(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     original = path.read_bytes()
     calls = {"n": 0}
 
@@ -91,7 +86,7 @@ REVERT_STEPS = ("journal-write", "temp-created", "temp-written", "checked", "ren
 @pytest.mark.parametrize("step", REVERT_STEPS)
 @pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
 def test_a_crash_during_revert_leaves_the_journal_telling_the_truth(name: str, step: str, tmp_path: Path) -> None:
-    path = _sample(tmp_path, name)
+    path = sample_copy(tmp_path, name)
     original = path.read_bytes()
     _apply(path)
     applied = path.read_bytes()
@@ -133,7 +128,7 @@ def test_a_damaged_journal_is_refused_with_the_line_and_what_is_wrong(
 ) -> None:
     from inspector.cli import main
 
-    path = _sample(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     _apply(path)
     lines = _journal(path).read_bytes().splitlines()
     applied = json.loads(lines[1])
@@ -149,7 +144,7 @@ def test_a_damaged_journal_is_refused_with_the_line_and_what_is_wrong(
 
 
 def test_a_damaged_line_in_the_middle_is_never_skipped_silently(tmp_path: Path) -> None:
-    path = _sample(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     _apply(path)
     data = _journal(path).read_bytes()
     _journal(path).write_bytes(b'{"event":"apply","id":"00\n' + data)
@@ -164,7 +159,7 @@ async def test_the_app_says_the_journal_is_damaged(tmp_path: Path) -> None:
     from inspector.tui.screens.timeline import TimelineScreen
     from tests.test_tui_compaction import SIZE, settle
 
-    path = _sample(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     _apply(path)
     _journal(path).write_bytes(b'{"event":"apply","id":"00\n' + _journal(path).read_bytes())
     app = InspectorApp(path, threshold=0.5, live=False)

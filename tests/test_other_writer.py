@@ -21,16 +21,11 @@ import pytest
 from inspector.analysis import analyze
 from inspector.session import history, load
 from inspector.store import StoreError, apply_history, baseline, read_history, revert
-from tests.test_store import PATHS, compacted, copy_session
+from tests.test_store import compacted, sample_copy
 
 MARK = "ANOTHER WRITER'S MESSAGE"
 
 
-def _sample(tmp_path: Path, name: str) -> Path:
-    matches = [p for p in PATHS if p.name == name]
-    if not matches:
-        pytest.skip(f"sample {name} not present")
-    return copy_session(matches[0], tmp_path)
 
 
 def _changed_bytes(path: Path) -> bytes:
@@ -78,7 +73,7 @@ def appender(path: Path) -> bytes:
 def _steps(tmp_path: Path, name: str) -> list[str]:
     """Every hook step of one apply of ``name``, in order."""
     (tmp_path / "dry").mkdir()
-    path = _sample(tmp_path / "dry", name)
+    path = sample_copy(tmp_path / "dry", name)
     seen: list[str] = []
     _apply(path, lambda step: seen.append(step))
     return seen
@@ -130,7 +125,7 @@ def test_another_writers_change_survives_at_every_step(
         for index in range(len(steps)):
             folder = tmp_path / f"{writer.__name__}-{index}"
             folder.mkdir()
-            path = _sample(folder, name)
+            path = sample_copy(folder, name)
             theirs: dict[str, bytes] = {}
             calls = {"n": 0}
 

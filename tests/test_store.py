@@ -91,15 +91,17 @@ def test_apply_then_revert_is_byte_identical(source: Path, tmp_path: Path) -> No
     assert read_history(path).entries[0].state == "reverted"
 
 
-def _session_with(tmp_path: Path, name: str) -> Path:
+def sample_copy(tmp_path: Path, name: str) -> Path:
+    """A copy of the sample (or shared) session called ``name`` in ``tmp_path``; skips when it is absent."""
     matches = [p for p in PATHS if p.name == name]
     if not matches:
         pytest.skip(f"sample {name} not present")
+    tmp_path.mkdir(parents=True, exist_ok=True)
     return copy_session(matches[0], tmp_path)
 
 
 def test_kept_records_keep_their_fields(tmp_path: Path) -> None:
-    path = _session_with(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     session = load(path)
     turns = history(session)
     split = analyze(session).split_point
@@ -119,7 +121,7 @@ def test_kept_records_keep_their_fields(tmp_path: Path) -> None:
 
 
 def test_jsonl_apply_appends_what_gemini_cli_appends(tmp_path: Path) -> None:
-    path = _session_with(tmp_path, "gemini-cli-0.61-compress.jsonl")
+    path = sample_copy(tmp_path, "gemini-cli-0.61-compress.jsonl")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -172,7 +174,7 @@ def test_budget_truncated_tool_result_rewrites_the_record(tmp_path: Path) -> Non
 
 
 def test_output_file_with_other_content_refuses_before_writing(tmp_path: Path) -> None:
-    path = _session_with(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -192,7 +194,7 @@ def test_output_file_with_other_content_refuses_before_writing(tmp_path: Path) -
 
 
 def test_refuses_a_history_the_records_cannot_say(tmp_path: Path) -> None:
-    path = _session_with(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -204,7 +206,7 @@ def test_refuses_a_history_the_records_cannot_say(tmp_path: Path) -> None:
 
 
 def test_stale_preview_when_the_file_grew(tmp_path: Path) -> None:
-    path = _session_with(tmp_path, "gemini-cli-0.61-three-prompts.jsonl")
+    path = sample_copy(tmp_path, "gemini-cli-0.61-three-prompts.jsonl")
     session = load(path)
     turns = history(session)
     new, sources = compacted(turns, 2)
@@ -226,7 +228,7 @@ def test_stale_preview_when_the_file_grew(tmp_path: Path) -> None:
 
 
 def test_changed_file_refuses(tmp_path: Path) -> None:
-    path = _session_with(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     session = load(path)
     turns = history(session)
     new, sources = compacted(turns, 2)
@@ -239,7 +241,7 @@ def test_changed_file_refuses(tmp_path: Path) -> None:
 
 def test_checkpoint_keeps_its_wrapper_and_layout(tmp_path: Path) -> None:
     for name in ("checkpoint-rate-limit.json", "checkpoint-bare-array.json"):
-        path = _session_with(tmp_path, name)
+        path = sample_copy(tmp_path, name)
         original = path.read_bytes()
         session = load(path)
         turns = history(session)
@@ -272,7 +274,7 @@ def test_legacy_keeps_metadata_and_pretty_layout(tmp_path: Path) -> None:
 
 
 def test_jsonl_without_final_newline(tmp_path: Path) -> None:
-    path = _session_with(tmp_path, "gemini-cli-0.61-three-prompts.jsonl")
+    path = sample_copy(tmp_path, "gemini-cli-0.61-three-prompts.jsonl")
     path.write_bytes(path.read_bytes().rstrip(b"\n"))
     original = path.read_bytes()
     session = load(path)
@@ -285,7 +287,7 @@ def test_jsonl_without_final_newline(tmp_path: Path) -> None:
 
 
 def test_two_applies_revert_in_steps(tmp_path: Path) -> None:
-    path = _session_with(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -309,7 +311,7 @@ def test_two_applies_revert_in_steps(tmp_path: Path) -> None:
 def test_preview_state(tmp_path: Path) -> None:
     from inspector.store import preview_state
 
-    path = _session_with(tmp_path, "gemini-cli-0.61-three-prompts.jsonl")
+    path = sample_copy(tmp_path, "gemini-cli-0.61-three-prompts.jsonl")
     session = load(path)
     assert preview_state(session) == "same"
     with path.open("ab") as handle:
@@ -322,7 +324,7 @@ def test_preview_state(tmp_path: Path) -> None:
 
 
 def test_symlinked_session_keeps_its_link(tmp_path: Path) -> None:
-    real = _session_with(tmp_path, "legacy-pomodoro.json")
+    real = sample_copy(tmp_path, "legacy-pomodoro.json")
     original = real.read_bytes()
     link = tmp_path / "link.json"
     link.symlink_to(real)

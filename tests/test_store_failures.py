@@ -12,7 +12,7 @@ from inspector.analysis import analyze
 from inspector.session import history, load
 from inspector.store import StoreError, apply_history, read_history, revert, store_dir
 from inspector.store.files import TEMP_MARK, append_bytes, atomic_write
-from tests.test_store import PATHS, compacted, copy_session, same
+from tests.test_store import compacted, same, sample_copy
 
 STEPS = ("temp-created", "temp-write", "temp-partial", "temp-written", "renamed")
 
@@ -28,11 +28,6 @@ def crash_at(step: str, exc: BaseException | None = None):
     return hook
 
 
-def _sample(tmp_path: Path, name: str) -> Path:
-    matches = [p for p in PATHS if p.name == name]
-    if not matches:
-        pytest.skip(f"sample {name} not present")
-    return copy_session(matches[0], tmp_path)
 
 
 def _temps(folder: Path) -> list[Path]:
@@ -54,7 +49,7 @@ def test_atomic_write_is_all_or_nothing(step: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("step", STEPS)
 @pytest.mark.parametrize("name", ["legacy-pomodoro.json", "checkpoint-rate-limit.json"])
 def test_apply_rewrite_crash_at_each_step(name: str, step: str, tmp_path: Path) -> None:
-    path = _sample(tmp_path, name)
+    path = sample_copy(tmp_path, name)
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -85,7 +80,7 @@ def test_apply_rewrite_crash_at_each_step(name: str, step: str, tmp_path: Path) 
 
 
 def test_jsonl_crash_after_append_is_still_revertible(tmp_path: Path) -> None:
-    path = _sample(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -102,7 +97,7 @@ def test_jsonl_crash_after_append_is_still_revertible(tmp_path: Path) -> None:
 
 
 def test_full_disk_while_rewriting(tmp_path: Path) -> None:
-    path = _sample(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -123,7 +118,7 @@ def test_full_disk_while_rewriting(tmp_path: Path) -> None:
 
 
 def test_full_disk_on_the_backup_writes_nothing(tmp_path: Path) -> None:
-    path = _sample(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -136,7 +131,7 @@ def test_full_disk_on_the_backup_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_short_append_then_full_disk_leaves_the_jsonl_as_it_was(tmp_path: Path) -> None:
-    path = _sample(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -181,7 +176,7 @@ def test_append_failure_after_another_writer_keeps_their_line_whole(tmp_path: Pa
 
 @pytest.mark.parametrize("step", STEPS)
 def test_revert_crash_leaves_applied_or_original(step: str, tmp_path: Path) -> None:
-    path = _sample(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     original = path.read_bytes()
     session = load(path)
     turns = history(session)
@@ -198,7 +193,7 @@ def test_revert_crash_leaves_applied_or_original(step: str, tmp_path: Path) -> N
 
 
 def test_revert_with_the_file_gone(tmp_path: Path) -> None:
-    path = _sample(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     session = load(path)
     turns = history(session)
     new, sources = compacted(turns, 2)

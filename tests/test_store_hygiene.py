@@ -14,16 +14,11 @@ from inspector.cli import main
 from inspector.session import history, load
 from inspector.store import StoreError, apply_history, read_history, revert, store_dir
 from inspector.store.files import TEMP_MARK
-from tests.test_store import PATHS, compacted, copy_session
+from tests.test_store import compacted, copy_session, sample_copy
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _sample(tmp_path: Path, name: str) -> Path:
-    matches = [p for p in PATHS if p.name == name]
-    if not matches:
-        pytest.skip(f"sample {name} not present")
-    return copy_session(matches[0], tmp_path)
 
 
 def _apply(path: Path) -> None:
@@ -34,7 +29,7 @@ def _apply(path: Path) -> None:
 
 
 def test_a_backup_is_refused_as_a_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _sample(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     _apply(path)
     [backup] = (store_dir(path) / "backups").iterdir()
     before = backup.read_bytes()
@@ -50,7 +45,7 @@ def test_store_files_never_look_like_sessions_to_gemini_cli(tmp_path: Path) -> N
     """Gemini CLI lists chats/ with a plain readdir: regular files named session-*.json(l) or *.json(l)."""
     chats = tmp_path / "chats"
     chats.mkdir()
-    path = copy_session(_sample(tmp_path, "legacy-pomodoro.json"), chats)
+    path = copy_session(sample_copy(tmp_path, "legacy-pomodoro.json"), chats)
     path = path.rename(chats / "session-2025-10-21T20-04-0b23371a.json")
     _apply(path)
     revert(path)
@@ -61,7 +56,7 @@ def test_store_files_never_look_like_sessions_to_gemini_cli(tmp_path: Path) -> N
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give the file to another user")
 def test_an_apply_as_root_keeps_owner_group_and_mode(tmp_path: Path) -> None:
-    path = _sample(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     os.chown(path, 65534, 65534)
     os.chmod(path, 0o640)
     _apply(path)
@@ -74,7 +69,7 @@ def test_an_apply_as_root_keeps_owner_group_and_mode(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["legacy-pomodoro.json", "coding-task.jsonl"])
 def test_a_read_only_file_is_refused(name: str, tmp_path: Path) -> None:
-    path = _sample(tmp_path, name)
+    path = sample_copy(tmp_path, name)
     original = path.read_bytes()
     os.chmod(path, 0o444)
     with pytest.raises(StoreError, match="read-only"):
@@ -85,7 +80,7 @@ def test_a_read_only_file_is_refused(name: str, tmp_path: Path) -> None:
 
 
 def test_leftovers_of_a_killed_apply_are_cleaned_next_time(tmp_path: Path) -> None:
-    path = _sample(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     # a process that is gone: its pid is free once it has been waited for
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead = int(done.stdout)
@@ -115,7 +110,7 @@ def test_history_refuses_what_is_not_a_session_file(tmp_path: Path, capsys: pyte
 
 
 def test_no_compaction_ever_applied_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = _sample(tmp_path, "legacy-pomodoro.json")
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
     store_dir(path).mkdir(parents=True)  # a store folder with nothing applied (e.g. a refused apply)
     assert main(["revert", str(path)]) == 2
     err = capsys.readouterr().err

@@ -10,23 +10,18 @@ import pytest
 from inspector.cli import main
 from inspector.session import history, load
 from inspector.store import JournalInfo, apply_history, read_history, revert, store_dir
-from tests.test_store import PATHS, compacted, copy_session
+from tests.test_store import compacted, sample_copy
 
 LONE = "half a pair: \ud800 and \udfff"
 
 
-def _sample(tmp_path: Path, name: str) -> Path:
-    matches = [p for p in PATHS if p.name == name]
-    if not matches:
-        pytest.skip(f"sample {name} not present")
-    return copy_session(matches[0], tmp_path)
 
 
 @pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
 def test_a_session_with_lone_surrogates_applies_and_reverts(
     name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = _sample(tmp_path, name)
+    path = sample_copy(tmp_path, name)
     if path.suffix == ".jsonl":
         lines = path.read_text().splitlines()
         records = [json.loads(line) for line in lines]

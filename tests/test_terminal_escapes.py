@@ -16,7 +16,7 @@ from inspector.cli import main
 from inspector.format import visible
 from inspector.session import history, load
 from inspector.store import JournalInfo, apply_history
-from tests.test_store import PATHS, compacted, copy_session
+from tests.test_store import compacted, sample_copy
 
 TITLE = "\x1b]2;owned\x07"
 CLIPBOARD = "\x1b]52;c;cm0gLXJmIH4K\x07"
@@ -25,16 +25,11 @@ HOSTILE = f"gemini{TITLE}{CLIPBOARD}{BLANK}\x07\x9b31m"
 RAW = ("\x1b", "\x07", "\x9b")
 
 
-def _sample(tmp_path: Path, name: str) -> Path:
-    matches = [p for p in PATHS if p.name == name]
-    if not matches:
-        pytest.skip(f"sample {name} not present")
-    return copy_session(matches[0], tmp_path)
 
 
 def _hostile_session(tmp_path: Path) -> Path:
     """coding-task.jsonl with every record's model and a tool output holding escapes."""
-    path = _sample(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     lines = []
     for line in path.read_text().splitlines():
         record = json.loads(line)
@@ -85,7 +80,7 @@ def test_a_refusal_naming_a_hostile_file_name_is_shown_visibly(
 ) -> None:
     folder = tmp_path / f"odd{TITLE}"
     folder.mkdir()
-    path = _sample(folder, "legacy-pomodoro.json")
+    path = sample_copy(folder, "legacy-pomodoro.json")
     assert main(["revert", str(path)]) == 2
     _, err = capsys.readouterr()
     _clean(err)
@@ -94,7 +89,7 @@ def test_a_refusal_naming_a_hostile_file_name_is_shown_visibly(
 
 def _hostile_prompts(tmp_path: Path) -> Path:
     """coding-task.jsonl with escapes and a lone surrogate in every user prompt."""
-    path = _sample(tmp_path, "coding-task.jsonl")
+    path = sample_copy(tmp_path, "coding-task.jsonl")
     lines = []
     for line in path.read_text().splitlines():
         record = json.loads(line)

@@ -23,7 +23,7 @@ from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
 from inspector.tui.widgets.facts_table import FactsTable
 from inspector.tui.widgets.snapshot_lines import SnapshotLines
-from tests.snapshot_app import SAMPLES
+from tests.snapshot_app import SAMPLES, screen_after
 
 SIZE = (160, 45)
 SAMPLE = SAMPLES / "coding-task.jsonl"
@@ -60,10 +60,7 @@ async def test_compaction_preview_matches_the_core(session_file: Path) -> None:
         await settle(pilot)
         view = app.screen
         assert isinstance(view, SessionScreen)
-        await pilot.press("c")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, SnapshotScreen)
+        screen = await screen_after(pilot, "c", SnapshotScreen)
         result = screen.preview.result
         assert result.status == expected.status
         assert (result.original_token_count, result.new_token_count) == (

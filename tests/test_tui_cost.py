@@ -1,4 +1,5 @@
-"""Cost in the app: the selected turn's figure in the detail pane, the saving in the apply confirmation."""
+"""Cost in the app: the cost column, the selected turn's figure in the detail pane, the saving in the apply
+confirmation."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from inspector.session import history, load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.dialogs import ConfirmScreen
 from inspector.tui.widgets.turn_detail import TurnDetail
+from inspector.tui.widgets.turn_table import TurnTable
 from tests.snapshot_app import SAMPLES
 from tests.test_tui_compaction import plain, settle
 
@@ -56,6 +58,10 @@ async def test_cost_in_detail_and_apply_confirmation(session_file: Path) -> None
         await pilot.press("home", *["down"] * turn)
         text = plain(screen.query_one(TurnDetail).body.content)
         assert f"cost: {usd_text(usd)} (Gemini 2.5 Pro, prompts up to 200,000 tokens)" in text
+        table = screen.query_one(TurnTable)
+        assert "cost" in [column.key for column, _ in table.columns]
+        row = table.render_line(table.row_of(turn) - int(table.scroll_offset.y)).text
+        assert f" {usd_text(usd)} " in row  # the turn's own row, in the cost column
         assert "The session: $" in text
 
         await pilot.press("c")
@@ -79,3 +85,4 @@ async def test_cost_off(session_file: Path, monkeypatch: pytest.MonkeyPatch) -> 
         await settle(pilot)
         await pilot.press("home", *["down"] * turn)
         assert "cost:" not in plain(app.screen.query_one(TurnDetail).body.content)
+        assert "cost" not in [column.key for column, _ in app.screen.query_one(TurnTable).columns]

@@ -18,7 +18,7 @@ from inspector.tui.messages import SessionLoaded
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.widgets.turn_detail import TurnDetail
 from inspector.tui.widgets.turn_table import TurnTable, layout
-from tests.snapshot_app import SAMPLES, settle
+from tests.snapshot_app import SAMPLES, screen_after, settle
 
 SAMPLE = SAMPLES / "coding-task.jsonl"
 SIZES = [(80, 24), (100, 30), (120, 40), (200, 50)]
@@ -104,8 +104,9 @@ async def test_wide_terminal_shows_table_and_detail_side_by_side() -> None:
 def test_columns_drop_least_needed_first() -> None:
     wide = [c.key for c, _ in layout(200, 100)]
     narrow = [c.key for c, _ in layout(60, 100)]
-    assert wide == ["mark", "index", "role", "kind", "mask", "tokens", "usage", "share", "bar"]
-    assert "bar" not in narrow and "usage" not in narrow
+    assert wide == ["mark", "index", "role", "kind", "mask", "tokens", "usage", "cost", "share", "bar"]
+    assert "bar" not in narrow and "usage" not in narrow and "cost" not in narrow
+    assert "cost" not in [c.key for c, _ in layout(200, 100, frozenset({"cost"}))]  # cost off: no column
     assert {"index", "kind", "tokens"} <= set(narrow)
     for width in range(40, 201):
         columns = layout(width, 170_000)
@@ -208,10 +209,7 @@ async def test_compare_fits_80_columns() -> None:
     app = InspectorApp(SAMPLE, threshold=0.5, live=False, provider="offline")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await screen_after(pilot, "C", CompareScreen)
         table = screen.query_one(DataTable)
         assert table.row_count == 2
         assert table.virtual_size.width <= table.scrollable_content_region.width  # no column out of sight

@@ -12,15 +12,17 @@ from textual.widgets import DataTable
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
+from tests.snapshot_app import idle
 
 SIZE = (160, 45)
 CONTEXT = "<session_context>\nThis is the Gemini CLI.\n</session_context>"
 
 
-def write_session(path: Path, prompts: list[str], mtime: float) -> None:
-    lines = [
-        {"sessionId": path.stem, "projectHash": "p" * 64, "startTime": "2026-01-01T00:00:00Z",
-         "lastUpdated": "2026-01-01T00:00:00Z", "kind": "main"},
+def write_session(path: Path, prompts: list[str], mtime: float, *, updated: str = "2026-01-01T00:00:00Z",
+                  session_id: str | None = None, kind: str = "main") -> None:
+    lines: list[dict[str, object]] = [
+        {"sessionId": session_id or path.stem, "projectHash": "p" * 64, "startTime": "2026-01-01T00:00:00Z",
+         "lastUpdated": updated, "kind": kind},
         {"$set": {"messages": [{"id": "ctx", "timestamp": "t", "type": "user", "content": [{"text": CONTEXT}]}]}},
     ]
     for i, prompt in enumerate(prompts):
@@ -35,8 +37,11 @@ def write_session(path: Path, prompts: list[str], mtime: float) -> None:
 def gemini_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     chats = home / ".gemini" / "tmp"
-    write_session(chats / "alpha" / "chats" / "session-old.jsonl", ["fix the [bold]parser[/]"], 1_700_000_000)
-    write_session(chats / "beta" / "chats" / "session-new.jsonl", ["write docs", "more"], 1_700_100_000)
+    # the file times say the opposite of lastUpdated: the list follows lastUpdated
+    write_session(chats / "alpha" / "chats" / "session-old.jsonl", ["fix the [bold]parser[/]"], 1_700_100_000,
+                  updated="2026-01-01T00:00:00Z")
+    write_session(chats / "beta" / "chats" / "session-new.jsonl", ["write docs", "more"], 1_700_000_000,
+                  updated="2026-02-01T00:00:00Z")
     (chats / "beta" / "chats" / "session-bad.json").write_text("not json at all", encoding="utf-8")
     os.utime(chats / "beta" / "chats" / "session-bad.json", (1_600_000_000, 1_600_000_000))
     monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
@@ -62,11 +67,11 @@ async def test_lists_sessions_newest_first_with_first_real_prompt(gemini_home: P
         screen = await listed(pilot)
         table = screen.table
         assert column(table, "project") == ["beta", "alpha", "beta"]
-        prompts = column(table, "first prompt")
+        prompts = column(table, "title")
         assert prompts[0] == "write docs"
         assert prompts[1] == "fix the [bold]parser[/]"  # shown literally, context block skipped
         assert "broken JSON" in prompts[2]  # the reason it cannot be read
-        assert column(table, "msgs")[:2] == ["5", "3"]
+        assert column(table, "turns")[:2] == ["4", "2"]  # history turns, as the session header counts them
 
 
 async def test_filter_and_open(gemini_home: Path) -> None:
@@ -77,9 +82,7 @@ async def test_filter_and_open(gemini_home: Path) -> None:
         assert screen.table.row_count == 1
         await pilot.press("enter")  # leaves the filter box
         await pilot.press("enter")  # opens the row
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await idle(pilot)
         assert isinstance(app.screen, SessionScreen)
         assert app.screen.path.name == "session-old.jsonl"
         assert app.screen.loaded is not None
@@ -113,3 +116,95 @@ async def test_no_sessions_says_how_to_open_one(tmp_path: Path, monkeypatch: pyt
         message = screen.query_one("#list-empty")
         assert message.display and "session-inspector PATH" in str(message.render())
         assert not screen.table.display
+
+
+async def test_at_80x24_the_list_shows_session_title_and_turns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    project = "e" * 64  # the project hash that used to push every other column off screen
+    write_session(home / ".gemini" / "tmp" / project / "chats" / "session-2026-01-01T00-00-1a2b3c4d.jsonl",
+                  ["explain the build"], 1_700_000_000, session_id="1a2b3c4d-0000-4000-8000-000000000000")
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await listed(pilot)
+        table = screen.table
+        keys = [str(column.key.value) for column in table.columns.values()]
+        assert keys[0] == "session" and "title" in keys and "turns" in keys
+        assert sum(column.get_render_width(table) for column in table.columns.values()) <= 80
+        assert column(table, "session") == ["1a2b3c4d"]
+        assert column(table, "title") == ["explain the build"]
+        assert column(table, "turns") == ["2"]
+        if "project" in keys:
+            assert len(column(table, "project")[0]) <= 12
+
+
+async def test_subagents_under_their_parent_and_linked_from_its_view(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    chats = home / ".gemini" / "tmp" / "proj" / "chats"
+    parent = chats / "session-parent.jsonl"
+    write_session(parent, ["delegate the survey"], 1_700_000_000, session_id="parent-id",
+                  updated="2026-01-01T00:00:00Z")
+    write_session(chats / "session-other.jsonl", ["unrelated"], 1_700_000_000, updated="2026-06-01T00:00:00Z")
+    agent = chats / "parent-id" / "agent-77.jsonl"
+    write_session(agent, ["survey the files", "and the tests"], 1_700_000_000, session_id="agent-77",
+                  kind="subagent", updated="2026-01-01T00:01:00Z")
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await listed(pilot)
+        table = screen.table
+        rows = [Path(str(key.value)).name for key in table.rows]
+        assert rows == ["session-other.jsonl", "session-parent.jsonl", "agent-77.jsonl"]
+        assert column(table, "session")[2] == "└ agent-77"
+        assert "1 subagent" in column(table, "title")[1]
+        table.move_cursor(row=1)
+        await pilot.press("enter")
+        await idle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.path == parent
+        assert view.check_action("subagents", ()) is True
+        await pilot.press("b")
+        await pilot.pause()
+        from inspector.tui.screens.subagents import SubagentsScreen
+
+        assert isinstance(app.screen, SubagentsScreen)
+        await pilot.press("enter")
+        await idle(pilot)
+        opened = app.screen
+        assert isinstance(opened, SessionScreen) and opened.path == agent
+        assert opened.loaded is not None and len(opened.loaded.analysis.turns) == 4  # analysed like any session
+        assert opened.check_action("subagents", ()) is False  # it started none
+
+
+async def test_the_list_is_read_again_on_return(gemini_home: Path) -> None:
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await listed(pilot)
+        assert column(screen.table, "turns")[0] == "4"
+        await pilot.press("enter")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        path = app.screen.path  # type: ignore[attr-defined]
+        write_session(path, ["write docs", "more", "and more"], 1_700_200_000, updated="2026-03-01T00:00:00Z")
+        await pilot.press("escape")
+        assert app.screen is screen
+        await listed(pilot)
+        assert column(screen.table, "turns")[0] == "6"
+
+
+async def test_the_session_context_turn_is_labelled(tmp_path: Path) -> None:
+    from inspector.session.history import is_environment_content
+    from tests.snapshot_app import copy_sample
+
+    path = copy_sample(tmp_path, "gemini-cli-0.61-chat-save.json")  # a /chat save keeps the context turn first
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await idle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.loaded is not None
+        turns = view.loaded.analysis.turns
+        assert is_environment_content(turns[0].parts) and not is_environment_content(turns[1].parts)
+        width = view.table.content_width
+        assert "session context" in view.table._row(0, width).text
+        assert "session context" not in view.table._row(1, width).text

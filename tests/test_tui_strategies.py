@@ -25,7 +25,7 @@ from inspector.tui.screens.compare import CompareScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
-from tests.snapshot_app import SAMPLES
+from tests.snapshot_app import SAMPLES, screen_after
 from tests.test_tui_compaction import plain, settle
 
 SIZE = (160, 45)
@@ -119,10 +119,7 @@ async def test_compare_screen_matches_the_core_then_staged_applies_and_reverts(t
         await settle(pilot)
         view = app.screen
         assert isinstance(view, SessionScreen)
-        await pilot.press("C")
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, CompareScreen)
+        screen = await screen_after(pilot, "C", CompareScreen)
         table = screen.query_one(DataTable)
         assert table.row_count == 2
         for name, result in expected.results.items():

@@ -14,7 +14,7 @@ from inspector.tui.screens.dialogs import FocusScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.timeline import provider_text
 from inspector.tui.screens.warnings import WarningsScreen
-from tests.snapshot_app import SAMPLES, copy_sample, settle
+from tests.snapshot_app import SAMPLES, copy_sample, screen_after, settle
 
 SAMPLE = SAMPLES / "coding-task.jsonl"
 
@@ -98,18 +98,15 @@ async def test_focus_dialog_says_what_the_offline_summariser_does_with_a_focus(s
     app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press("f")
-        assert isinstance(app.screen, FocusScreen)
-        assert "cannot follow an instruction" in str(app.screen.query_one("#focus-offline").render())
+        dialog = await screen_after(pilot, "f", FocusScreen)
+        assert "cannot follow an instruction" in str(dialog.query_one("#focus-offline").render())
 
 
 async def test_compare_gives_the_cli_command_with_force(session_file: Path) -> None:
     app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
-        await pilot.press("C")
-        assert isinstance(app.screen, CompareScreen)
-        command = app.screen.cli_command()  # --provider as the app was started
+        command = (await screen_after(pilot, "C", CompareScreen)).cli_command()  # --provider as the app was started
         assert " --compare --force" in command and "--provider offline" in command and "--threshold 0.5" in command
         await pilot.press("escape")
 

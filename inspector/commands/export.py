@@ -34,15 +34,18 @@ def run(args: argparse.Namespace) -> int:
     from inspector.compaction.request import compaction_context, compaction_request
     from inspector.compaction.strategies import run_request
     from inspector.compaction.summarisers import pick_summariser
-    from inspector.export import build, render
+    from inspector.export import ExportRefused, build, check_target, render, write_export
     from inspector.session import load
     from inspector.settings import resolve_threshold
 
     out = Path(args.out).absolute() if args.out else None
     session = load(args.file)
-    if out is not None and out.exists() and out.resolve() == session.path.resolve():
-        print(f"session-inspector: {out}: that is the session itself; choose another --out", file=sys.stderr)
-        return EXIT_BAD_INPUT
+    if out is not None:
+        try:
+            check_target(out, session.path)
+        except ExportRefused as exc:
+            print(f"session-inspector: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     analysis = analyze(session, model=args.model, threshold=resolve_threshold(args.threshold).value)
     result = None
     if args.compaction:
@@ -53,10 +56,13 @@ def run(args: argparse.Namespace) -> int:
     if out is None:
         sys.stdout.write(text)
         return 0
-    from inspector.store.files import atomic_write, describe_os_error
+    from inspector.store.files import describe_os_error
 
     try:
-        atomic_write(out, text.encode("utf-8"), mode=0o644)
+        write_export(text, out, session.path)
+    except ExportRefused as exc:
+        print(f"session-inspector: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except OSError as exc:
         print(f"session-inspector: {out}: {describe_os_error(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inspector.store.errors import StoreError
-from inspector.store.files import WriteHook, describe_os_error, fsync_dir, temp_name, write_all
+from inspector.store.files import WriteHook, describe_os_error, fsync_dir, write_temp
 
 
 @dataclass(frozen=True)
@@ -235,27 +235,9 @@ def replace_file(
     """
     target = baseline.path
     folder = target.parent
-    temp = temp_name(target)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    temp = write_temp(target, data, hook, mode=baseline.mode, owner=(baseline.uid, baseline.gid))
     swapped = False
     try:
-        try:
-            if hook:
-                hook("temp-created")
-            half = len(data) // 2
-            write_all(fd, data[:half], hook, "temp-write")
-            if hook:
-                hook("temp-partial")
-            write_all(fd, data[half:], hook, "temp-write")
-            info = os.fstat(fd)
-            if (info.st_uid, info.st_gid) != (baseline.uid, baseline.gid):
-                os.fchown(fd, baseline.uid, baseline.gid)
-            os.fchmod(fd, stat.S_IMODE(baseline.mode))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if hook:
-            hook("temp-written")
         # A cheap look first (no swap at all if it visibly changed); the
         # bytes are compared on what the swap took away, below.
         if not still(baseline, grown_ok=grown_ok, content=False):

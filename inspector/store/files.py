@@ -120,24 +120,8 @@ def atomic_write(
     existing file is never replaced (FileExistsError).
     """
     folder = target.parent
-    temp = temp_name(target)
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode & 0o7777)
+    temp = write_temp(target, data, hook, mode=mode)
     try:
-        try:
-            if hook:
-                hook("temp-created")
-            half = len(data) // 2
-            write_all(fd, data[:half], hook, "temp-write")
-            if hook:
-                hook("temp-partial")
-            write_all(fd, data[half:], hook, "temp-write")
-            if mode is not None:
-                os.fchmod(fd, stat.S_IMODE(mode))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if hook:
-            hook("temp-written")
         if unchanged is not None and not unchanged():
             raise StoreError(
                 target, "the file changed on disk while it was being written; it was left as it was", "changed"
@@ -154,6 +138,40 @@ def atomic_write(
     if hook:
         hook("renamed")
     fsync_dir(folder)
+
+
+def write_temp(target: Path, data: bytes, hook: WriteHook | None, *, mode: int | None = None,
+               owner: tuple[int, int] | None = None) -> Path:
+    """A new temp file beside ``target`` holding ``data``, with ``mode`` and ``owner`` (uid, gid)
+    when given, fsynced and closed; removed again if any step fails.  The hook is told
+    each step (``temp-created``, ``temp-partial`` half way, ``temp-written``)."""
+    temp = temp_name(target)
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if mode is None else mode & 0o7777)
+    try:
+        try:
+            if hook:
+                hook("temp-created")
+            half = len(data) // 2
+            write_all(fd, data[:half], hook, "temp-write")
+            if hook:
+                hook("temp-partial")
+            write_all(fd, data[half:], hook, "temp-write")
+            if owner is not None:
+                info = os.fstat(fd)
+                if (info.st_uid, info.st_gid) != owner:
+                    os.fchown(fd, *owner)
+            if mode is not None:
+                os.fchmod(fd, stat.S_IMODE(mode))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if hook:
+            hook("temp-written")
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    return temp
 
 
 def append_bytes(target: Path, data: bytes, *, hook: WriteHook | None = None) -> int:

@@ -16,6 +16,7 @@ from inspector.tui.commands import InspectorCommands
 from inspector.tui.loading import Cancelled
 from inspector.tui.running import ProviderSettings
 from inspector.tui.screens.help import HelpScreen
+from inspector.tui.screens.search import SearchScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
 
@@ -58,17 +59,18 @@ class InspectorApp(App[None]):
     def list_screen(self, folder: Path | None) -> SessionListScreen:
         return SessionListScreen(folder)
 
-    def session_screen(self, path: Path) -> SessionScreen:
-        return SessionScreen(path, model=self.model, threshold=self.threshold)
+    def session_screen(self, path: Path, turn: int | None = None) -> SessionScreen:
+        return SessionScreen(path, model=self.model, threshold=self.threshold, start_turn=turn)
 
     # -- navigation ----------------------------------------------------------------------
-    def open_session(self, path: Path) -> None:
-        self.push_screen(self.session_screen(path))
+    def open_session(self, path: Path, turn: int | None = None) -> None:
+        """Open a session, its cursor on ``turn`` (a search hit) or else at the split."""
+        self.push_screen(self.session_screen(path, turn))
 
     def show_session_list(self, current: Screen[object] | Screen[None] | None = None) -> None:
         """Back to the list: pop to it, or open the list of the current file's folder."""
         below = self.screen_stack[-2] if len(self.screen_stack) > 2 else None
-        if isinstance(below, SessionListScreen):
+        if isinstance(below, (SessionListScreen, SearchScreen)):  # back to the list, or to the search hits
             self.pop_screen()
             return
         folder = current.path.parent if isinstance(current, SessionScreen) else None

@@ -1,4 +1,4 @@
-"""Cost in the session view: a line in the detail pane, a line in the apply confirmation.
+"""Cost in the session view: a table column, a line in the detail pane, a line in the apply confirmation.
 
 The figures are ``inspector.cost``'s, noted once per analysis in the loading
 worker (``tui/session_notes.py``); nothing is shown when cost is off or the
@@ -17,6 +17,19 @@ from inspector.tui.session_notes import noted
 
 def _turns(count: int) -> str:
     return f"{count:,} priced turn" + ("" if count == 1 else "s")
+
+
+def has_cost(analysis: Analysis) -> bool:
+    """Whether the table's cost column has anything to show: cost on, and some turn priced."""
+    found = noted(analysis)
+    return found is not None and found.cost.switch.enabled and bool(found.cost.turns)
+
+
+def cost_cell(analysis: Analysis, index: int) -> str:
+    """The turn table's cost cell: what the turn cost, or nothing (unpriced, or not a model turn)."""
+    found = noted(analysis)
+    price = found.cost.of_turn(index) if found is not None and found.cost.switch.enabled else None
+    return usd_text(price.usd) if price is not None else ""
 
 
 def cost_lines(analysis: Analysis, index: int) -> list[Text]:

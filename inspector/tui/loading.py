@@ -3,25 +3,22 @@
 Nothing here computes a figure: ``read_session`` calls ``session.parse`` and
 ``analysis.analyze`` exactly as ``session-inspector analyze`` does, and only
 adds a progress report while the bytes come in and a way to stop between
-steps.  Listing sessions reads each file with the same ``load``.
+steps.  Finding and listing sessions is ``inspector.catalog``.
 """
 
 from __future__ import annotations
 
 import bisect
 import contextlib
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.analysis import Analysis, analyze, project_temp_dir
-from inspector.jsjson import js_to_string
+from inspector.analysis import Analysis, analyze
 from inspector.live import LiveState
-from inspector.session import Session, SessionError, history, load, parse
-from inspector.session.history import is_ignored_user_content
+from inspector.session import Session, parse
 from inspector.session.loader import read_bytes
-from inspector.settings import Threshold, gemini_home, resolve_threshold
+from inspector.settings import Threshold, resolve_threshold
 from inspector.tui.session_notes import note_session
 from inspector.watch import FileState, state_of
 
@@ -127,100 +124,3 @@ def read_session(
     if cancelled():
         raise Cancelled
     return Loaded(session, result, chosen, state_of(path, data, inode, session.mtime_ns))
-
-
-# -- the session list ---------------------------------------------------------------
-
-
-@dataclass
-class SessionInfo:
-    """One row of the session list."""
-
-    path: Path
-    project: str
-    size: int
-    mtime: float
-    messages: int | None = None
-    prompt: str = ""
-    format: str = ""
-    error: str | None = None
-
-    @property
-    def search_text(self) -> str:
-        return f"{self.project} {self.path.name} {self.prompt}".lower()
-
-
-def chats_root() -> Path:
-    """``~/.gemini/tmp`` (honouring GEMINI_CLI_HOME)."""
-    return gemini_home() / ".gemini" / "tmp"
-
-
-def _candidates(folder: Path | None) -> Iterator[Path]:
-    if folder is not None:
-        for pattern in ("*.jsonl", "*.json"):
-            yield from folder.glob(pattern)
-        return
-    root = chats_root()
-    for pattern in ("*/chats/*.jsonl", "*/chats/*.json", "*/chats/*/*.jsonl"):
-        yield from root.glob(pattern)
-
-
-def list_sessions(folder: Path | None = None) -> list[SessionInfo]:
-    """The session files under ``folder`` (or every project's chats), newest first."""
-    rows: list[SessionInfo] = []
-    seen: set[Path] = set()
-    for path in _candidates(folder):
-        if path in seen or not path.is_file():
-            continue
-        seen.add(path)
-        try:
-            info = path.stat()
-        except OSError:
-            continue
-        rows.append(SessionInfo(path, project_temp_dir(path).name, info.st_size, info.st_mtime))
-    rows.sort(key=lambda row: (-row.mtime, row.path.name))
-    return rows
-
-
-def first_prompt(session: Session) -> str:
-    """The first real prompt: the first user text turn of the history (context and snapshots skipped)."""
-    for turn in history(session):
-        if turn.role != "user" or turn.is_tool_result:
-            continue
-        if session.contents is not None and is_ignored_user_content(turn.parts):
-            continue  # a checkpoint keeps its <session_context> turn
-        texts = [js_to_string(p.get("text")) for p in turn.parts if isinstance(p, dict) and "text" in p]
-        if texts and texts[0].lstrip().startswith("<state_snapshot>"):
-            continue  # a compressed session starts with its summary, not a prompt
-        if texts:
-            return " ".join(" ".join(texts).split())
-    return ""
-
-
-def describe(info: SessionInfo) -> SessionInfo:
-    """Fill in the message count and first prompt by reading the file."""
-    try:
-        session = load(info.path)
-    except SessionError as exc:
-        info.error = exc.message
-        return info
-    except (OSError, ValueError, RecursionError) as exc:  # defensive: never break the list
-        info.error = str(exc) or type(exc).__name__
-        return info
-    info.format = session.format
-    info.messages = len(session.contents) if session.contents is not None else len(session.messages)
-    info.prompt = first_prompt(session)
-    return info
-
-
-def human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "kB", "MB", "GB"):
-        if value < 1000 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{size} B"
-
-
-def is_folder(path: Path) -> bool:
-    return os.path.isdir(path)

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
+    from inspector.catalog import SessionEntry
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.strategies import Comparison
     from inspector.progress import Progress
     from inspector.store.journal import JournalEntry
     from inspector.store.revert import RevertResult
-    from inspector.tui.loading import Loaded, SessionInfo
+    from inspector.tui.loading import Loaded
     from inspector.watch import Appended
 
 
@@ -45,9 +46,9 @@ class SessionLoaded(Message):
 
 @dataclass
 class SessionListed(Message):
-    """One row of the session list, read in the background."""
+    """One file of the session list, read in the background."""
 
-    info: SessionInfo
+    entry: SessionEntry
 
 
 @dataclass

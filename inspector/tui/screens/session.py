@@ -20,8 +20,10 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from inspector.catalog import subagent_files
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
+from inspector.tui.screens.export import SessionExport
 from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.screens.session_navigation import AGENTIC_GROUP, SessionNavigation, cli_agentic_split
 from inspector.tui.screens.warnings import WarningsScreen
@@ -33,14 +35,14 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 SESSION_ACTIONS = frozenset({
     "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
     "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
-    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider",
+    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider", "export", "copy",
 })
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
 LOAD_GROUP = "load"
 
 
-class SessionScreen(SessionNavigation, SessionActions):
+class SessionScreen(SessionNavigation, SessionActions, SessionExport):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -93,6 +95,12 @@ class SessionScreen(SessionNavigation, SessionActions):
         Binding("w", "warnings", "Warnings", show=False, id="session.warnings",
                 tooltip="what was skipped while reading the file (the header counts them)"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
+        Binding("b", "subagents", "Subagents", id="session.subagents",
+                tooltip="the subagent sessions this session started: list them, open one"),
+        Binding("x", "export", "Export", show=False, id="session.export",
+                tooltip="write the session (and the previewed compaction) as Markdown or HTML"),
+        Binding("y", "copy", "Copy turn", show=False, id="session.copy",
+                tooltip="copy the turn at the cursor to the clipboard, as Markdown"),
         Binding("d,enter", "detail", "Detail", id="session.detail", key_display="d",
                 tooltip="the selected turn in full (in place of the table on a small terminal)"),
         Binding("escape", "back", "Back", show=False, id="session.back",
@@ -105,9 +113,11 @@ class SessionScreen(SessionNavigation, SessionActions):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 - typed as Textual declares it
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]  # noqa: RUF012 - typed as Textual declares it
 
-    def __init__(self, path: Path, *, model: str | None = None, threshold: float | None = None) -> None:
+    def __init__(self, path: Path, *, model: str | None = None, threshold: float | None = None,
+                 start_turn: int | None = None) -> None:
         super().__init__()
         self.path = Path(path)
+        self.start_turn = start_turn  # where the cursor starts (a search hit), else at the split
         self.model = model
         self.threshold = threshold
         self.loaded: Loaded | None = None
@@ -188,7 +198,8 @@ class SessionScreen(SessionNavigation, SessionActions):
             self.show_strategy()
             self.show_provider()
             self.table.focus()
-            self.table.move_to(self.split if self.split < len(analysis.turns) else len(analysis.turns) - 1)
+            start = self.start_turn if self.start_turn is not None else self.split
+            self.table.move_to(min(max(start, 0), len(analysis.turns) - 1))
             self.call_after_refresh(self.table.scroll_to_cursor)  # the table has its size only after this refresh
         self.show_detail(self.table.cursor)
         if analysis.warnings and previous is None:
@@ -297,6 +308,8 @@ class SessionScreen(SessionNavigation, SessionActions):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys that need a session are dimmed while it loads and hidden when it failed to load;
         apply is offered only once there is a preview to apply."""
+        if action == "subagents":
+            return bool(self.subagent_paths())  # offered only when there are some
         if action in SESSION_ACTIONS and self.loaded is None:
             return False if self.failed is not None else None
         if action == "revert":
@@ -354,6 +367,20 @@ class SessionScreen(SessionNavigation, SessionActions):
             self.notify("Nothing was skipped while reading this file.", timeout=3)
             return
         self.app.push_screen(WarningsScreen(self.path.name, self.loaded.analysis.warnings))
+
+    def subagent_paths(self) -> list[Path]:
+        return subagent_files(self.path, self.loaded.session.session_id if self.loaded is not None else None)
+
+    def action_subagents(self) -> None:
+        from inspector.tui.screens.subagents import SubagentsScreen, read_subagents
+
+        entries = read_subagents(self.subagent_paths(), self.path.parent.parent.name)
+        if entries:
+            self.app.push_screen(SubagentsScreen(self.path.name, entries),
+                                 lambda path: self.inspector.open_session(path) if path is not None else None)
+
+    def cursor_turn(self) -> int | None:
+        return self.table.cursor if self.loaded is not None and self.loaded.analysis.turns else None
 
     def action_reload(self) -> None:
         self.load_session("reload")

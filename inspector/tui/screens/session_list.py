@@ -1,12 +1,17 @@
-"""The session list: every Gemini CLI session under ~/.gemini/tmp/*/chats (or in a folder), newest first.
+"""The session browser: the sessions ``/resume`` would list, newest first, subagents under their parent.
 
-The files are found at once (a stat each); a thread worker then reads them one
-by one for the message count and the first real prompt.  ``/`` filters.
+Finding the files takes a stat each; a thread worker then reads them one by
+one (``inspector.catalog.describe``) and the list is arranged as ``/resume``
+arranges it (``catalog.arrange``).  Files already read are not read again
+unless their size or time changed, so coming back from a session (the list
+is rescanned on every return) costs a stat per file.  ``/`` filters the rows,
+``s`` searches the text of every session.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
@@ -14,14 +19,84 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.events import Resize
 from textual.widgets import DataTable, Footer, Input, Static
-from textual.worker import get_current_worker
+from textual.worker import Worker, WorkerState, get_current_worker
 
-from inspector.tui.loading import SessionInfo, chats_root, describe, human_size, list_sessions
+from inspector.catalog import (
+    Candidate,
+    Catalog,
+    CatalogRow,
+    SessionEntry,
+    arrange,
+    describe,
+    find_files,
+    gemini_tmp,
+    human_size,
+    short_project,
+)
+from inspector.format import plural, visible
 from inspector.tui.messages import SessionListed
 from inspector.tui.screens.base import InspectorScreen
 
-COLUMNS = ("modified", "project", "size", "msgs", "format", "first prompt")
+LIST_GROUP = "list"
+PADDING = 2  # a DataTable cell's padding, both sides
+MIN_TITLE = 20
+
+
+@dataclass(frozen=True)
+class ListColumn:
+    key: str
+    label: str
+    width: int
+    drop_order: int  # columns with the highest number go first when the terminal is narrow; 0 never
+    right: bool = False
+
+
+COLUMNS = (
+    ListColumn("session", "session", 10, 0),
+    ListColumn("updated", "updated", 16, 3),
+    ListColumn("turns", "turns", 7, 1, right=True),
+    ListColumn("size", "size", 8, 4, right=True),
+    ListColumn("project", "project", 12, 5),
+    ListColumn("title", "title", MIN_TITLE, 0),
+)
+
+
+def layout(width: int, wanted: dict[str, int] | None = None) -> list[tuple[ListColumn, int]]:
+    """The columns that fit ``width`` cells and their widths (``wanted``: what the rows need, for
+    the session and project columns): the lowest-priority ones drop, then the wanted widths
+    shrink back, until the title has room; the title takes what is left."""
+    if wanted:
+        grown = [ListColumn(c.key, c.label, max(c.width, wanted.get(c.key, 0)), c.drop_order, c.right)
+                 for c in COLUMNS]
+        fits = layout(width)
+        full = layout(width + 1000, None)
+        if [c.key for c, _ in fits] == [c.key for c, _ in full]:  # nothing dropped: room to grow
+            extra = width - sum(w + PADDING for c, w in fits if c.key != "title") - PADDING - MIN_TITLE * 3
+            result = []
+            for column, size in fits:
+                if column.key != "title":
+                    want = next(g.width for g in grown if g.key == column.key)
+                    grow = min(max(want - size, 0), max(extra, 0))
+                    extra -= grow
+                    size += grow
+                result.append((column, size))
+            title = width - sum(w + PADDING for c, w in result if c.key != "title") - PADDING
+            return [(c, title if c.key == "title" else w) for c, w in result]
+    shown = list(COLUMNS)
+
+    def fixed() -> int:
+        return sum(c.width + PADDING for c in shown if c.key != "title") + PADDING
+
+    while width - fixed() < MIN_TITLE and any(c.drop_order for c in shown):
+        shown.remove(max(shown, key=lambda c: c.drop_order))
+    title = max(width - fixed(), 8)
+    return [(c, title if c.key == "title" else c.width) for c in shown]
+
+
+def _key(candidate: Candidate) -> tuple[Path, int, int]:
+    return (candidate.path, candidate.size, candidate.mtime_ns)
 
 
 class SessionListScreen(InspectorScreen):
@@ -29,7 +104,9 @@ class SessionListScreen(InspectorScreen):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "filter", "Filter", id="sessions.filter", key_display="/",
-                tooltip="type to keep only matching sessions"),
+                tooltip="type to keep only matching sessions (id, file, project or title)"),
+        Binding("s", "search", "Search text", id="sessions.search",
+                tooltip="search the prompts, replies and tool calls of every session"),
         Binding("escape", "clear_filter", "Clear filter", show=False, id="sessions.clear-filter",
                 tooltip="show every session again"),
         Binding("r", "rescan", "Rescan", show=False, id="sessions.rescan", tooltip="look for sessions again"),
@@ -38,13 +115,15 @@ class SessionListScreen(InspectorScreen):
     def __init__(self, folder: Path | None = None) -> None:
         super().__init__()
         self.folder = folder
-        self.infos: list[SessionInfo] = []
+        self.candidates: list[Candidate] = []
+        self.read: dict[tuple[Path, int, int], SessionEntry] = {}  # files already read, by path, size and time
+        self.catalog: Catalog | None = None
         self.query_text = ""
+        self.columns: list[tuple[ListColumn, int]] = []
 
     def compose(self) -> ComposeResult:
-        where = str(self.folder) if self.folder is not None else f"{chats_root()}/*/chats"
-        yield Static(Text.assemble(("Sessions in ", "bold"), where), id="list-title", markup=False)
-        yield Input(placeholder="filter: project, file or prompt…", id="filter")
+        yield Static(self.title_text(), id="list-title", markup=False)
+        yield Input(placeholder="filter: session id, file, project or title…", id="filter")
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Static("", id="list-empty", markup=False)
         yield Footer()
@@ -53,70 +132,172 @@ class SessionListScreen(InspectorScreen):
     def table(self) -> DataTable[Text]:
         return self.query_one("#sessions", DataTable)
 
+    @property
+    def where(self) -> str:
+        return str(self.folder) if self.folder is not None else f"{gemini_tmp()}/*/chats"
+
+    def title_text(self) -> Text:
+        text = Text.assemble(("Sessions in ", "bold"), visible(self.where, one_line=True))
+        if self.catalog is not None:
+            shown = sum(1 for row in self.catalog.rows if row.depth == 0)
+            text.append(f"  {plural(shown, 'session')}", style="dim")
+            if self.catalog.hidden:
+                text.append(f", {self.catalog.hidden:,} other files not listed (side files, no conversation, "
+                            "older copies)", style="dim")
+        return text
+
     def on_mount(self) -> None:
         self.query_one("#filter", Input).display = False
-        for name in COLUMNS:
-            self.table.add_column(name, key=name)
-        self.action_rescan()
 
-    def find_sessions(self) -> list[SessionInfo]:
-        return list_sessions(self.folder)
+    def on_screen_resume(self) -> None:
+        self.action_rescan()  # the first show, and every return from a session (it may have changed)
+
+    def on_resize(self, event: Resize) -> None:
+        self.fill()
+
+    # -- scanning ---------------------------------------------------------------------------
+    def find_sessions(self) -> list[Candidate]:
+        return find_files(self.folder)
 
     def action_rescan(self) -> None:
-        self.infos = self.find_sessions()
-        self.fill()
-        self.table.focus()
-        self.describe_all()
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group="list", description="reading sessions")
-    def describe_all(self) -> None:
-        worker = get_current_worker()
-        for info in list(self.infos):
-            if worker.is_cancelled:
-                return
-            self.post_message(SessionListed(describe(info)))
-
-    # -- rows -------------------------------------------------------------------------
-    def _cells(self, info: SessionInfo) -> list[Text]:
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(info.mtime))
-        if info.error:
-            prompt = Text(info.error, style="red")
-        elif info.messages is None:
-            prompt = Text("…", style="dim")
+        self.candidates = self.find_sessions()
+        current = {_key(c) for c in self.candidates}
+        self.read = {key: entry for key, entry in self.read.items() if key in current}
+        if all(_key(c) in self.read for c in self.candidates):
+            self.show_catalog(arrange(self.read[_key(c)] for c in self.candidates))
         else:
-            prompt = Text(info.prompt[:100])
-        messages = "" if info.messages is None else f"{info.messages:,}"
-        return [Text(when), Text(info.project), Text(human_size(info.size), justify="right"),
-                Text(messages, justify="right"), Text(info.format), prompt]
+            self.catalog = None
+            self.fill()
+        if not self.query_one("#filter", Input).display:
+            self.table.focus()  # (the filter box keeps the focus while it is open)
+        self.describe_all(list(self.candidates))
 
-    def matching(self) -> list[SessionInfo]:
+    @work(thread=True, exclusive=True, exit_on_error=False, group=LIST_GROUP, description="reading sessions")
+    def describe_all(self, candidates: list[Candidate]) -> Catalog | None:
+        worker = get_current_worker()
+        entries: list[SessionEntry] = []
+        for candidate in candidates:
+            if worker.is_cancelled:
+                return None
+            entry = self.read.get(_key(candidate))
+            if entry is None:
+                entry = describe(candidate)
+                self.post_message(SessionListed(entry))
+            entries.append(entry)
+        return arrange(entries)
+
+    def on_session_listed(self, message: SessionListed) -> None:
+        entry = message.entry
+        self.read[_key(entry.candidate)] = entry
+        key = str(entry.path)
+        if self.catalog is not None or key not in self.table.rows:
+            return
+        for (column, _), cell in zip(self.columns, self.cells(CatalogRow(entry)), strict=True):
+            self.table.update_cell(key, column.key, cell)
+
+    def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
+        if worker.group == LIST_GROUP and state == WorkerState.SUCCESS and isinstance(worker.result, Catalog):
+            self.show_catalog(worker.result)
+
+    def show_catalog(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self.query_one("#list-title", Static).update(self.title_text())
+        self.fill()
+
+    # -- rows ---------------------------------------------------------------------------------
+    def rows(self) -> list[CatalogRow]:
+        if self.catalog is not None:
+            return list(self.catalog.rows)
+        return [CatalogRow(self.read.get(_key(c)) or SessionEntry(c)) for c in self.candidates]
+
+    def cells(self, row: CatalogRow) -> list[Text]:
+        entry = row.entry
+        described = _key(entry.candidate) in self.read
+        name = self.name_of(row)
+        if entry.error:
+            title = Text(visible(entry.error, one_line=True), style="red")
+        elif not described:
+            title = Text("…", style="dim")
+        else:
+            title = Text(visible(entry.title, one_line=True) or "(no prompt)")
+            if row.subagents:
+                title = Text.assemble(title, (f"  +{plural(row.subagents, 'subagent')}", "dim"))
+        turns = f"{entry.turns:,}" if described and entry.error is None else ""
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.updated)) if described else ""
+        texts = {
+            "session": Text(visible(name, one_line=True), style="dim" if row.depth else ""),
+            "updated": Text(when),
+            "turns": Text(turns, justify="right"),
+            "size": Text(human_size(entry.candidate.size), justify="right"),
+            "project": Text(visible(short_project(entry.candidate.project, self.width_of("project")),
+                                    one_line=True)),
+            "title": title,
+        }
+        shown = []
+        for column, width in self.columns:
+            cell = texts[column.key]
+            cell.truncate(width, overflow="ellipsis")
+            shown.append(cell)
+        return shown
+
+    @staticmethod
+    def name_of(row: CatalogRow) -> str:
+        """The session column: the short session id (a subagent's marked under its parent), else the file name."""
+        entry = row.entry
+        name = entry.short_id if entry.session_id else entry.path.name
+        return ("└ " if row.depth else "") + name
+
+    def width_of(self, key: str) -> int:
+        return next((width for column, width in self.columns if column.key == key), 12)
+
+    def matching(self) -> list[CatalogRow]:
         words = self.query_text.lower().split()
-        return [i for i in self.infos if all(w in i.search_text for w in words)]
+        if not words:
+            return self.rows()
+        found = []
+        for row in self.rows():
+            entry = row.entry
+            haystack = f"{entry.candidate.project} {entry.path.name} {entry.session_id or ''} {entry.title}".lower()
+            if all(w in haystack for w in words):
+                found.append(row)
+        return found
 
     def fill(self) -> None:
+        if not self.is_mounted:
+            return
         table = self.table
-        table.clear()
+        cursor_key = self.selected_path()
         rows = self.matching()
-        for info in rows:
-            table.add_row(*self._cells(info), key=str(info.path))
+        wanted = {"session": max((len(self.name_of(row)) for row in rows), default=0),
+                  "project": min(max((len(row.entry.candidate.project) for row in rows), default=0), 24)}
+        self.columns = layout(max(self.size.width - 2, 40), wanted)  # 2: the vertical scrollbar
+        table.clear(columns=True)
+        for column, width in self.columns:
+            table.add_column(column.label, width=width, key=column.key)
+        for row in rows:
+            table.add_row(*self.cells(row), key=str(row.entry.path))
+        if cursor_key is not None and cursor_key in table.rows:
+            table.move_cursor(row=table.get_row_index(cursor_key))
         empty = self.query_one("#list-empty", Static)
-        if not self.infos:
+        if not self.candidates:
             empty.update(Text("No session files here. Open one with: session-inspector PATH", style="dim"))
-        elif not rows:
-            empty.update(Text(f"No session matches {self.query_text!r}.", style="dim"))
+        elif not rows and self.query_text:
+            empty.update(Text(f"No session matches {visible(self.query_text, one_line=True)!r}.", style="dim"))
+        elif not rows and self.catalog is not None:
+            empty.update(Text("No conversation here: the files hold no prompt or reply. "
+                              "Open one anyway with: session-inspector PATH", style="dim"))
         else:
             empty.update("")
         empty.display = not rows
         table.display = bool(rows)  # the table would take the room the message needs
 
-    def on_session_listed(self, message: SessionListed) -> None:
-        key = str(message.info.path)
-        if key not in self.table.rows:
-            return
-        for name, cell in zip(COLUMNS, self._cells(message.info), strict=True):
-            self.table.update_cell(key, name, cell, update_width=True)
+    def selected_path(self) -> str | None:
+        table = self.table
+        if not 0 <= table.cursor_row < table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
-    # -- filter and open -------------------------------------------------------------------
+    # -- filter, search and open ------------------------------------------------------------
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.display = True
@@ -140,10 +321,12 @@ class SessionListScreen(InspectorScreen):
     def filter_done(self) -> None:
         self.table.focus()
 
+    def action_search(self) -> None:
+        from inspector.tui.screens.search import SearchScreen
+
+        self.app.push_screen(SearchScreen(self.folder))
+
     @on(DataTable.RowSelected, "#sessions")
     def open_row(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is None:
-            return
-        opener = getattr(self.app, "open_session", None)
-        if opener is not None:
-            opener(Path(event.row_key.value))
+        if event.row_key.value is not None:
+            self.inspector.open_session(Path(event.row_key.value))

@@ -108,6 +108,7 @@ class SnapshotScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("a", "apply", "Apply", id="preview.apply", tooltip="write this compaction to the session file"),
         Binding("escape", "back", "Back", id="preview.back", tooltip="back to the session"),
+        Binding("y", "copy", "Copy", id="preview.copy", tooltip="copy the snapshot to the clipboard, as text"),
         Binding("0", "tab('stages')", "Stages", show=False, id="preview.tab-stages",
                 tooltip="staged: what each stage did"),
         Binding("1", "tab('final')", "Final", show=False, id="preview.tab-final", tooltip="the final snapshot"),
@@ -196,6 +197,16 @@ class SnapshotScreen(Screen[None]):
 
     def action_apply(self) -> None:
         self._apply()
+
+    def action_copy(self) -> None:
+        snapshot = self.preview.result.snapshot
+        if not snapshot:
+            self.notify("This preview has no snapshot to copy.", severity="warning")
+            return
+        text = visible(snapshot)
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Snapshot copied ({len(text):,} characters), if the terminal passes copies on to the "
+                    "clipboard.", title="Copied", timeout=5)
 
     def action_back(self) -> None:
         self.dismiss(None)

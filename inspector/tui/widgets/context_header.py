@@ -16,9 +16,10 @@ from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
 
+from inspector.catalog import human_size
 from inspector.context import ContextFigures
 from inspector.format import compact_number, percent, plural, visible
-from inspector.tui.loading import Loaded, human_size
+from inspector.tui.loading import Loaded
 
 GAUGE_WIDTH = 48
 MIN_GAUGE = 10

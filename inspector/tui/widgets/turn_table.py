@@ -26,6 +26,8 @@ from textual.strip import Strip
 
 from inspector.analysis import Analysis, turn_kind
 from inspector.format import percent, share_bar, usage_text, visible
+from inspector.session.history import is_environment_content
+from inspector.tui.cost_lines import cost_cell, has_cost
 from inspector.tui.masking_marks import masking_cell
 from inspector.tui.messages import TableColumns, TurnSelected, ViewCleared
 
@@ -53,17 +55,19 @@ COLUMNS = (
     Column("kind", "kind", 10, flex=24),
     Column("mask", "", 1),  # ■ masked already, □ masked next turn (tui/masking_marks.py)
     Column("tokens", "est. tok", 9, right=True),
-    Column("usage", "in/out/cached", 21, right=True, drop=2),
-    Column("share", "share", 6, right=True, drop=3),
-    Column("bar", "vs largest", 10, drop=1),
+    Column("usage", "in/out/cached", 21, right=True, drop=3),
+    Column("cost", "cost", 7, right=True, drop=1),  # what the turn cost (tui/cost_lines.py); only when priced
+    Column("share", "share", 6, right=True, drop=4),
+    Column("bar", "vs largest", 10, drop=2),
 )
 
 
-def layout(width: int, turn_count: int) -> tuple[tuple[Column, int], ...]:
-    """The columns that fit ``width`` cells and each one's width: the least needed
-    columns drop first, then the kind column grows into what is left."""
+def layout(width: int, turn_count: int, without: frozenset[str] = frozenset()) -> tuple[tuple[Column, int], ...]:
+    """The columns that fit ``width`` cells and each one's width (``without``: columns with
+    nothing to show): the least needed columns drop first, then the kind column grows into
+    what is left."""
     index_width = max(3, len(f"{max(0, turn_count - 1):,}"))
-    sized = [(c, index_width if c.key == "index" else c.width) for c in COLUMNS]
+    sized = [(c, index_width if c.key == "index" else c.width) for c in COLUMNS if c.key not in without]
 
     def need(cols: list[tuple[Column, int]]) -> int:
         return sum(w for _, w in cols) + len(cols) - 1
@@ -232,7 +236,8 @@ class TurnTable(ScrollView, can_focus=True):
     def fit_columns(self) -> None:
         """Choose the columns for the width on screen; tell the screen when they change."""
         width = self.scrollable_content_region.width or self.size.width
-        columns = layout(width or 80, self.turn_count)
+        without = frozenset() if self.analysis is not None and has_cost(self.analysis) else frozenset({"cost"})
+        columns = layout(width or 80, self.turn_count, without)
         if columns != self.columns:
             self.columns = columns
             self._lines.clear()
@@ -296,7 +301,9 @@ class TurnTable(ScrollView, can_focus=True):
         relative = analysis.quarters[index] / self._max_quarters
         base = self._style("turn-table--summarised" if index < self.split else "turn-table--kept")
         role_style = self._style("turn-table--user" if turn.role == "user" else "turn-table--model")
-        kind = turn_kind(turn.content)
+        # the <session_context> turn Gemini CLI puts first (a /chat save keeps it in the history)
+        environment = turn.role == "user" and not turn.is_tool_result and is_environment_content(turn.parts)
+        kind = "session context" if environment else turn_kind(turn.content)
         if index in self.agentic:
             mark: tuple[str, Style | None] = (AGENTIC_MARK, self._style("turn-table--agentic"))
         elif index in self._candidates and index:
@@ -310,6 +317,7 @@ class TurnTable(ScrollView, can_focus=True):
             "tokens": f"{tokens:,}",
             "usage": usage_text(analysis.recorded[index]),
             "share": percent(share),
+            "cost": cost_cell(analysis, index),
         }
         extras = {"role": role_style if index >= self.split else None, "bar": role_style}
         cells: list[tuple[str, Style | None]] = []

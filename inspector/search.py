@@ -1,0 +1,307 @@
+"""Search the text of every session: prompts, replies, thoughts, tool calls and their results.
+
+The text of each turn of the curated history (the turn numbers the session
+view shows) goes into a full-text index on disk: sqlite3's FTS5 with the
+trigram tokenizer, from the standard library, so any run of three or more
+characters is found (``parse`` finds ``parser``), case-insensitively.
+
+Why on disk: reading a session is most of the cost (parsing JSON, rebuilding
+the history), and a person searches many times over files that rarely
+change.  Each file is stored with its size and modification time; a file
+whose path, size and time are unchanged is not read again, so a second
+search over thousands of sessions costs one stat per file.  The index is a
+cache (``$XDG_CACHE_HOME/session-inspector/``, else ``~/.cache``): deleting
+it loses nothing, and one that cannot be opened is rebuilt.
+
+A turn's row id is ``file id << 24 | turn``: the rows of one file are one
+range, so a changed file's rows are dropped with one range delete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from inspector.catalog import Candidate, describe_session
+from inspector.session import Session, SessionError, history, load
+
+SCHEMA = 1
+TURN_BITS = 24  # up to 16,777,215 turns a session
+MIN_WORD = 3  # the trigram tokenizer finds runs of three characters or more
+COMMIT_EVERY = 200  # files: a stopped indexing keeps what it did
+SNIPPET = 100  # characters of context shown around a hit
+
+Progress = Callable[[int, int], None]
+
+
+class SearchError(ValueError):
+    """A query the index cannot answer (said in one line)."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One turn whose text holds every word searched for."""
+
+    path: Path
+    session_id: str | None
+    title: str
+    turn: int
+    role: str
+    snippet: str
+    updated: float  # the session's lastUpdated (seconds), newest sessions first
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """What an update of the index did."""
+
+    files: int  # files in scope
+    read: int  # read (new or changed)
+    failed: int  # could not be read (kept out until they change)
+    removed: int  # gone from disk, dropped from the index
+
+
+def cache_dir() -> Path:
+    """Where the app keeps what it can rebuild: ``$XDG_CACHE_HOME/session-inspector`` (else ``~/.cache``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "session-inspector"
+
+
+def default_index_path() -> Path:
+    return cache_dir() / f"search-v{SCHEMA}.sqlite"
+
+
+def _clean(text: str) -> str:
+    """Text sqlite can store: lone surrogates (invalid UTF-8) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+def _leaves(value: Any, depth: int = 0) -> Iterator[str]:
+    """The words of a JSON value as a person would search them: strings as they are (not
+    JSON-escaped), numbers and booleans as JSON writes them, each under its key."""
+    if depth > 64:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, (dict, list)):
+                yield str(key)
+                yield from _leaves(item, depth + 1)
+            else:
+                yield f"{key}: {next(_leaves(item, depth + 1), '')}"
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item, depth + 1)
+    elif isinstance(value, str):
+        yield value
+    elif value is not None:
+        yield json.dumps(value)
+
+
+def turn_text(parts: Sequence[Any]) -> str:
+    """The searchable text of a turn: its text and thoughts, each tool call's name and arguments,
+    each tool result's name and response."""
+    pieces: list[str] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        text = part.get("text")
+        if isinstance(text, str):
+            pieces.append(text)
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            pieces.append(" ".join([str(call.get("name", "")), *_leaves(call.get("args"))]))
+        response = part.get("functionResponse")
+        if isinstance(response, dict):
+            pieces.append(" ".join([str(response.get("name", "")), *_leaves(response.get("response"))]))
+    return "\n".join(pieces)
+
+
+def session_turns(session: Session) -> Iterator[tuple[int, str, str]]:
+    """``(turn, role, text)`` for every turn of a session's history that has text."""
+    for index, turn in enumerate(history(session)):
+        text = turn_text(turn.parts)
+        if text.strip():
+            yield index, turn.role, _clean(text)
+
+
+def query_words(text: str) -> list[str]:
+    """The words of a query; at least one must be three characters or longer."""
+    words = text.split()
+    if not words:
+        raise SearchError("nothing to search for: give some words")
+    if all(len(w) < MIN_WORD for w in words):
+        raise SearchError(f"search for at least one word of {MIN_WORD} or more characters")
+    return words
+
+
+def snippet(text: str, words: Sequence[str], width: int = SNIPPET) -> str:
+    """One line of ``text`` around the first word found, whitespace collapsed."""
+    flat = " ".join(text.split())
+    folded = flat.casefold()
+    positions = [p for p in (folded.find(w.casefold()) for w in words) if p >= 0]
+    at = min(positions) if positions else 0
+    start = max(at - width // 3, 0)
+    piece = flat[start:start + width]
+    return ("…" if start else "") + piece + ("…" if start + width < len(flat) else "")
+
+
+class SearchIndex:
+    """The on-disk index: ``update`` it with the files in scope, then ``search`` them."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or default_index_path()
+        self.db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return self._connect()
+        except sqlite3.DatabaseError:  # not a database, or an older layout: it is a cache, start again
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(f"{self.path}{suffix}")
+            return self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            version = db.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, SCHEMA):
+                raise sqlite3.DatabaseError(f"index layout {version}")
+            db.executescript(
+                """
+                CREATE TABLE IF NOT EXISTS files (
+                    id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, size INTEGER NOT NULL,
+                    mtime_ns INTEGER NOT NULL, session_id TEXT, title TEXT NOT NULL DEFAULT '',
+                    updated REAL NOT NULL DEFAULT 0, error TEXT);
+                CREATE VIRTUAL TABLE IF NOT EXISTS turns USING fts5(text, role UNINDEXED, tokenize='trigram');
+                """
+            )
+            db.execute(f"PRAGMA user_version={SCHEMA}")
+            db.commit()
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> SearchIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- keeping it current ------------------------------------------------------------------
+    def update(self, candidates: Sequence[Candidate], progress: Progress | None = None,
+               cancelled: Callable[[], bool] = lambda: False) -> IndexReport:
+        """Read the files that are new or changed since they were indexed; drop the ones gone."""
+        db = self.db
+        known = {path: (ident, size, mtime) for ident, path, size, mtime
+                 in db.execute("SELECT id, path, size, mtime_ns FROM files")}
+        read = failed = removed = 0
+        total = len(candidates)
+        for done, candidate in enumerate(candidates, 1):
+            if cancelled():
+                break
+            key = str(candidate.path)
+            seen = known.get(key)
+            if seen is not None and seen[1:] == (candidate.size, candidate.mtime_ns):
+                continue
+            if seen is not None:
+                self._drop(seen[0])
+            read += 1
+            failed += not self._add(candidate)
+            if read % COMMIT_EVERY == 0:
+                db.commit()
+            if progress is not None:
+                progress(done, total)
+        in_scope = {str(c.path) for c in candidates}
+        for key, (ident, _, _) in known.items():
+            if key not in in_scope and not os.path.exists(key):
+                self._drop(ident)
+                removed += 1
+        db.commit()
+        return IndexReport(total, read, failed, removed)
+
+    def _drop(self, ident: int) -> None:
+        self.db.execute("DELETE FROM turns WHERE rowid >= ? AND rowid < ?",
+                        (ident << TURN_BITS, (ident + 1) << TURN_BITS))
+        self.db.execute("DELETE FROM files WHERE id = ?", (ident,))
+
+    def _add(self, candidate: Candidate) -> bool:
+        db = self.db
+        try:
+            session = load(candidate.path)
+            entry = describe_session(candidate, session)
+            rows = list(session_turns(session)) if entry.conversation else []
+        except (SessionError, OSError, ValueError, RecursionError, MemoryError) as exc:
+            message = exc.message if isinstance(exc, SessionError) else (str(exc) or type(exc).__name__)
+            db.execute("INSERT INTO files (path, size, mtime_ns, error) VALUES (?, ?, ?, ?)",
+                       (str(candidate.path), candidate.size, candidate.mtime_ns, _clean(message)))
+            return False
+        cursor = db.execute(
+            "INSERT INTO files (path, size, mtime_ns, session_id, title, updated) VALUES (?, ?, ?, ?, ?, ?)",
+            (str(candidate.path), candidate.size, candidate.mtime_ns, entry.session_id, _clean(entry.title),
+             entry.updated),
+        )
+        ident = cursor.lastrowid
+        assert ident is not None
+        db.executemany("INSERT INTO turns (rowid, text, role) VALUES (?, ?, ?)",
+                       (((ident << TURN_BITS) | turn, text, role) for turn, role, text in rows
+                        if turn < 1 << TURN_BITS))
+        return True
+
+    # -- asking it ------------------------------------------------------------------------------
+    def search(self, text: str, candidates: Sequence[Candidate] | None = None, limit: int = 500) -> list[Hit]:
+        """The turns holding every word of ``text`` (case-insensitive), newest sessions first,
+        in the files of ``candidates`` (every indexed file when None)."""
+        words = query_words(text)
+        long_words = [w for w in words if len(w) >= MIN_WORD]
+        short_words = [w.casefold() for w in words if len(w) < MIN_WORD]
+        match = " AND ".join('"' + w.replace('"', '""') + '"' for w in long_words)
+        files = {ident: (Path(path), session_id, title, updated) for ident, path, session_id, title, updated
+                 in self.db.execute("SELECT id, path, session_id, title, updated FROM files WHERE error IS NULL")}
+        if candidates is not None:
+            scope = {str(c.path) for c in candidates}
+            files = {ident: info for ident, info in files.items() if str(info[0]) in scope}
+        found: list[tuple[float, str, int, int, str]] = []
+        try:
+            for rowid, role in self.db.execute("SELECT rowid, role FROM turns WHERE turns MATCH ?", (match,)):
+                info = files.get(rowid >> TURN_BITS)
+                if info is not None:
+                    found.append((-info[3], str(info[0]), rowid & ((1 << TURN_BITS) - 1), rowid, role))
+        except sqlite3.OperationalError as exc:
+            raise SearchError(f"cannot search for {text!r}: {exc}") from None
+        found.sort()
+        hits: list[Hit] = []
+        for _, _, turn, rowid, role in found:
+            if len(hits) >= limit:
+                break
+            body = self.db.execute("SELECT text FROM turns WHERE rowid = ?", (rowid,)).fetchone()[0]
+            if short_words and not all(w in body.casefold() for w in short_words):
+                continue
+            path, session_id, title, updated = files[rowid >> TURN_BITS]
+            hits.append(Hit(path, session_id, title, turn, role, snippet(body, words), updated))
+        return hits
+
+
+def search_sessions(text: str, candidates: Sequence[Candidate], index_path: Path | None = None,
+                    progress: Progress | None = None, limit: int = 500) -> tuple[list[Hit], IndexReport]:
+    """Bring the index up to date with ``candidates``, then search them (what both faces call)."""
+    query_words(text)  # a bad query fails before any file is read
+    with SearchIndex(index_path) as index:
+        report = index.update(candidates, progress)
+        return index.search(text, candidates, limit), report

@@ -1,0 +1,82 @@
+"""``session-inspector search`` end to end on real files: hits, --json, the on-disk index, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector import cli
+from inspector.search import SearchIndex, default_index_path, session_turns
+from inspector.session import load
+from tests.test_tui_list import write_session
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    chats = tmp_path / ".gemini" / "tmp" / "proj" / "chats"
+    write_session(chats / "session-a.jsonl", ["set up the \x1b[31mquokka\x1b[0m server", "later"], 1_700_000_000,
+                  session_id="aaaa1111-x")
+    write_session(chats / "session-b.jsonl", ["nothing here", "QUOKKA again, twice: quokka"], 1_700_000_000,
+                  session_id="bbbb2222-x", updated="2026-02-01T00:00:00Z")
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return chats
+
+
+def expected_hits(chats: Path, word: str) -> list[tuple[str, int]]:
+    """An independent reading: every history turn whose text holds ``word``, newest session first."""
+    found = []
+    for name in ("session-b.jsonl", "session-a.jsonl"):  # b's lastUpdated is the later one
+        found += [(str(chats / name), turn) for turn, _, text in session_turns(load(chats / name))
+                  if word in text.lower()]
+    return found
+
+
+def test_json_hits_name_session_and_turn(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["search", "quokka", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [(hit["path"], hit["turn"]) for hit in report["hits"]] == expected_hits(home, "quokka")
+    assert report["hits"][0]["session_id"] == "bbbb2222-x"
+    assert report["files"] == 2
+
+
+def test_text_output_shows_session_text_literally(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["search", "quokka", "--folder", str(home)]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert len(lines) == len(expected_hits(home, "quokka")) == 2
+    assert "\x1b" not in captured.out and "\\e[31mquokka" in captured.out  # escapes shown, never sent
+    assert lines[1].startswith(f"{home / 'session-a.jsonl'}  turn 0 (user)")
+    assert "2 hits in 2 session files" in captured.err
+
+
+def test_unchanged_files_are_not_read_again(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["search", "quokka"]) == 0
+    from inspector.catalog import find_files
+
+    with SearchIndex(default_index_path()) as index:
+        assert index.update(find_files()).read == 0  # the first search indexed both
+    write_session(home / "session-a.jsonl", ["no animals now"], 1_700_000_500, session_id="aaaa1111-x")
+    with SearchIndex(default_index_path()) as index:
+        report = index.update(find_files())
+        assert report.read == 1
+        assert [h.path.name for h in index.search("quokka")] == ["session-b.jsonl"]
+
+
+@pytest.mark.parametrize("args", [["search", "quokka", "--folder", "/no/such/folder"],
+                                  ["search", "ab"], ["search", "  "]])
+def test_bad_input_exits_2_with_one_line(home: Path, capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    assert cli.main(args) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and captured.err.startswith("session-inspector: ")
+
+
+def test_a_broken_index_file_is_rebuilt(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = default_index_path()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"this is not a database" * 100)
+    assert cli.main(["search", "quokka", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["hits"]) == 2
