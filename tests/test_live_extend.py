@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from inspector import live
 from inspector.analysis import Analysis, analyze
 from inspector.session import Session, SessionError, load
+from inspector.session.records import MessageList
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
 JSONL = sorted(p for p in SAMPLES.glob("*.jsonl"))
@@ -136,3 +137,18 @@ def test_an_append_is_extended_not_declined(tmp_path: Path) -> None:
     ends = [i + 1 for i, b in enumerate(data) if b == 10]
     outcomes = [check_cut(tmp_path, data, cut, steps=2) for cut in ends[-40:-1]]
     assert outcomes.count("extended") >= 30, outcomes
+
+
+def test_a_recording_read_from_its_file_extends_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big recordings keep their messages in the file (read again by place): extended the same way."""
+    from inspector.session import loader
+
+    monkeypatch.setattr(loader, "STREAM_MIN_BYTES", 1)
+    data = make_session(1_500, 11, tmp_path)
+    ends = [i + 1 for i, b in enumerate(data) if b == 10]
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(data[:ends[-30]])
+    session = load(path)
+    assert isinstance(session.messages, MessageList) and session.messages.reads_file
+    outcomes = [check_cut(tmp_path, data, cut, steps=3) for cut in ends[-30:-1:4]]
+    assert outcomes.count("extended") >= 4, outcomes
