@@ -64,7 +64,7 @@ class OptionalBuildExt(build_ext):
                 Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
 
 
-MEASURE = Extension("inspector.session._measure", ["inspector/session/_measure.c"])
+KERNEL = Extension("inspector._kernel", ["inspector/_kernel.c"])
 
 
 def _extensions() -> list:
@@ -82,7 +82,7 @@ def _extensions() -> list:
     try:
         # -O1: measured on the 107 MB bench session, as fast as -O3 (analyze --json 3.9-4.6 s
         # against 4.0-4.9 s) and about 10 s quicker to build, the wait a first install sees.
-        return [*mypycify(COMPILED, opt_level="1", group_name="inspector_core"), MEASURE]
+        return [*mypycify(COMPILED, opt_level="1", group_name="inspector_core"), KERNEL]
     except BaseException as exc:  # mypyc reports type errors with SystemExit
         _say(f"mypyc could not compile the core ({exc}); installing the pure-Python version")
         return []

@@ -43,21 +43,7 @@ from inspector.compaction.budget import (
 from inspector.context import environment_quarters
 from inspector.live_budget import ShiftedTruncations, as_shifted, changed_weights, replan, split_point
 from inspector.session import Session, Turn
-from inspector.session.figures import (
-    F_ANSWERS,
-    F_CALLS,
-    F_CANDIDATE,
-    F_JSON_LEN,
-    F_KIND,
-    F_QUARTERS,
-    F_RESPONSES,
-    F_ROLE,
-    F_SAFE_END,
-    F_USAGE,
-    TurnFigures,
-    UsageColumn,
-    response_text,
-)
+from inspector.session.figures import response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
 from inspector.session.jsonl import Message, _line_count, scan
 from inspector.session.loader import paused_gc
@@ -108,10 +94,10 @@ class _Index:
     hasher: Any  # hashlib's sha256 over the bytes read so far
     prefix_json: list[int]  # prefix_json[i]: JSON length of turns before i
     prefix_quarters: list[int]  # the same for the estimate (Analysis keeps a copy)
-    flagged: list[int]  # turns that may start the kept part (F_CANDIDATE), 0 included
+    flagged: list[int]  # turns that may start the kept part (TurnIndex.is_candidate), 0 included
     responses: list[tuple[Any, ...]]  # every turn's ResponseFigures
     roles: list[str]
-    safe: list[bool]  # F_SAFE_END of every turn
+    safe: list[bool]  # TurnIndex.is_safe_end of every turn
     calls: list[tuple[Key, ...]]
     answers: list[tuple[Key, ...]]
     pairing: _Pairing  # after every turn
@@ -139,7 +125,7 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
 
     Reads the file once more to prime the checksum (and checks it is the
     file that was read)."""
-    if session.format != "jsonl" or session.message_figures is None or not session.ends_with_newline:
+    if session.format != "jsonl" or session.turn_index is None or not session.ends_with_newline:
         return None
     hasher = hashlib.sha256()
     try:
@@ -155,10 +141,10 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         return None
     if hasher.hexdigest() != session.sha256:
         return None
-    figures = [f for per_message in session.message_figures for f in per_message]
-    roles = [f[F_ROLE] for f in figures]
-    calls = [f[F_CALLS] for f in figures]
-    answers = [f[F_ANSWERS] for f in figures]
+    figures = session.turn_index  # copied below: _Index's columns change in place
+    roles = list(figures.roles)
+    calls = list(figures.calls)
+    answers = list(figures.answers)
     last_start = _first_turn_of(analysis.turns, len(session.messages) - 1)
     pairing = _Pairing()
     before_last = pairing
@@ -170,8 +156,8 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         before_last = pairing.copy()
     index = _Index(
         hasher, [0, *accumulate(analysis.json_chars)], list(analysis.prefix_quarters),
-        [i for i, f in enumerate(figures) if f[F_CANDIDATE]],
-        [f[F_RESPONSES] for f in figures], roles, [f[F_SAFE_END] for f in figures], calls, answers, pairing,
+        [i for i, flag in enumerate(figures.is_candidate) if flag],
+        list(figures.responses), roles, list(figures.is_safe_end), calls, answers, pairing,
         before_last, None, {}, _max_chars(analysis), _environment_position(session),
     )
     analysis = replace(analysis, truncations=as_shifted(analysis.truncations, _unshifted))
@@ -225,7 +211,7 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
     if index is None or index.spent or offset != session.size or not data.endswith(b"\n") or b"\x00" in data:
         return None
     old_messages = session.messages
-    assert isinstance(old_messages, MessageList) and session.message_figures is not None
+    assert isinstance(old_messages, MessageList) and session.turn_index is not None
     count = len(old_messages)
     last_id = next(reversed(session.message_lines), None) if session.message_lines else None
     items = scan(data, 0, None, session.line_count + 1, base=offset)
@@ -271,7 +257,7 @@ def _record(message: Message, data: bytes, offset: int) -> dict[str, Any]:
 def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[str, Message], data: bytes,
              offset: int, mtime_ns: int, sha256: str) -> Session:
     old = session.messages
-    assert isinstance(old, MessageList) and session.message_figures is not None
+    assert isinstance(old, MessageList) and session.turn_index is not None
     lazy = old.reads_file
     items: list[dict[str, Any] | tuple[int, int]] = [
         message[1] if lazy else _record(message, data, offset) for message in tail.values()  # type: ignore[misc]
@@ -289,7 +275,7 @@ def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[s
         sha256=sha256,
         mtime_ns=mtime_ns or session.mtime_ns,
         ends_with_newline=True,
-        message_figures=session.message_figures[:keep] + [m[2] for m in tail.values()],
+        turn_index=session.turn_index.extended(keep, [m[2] for m in tail.values()]),
         warnings=list(session.warnings),
     )
 
@@ -302,34 +288,38 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     count_before = len(old.turns)
     messages = session.messages
     new_turns: list[Turn] = list(old.turns[:first])
-    figures: list[TurnFigures] = []
     for offset_in_tail, message in enumerate(tail):
         position = keep + offset_in_tail
         built = message_contents(messages[position])
-        for (content, is_result), f in zip(built, message[2], strict=True):
+        for content, is_result in built:
             new_turns.append(Turn(len(new_turns), content, message[0], position, is_result))
-            figures.append(f)
     n = len(new_turns)
+    figures = session.turn_index  # the figures of every turn, the new ones from ``first`` on
+    assert figures is not None and len(figures) == n
+    added = range(first, n)
 
     # columns
-    quarters = old.quarters[:first] + [f[F_QUARTERS] for f in figures]
-    json_chars = old.json_chars[:first] + [f[F_JSON_LEN] for f in figures]
-    kinds = old.kinds[:first] + [f[F_KIND] for f in figures]
-    recorded = UsageColumn(old.recorded.packed()[:first] + [f[F_USAGE] for f in figures])
+    quarters = figures.quarters
+    json_chars = figures.json_lengths
+    kinds = figures.kinds
+    recorded = figures.usage
     del index.prefix_json[first + 1:]
     del index.prefix_quarters[first + 1:]
-    for f in figures:
-        index.prefix_json.append(index.prefix_json[-1] + f[F_JSON_LEN])
-        index.prefix_quarters.append(index.prefix_quarters[-1] + f[F_QUARTERS])
+    for i in added:
+        index.prefix_json.append(index.prefix_json[-1] + json_chars[i])
+        index.prefix_quarters.append(index.prefix_quarters[-1] + quarters[i])
     del index.flagged[bisect.bisect_left(index.flagged, first):]
-    index.flagged.extend(first + k for k, f in enumerate(figures) if f[F_CANDIDATE])
-    for column, key in ((index.responses, F_RESPONSES), (index.roles, F_ROLE), (index.calls, F_CALLS),
-                        (index.answers, F_ANSWERS), (index.safe, F_SAFE_END)):
+    index.flagged.extend(i for i in added if figures.is_candidate[i])
+    for column in (index.responses, index.roles, index.calls, index.answers, index.safe):
         del column[first:]
-        column.extend(f[key] for f in figures)
+    index.responses.extend(figures.responses[first:])
+    index.roles.extend(figures.roles[first:])
+    index.calls.extend(figures.calls[first:])
+    index.answers.extend(figures.answers[first:])
+    index.safe.extend(figures.is_safe_end[first:])
     safe_end = bool(n) and bool(index.safe[-1])
     candidates = old.candidates[:bisect.bisect_left(old.candidates, first)] or [0]
-    candidates += [first + k for k, f in enumerate(figures) if f[F_CANDIDATE] and first + k > 0]
+    candidates += [i for i in added if figures.is_candidate[i] and i > 0]
     if safe_end:
         candidates.append(n)
 

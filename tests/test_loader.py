@@ -115,7 +115,7 @@ assert lines == data.count(b"\\n")
 parallel = parse(Path("x.jsonl"), data)
 os.environ["SESSION_INSPECTOR_SERIAL"] = "1"
 serial = parse(Path("x.jsonl"), data)
-assert parallel.message_figures == serial.message_figures
+assert parallel.turn_index == serial.turn_index
 assert list(parallel.messages) == list(serial.messages)
 assert parallel.warnings == serial.warnings and parallel.warnings
 print("same")
@@ -174,7 +174,7 @@ for mode in ("serial", "parallel"):
     streamed = loader.load(path)
     assert isinstance(streamed.messages, MessageList) and streamed.messages._data is None, mode
     for field in ("format", "metadata", "message_lines", "line_count", "size", "sha256", "ends_with_newline",
-                  "warnings", "message_figures"):
+                  "warnings", "turn_index"):
         assert getattr(streamed, field) == getattr(whole, field), (mode, field)
     assert streamed.sha256 == hashlib.sha256(data).hexdigest()
     assert list(streamed.messages) == list(whole.messages), mode

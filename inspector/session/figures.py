@@ -1,52 +1,41 @@
-"""Per-message figures, computed once while a recording is read.
+"""Per-turn figures, computed once while a recording is read.
 
 A 100 MB recording holds ~170,000 turns; keeping every parsed message alive
-costs several times the file's size in memory.  So the loader computes, for
+costs several times the file's size in memory.  So the reader computes, for
 each message record as it parses it, the figures every later step needs
 (estimate, JSON length, split flags, kind, recorded usage, the sizes of its
 tool outputs) with the same functions the rest of the core uses, then keeps
 only these figures and the line's place in the file.  Contents are rebuilt
 from the line when someone asks for them.
+
+The turns are built by ``history.message_contents`` (the only definition of
+how a message becomes turns) and measured here, a string at a time through
+``jsjson.string_measures``.  The figures of a turn are a plain tuple, a *row*
+(marshal carries rows between the reader's two processes); the rest of the
+core reads them as columns by name (``turn_index.TurnIndex``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, overload
 
-from inspector.jsjson import js_json_len, js_string_json_len, truthy, utf16_len
+from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
 from inspector.session.history import message_contents
-from inspector.tokens import function_response_quarters, media_quarters, text_quarters
+from inspector.tokens import function_response_quarters, media_quarters, quarters_of
 
 USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
 
 
-# Figures are plain tuples (not NamedTuples): marshal carries them between the
-# two processes that read a big file, and nothing has to be rebuilt.  Fields:
-#
 # ResponseFigures, one functionResponse part as the tool-output budget sees it:
-R_PART = 0  # its index in the turn's parts
-R_HAS_RESPONSE = 1  # the part has a ``response`` (else the budget counts nothing)
-R_NAME = 2  # the tool name, or "unknown_tool"
-R_TOKENS = 3  # estimate of the text the budget measures
-R_LENGTH = 4  # that text's length in UTF-16 units
-R_PLAIN = 5  # the part is exactly {functionResponse: {..., response: {output: text}}}
+# (its index in the turn's parts, whether it has a ``response`` (else the budget
+# counts nothing), the tool name or "unknown_tool", the estimate of the text the
+# budget measures, that text's length in UTF-16 units, whether the part is exactly
+# {functionResponse: {..., response: {output: text}}}).
 ResponseFigures = tuple[int, bool, str, int, int, bool]
 
-# TurnFigures, one turn:
-F_RECORD_ID = 0
-F_ROLE = 1
-F_IS_TOOL_RESULT = 2
-F_QUARTERS = 3  # the estimate in quarter tokens
-F_JSON_LEN = 4  # JSON.stringify(content).length
-F_CANDIDATE = 5  # a user turn without a function response: the split may start here
-F_SAFE_END = 6  # a model turn without a function call: may end a fully summarised history
-F_KIND = 7  # turn_kind(content)
-F_RESPONSES = 8  # tuple of ResponseFigures
-F_USAGE = 9  # the recorded usage (model turns) as PackedUsage, or None
-F_CALLS = 10  # (id, name) of each function call, for pairing calls with responses
-F_ANSWERS = 11  # (id, name) of each function response
-TurnFigures = tuple[Any, ...]
+# One turn's row: TurnIndex's fields in their order (see content_figures).
+TurnRow = tuple[Any, ...]
 
 
 def _key(value: Any) -> tuple[Any, Any]:
@@ -114,8 +103,6 @@ def _plain_response(fr: Any) -> tuple[int, int] | None:
 
 def response_text(response: Any) -> str:
     """The text the budget measures: ``output``, else ``content``, else pretty JSON."""
-    from inspector.jsjson import js_stringify
-
     if isinstance(response, str):
         return response
     if isinstance(response, dict):
@@ -144,7 +131,11 @@ def response_figures(parts: list[Any]) -> tuple[ResponseFigures, ...]:
         plain = (
             len(part) == 1 and type(response) is dict and len(response) == 1 and type(response.get("output")) is str
         )
-        found.append((j, True, tool, text_quarters(text) // 4, utf16_len(text), plain))
+        if text.isascii():
+            found.append((j, True, tool, len(text) // 4, len(text), plain))
+        else:
+            units, ascii_units, _ = string_measures(text)
+            found.append((j, True, tool, quarters_of(units, ascii_units) // 4, units, plain))
     return tuple(found)
 
 
@@ -220,44 +211,11 @@ def shared(text: str) -> str:
     return _SHARED.setdefault(text, text)
 
 
-ContentMeasure = Callable[[dict[str, Any], str | None, bool, PackedUsage], TurnFigures | None]
-MessageMeasure = Callable[[dict[str, Any]], tuple[TurnFigures, ...] | None]
-
-
-def _c_measure() -> tuple[ContentMeasure | None, MessageMeasure | None]:
-    """``_measure.measure`` and ``measure_message`` (C, built at install), or None where they could not be built."""
-    try:
-        from inspector.session._measure import bind, measure, measure_message
-    except ImportError:
-        return None, None
-    bind(_SHARED)
-    return measure, measure_message
-
-
-_C_MEASURE, _C_MEASURE_MESSAGE = _c_measure()
-
-
 def content_figures(
     content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
     usage: PackedUsage = None,
-) -> TurnFigures:
-    """Every figure of one Content (see ``measured_content``).
-
-    The common shapes are measured by ``_measure.c``, which returns the same
-    tuple or None for a shape it leaves to the Python definition.
-    """
-    if _C_MEASURE is not None:
-        found = _C_MEASURE(content, record_id, is_tool_result, usage)
-        if found is not None:
-            return found
-    return measured_content(content, record_id, is_tool_result, usage)
-
-
-def measured_content(
-    content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
-    usage: PackedUsage = None,
-) -> TurnFigures:
-    """Every figure of one Content, in one pass over its parts: the definition.
+) -> TurnRow:
+    """Every figure of one Content, in one pass over its parts: its row.
 
     The estimate is ``tokens.parts_quarters`` and the JSON length
     ``jsjson.js_json_len``; a part's JSON length is measured once and serves
@@ -286,12 +244,13 @@ def measured_content(
             response = get("functionResponse")
             call = get("functionCall")
             if type(text) is str:
-                quarters += text_quarters(text)
+                units, ascii_units, text_json = string_measures(text)
+                quarters += quarters_of(units, ascii_units)
                 if len(part) == 1:  # {"text":…}
-                    parts_json += 9 + js_string_json_len(text)
+                    parts_json += 9 + text_json
                     label = "text"
                 elif len(part) == 2 and get("thought") is True and next(iter(part)) == "text":
-                    parts_json += 24 + js_string_json_len(text)  # {"text":…,"thought":true}
+                    parts_json += 24 + text_json  # {"text":…,"thought":true}
                     label = "thought"
                 else:
                     parts_json += js_json_len(part)
@@ -339,21 +298,8 @@ def measured_content(
     )
 
 
-def message_figures(message: dict[str, Any]) -> tuple[TurnFigures, ...]:
-    """The figures of every turn one message becomes (see ``measured_message``).
-
-    ``_measure.c`` measures the messages Gemini CLI writes without building
-    their turns; it returns None for a shape it leaves to the Python definition.
-    """
-    if _C_MEASURE_MESSAGE is not None:
-        found = _C_MEASURE_MESSAGE(message)
-        if found is not None:
-            return found
-    return measured_message(message)
-
-
-def measured_message(message: dict[str, Any]) -> tuple[TurnFigures, ...]:
-    """The figures of every turn one message becomes (usage on its model turn): the definition."""
+def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
+    """The rows of every turn one message becomes (usage on its model turn)."""
     built = message_contents(message)
     if not built:
         return ()

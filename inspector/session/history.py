@@ -265,15 +265,15 @@ def history(session: Session) -> list[Turn]:
     """The curated history of a session: what Gemini CLI would resume with."""
     if session.contents is not None:
         return contents_to_turns(session.contents)
-    if session.message_figures is not None:
+    if session.turn_index is not None:
         return lazy_turns(session)
     return messages_to_turns(session.messages)
 
 
 def lazy_turns(session: Session) -> list[Turn]:
     """Turns whose content is rebuilt from the message when asked for."""
-    figures = session.message_figures
-    assert figures is not None
+    index = session.turn_index
+    assert index is not None
     messages = session.messages
 
     def source(turn: Turn) -> dict[str, Any]:
@@ -281,8 +281,9 @@ def lazy_turns(session: Session) -> list[Turn]:
         built = message_contents(messages[turn.message_index])
         return built[1 if turn.is_tool_result else 0][0]
 
+    record_ids, results, roles, starts = index.record_ids, index.is_tool_result, index.roles, index.message_starts
     turns: list[Turn] = []
-    for position, turn_figures in enumerate(figures):
-        for f in turn_figures:
-            turns.append(Turn(len(turns), None, f[0], position, f[2], role=f[1], source=source))  # id, result?, role
+    for position in range(len(starts) - 1):
+        for i in range(starts[position], starts[position + 1]):
+            turns.append(Turn(i, None, record_ids[i], position, results[i], role=roles[i], source=source))
     return turns

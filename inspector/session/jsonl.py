@@ -26,7 +26,7 @@ import orjson
 
 from inspector.jsjson import JS_WHITESPACE
 from inspector.session.errors import LoadWarning
-from inspector.session.figures import TurnFigures, message_figures
+from inspector.session.figures import TurnRow, message_figures
 from inspector.session.records import loads_line
 from inspector.session.validate import check_message
 from inspector.session.yielding import let_others_run
@@ -36,13 +36,14 @@ _BLANK_BYTES = b" \t\n\r\v\f"
 PARALLEL_MIN_BYTES = 8 << 20  # below this a second process costs more than it saves
 
 Where = dict[str, Any] | tuple[int, int]  # a record held in memory, or its line's (start, end)
-# One checked message: (id, where, figures, line, problem); figures are () when there is a problem.
-Message = tuple[str, Where, tuple[TurnFigures, ...], int, str | None]
+# One checked message: (id, where, rows, line, problem): the rows of its turns (figures.message_figures),
+# () when there is a problem.
+Message = tuple[str, Where, tuple[TurnRow, ...], int, str | None]
 
 
 def _c_count_newlines() -> Callable[[bytes, int, int], int] | None:
     try:
-        from inspector.session._measure import count_newlines as found
+        from inspector._kernel import count_newlines as found
     except ImportError:  # built without a C compiler
         return None
     return found
@@ -468,13 +469,13 @@ def replay(items: list[tuple[Any, ...]]) -> Replayed:
     return state
 
 
-def collect(state: Replayed) -> tuple[list[Where], dict[str, int], list[tuple[TurnFigures, ...]]]:
-    """The replayed messages as the session keeps them: places, lines by id, figures."""
+def collect(state: Replayed) -> tuple[list[Where], dict[str, int], list[tuple[TurnRow, ...]]]:
+    """The replayed messages as the session keeps them: places, lines by id, and the rows of their turns."""
     wheres: list[Where] = []
     lines: dict[str, int] = {}
-    figures: list[tuple[TurnFigures, ...]] = []
+    rows: list[tuple[TurnRow, ...]] = []
     for ident, where, per_message, line, _ in state.entries.values():
         wheres.append(where)
         lines[ident] = line
-        figures.append(per_message)
-    return wheres, lines, figures
+        rows.append(per_message)
+    return wheres, lines, rows

@@ -30,9 +30,9 @@ from typing import Any, Literal
 import orjson
 
 from inspector.session.errors import LoadWarning, SessionError
-from inspector.session.figures import TurnFigures
 from inspector.session.jsonl import collect, line_spans, read_at, replay, scan_fd, scan_file
 from inspector.session.records import MessageList, js_json_loads, loads_line
+from inspector.session.turn_index import TurnIndex
 from inspector.session.validate import check_content, check_message
 
 Format = Literal["jsonl", "json", "checkpoint"]
@@ -58,8 +58,8 @@ class Session:
     mtime_ns: int = 0
     ends_with_newline: bool = True
     bare_checkpoint: bool = False
-    # JSONL only: the figures of every message's turns, computed while reading
-    message_figures: list[tuple[TurnFigures, ...]] | None = None
+    # JSONL only: every turn's figures, measured while reading (its message_starts map messages to turns)
+    turn_index: TurnIndex | None = None
 
     @property
     def session_id(self) -> str | None:
@@ -335,7 +335,7 @@ def _jsonl_session(
     metadata = state.metadata
     if not metadata.get("sessionId") or not metadata.get("projectHash"):
         return None
-    wheres, lines, figures = collect(state)
+    wheres, lines, rows = collect(state)
     return Session(
         path=path,
         format="jsonl",
@@ -344,5 +344,5 @@ def _jsonl_session(
         warnings=state.warnings,
         message_lines=lines,
         line_count=line_count,
-        message_figures=figures,
+        turn_index=TurnIndex.of_messages(rows),
     )

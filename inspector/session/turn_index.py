@@ -1,0 +1,93 @@
+"""Every turn's figures, one column per figure: what the reader hands the rest of the core.
+
+The reader measures each turn once while it parses the file
+(``figures.content_figures``) and hands the figures over as a ``TurnIndex``:
+one list per figure, turn ``i`` at position ``i`` of each.  Analysis, masking,
+cost and the live view read the figures by name (``index.quarters[i]``),
+never through positions in a row.  The rows the reader builds are its own
+(tuples, because marshal carries them between its two processes); only
+``from_rows`` and ``extended`` know their layout, which is this class's
+field order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.session.figures import ResponseFigures, UsageColumn
+
+CallKey = tuple[Any, Any]  # (id, name) of a function call or response, for pairing them
+
+
+@dataclass(frozen=True, slots=True)
+class TurnIndex:
+    """Every turn's figures, by field; ``message_starts`` maps a recording's messages to turns."""
+
+    record_ids: list[str | None]  # the message record each turn came from
+    roles: list[str]
+    is_tool_result: list[bool]  # the functionResponse turn built from a message's toolCalls
+    quarters: list[int]  # the token estimate in quarter tokens (tokens.parts_quarters)
+    json_lengths: list[int]  # JSON.stringify(content).length
+    is_candidate: list[bool]  # a user turn without a function response: the split may start here
+    is_safe_end: list[bool]  # a model turn without a function call: may end a fully summarised history
+    kinds: list[str]  # figures.turn_kind: "text", "thought+tool call", ...
+    responses: list[tuple[ResponseFigures, ...]]  # each function response as the tool-output budget sees it
+    usage: UsageColumn  # the usage recorded on a model turn, else None
+    calls: list[tuple[CallKey, ...]]  # (id, name) of each function call
+    answers: list[tuple[CallKey, ...]]  # (id, name) of each function response
+    # For a recording: message m became turns message_starts[m] .. message_starts[m + 1] - 1
+    # (len = messages + 1).  Empty when the turns were measured from contents.
+    message_starts: list[int]
+
+    def __len__(self) -> int:
+        return len(self.quarters)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[tuple[Any, ...]], message_starts: list[int] | None = None) -> TurnIndex:
+        """The index of the reader's rows (``figures.content_figures``), one per turn."""
+        columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in range(_ROW_LENGTH)]
+        (record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds, responses,
+         usage, calls, answers) = columns
+        return cls(record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds,
+                   responses, UsageColumn(usage), calls, answers,
+                   message_starts if message_starts is not None else [])
+
+    @classmethod
+    def of_messages(cls, per_message: Sequence[tuple[tuple[Any, ...], ...]]) -> TurnIndex:
+        """The index of a recording's messages, given the reader's rows of each message's turns."""
+        rows: list[tuple[Any, ...]] = []
+        starts = [0]
+        for message_rows in per_message:
+            rows.extend(message_rows)
+            starts.append(len(rows))
+        return cls.from_rows(rows, starts)
+
+    def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]]) -> TurnIndex:
+        """A new index: this one's first ``keep`` messages, then the messages measured in ``per_message``
+        (a recording that grew; this index stays as it was)."""
+        first = self.message_starts[keep]
+        tail = TurnIndex.of_messages(per_message)
+        return TurnIndex(
+            self.record_ids[:first] + tail.record_ids,
+            self.roles[:first] + tail.roles,
+            self.is_tool_result[:first] + tail.is_tool_result,
+            self.quarters[:first] + tail.quarters,
+            self.json_lengths[:first] + tail.json_lengths,
+            self.is_candidate[:first] + tail.is_candidate,
+            self.is_safe_end[:first] + tail.is_safe_end,
+            self.kinds[:first] + tail.kinds,
+            self.responses[:first] + tail.responses,
+            UsageColumn(self.usage.packed()[:first] + tail.usage.packed()),
+            self.calls[:first] + tail.calls,
+            self.answers[:first] + tail.answers,
+            self.message_starts[:keep + 1] + [first + start for start in tail.message_starts[1:]],
+        )
+
+    def turns_of(self, message: int) -> range:
+        """The turns message ``message`` of a recording became."""
+        return range(self.message_starts[message], self.message_starts[message + 1])
+
+
+_ROW_LENGTH = 12  # the fields above but message_starts, in their order: the reader's row
