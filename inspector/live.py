@@ -45,7 +45,7 @@ from inspector.live_budget import ShiftedTruncations, as_shifted, changed_weight
 from inspector.session import Session, Turn
 from inspector.session.figures import response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
-from inspector.session.jsonl import Message, _line_count, scan
+from inspector.session.jsonl import Message, line_count, scan
 from inspector.session.loader import paused_gc
 from inspector.session.records import MessageList, loads_line
 from inspector.tokens import token_limit
@@ -270,7 +270,7 @@ def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[s
         metadata=metadata,
         messages=old.extended(keep, items, list(tail)),
         message_lines=lines,
-        line_count=session.line_count + _line_count(data),
+        line_count=session.line_count + line_count(data),
         size=offset + len(data),
         sha256=sha256,
         mtime_ns=mtime_ns or session.mtime_ns,

@@ -72,14 +72,14 @@ def turn_kind(content: dict[str, Any]) -> str:
     return "+".join(seen) if seen else "empty"
 
 
-def _plain_response(fr: Any) -> tuple[int, int] | None:
-    """(JSON length, quarters) of the part ``{"functionResponse": fr}`` when ``fr`` is
-    ``{…, "response": {"output": text}}``.
+def _plain_response(fr: dict[str, Any]) -> tuple[int, int, int, int] | None:
+    """The part ``{"functionResponse": fr}`` when ``fr`` is ``{…, "response": {"output": text}}``
+    (string values only): (its JSON length, its quarters, the output's UTF-16 units and ASCII units).
 
     The shape every string tool result takes; measured without serialising
-    the output twice.  None for any other shape (measured the general way).
+    the output.  None for any other shape (measured the general way).
     """
-    if type(fr) is not dict or not fr:
+    if not fr:
         return None
     response = fr.get("response")
     if type(response) is not dict or len(response) != 1:
@@ -87,7 +87,8 @@ def _plain_response(fr: Any) -> tuple[int, int] | None:
     output = response.get("output")
     if type(output) is not str:
         return None
-    response_json = 11 + js_string_json_len(output)  # {"output":…}
+    units, ascii_units, output_json = string_measures(output)
+    response_json = 11 + output_json  # {"output":…}
     fr_json = 1 + 2 * len(fr)
     for key, value in fr.items():
         if key == "response":
@@ -98,7 +99,7 @@ def _plain_response(fr: Any) -> tuple[int, int] | None:
             return None  # nested parts, ids that are numbers, ...
     name = fr.get("name")
     quarters = (utf16_len(name) if type(name) is str else 0) + response_json
-    return 21 + fr_json, quarters  # {"functionResponse":…}
+    return 21 + fr_json, quarters, units, ascii_units  # {"functionResponse":…}
 
 
 def response_text(response: Any) -> str:
@@ -114,29 +115,35 @@ def response_text(response: Any) -> str:
 
 
 def response_figures(parts: list[Any]) -> tuple[ResponseFigures, ...]:
+    """Every function response of a turn's parts as the tool-output budget sees it."""
     found: list[ResponseFigures] = []
     for j, part in enumerate(parts):
-        if type(part) is not dict:
-            continue
-        fr = part.get("functionResponse")
-        if not isinstance(fr, dict):
-            continue
-        name = fr.get("name")
-        tool = shared(name) if isinstance(name, str) else "unknown_tool"
-        if "response" not in fr:
-            found.append((j, False, tool, 0, 0, False))
-            continue
-        response = fr["response"]
-        text = response_text(response)
-        plain = (
-            len(part) == 1 and type(response) is dict and len(response) == 1 and type(response.get("output")) is str
-        )
-        if text.isascii():
-            found.append((j, True, tool, len(text) // 4, len(text), plain))
-        else:
-            units, ascii_units, _ = string_measures(text)
-            found.append((j, True, tool, quarters_of(units, ascii_units) // 4, units, plain))
+        if type(part) is dict:
+            fr = part.get("functionResponse")
+            if isinstance(fr, dict):
+                found.append(_response_entry(j, part, fr))
     return tuple(found)
+
+
+def _response_entry(j: int, part: dict[str, Any], fr: dict[str, Any]) -> ResponseFigures:
+    name = fr.get("name")
+    tool = shared(name) if isinstance(name, str) else "unknown_tool"
+    if "response" not in fr:
+        return (j, False, tool, 0, 0, False)
+    response = fr["response"]
+    text = response_text(response)
+    plain = len(part) == 1 and type(response) is dict and len(response) == 1 and type(response.get("output")) is str
+    if text.isascii():
+        return (j, True, tool, len(text) // 4, len(text), plain)
+    units, ascii_units, _ = string_measures(text)
+    return (j, True, tool, quarters_of(units, ascii_units) // 4, units, plain)
+
+
+def _plain_entry(j: int, fr: dict[str, Any], units: int, ascii_units: int) -> ResponseFigures:
+    """``_response_entry`` of a part ``_plain_response`` measured (its output's units given)."""
+    name = fr.get("name")
+    tool = shared(name) if isinstance(name, str) else "unknown_tool"
+    return (j, True, tool, quarters_of(units, ascii_units) // 4, units, True)
 
 
 # Usage as kept per turn: the six values when the record has exactly USAGE_KEYS in
@@ -217,48 +224,49 @@ def content_figures(
 ) -> TurnRow:
     """Every figure of one Content, in one pass over its parts: its row.
 
-    The estimate is ``tokens.parts_quarters`` and the JSON length
-    ``jsjson.js_json_len``; a part's JSON length is measured once and serves
-    both (the estimate of a part that is neither text, tool result nor media
-    is its JSON length).
+    The estimate is ``tokens.parts_quarters``, the JSON length
+    ``jsjson.js_json_len`` and the responses ``response_figures``; a part's
+    JSON length is measured once and serves both (the estimate of a part that
+    is neither text, tool result nor media is its JSON length).
     """
-    parts = content.get("parts")
-    if not isinstance(parts, list):
-        parts = []
+    found = content.get("parts")
+    parts: list[Any] = found if isinstance(found, list) else []
     role = content.get("role")
     quarters = 0
     parts_json = 1 + len(parts) if parts else 2  # brackets and commas
     has_response = has_call = False
     calls: list[tuple[Any, Any]] = []
     answers: list[tuple[Any, Any]] = []
+    responses: list[ResponseFigures] = []
     labels: list[str] = []  # turn_kind, built in the same pass
-    for part in parts:
-        if type(part) is not dict:
-            size = js_json_len(part)
+    for j in range(len(parts)):
+        item = parts[j]
+        if type(item) is not dict:
+            size = js_json_len(item)
             quarters += size
             parts_json += size
             label = "other"
         else:
-            get = part.get
-            text = get("text")
-            response = get("functionResponse")
-            call = get("functionCall")
+            part: dict[str, Any] = item
+            text = part.get("text")
+            response = part.get("functionResponse")
+            call = part.get("functionCall")
+            plain = None
             if type(text) is str:
                 units, ascii_units, text_json = string_measures(text)
                 quarters += quarters_of(units, ascii_units)
                 if len(part) == 1:  # {"text":…}
                     parts_json += 9 + text_json
                     label = "text"
-                elif len(part) == 2 and get("thought") is True and next(iter(part)) == "text":
+                elif len(part) == 2 and part.get("thought") is True and next(iter(part)) == "text":
                     parts_json += 24 + text_json  # {"text":…,"thought":true}
                     label = "thought"
                 else:
                     parts_json += js_json_len(part)
                     label = _part_label(part)
-            elif response is not None and len(part) == 1 and (plain := _plain_response(response)) is not None:
-                part_json, part_quarters = plain
-                parts_json += part_json
-                quarters += part_quarters
+            elif type(response) is dict and len(part) == 1 and (plain := _plain_response(response)) is not None:
+                parts_json += plain[0]
+                quarters += plain[1]
                 label = "tool result"
             else:
                 size = js_json_len(part)
@@ -269,6 +277,10 @@ def content_figures(
                     media = media_quarters(part)
                     quarters += size if media is None else media
                 label = _part_label(part)
+            if isinstance(response, dict):
+                fr: dict[str, Any] = response
+                responses.append(_plain_entry(j, fr, plain[2], plain[3]) if plain is not None
+                                 else _response_entry(j, part, fr))
             if response is not None and truthy(response):
                 has_response = True
                 answers.append(_key(response))
@@ -291,7 +303,7 @@ def content_figures(
         role == "user" and not has_response,
         role == "model" and not has_call,
         "+".join(labels) if labels else "empty",
-        response_figures(parts) if has_response else (),
+        tuple(responses) if has_response else (),
         usage,
         tuple(calls),
         tuple(answers),

@@ -13,7 +13,6 @@ Three formats, told apart by content, never by name:
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import json
@@ -30,7 +29,8 @@ from typing import Any, Literal
 import orjson
 
 from inspector.session.errors import LoadWarning, SessionError
-from inspector.session.jsonl import collect, line_spans, read_at, replay, scan_fd, scan_file
+from inspector.session.jsonl import collect, line_spans, replay
+from inspector.session.reader import QUIET, ReadWatch, read_at, scan_fd, scan_file
 from inspector.session.records import MessageList, js_json_loads, loads_line
 from inspector.session.turn_index import TurnIndex
 from inspector.session.validate import check_content, check_message
@@ -56,6 +56,7 @@ class Session:
     size: int = 0
     sha256: str = ""
     mtime_ns: int = 0
+    inode: int | None = None  # the file read (its mtime_ns and inode as it was opened)
     ends_with_newline: bool = True
     bare_checkpoint: bool = False
     # JSONL only: every turn's figures, measured while reading (its message_starts map messages to turns)
@@ -162,33 +163,40 @@ def paused_gc() -> Iterator[None]:
 STREAM_MIN_BYTES = 8 << 20  # recordings at least this big are read block by block, not held in memory
 
 
-def load(path: str | os.PathLike[str]) -> Session:
-    """Read a session file of any format.  Raises SessionError for bad input."""
+def load(path: str | os.PathLike[str], watch: ReadWatch = QUIET) -> Session:
+    """Read a session file of any format.  Raises SessionError for bad input, ReadCancelled
+    when ``watch`` says to stop."""
     path = Path(path)
     fd = open_session_file(path)
     try:
-        info = os.fstat(fd)
-        session = None
-        if info.st_size >= STREAM_MIN_BYTES:
-            with paused_gc():
-                session = _stream_jsonl(path, fd, info.st_size)
-        if session is None:
-            data = _read_all(path, fd)
-            with paused_gc():
-                session = parse(path, data)
+        return read_open(path, fd, watch)
     finally:
         os.close(fd)
-    with contextlib.suppress(OSError):
-        session.mtime_ns = path.stat().st_mtime_ns
+
+
+def read_open(path: Path, fd: int, watch: ReadWatch = QUIET) -> Session:
+    """``load`` of a file already open (``open_session_file``); the descriptor stays open."""
+    info = os.fstat(fd)
+    session = None
+    if info.st_size >= STREAM_MIN_BYTES:
+        with paused_gc():
+            session = _stream_jsonl(path, fd, info.st_size, watch)
+    if session is None:
+        data = _read_all(path, fd)
+        watch.check()
+        with paused_gc():
+            session = parse(path, data)
+    session.mtime_ns = info.st_mtime_ns
+    session.inode = info.st_ino
     return session
 
 
-def _stream_jsonl(path: Path, fd: int, size: int) -> Session | None:
+def _stream_jsonl(path: Path, fd: int, size: int, watch: ReadWatch) -> Session | None:
     """A big recording read from its file without holding its bytes; None when it
     is not plainly one (the caller then reads the whole file the usual way)."""
     if not _several_values(read_at(fd, 0, min(size, 1 << 20))):  # the start of the file, as parse() decides
         return None
-    streamed = scan_fd(fd, size)
+    streamed = scan_fd(fd, size, watch)
     if streamed is None:
         return None
     own = os.dup(fd)
