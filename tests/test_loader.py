@@ -203,14 +203,6 @@ def test_streamed_reading_equals_reading_the_whole_file(tmp_path: Path, block: i
     assert done.stdout.strip() == "same"
 
 
-@pytest.fixture
-def stream_everything(monkeypatch: pytest.MonkeyPatch) -> None:
-    from inspector.session import loader
-
-    monkeypatch.setattr(loader, "STREAM_MIN_BYTES", 0)
-    monkeypatch.setattr(reader_module, "BLOCK_BYTES", 256)
-
-
 @pytest.mark.usefixtures("stream_everything")
 def test_streamed_file_replaced_later_still_reads_what_was_analysed(tmp_path: Path) -> None:
     path = write(tmp_path / "s.jsonl", [META, user("a", "one"), user("b", "two")])

@@ -11,8 +11,6 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.session import load
-from inspector.session import loader as loader_module
-from inspector.session import reader as reader_module
 from inspector.session.errors import ReadCancelled
 from inspector.session.reader import ReadWatch
 from inspector.session.records import MessageList
@@ -36,14 +34,7 @@ def recording(path: Path, turns: int, ending: bytes = b"\n") -> Path:
     return path
 
 
-@pytest.fixture
-def streamed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every file read block by block, in small blocks (a 100 MB recording's reading, made small)."""
-    monkeypatch.setattr(loader_module, "STREAM_MIN_BYTES", 0)
-    monkeypatch.setattr(reader_module, "BLOCK_BYTES", 512)
-
-
-@pytest.mark.usefixtures("streamed")
+@pytest.mark.usefixtures("stream_everything")
 def test_progress_covers_the_file_in_both_passes(tmp_path: Path) -> None:
     path = recording(tmp_path / "s.jsonl", 60)
     seen: list[tuple[str, int, int]] = []
@@ -56,7 +47,7 @@ def test_progress_covers_the_file_in_both_passes(tmp_path: Path) -> None:
     assert [p for p, _, _ in seen] == sorted((p for p, _, _ in seen), key=["reading", "parsing"].index)
 
 
-@pytest.mark.usefixtures("streamed")
+@pytest.mark.usefixtures("stream_everything")
 def test_a_read_stops_between_blocks_when_asked(tmp_path: Path) -> None:
     path = recording(tmp_path / "s.jsonl", 60)
     calls: list[int] = []
@@ -106,7 +97,7 @@ def test_stopping_a_two_process_read_ends_the_second_process(tmp_path: Path, mod
     assert done.stdout.strip() == "stopped, no child left"
 
 
-@pytest.mark.usefixtures("streamed")
+@pytest.mark.usefixtures("stream_everything")
 @pytest.mark.parametrize("ending", [b"\n", b'\n{"id": "half-writ'], ids=["complete", "last line half written"])
 def test_the_app_reads_as_the_command_line_does(tmp_path: Path, ending: bytes) -> None:
     path = recording(tmp_path / "s.jsonl", 80, ending)
@@ -126,7 +117,7 @@ def test_the_app_reads_a_small_file_whole_with_the_same_watch_state(tmp_path: Pa
     assert loaded.file_state == state_of(path, path.read_bytes(), info.st_ino, info.st_mtime_ns)
 
 
-@pytest.mark.usefixtures("streamed")
+@pytest.mark.usefixtures("stream_everything")
 def test_the_app_stops_reading_when_asked(tmp_path: Path) -> None:
     path = recording(tmp_path / "s.jsonl", 60)
     phases: list[str] = []

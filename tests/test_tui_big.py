@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from inspector.tui.app import InspectorApp
 from inspector.session.loader import STREAM_MIN_BYTES
+from inspector.tui.app import InspectorApp
 from inspector.tui.loading import Cancelled, read_session
 from inspector.tui.messages import LoadProgress, SessionLoaded
 from inspector.tui.screens.session import SessionScreen

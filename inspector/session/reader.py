@@ -25,6 +25,7 @@ This module is not compiled (setup.py): its loops go a block at a time, and
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import marshal
 import os
@@ -331,6 +332,7 @@ def _count_lines(newlines: int, size: int, ends_with_newline: bool) -> int:
 def _main(argv: list[str]) -> int:
     """The spawned second process: ``python -m inspector.session.reader FD MIDDLE SIZE``."""
     fd, middle, size = (int(value) for value in argv)
+    gc.disable()  # as loader.paused_gc does for the first part: nothing read forms a cycle
     payload = marshal.dumps(scan_tail(fd, middle, size))
     with os.fdopen(sys.stdout.fileno(), "wb", closefd=False) as out:
         out.write(payload)
