@@ -36,11 +36,12 @@ static void init_escape_table(void) {
 static inline int is_high(Py_UCS4 c) { return c >= 0xD800 && c <= 0xDBFF; }
 static inline int is_low(Py_UCS4 c) { return c >= 0xDC00 && c <= 0xDFFF; }
 
-static PyObject *measure_string(PyObject *module, PyObject *text) {
-    if (!PyUnicode_Check(text)) {
-        PyErr_SetString(PyExc_TypeError, "measure_string(text): text must be a str");
-        return NULL;
-    }
+typedef struct {
+    Py_ssize_t units, ascii, json_len;
+} Measures;
+
+/* One pass over ``text`` (a str): its Measures. */
+static void measure(PyObject *text, Measures *out) {
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
@@ -68,18 +69,30 @@ static PyObject *measure_string(PyObject *module, PyObject *text) {
             }
         }
     }
-    PyObject *found = PyTuple_New(3);
-    if (found == NULL) return NULL;
-    PyObject *values[3] = {PyLong_FromSsize_t(n + astral), PyLong_FromSsize_t(ascii), PyLong_FromSsize_t(escaped + 2)};
-    for (int i = 0; i < 3; i++) {
-        if (values[i] == NULL) {
-            for (int j = 0; j < 3; j++) Py_XDECREF(values[j]);
-            Py_DECREF(found);
-            return NULL;
-        }
+    out->units = n + astral;
+    out->ascii = ascii;
+    out->json_len = escaped + 2;
+}
+
+static int need_str(PyObject *text, const char *function) {
+    if (PyUnicode_Check(text)) return 0;
+    PyErr_Format(PyExc_TypeError, "%s(text): text must be a str", function);
+    return -1;
+}
+
+static PyObject *measure_string(PyObject *module, PyObject *text) {
+    if (need_str(text, "measure_string") < 0) return NULL;
+    Measures found;
+    measure(text, &found);
+    PyObject *values[3] = {PyLong_FromSsize_t(found.units), PyLong_FromSsize_t(found.ascii),
+                           PyLong_FromSsize_t(found.json_len)};
+    PyObject *result = values[0] && values[1] && values[2] ? PyTuple_New(3) : NULL;
+    if (result == NULL) {
+        for (int i = 0; i < 3; i++) Py_XDECREF(values[i]);
+        return NULL;
     }
-    for (int i = 0; i < 3; i++) PyTuple_SET_ITEM(found, i, values[i]);
-    return found;
+    for (int i = 0; i < 3; i++) PyTuple_SET_ITEM(result, i, values[i]);
+    return result;
 }
 
 /* data.count(b"\n", start, stop) for 0 <= start <= stop; bytes.count looks at every

@@ -215,6 +215,14 @@ def _response_parts(calls: list[Any]) -> list[Any]:
     return parts
 
 
+def _holds_call_or_thought(parts: list[Any]) -> bool:
+    """Whether the message's own content already holds its calls or thoughts (then taken as it is)."""
+    for part in parts:
+        if isinstance(part, dict) and (truthy(part.get("functionCall")) or truthy(part.get("thought"))):
+            return True
+    return False
+
+
 def message_contents(message: dict[str, Any]) -> list[tuple[dict[str, Any], bool]]:
     """The turns one message becomes: ``(content, is_tool_result)``, none to two."""
     kind = message.get("type")
@@ -230,14 +238,13 @@ def message_contents(message: dict[str, Any]) -> list[tuple[dict[str, Any], bool
     listed = message.get("toolCalls")
     calls: list[Any] = listed if isinstance(listed, list) else []
     has_calls = len(calls) > 0
-    if any(isinstance(p, dict) and (truthy(p.get("functionCall")) or truthy(p.get("thought")))
-           for p in content_parts):
+    if _holds_call_or_thought(content_parts):
         model_parts = list(content_parts)
     else:
         model_parts = _thought_parts(message.get("thoughts"))
         model_parts.extend(content_parts)
-        if has_calls:
-            model_parts.extend(_call_part(call) for call in calls)
+        for call in calls:
+            model_parts.append(_call_part(call))
     if not model_parts:
         return []
     out = [({"role": "model", "parts": model_parts}, False)]

@@ -6,8 +6,8 @@ one list per figure, turn ``i`` at position ``i`` of each.  Analysis, masking,
 cost and the live view read the figures by name (``index.quarters[i]``),
 never through positions in a row.  The rows the reader builds are its own
 (tuples, because marshal carries them between its two processes); only
-``from_rows`` and ``extended`` know their layout, which is this class's
-field order.
+``figures.transpose`` and ``of_messages`` know their layout, which is this
+class's field order.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.session.figures import ResponseFigures, UsageColumn
+from inspector.session.figures import ResponseFigures, UsageColumn, transpose
 
 CallKey = tuple[Any, Any]  # (id, name) of a function call or response, for pairing them
 
@@ -45,24 +45,20 @@ class TurnIndex:
         return len(self.quarters)
 
     @classmethod
-    def from_rows(cls, rows: Sequence[tuple[Any, ...]], message_starts: list[int] | None = None) -> TurnIndex:
-        """The index of the reader's rows (``figures.content_figures``), one per turn."""
-        columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[] for _ in range(_ROW_LENGTH)]
-        (record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds, responses,
-         usage, calls, answers) = columns
-        return cls(record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds,
-                   responses, UsageColumn(usage), calls, answers,
-                   message_starts if message_starts is not None else [])
+    def from_rows(cls, rows: Sequence[tuple[Any, ...]]) -> TurnIndex:
+        """The index of turns measured one by one (``figures.content_figures``), not from a recording."""
+        index = cls.of_messages([tuple(rows)])
+        index.message_starts.clear()
+        return index
 
     @classmethod
     def of_messages(cls, per_message: Sequence[tuple[tuple[Any, ...], ...]]) -> TurnIndex:
         """The index of a recording's messages, given the reader's rows of each message's turns."""
-        rows: list[tuple[Any, ...]] = []
-        starts = [0]
-        for message_rows in per_message:
-            rows.extend(message_rows)
-            starts.append(len(rows))
-        return cls.from_rows(rows, starts)
+        columns, starts = transpose(per_message)
+        (record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds, responses,
+         usage, calls, answers) = columns
+        return cls(record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds,
+                   responses, UsageColumn(usage), calls, answers, starts)
 
     def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]]) -> TurnIndex:
         """A new index: this one's first ``keep`` messages, then the messages measured in ``per_message``
@@ -89,5 +85,3 @@ class TurnIndex:
         """The turns message ``message`` of a recording became."""
         return range(self.message_starts[message], self.message_starts[message + 1])
 
-
-_ROW_LENGTH = 12  # the fields above but message_starts, in their order: the reader's row
