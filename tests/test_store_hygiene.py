@@ -99,14 +99,31 @@ def test_leftovers_of_a_killed_apply_are_cleaned_next_time(tmp_path: Path) -> No
     assert [p.name for p in (folder / "backups").iterdir()] == [entry.backup]
 
 
-def test_history_refuses_what_is_not_a_session_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("command", [["history"], ["revert"], ["revert", "--list"]])
+def test_what_is_not_a_session_file_is_refused_as_the_reader_refuses_it(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing path, a folder, a FIFO, a device or a symlink loop: exit 2 and the very line ``analyze``
+    prints (one rule, the reader's), never "nothing to undo", a hang or a traceback."""
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
-    for target, words in ((tmp_path / "missing.jsonl", "no such file"), (tmp_path, "a folder"),
-                          (fifo, "not a regular file")):
-        assert main(["history", str(target)]) == 2
-        err = capsys.readouterr().err.strip().splitlines()
-        assert len(err) == 1 and words in err[0], err
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(loop)
+    for target in (tmp_path / "missing.jsonl", tmp_path, fifo, Path("/dev/zero"), loop):
+        assert main(["analyze", str(target)]) == 2
+        expected = capsys.readouterr().err
+        assert main([*command, str(target)]) == 2, target
+        err = capsys.readouterr().err
+        assert err == expected and len(err.splitlines()) == 1, (err, expected)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["loop.jsonl", "pipe.jsonl"]  # nothing written
+
+
+def test_revert_of_a_gone_file_says_where_the_backups_are(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
+    _apply(path)
+    path.unlink()
+    assert main(["revert", str(path)]) == 2
+    assert "the session file is gone; restore it from the backups folder by hand" in capsys.readouterr().err
 
 
 def test_no_compaction_ever_applied_is_said_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -62,11 +63,37 @@ def _is_rows(value: Any) -> bool:
 
 def _dumps(value: Any) -> bytes:
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
-    except TypeError:  # an integer beyond 64 bits somewhere in the session
+        data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except TypeError:  # an integer beyond 64 bits, or a lone surrogate, somewhere in the session
         import json
 
-        return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+        data = _LONE_SURROGATE.sub(_escaped_char, text).encode("utf-8")
+    return _literal_json(data)
+
+
+# Characters JSON may carry raw that must not reach a terminal: DEL, the C1
+# controls (U+009B is a one-character CSI) and the bidirectional overrides.
+# In valid UTF-8 a match starts a character, and every one of them sits
+# inside a string (JSON's own syntax is ASCII), where \uXXXX means the same.
+_RAW_UNSAFE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")  # (re reads the escapes: mypyc takes no surrogate literal)
+
+
+def _escaped_char(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _escaped_bytes(match: re.Match[bytes]) -> bytes:
+    return f"\\u{ord(match.group().decode('utf-8')):04x}".encode()
+
+
+def _literal_json(data: bytes) -> bytes:
+    """JSON bytes with every character that could drive a terminal written as a \\u escape
+    (JSON escapes C0 controls itself; lone surrogates never get this far as raw bytes)."""
+    if b"\x7f" in data or b"\xc2" in data or b"\xe2\x80" in data or b"\xe2\x81" in data:
+        return _RAW_UNSAFE.sub(_escaped_bytes, data)
+    return data
 
 
 def _write_streamed(value: dict[str, Any], out: Any) -> None:

@@ -74,7 +74,7 @@ def js_json(value: Any, indent: int | None = None) -> str:
 
 def refuse_store_file(path: Path) -> None:
     """Never treat the store's own files (backups, journal, temp files) as a session."""
-    if files.is_store_path(path) or files.is_store_path(path.resolve()):
+    if files.is_store_path(path) or files.is_store_path(os.path.realpath(path)):
         raise StoreError(
             path, "this is one of session-inspector's own files (a backup, journal or temp file), not a session; "
             "nothing was written", "invalid",

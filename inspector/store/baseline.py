@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from inspector.session.loader import not_a_file
 from inspector.store.errors import StoreError
 from inspector.store.files import WriteHook, describe_os_error, fsync_dir, write_temp
 
@@ -74,18 +75,16 @@ def read_fd(fd: int, size: int) -> bytes:
 
 
 def regular_file_problem(path: Path) -> str | None:
-    """Why ``path`` is not a regular file one can read (None if it is), without opening it."""
+    """Why ``path`` is not a session file (None if it is a regular file), in the reader's words,
+    without opening it (a FIFO is never waited on)."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
         return "no such file"
     except OSError as exc:
         return f"cannot read: {describe_os_error(exc)}"
-    if stat.S_ISDIR(info.st_mode):
-        return "a folder, not a session file"
-    if not stat.S_ISREG(info.st_mode):
-        return "not a regular file (a FIFO or device); nothing was read"
-    return None
+    kind = not_a_file(info.st_mode)
+    return None if kind is None else f"is {kind}, not a session file"
 
 
 def open_regular(path: Path) -> int:
@@ -111,7 +110,7 @@ def read_baseline(path: Path, *, appended_to: bool = False, tries: int = 5) -> B
     the file had when the read began are the baseline, whatever is appended
     meanwhile.
     """
-    target = path.resolve()
+    target = Path(os.path.realpath(path))  # (a symlink loop is left for open to refuse, not raised here)
     fd = open_regular(target)
     try:
         for _ in range(tries):

@@ -24,7 +24,14 @@ from pathlib import Path
 
 from inspector.store import files
 from inspector.store.apply import js_timestamp, refuse_store_file, sha256
-from inspector.store.baseline import Baseline, check_writable, open_regular, read_baseline, replace_file
+from inspector.store.baseline import (
+    Baseline,
+    check_writable,
+    open_regular,
+    read_baseline,
+    regular_file_problem,
+    replace_file,
+)
 from inspector.store.errors import StoreError
 from inspector.store.journal import Journal, JournalEntry, Region, append_event, read_journal
 
@@ -105,6 +112,11 @@ def revert(
     path = Path(path)
     refuse_store_file(path)
     folder = files.store_dir(path)
+    problem = regular_file_problem(path)
+    if problem == "no such file" and folder.is_dir():
+        raise StoreError(path, "the session file is gone; restore it from the backups folder by hand", "changed")
+    if problem:
+        raise StoreError(path, problem, "invalid")
     if not folder.is_dir():
         raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
     results: list[RevertResult] = []
