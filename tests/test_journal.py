@@ -80,6 +80,31 @@ def test_a_short_write_then_full_disk_on_the_journal_leaves_no_fragment(tmp_path
     assert path.read_bytes() == original
 
 
+@pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
+def test_a_full_disk_on_the_journal_before_a_revert_changes_nothing(name: str, tmp_path: Path) -> None:
+    path = sample_copy(tmp_path, name)
+    original = path.read_bytes()
+    _apply(path)
+    applied = path.read_bytes()
+    journal = _journal(path).read_bytes()
+    calls = {"n": 0}
+
+    def full(step: str) -> int | None:
+        if step != "journal-write":
+            return None
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return 9  # a few bytes of the "reverting" line land...
+        raise OSError(errno.ENOSPC, "No space left on device")  # ...then the disk is full
+
+    with pytest.raises(StoreError, match="cannot write the journal: no space left on device; the session was not"):
+        revert(path, hook=full)
+    assert path.read_bytes() == applied and _journal(path).read_bytes() == journal
+    assert len(undoable(path)) == 1
+    revert(path)
+    assert path.read_bytes() == original
+
+
 REVERT_STEPS = ("journal-write", "temp-created", "temp-written", "checked", "renamed")
 
 

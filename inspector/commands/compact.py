@@ -85,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
     except RequestError as exc:
         say_error(str(exc))
         return EXIT_BAD_INPUT
+    if args.apply:  # before any work (or any request to Gemini): never the store's own files
+        from inspector.store.apply import refuse_store_file
+
+        refuse_store_file(args.file)
     session = load(args.file)
     analysis = analyze(session, model=request.model, threshold=resolve_threshold(args.threshold).value)
     context = compaction_context(session, analysis)

@@ -205,21 +205,38 @@ def exchange(a: Path, b: Path) -> bool:
 def check_writable(path: Path, baseline: Baseline, *, rewrite: bool = True) -> None:
     """Refuse a file its user could not write (or that is marked read-only, even for root),
     or, for a ``rewrite``, one whose owner or group the new file could not keep."""
-    if not os.access(baseline.path, os.W_OK) or not baseline.mode & 0o222:
-        raise StoreError(path, "the file is read-only (permission denied); nothing was written", "io")
-    if not rewrite:
-        return
-    uid = os.geteuid()
-    if uid != 0 and baseline.uid != uid:
-        raise StoreError(
-            path, f"the file belongs to another user (uid {baseline.uid}); a rewrite would make it yours. "
-            "Run this as its owner. Nothing was written", "io",
-        )
-    if uid != 0 and baseline.gid not in (os.getegid(), *os.getgroups()):
-        raise StoreError(
-            path, f"the file's group (gid {baseline.gid}) is not one of yours; a rewrite would change it. "
-            "Nothing was written", "io",
-        )
+    problem = writable_problem(baseline.path, baseline.mode, baseline.uid, baseline.gid, rewrite=rewrite)
+    if problem:
+        raise StoreError(path, f"{problem}; nothing was written", "io")
+
+
+def check_writable_now(path: Path, *, rewrite: bool) -> None:
+    """``check_writable`` on the file as it is now: asked before anything is created for an
+    apply, so that one refused for this reason leaves no trace (not even the store's folder)."""
+    target = Path(os.path.realpath(path))
+    try:
+        info = os.stat(target)
+    except OSError:
+        return  # the read under the lock says what is wrong
+    problem = writable_problem(target, info.st_mode, info.st_uid, info.st_gid, rewrite=rewrite)
+    if problem:
+        raise StoreError(path, f"{problem}; nothing was written", "io")
+
+
+def writable_problem(target: Path, mode: int, uid: int, gid: int, *, rewrite: bool) -> str | None:
+    """Why this process must not write ``target`` (its ``mode``, owner ``uid`` and group ``gid``), or None."""
+    if not mode & 0o222:
+        return "the file is read-only"
+    if not os.access(target, os.W_OK):
+        return "you cannot write the file (permission denied)"
+    me = os.geteuid()
+    if not rewrite or me == 0:
+        return None
+    if uid != me:
+        return f"the file belongs to another user (uid {uid}); a rewrite would make it yours. Run this as its owner"
+    if gid not in (os.getegid(), *os.getgroups()):
+        return f"the file's group (gid {gid}) is not one of yours; a rewrite would change it"
+    return None
 
 
 def replace_file(

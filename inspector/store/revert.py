@@ -123,7 +123,7 @@ def revert(
     with files.locked(folder):
         journal, landed = settle(path, read_journal(folder))
         for entry in landed:  # say durably what the file already shows
-            append_event(folder, {"event": "revert", "id": entry.id, "at": _at(now), "note": entry.revert_note})
+            _journal(path, folder, {"event": "revert", "id": entry.id, "at": _at(now), "note": entry.revert_note})
         pending = journal.undoable()
         if not pending:
             if not any(e.state in ("applied", "reverted") for e in journal.entries):
@@ -135,6 +135,16 @@ def revert(
         for entry in pending[:steps]:
             results.append(_revert_one(path, folder, entry, force, hook, now))
     return results
+
+
+def _journal(path: Path, folder: Path, event: dict[str, object], hook: files.WriteHook | None = None) -> None:
+    """Write a journal event before the session is touched; a failure leaves the session as it was."""
+    try:
+        append_event(folder, event, hook)
+    except OSError as exc:
+        raise StoreError(
+            path, f"cannot write the journal: {files.describe_os_error(exc)}; the session was not changed", "io"
+        ) from None
 
 
 def _at(now: Callable[[], datetime] | None) -> str:
@@ -214,7 +224,7 @@ def _revert_one(
             ) from None
     # Say what is about to be written before writing it: a crash after the
     # swap is then settled from the file (see ``settle``).
-    append_event(folder, {
+    _journal(path, folder, {
         "event": "reverting", "id": entry.id, "sha256": sha256(new), "size": len(new),
         "from_sha256": base.sha256, "from_size": base.size,
     }, hook)
