@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,13 @@ from inspector.format import visible
 from tests.hostile import HOSTILE, LONE, MARKUP, hostile_copy, unsafe_in
 
 
-def _run(capsys: pytest.CaptureFixture[bytes], argv: list[str]) -> tuple[int, str, str]:
-    code = main(argv)
+def _run(capsys: pytest.CaptureFixture[bytes], argv: list[str], *, terminal: bool = False) -> tuple[int, str, str]:
+    """``main(argv)``; its output must be strict UTF-8 without raw control characters.  ``terminal``: stdout
+    says it is a terminal (JSON output escapes more there); else Rich draws no colours, so any ESC is text."""
+    with pytest.MonkeyPatch.context() as patch:
+        if terminal:
+            patch.setattr(sys.stdout, "isatty", lambda: True)
+        code = main(argv)
     out, err = capsys.readouterr()
     where = " ".join(a[-40:] for a in argv)
     texts = []
@@ -69,14 +75,24 @@ def test_reports_show_session_text_literally(hostile: Path, capsysbinary: pytest
 def test_json_output_escapes_and_reads_back_the_same_text(
     hostile: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
-    code, out, _ = _run(capsysbinary, ["analyze", "--json", str(hostile)])
+    code, out, _ = _run(capsysbinary, ["analyze", "--json", str(hostile)], terminal=True)
     assert code == 0
     data = json.loads(out)
     assert data["model"] == f"gemini-2.5-pro{HOSTILE}", "the JSON escapes are the same text once read"
     assert data["path"] == str(hostile)
-    code, out, _ = _run(capsysbinary, ["compact", "--json", str(hostile), "--provider", "offline", "--force"])
+    code, out, _ = _run(capsysbinary, ["compact", "--json", str(hostile), "--provider", "offline", "--force"],
+                        terminal=True)
     assert code == 0
     assert any(HOSTILE in text for text in _strings(json.loads(out)["new_history"]))
+
+
+def test_json_to_a_program_is_the_text_as_it_is(hostile: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """Not on a terminal, JSON keeps C1 and bidi characters as they are (JSON escapes C0 itself), and a lone
+    surrogate is written as ``\\ud800`` (the output stays UTF-8, as ``JSON.stringify`` writes it)."""
+    assert main(["analyze", "--json", str(hostile)]) == 0
+    out = capsysbinary.readouterr().out
+    assert "\x9b".encode() in out and "\u202e".encode() in out and b"\\ud800" in out
+    assert json.loads(out.decode("utf-8"))["model"] == f"gemini-2.5-pro{HOSTILE}"
 
 
 def _strings(value: object) -> list[str]:
@@ -99,11 +115,11 @@ def test_apply_history_revert_show_journal_text_literally(
     for argv in (["history", path], ["history", "--snapshots", path], ["revert", "--list", path]):
         code, out, _ = _run(capsysbinary, argv)
         assert code == 0 and visible(HOSTILE, one_line=True) in out, argv
-    code, out, _ = _run(capsysbinary, ["history", "--json", path])
+    code, out, _ = _run(capsysbinary, ["history", "--json", path], terminal=True)
     assert code == 0 and json.loads(out)["entries"][0]["info"]["model"] == f"gemini-2.5-pro{HOSTILE}"
-    code, out, _ = _run(capsysbinary, ["revert", "--list", "--json", path])
+    code, out, _ = _run(capsysbinary, ["revert", "--list", "--json", path], terminal=True)
     assert code == 0 and len(json.loads(out)) == 2
-    code, out, _ = _run(capsysbinary, ["revert", "--json", path])
+    code, out, _ = _run(capsysbinary, ["revert", "--json", path], terminal=True)
     assert code == 0 and len(json.loads(out)) == 1
     code, out, _ = _run(capsysbinary, ["revert", path])
     assert code == 0 and "restored" in out
@@ -122,11 +138,12 @@ def test_diff_and_search_show_text_literally(hostile: Path, capsysbinary: pytest
     new.write_text(f"<state_snapshot><overall_goal>ship {words} it</overall_goal></state_snapshot>")
     code, out, _ = _run(capsysbinary, ["diff", str(old), str(new)])
     assert code == 0 and "  + " in out and "overall_goal" in out
-    code, out, _ = _run(capsysbinary, ["diff", "--json", str(old), str(new)])
+    code, out, _ = _run(capsysbinary, ["diff", "--json", str(old), str(new)], terminal=True)
     assert code == 0 and json.loads(out)["b"] == str(new)
     code, out, _ = _run(capsysbinary, ["search", "discount", "--folder", str(hostile.parent)])
     assert code == 0 and visible(str(hostile), one_line=True) in out
-    code, out, _ = _run(capsysbinary, ["search", "discount", "--json", "--folder", str(hostile.parent)])
+    code, out, _ = _run(capsysbinary, ["search", "discount", "--json", "--folder", str(hostile.parent)],
+                        terminal=True)
     assert code == 0 and {h["path"] for h in json.loads(out)["hits"]} == {str(hostile)}
 
 
