@@ -21,19 +21,26 @@ def forms(key: str) -> list[str]:
     return [key, *(e[4:-4] for e in encoded), *(e.replace("+", "-").replace("/", "_")[4:-4] for e in encoded)]
 
 
-def test_an_echoed_key_is_masked_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+ECHO = ("<state_snapshot><key_knowledge>\n"
+        f"- your key: {KEY}\n- encoded: {base64.b64encode(('x-goog-api-key: ' + KEY).encode()).decode()}\n"
+        f"- url-safe: {base64.urlsafe_b64encode(('k=' + KEY).encode()).decode()}\n"
+        "</key_knowledge></state_snapshot>")
+
+
+def _session_with_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A session under ``tmp_path/chats``, and GEMINI_API_KEY (only) set to KEY."""
     for name in ("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     chats = tmp_path / "chats"
     chats.mkdir()
-    session = chats / SAMPLE.name
-    shutil.copyfile(SAMPLE, session)
-    echo = ("<state_snapshot><key_knowledge>\n"
-            f"- your key: {KEY}\n- encoded: {base64.b64encode(('x-goog-api-key: ' + KEY).encode()).decode()}\n"
-            f"- url-safe: {base64.urlsafe_b64encode(('k=' + KEY).encode()).decode()}\n"
-            "</key_knowledge></state_snapshot>")
+    return Path(shutil.copyfile(SAMPLE, chats / SAMPLE.name))
+
+
+def test_an_echoed_key_is_masked_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    session = _session_with_key(tmp_path, monkeypatch)
+    echo = ECHO
     with GeminiServer([reply(echo), reply(echo)]) as server:
         code = main(["compact", str(session), "--force", "--provider", "gemini", "--base-url", server.url,
                      "--apply", "--json"])
@@ -58,16 +65,8 @@ async def test_the_app_masks_an_echoed_key_on_screen_and_on_disk(tmp_path: Path,
     from inspector.tui.screens.snapshot import SnapshotScreen
     from tests.snapshot_app import idle
 
-    for name in ("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("GEMINI_API_KEY", KEY)
-    chats = tmp_path / "chats"
-    chats.mkdir()
-    session = chats / SAMPLE.name
-    shutil.copyfile(SAMPLE, session)
-    echo = ("<state_snapshot><key_knowledge>\n"
-            f"- your key: {KEY}\n- encoded: {base64.b64encode(('x-goog-api-key: ' + KEY).encode()).decode()}\n"
-            "</key_knowledge></state_snapshot>")
+    session = _session_with_key(tmp_path, monkeypatch)
+    echo = ECHO
 
     def screen_text(app: InspectorApp) -> str:
         return str(app.screen._compositor.render_full_update().render_segments(app.console))

@@ -101,6 +101,21 @@ def _broken_lines(data: bytes) -> list[bytes]:
     return broken
 
 
+def _writer_at(
+    index: int, path: Path, writer: Callable[[Path], bytes]
+) -> tuple[Callable[[str], None], dict[str, bytes]]:
+    """A store hook that lets ``writer`` change ``path`` at the ``index``-th step, and where it keeps what it wrote."""
+    theirs: dict[str, bytes] = {}
+    calls = {"n": 0}
+
+    def hook(step: str) -> None:
+        if calls["n"] == index:
+            theirs["data"] = writer(path)
+        calls["n"] += 1
+
+    return hook, theirs
+
+
 WRITERS = {
     "legacy-pomodoro.json": (rename_writer, in_place_writer),
     "checkpoint-rate-limit.json": (rename_writer, in_place_writer),
@@ -126,15 +141,7 @@ def test_another_writers_change_survives_at_every_step(
             folder = tmp_path / f"{writer.__name__}-{index}"
             folder.mkdir()
             path = sample_copy(folder, name)
-            theirs: dict[str, bytes] = {}
-            calls = {"n": 0}
-
-            def hook(step: str, index: int = index, path: Path = path, theirs: dict[str, bytes] = theirs,
-                     calls: dict[str, int] = calls, writer: Callable[[Path], bytes] = writer) -> None:
-                if calls["n"] == index:
-                    theirs["data"] = writer(path)
-                calls["n"] += 1
-
+            hook, theirs = _writer_at(index, path, writer)
             where = f"{writer.__name__} at step {index} ({steps[index]})"
             try:
                 _apply(path, hook)
@@ -178,15 +185,7 @@ def test_another_writers_change_survives_a_revert_at_every_step(name: str, tmp_p
             folder.mkdir()
             path = sample_copy(folder, name)
             _apply(path, lambda step: None)
-            theirs: dict[str, bytes] = {}
-            calls = {"n": 0}
-
-            def hook(step: str, index: int = index, path: Path = path, theirs: dict[str, bytes] = theirs,
-                     calls: dict[str, int] = calls, writer: Callable[[Path], bytes] = writer) -> None:
-                if calls["n"] == index:
-                    theirs["data"] = writer(path)
-                calls["n"] += 1
-
+            hook, theirs = _writer_at(index, path, writer)
             where = f"{writer.__name__} at revert step {index} ({steps[index]})"
             try:
                 revert(path, hook=hook)
