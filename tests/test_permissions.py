@@ -122,3 +122,17 @@ def test_an_unreadable_file_and_a_store_of_another_user_are_one_line(shared: Pat
         lines = outcome.stderr.splitlines()
         assert len(lines) == 1 and words in lines[0], (argv, outcome.stderr)
     assert other.read_bytes() == applied
+
+
+def test_a_folder_the_user_cannot_write_is_refused_in_one_line(shared: Path) -> None:
+    """The file is the user's, the folder is not: the store's folder cannot be made there."""
+    _warm(shared)
+    folder = shared / "chats"
+    folder.mkdir(mode=0o755)
+    path = _copy(folder, "legacy-pomodoro.json", mode=0o644, uid=NOBODY, gid=NOBODY)
+    original = path.read_bytes()
+    outcome = as_user(lambda: main(["compact", "--provider", "offline", "--force", "--apply", str(path)]))
+    assert outcome.error is None and outcome.value == 2, outcome
+    lines = outcome.stderr.splitlines()
+    assert len(lines) == 1 and "permission denied; nothing was written" in lines[0], outcome.stderr
+    assert path.read_bytes() == original and sorted(p.name for p in folder.iterdir()) == [path.name]
