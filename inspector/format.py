@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # Rich is imported only where a renderable is drawn
+    from rich.console import Console, ConsoleOptions, RenderableType
+    from rich.measure import Measurement
+    from rich.segment import Segment
 
 # What must never reach a terminal from session text: C0 controls but tab and
 # newline (ESC starts every escape sequence, BEL ends OSC titles/clipboard
@@ -37,6 +43,41 @@ def visible(text: str, *, one_line: bool = False) -> str:
     if pattern.search(text) is None:
         return text
     return pattern.sub(_shown, text)
+
+
+def literal_segments(segments: Iterable[Segment]) -> Iterator[Segment]:
+    """Rich segments with the text of each passed through ``visible`` (control segments, the
+    renderer's own colour and cursor codes, are kept as they are)."""
+    from rich.segment import Segment
+
+    for segment in segments:
+        if segment.control or not segment.text:
+            yield segment
+        else:
+            shown = visible(segment.text)
+            yield segment if shown is segment.text else Segment(shown, segment.style)
+
+
+class Literal:
+    """A Rich renderable drawn as ``inner`` is, with every control character in its text shown,
+    never sent: for a renderable built from session text (a snapshot, a diff, a table of it)."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        yield from literal_segments(console.render(self.inner, options))
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, self.inner)
+
+
+def plain_name(text: str) -> str:
+    """``text`` fit for a file name someone will see: every character ``visible`` would escape becomes ``_``."""
+    return _UNSAFE_LINE.sub("_", text)
+
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from inspector.analysis import Analysis, turn_kind
+from inspector.commands.output import terminal_console
 from inspector.format import percent, share_bar, usage_text, visible
 from inspector.session import Session
 from inspector.settings import Threshold
@@ -26,7 +26,7 @@ def _visible_rows(result: Analysis, show_all: bool) -> list[int]:
 
 
 def print_analysis(session: Session, result: Analysis, threshold: Threshold, show_all: bool = False) -> None:
-    console = Console()
+    console = terminal_console()
     total = result.total_estimated_tokens
     limit = result.token_limit
     console.print(
@@ -84,6 +84,6 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
         table.add_row("──", "split", "(reference) summarise all", "", "", "", "", style="bold magenta")
     console.print(table)
     if len(rows) < len(result.turns):
-        console.print(f"[dim]{len(result.turns) - len(rows)} turns not listed; --all lists every turn[/dim]")
+        console.print(Text(f"{len(result.turns) - len(rows)} turns not listed; --all lists every turn", style="dim"))
     for warning in result.warnings:
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        console.print(Text(visible(f"warning: {warning}"), style="yellow"))

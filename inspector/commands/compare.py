@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from inspector.commands.output import terminal_console
+from inspector.format import visible
 
 
 def stage_table(stages: list[Any]) -> Table:
@@ -22,8 +24,9 @@ def stage_table(stages: list[Any]) -> Table:
 
 
 def print_comparison(session: Any, comparison: Any) -> None:
-    console = Console()
-    console.print(Text.assemble((session.path.name, "bold"), f"  {session.format}  - both strategies, same history"))
+    console = terminal_console()
+    console.print(Text.assemble((visible(session.path.name, one_line=True), "bold"),
+                                f"  {session.format}  - both strategies, same history"))
     table = Table(show_edge=False, header_style="bold")
     for name, justify in (("strategy", "left"), ("status", "left"), ("tokens before", "right"),
                           ("after", "right"), ("saved", "right"), ("stages / split", "left"),
@@ -43,5 +46,5 @@ def print_comparison(session: Any, comparison: Any) -> None:
                        "measured the same way for both", "dim"))
     for name, result in comparison.results.items():
         if result.message:
-            console.print(Text(f"{name}: {result.message}", "dim"))
+            console.print(Text(visible(f"{name}: {result.message}"), "dim"))
     console.print("apply one with: session-inspector compact FILE --strategy NAME [same options] --apply")

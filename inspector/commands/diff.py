@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
+from inspector.commands.output import terminal_console
 from inspector.format import visible
 
 if TYPE_CHECKING:
@@ -113,8 +114,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"a": str(args.a), "b": str(args.b), **result.to_json()})
         return 0
-    from rich.console import Console
-
-    render_diff(Console(), result, old_label=visible(str(args.a), one_line=True),
+    render_diff(terminal_console(), result, old_label=visible(str(args.a), one_line=True),
                 new_label=visible(str(args.b), one_line=True))
     return 0

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
+from inspector.commands.output import say_error
 from inspector.format import plural, visible
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     name = visible(str(args.file), one_line=True)
     problem = regular_file_problem(args.file)
     if problem:
-        print(f"session-inspector: {name}: {problem}", file=sys.stderr)
+        say_error(f"{args.file}: {problem}")
         return 2
     journal = read_history(args.file)
     if args.json:

@@ -259,7 +259,11 @@ def _alive(pid: int) -> bool:
 @contextlib.contextmanager
 def locked(folder: Path) -> Iterator[None]:
     """Serialise this project's own applies and reverts of one session."""
-    fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise StoreError(folder, f"cannot take the store's lock: {describe_os_error(exc)}; nothing was changed",
+                         "io") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

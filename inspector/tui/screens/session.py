@@ -21,6 +21,7 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog import subagent_files
+from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
 from inspector.tui.screens.export import SessionExport
@@ -128,14 +129,14 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield ContextHeader(Text(str(self.path), style="bold"), id="context")
+        yield ContextHeader(Text(visible(str(self.path), one_line=True), style="bold"), id="context")
         with Horizontal(id="body"):
             with Vertical(id="turns"):
                 yield Static(Text(header_text(), style="bold"), id="turns-header", markup=False)
                 yield TurnTable(id="turn-table")
             yield TurnDetail(id="detail")
         with Vertical(id="loading"):
-            yield Label(Text(f"Opening {self.path.name}…"), id="loading-label")
+            yield Label(Text(f"Opening {visible(self.path.name, one_line=True)}…"), id="loading-label")
             yield ProgressBar(id="loading-bar", total=None, show_eta=False)
         yield StatusLine(id="status")
         yield Footer(compact=True)
@@ -145,7 +146,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         return self.query_one(TurnDetail)
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.path)
+        self.sub_title = visible(str(self.path), one_line=True)
         self.load_session()
 
     # -- loading ------------------------------------------------------------------------
@@ -171,11 +172,11 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         label = self.query_one("#loading-label", Label)
         if message.total:
             bar.update(total=message.total, progress=message.done)
-            label.update(Text(f"{message.phase.capitalize()} {self.path.name}: "
+            label.update(Text(f"{message.phase.capitalize()} {visible(self.path.name, one_line=True)}: "
                               f"{message.done / 1e6:,.0f} / {message.total / 1e6:,.0f} MB"))
         else:
             bar.update(total=None)
-            label.update(Text(f"{message.phase.capitalize()} {self.path.name}…"))
+            label.update(Text(f"{message.phase.capitalize()} {visible(self.path.name, one_line=True)}…"))
 
     def on_session_loaded(self, message: SessionLoaded) -> None:
         previous = self.loaded
