@@ -25,6 +25,7 @@ from inspector.compaction.snapshot import Provenance
 from inspector.compaction.statuses import ToolStatuses
 from inspector.compaction.strategies import Comparison
 from inspector.compaction.summarisers.base import Grounded, Reporting, Summariser
+from inspector.format import plural
 from inspector.progress import Cancelled as Stopped
 from inspector.progress import Progress, Reporter
 from inspector.tui.loading import Cancelled, Loaded
@@ -93,7 +94,7 @@ class Counting:
 
     async def summarise(self, system_prompt: str, contents: list[dict[str, Any]]) -> str:
         self.calls += 1
-        self.progress(f"summariser call {self.calls} ({len(contents)} turns)")
+        self.progress(f"summariser call {self.calls:,} ({plural(len(contents), 'turn')})")
         return str(await self.inner.summarise(system_prompt, contents))
 
     def ground(self, statuses: ToolStatuses) -> None:

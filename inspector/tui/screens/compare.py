@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded
 from inspector.tui.messages import CompactionProgress, CompareFinished
+from inspector.tui.preview import before_note
 from inspector.tui.running import RunOptions, run_compare, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
 
@@ -145,6 +146,9 @@ class CompareScreen(InspectorScreen):
         for name, result in self.comparison.results.items():
             if result.message:
                 notes.append(f"{name}: {result.message}\n", style="dim")
+        befores = {result.original_token_count for result in self.comparison.results.values()}
+        if len(befores) == 1 and (note := before_note(self.loaded, befores.pop())):
+            notes.append(f"{note}.\n", style="dim")
         notes.append("fact recall: the facts of the whole history found in the whole new history, measured the "
                       "same way for both.  Enter / a: preview the selected one (a there applies it).\n", style="dim")
         notes.append("The same from the command line (the app always compacts, even below the threshold, "

@@ -35,7 +35,7 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 SESSION_ACTIONS = frozenset({
     "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
     "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
-    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider", "export", "copy",
+    "goto_turn", "search", "search_next", "filter", "order", "warnings", "figures", "provider", "export", "copy",
 })
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
@@ -92,6 +92,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
                 tooltip="undo the newest applied compaction, byte for byte"),
         Binding("t", "timeline", "Timeline", show=False, id="compaction.timeline",
                 tooltip="the compactions applied to this file"),
+        Binding("i", "figures", "Figures", show=False, id="session.figures",
+                tooltip="which figure decides whether Gemini CLI compresses, why, and every total on screen"),
         Binding("w", "warnings", "Warnings", show=False, id="session.warnings",
                 tooltip="what was skipped while reading the file (the header counts them)"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
@@ -367,6 +369,12 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.notify("Nothing was skipped while reading this file.", timeout=3)
             return
         self.app.push_screen(WarningsScreen(self.path.name, self.loaded.analysis.warnings))
+
+    def action_figures(self) -> None:
+        from inspector.tui.screens.figures import FiguresScreen
+
+        if self.loaded is not None:
+            self.app.push_screen(FiguresScreen(self.loaded, self.split))
 
     def subagent_paths(self) -> list[Path]:
         return subagent_files(self.path, self.loaded.session.session_id if self.loaded is not None else None)

@@ -263,7 +263,8 @@ class SessionActions(InspectorScreen):
             return
         body = Text.assemble(
             (self.path.name, "bold"), "\n",
-            "tokens (estimate): ", (preview.tokens_text(), "bold"), "\n",
+            "estimate: ", (preview.tokens_text(), "bold"), "\n",
+            (f"{note}\n" if (note := preview.before_note()) else "", "dim"),
             preview.what_it_does(), "\n",
             saving_text(preview.source.analysis if preview.source else None, *preview.tokens),  # tui/cost_lines.py
             ("A backup is kept; u undoes it, byte for byte.", "dim"),
