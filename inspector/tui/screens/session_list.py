@@ -41,7 +41,7 @@ from inspector.tui.screens.base import InspectorScreen
 
 LIST_GROUP = "list"
 PADDING = 2  # a DataTable cell's padding, both sides
-MIN_TITLE = 20
+MIN_TITLE = 30  # below this the least needed columns (project, size, updated) make room
 
 
 @dataclass(frozen=True)
