@@ -37,6 +37,18 @@ def test_plural_and_separators() -> None:
     assert provider_text("gemini", "gemini-2.5-pro") == "gemini gemini-2.5-pro"
 
 
+def test_short_numbers_and_the_usage_column_keep_the_thoughts_suffix() -> None:
+    from inspector.format import compact_number, usage_text
+    from inspector.tui.widgets.turn_table import COLUMNS
+
+    assert [compact_number(n) for n in (999, 1_234, 9_999, 999_999, 12_345_678)] == ["999", "1.2k", "10k", "1.0M",
+                                                                                        "12M"]
+    width = next(c.width for c in COLUMNS if c.key == "usage")
+    for big in (9_999, 999_999, 9_949_999, 999_999_999):  # every size, each at its longest short form
+        text = usage_text({"input": big, "output": big, "cached": big, "thoughts": big})
+        assert len(text) <= width and text.endswith("th"), text
+
+
 async def test_a_file_that_failed_to_load_offers_no_session_keys(tmp_path: Path) -> None:
     path = tmp_path / "chats" / "session-broken.json"
     path.parent.mkdir()
@@ -184,3 +196,29 @@ async def test_undo_and_apply_are_offered_only_when_they_can_work(session_file: 
         await settle(pilot)
         assert "u" in footer_keys(view) and "a" not in footer_keys(view)
         assert "Quit" in " ".join(str(k.render()) for k in view.query("FooterKey"))  # still fits 80 columns
+
+
+async def test_after_an_apply_the_header_still_names_the_model(tmp_path: Path) -> None:
+    """An apply that summarises every turn leaves no turn naming a model (as Gemini CLI's own
+    checkpoint does): the header names the one the session had, says so, and never 'unknown'."""
+    from inspector.tui.widgets.context_header import ContextHeader
+
+    path = copy_sample(tmp_path, "legacy-pomodoro.json")
+    app = InspectorApp(path, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.loaded is not None
+        model = view.loaded.analysis.model
+        assert model and view.split == len(view.loaded.analysis.turns)  # everything is summarised
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("a", "y")
+        await settle(pilot)
+        assert view.loaded.analysis.model is None  # the file names no model now
+        header = str(view.query_one(ContextHeader).render()).splitlines()[0]
+        assert f"{model} (before the compaction)" in header and "not recorded" not in header
+        await pilot.press("u", "y")
+        await settle(pilot)
+        header = str(view.query_one(ContextHeader).render()).splitlines()[0]
+        assert model in header and "before the compaction" not in header

@@ -127,6 +127,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         self.split_chosen = False  # the user moved the split; until then it follows Gemini CLI's own
         self._appends = []  # appended lines waiting to extend what is shown (SessionActions.next_extension)
         self.failed: str | None = None
+        self.earlier_model: str | None = None  # the model the file named before a compaction dropped it
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -186,6 +187,10 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if previous is None or loaded.changed_from is None:
             self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
         analysis = loaded.analysis
+        if analysis.model or previous is None:
+            self.earlier_model = None
+        else:
+            self.earlier_model = previous.analysis.model or self.earlier_model
         self.split = self.split_after_load(previous, loaded)
         self.check_undo()
         self.remove_class("-loading")
@@ -271,7 +276,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
     def refresh_figures(self) -> None:
         if self.loaded is None:
             return
-        self.query_one(ContextHeader).show(self.loaded, self.split)
+        self.query_one(ContextHeader).show(self.loaded, self.split, self.earlier_model)
 
     def show_detail(self, index: int) -> None:
         if self.loaded is not None:

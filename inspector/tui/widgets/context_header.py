@@ -100,13 +100,22 @@ def elided(text: str, width: int) -> str:
     return text[:head] + "…" + text[len(text) - (width - 1 - head):]
 
 
-def file_line(loaded: Loaded, width: int) -> Text:
+def model_text(model: str | None, earlier_model: str | None) -> Text:
+    """The session's model; after a compaction the file names none (Gemini CLI's checkpoint drops
+    the model of every turn it keeps), so the one it named before is shown, said to be that."""
+    if model:
+        return Text(visible(model, one_line=True), style="bold cyan")
+    if earlier_model:
+        return Text.assemble((visible(earlier_model, one_line=True), "cyan"), (" (before the compaction)", "dim"))
+    return Text("model not recorded", style="dim")
+
+
+def file_line(loaded: Loaded, width: int, earlier_model: str | None = None) -> Text:
     session, analysis = loaded.session, loaded.analysis
     name = visible(session.path.name, one_line=True)
     parts = [
         Part(Text(name, style="bold"), shorter=(Text(elided(name, 36), style="bold"),)),
-        Part(Text(visible(analysis.model, one_line=True) if analysis.model else "model not recorded",
-                  style="bold cyan" if analysis.model else "dim"), 1),
+        Part(model_text(analysis.model, earlier_model), 1),
         Part(Text(plural(len(analysis.turns), "turn"))),
         Part(Text(human_size(session.size)), 3),
         Part(Text(session.format), 4),
@@ -169,10 +178,10 @@ def split_line(loaded: Loaded, split: int, width: int) -> Text:
     return fit(parts, width)
 
 
-def header_lines(loaded: Loaded, split: int, width: int = 200) -> Text:
+def header_lines(loaded: Loaded, split: int, width: int = 200, earlier_model: str | None = None) -> Text:
     analysis = loaded.analysis
     return Text("\n").join([
-        file_line(loaded, width),
+        file_line(loaded, width, earlier_model),
         context_line(analysis.context, analysis.would_compress, width),
         split_line(loaded, split, width),
     ])
@@ -185,10 +194,11 @@ class ContextHeader(Static):
     ContextHeader { height: auto; padding: 0 1; background: $panel; }
     """
 
-    _shown: tuple[Loaded, int] | None = None
+    _shown: tuple[Loaded, int, str | None] | None = None
 
-    def show(self, loaded: Loaded, split: int) -> None:
-        self._shown = (loaded, split)
+    def show(self, loaded: Loaded, split: int, earlier_model: str | None = None) -> None:
+        """``earlier_model``: the model the session named before a compaction dropped it."""
+        self._shown = (loaded, split, earlier_model)
         self._render_lines()
 
     def on_resize(self, event: Resize) -> None:
@@ -197,8 +207,8 @@ class ContextHeader(Static):
     def _render_lines(self) -> None:
         if self._shown is None:
             return
-        loaded, split = self._shown
+        loaded, split, earlier_model = self._shown
         width = self.content_size.width or self.app.size.width - 2
-        self.update(header_lines(loaded, split, width))
+        self.update(header_lines(loaded, split, width, earlier_model))
         context = loaded.analysis.context
         self.tooltip = f"{context.reason()}\n{context.estimate_note()}"

@@ -56,7 +56,7 @@ COLUMNS = (
     Column("kind", "kind", 10, flex=24),
     Column("mask", "", 1),  # ■ masked already, □ masked next turn (tui/masking_marks.py)
     Column("tokens", "est. tok", 9, right=True),
-    Column("usage", "in/out/cached", 21, right=True, drop=3),
+    Column("usage", "in/out/cached", 22, right=True, drop=3),  # "1.2M/9.9k/1.1M +9.9kth" whole
     Column("cost", "cost", 7, right=True, drop=2),  # what the turn cost (tui/cost_lines.py); only when priced
     Column("share", "share", 6, right=True, drop=4),
     Column("bar", "vs largest", 10, drop=1),  # the share again, drawn: the first to go
