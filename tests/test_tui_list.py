@@ -225,7 +225,8 @@ async def test_at_80x24_the_browser_lists_what_resume_lists(tmp_path: Path, monk
     prompts = project / "session-2026-11-22T05-23-c1fdd0dc.jsonl"
     older = project / "session-2026-11-21T09-00-c1fdd0dc.jsonl"  # the same session id, an older copy
     compressed = other / "session-2026-11-22T05-23-bdc740a7.jsonl"
-    for source, target in (("gemini-cli-0.61-tool-calls.jsonl", tools), ("gemini-cli-0.61-three-prompts.jsonl", prompts),
+    for source, target in (("gemini-cli-0.61-tool-calls.jsonl", tools),
+                           ("gemini-cli-0.61-three-prompts.jsonl", prompts),
                            ("gemini-cli-0.61-compress.jsonl", compressed)):
         target.write_bytes((SAMPLES / source).read_bytes())
     first, rest = prompts.read_text(encoding="utf-8").split("\n", 1)

@@ -128,11 +128,12 @@ class CompareScreen(InspectorScreen):
         return comparison
 
     def on_compaction_progress(self, message: CompactionProgress) -> None:
-        self.query_one("#compare-step", Static).update(Text(message.text, style="dim"))
+        for step in self.query("#compare-step").results(Static):  # gone once the run finished
+            step.update(Text(message.text, style="dim"))
 
     def on_compare_finished(self, message: CompareFinished) -> None:
         self.comparison = message.comparison
-        self.query_one("#compare-running").display = False
+        self.query_one("#compare-running").remove()  # its bar would redraw itself even hidden
         table = self.table
         table.clear()
         for name, result in self.comparison.results.items():
@@ -177,7 +178,7 @@ class CompareScreen(InspectorScreen):
         if worker.group != COMPARE_GROUP or state != WorkerState.ERROR or isinstance(worker.error, Cancelled):
             return
         self.query_one("#compare-label", Label).update(Text(f"The comparison failed: {worker.error}", style="red"))
-        self.query_one("#compare-bar", ProgressBar).display = False
+        self.query_one("#compare-bar", ProgressBar).remove()
 
     @property
     def selected(self) -> str | None:

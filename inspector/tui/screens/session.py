@@ -170,6 +170,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if self.loaded is not None:
             self.status.set("load", f"{message.phase}…")
             return
+        if self.failed is not None:
+            return
         bar = self.query_one("#loading-bar", ProgressBar)
         label = self.query_one("#loading-label", Label)
         if message.total:
@@ -193,6 +195,10 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.earlier_model = previous.analysis.model or self.earlier_model
         self.split = self.split_after_load(previous, loaded)
         self.check_undo()
+        if previous is None:
+            # never shown again (a reload reports in the status line); an indeterminate bar
+            # redraws itself 15 times a second even while hidden, so it goes
+            self.query_one("#loading-bar", ProgressBar).remove()
         self.remove_class("-loading")
         self.status.set("load", "")
         self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set)
@@ -269,7 +275,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.query_one("#loading-label", Label).update(
                 Text.assemble(("Cannot open this file\n", "bold red"), str(worker.error), ("\n\nEsc: back", "dim"))
             )
-            self.query_one("#loading-bar", ProgressBar).display = False
+            self.query_one("#loading-bar", ProgressBar).remove()  # (hidden, it would still redraw)
             self.refresh_bindings()  # the footer drops the keys that need a session
 
     # -- figures ----------------------------------------------------------------------------

@@ -184,6 +184,13 @@ class SnapshotScreen(Screen[None]):
         """The preview changed (marked stale): redraw the figures."""
         self.query_one("#preview-summary", Static).update(summary_text(self.preview))
         self.query_one("#preview-footer", Static).update(self.footer_text())
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``a`` is dimmed when this preview cannot be applied (the line above the keys says why)."""
+        if action == "apply" and self.preview.refusal() is not None:
+            return None
+        return True
 
     def history(self) -> Sequence[dict[str, Any]]:
         source = self.preview.source
