@@ -377,20 +377,22 @@ class TurnTable(ScrollView, can_focus=True):
         figures = self.analysis.split_figures(self.split)
         split = self.split
         if split == self.reference_split:
-            label = "reference"
+            label = short_label = "reference"
         else:
-            kind = "agentic" if split in self.agentic else "moved"
-            label = f"{kind}; reference {self.reference_split:,}"
-        summarised_tokens = f"{figures['summarised_tokens']:,}"
-        kept_tokens = f"{figures['kept_tokens']:,}"
+            short_label = "agentic" if split in self.agentic else "moved"
+            label = f"{short_label}; reference {self.reference_split:,}"
+        summarised_tokens = f"{figures['summarised_tokens']:,} tok"
+        kept_tokens = f"{figures['kept_tokens']:,} tok"
         kept_share = percent(float(figures["kept_share"]))
         summarised = f"summarise 0-{split - 1:,}" if split else "summarise nothing"
         kept = f"keep {split:,}-{self.turn_count - 1:,}" if split < self.turn_count else "keep nothing"
+        sides = f"summarise {summarised_tokens} ── keep {kept_tokens}"
         wordings = (
-            f"── split {split:,} ({label}) ── {summarised}: {summarised_tokens} tok"
-            f" ── {kept}: {kept_tokens} tok ({kept_share}) ",
-            f"── split {split:,} ({label}) ── summarise {summarised_tokens} ── keep {kept_tokens} tok ({kept_share}) ",
-            f"── split {split:,} ── summarise {summarised_tokens} ── keep {kept_tokens} tok ",
+            f"── split {split:,} ({label}) ── {summarised}: {summarised_tokens} ── {kept}: {kept_tokens} "
+            f"({kept_share}) ",
+            f"── split {split:,} ({label}) ── {sides} ({kept_share}) ",
+            f"── split {split:,} ({short_label}) ── {sides} ({kept_share}) ",
+            f"── split {split:,} ── {sides} ",
             f"── split {split:,} ",
         )
         text = next((w for w in wordings if len(w) <= width), wordings[-1])
