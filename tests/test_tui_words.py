@@ -222,3 +222,26 @@ async def test_after_an_apply_the_header_still_names_the_model(tmp_path: Path) -
         await settle(pilot)
         header = str(view.query_one(ContextHeader).render()).splitlines()[0]
         assert model in header and "before the compaction" not in header
+
+
+async def test_a_running_compaction_shows_the_stage_and_the_turns_done_on_a_real_bar(session_file: Path) -> None:
+    """The app's own run hands the core's reports to the dialog (stage, turns done of how many),
+    so its bar fills instead of reading --% while the words say 80%."""
+    from inspector.tui.messages import CompactionProgress
+
+    reports: list[CompactionProgress] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, CompactionProgress):
+            reports.append(message)
+
+    app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24), message_hook=hook) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+    measured = [r for r in reports if r.progress is not None and r.progress.total > 0]
+    assert measured, [r.text for r in reports]  # before: words only, the bar never had a total
+    for report in measured:
+        assert report.progress is not None
+        assert f"{report.progress.stage}: {report.progress.done:,} of {report.progress.total:,} turns" in report.text
