@@ -31,14 +31,3 @@ async def test_nothing_redraws_itself_once_shown(tmp_path: Path) -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert redrawing(view) == []
-
-
-async def test_a_file_that_failed_to_load_does_not_redraw_either(tmp_path: Path) -> None:
-    path = tmp_path / "session-broken.json"
-    path.write_text("not json", encoding="utf-8")
-    app = InspectorApp(path, threshold=0.5, live=False)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        view = app.screen
-        assert isinstance(view, SessionScreen) and view.failed is not None
-        assert redrawing(view) == []

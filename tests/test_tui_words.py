@@ -15,6 +15,7 @@ from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.timeline import provider_text
 from inspector.tui.screens.warnings import WarningsScreen
 from tests.snapshot_app import SAMPLES, copy_sample, screen_after, settle
+from tests.test_tui_idle import redrawing
 
 SAMPLE = SAMPLES / "coding-task.jsonl"
 
@@ -63,6 +64,7 @@ async def test_a_file_that_failed_to_load_offers_no_session_keys(tmp_path: Path)
         assert keys, "the footer still offers help and quit"
         for key in ("[", "]", "{", "}", "c", "a", "u", "d"):
             assert key not in keys, f"{key} is offered although nothing is loaded"
+        assert redrawing(view) == []  # the loading bar went too (hidden, it redrew itself 15 times a second)
 
 
 async def test_help_lists_no_unnamed_textual_binding(session_file: Path) -> None:
