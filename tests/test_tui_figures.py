@@ -84,3 +84,24 @@ async def test_the_totals_agree_or_say_why_not(session_file: Path) -> None:
 
         compare = await screen_after(pilot, "C", CompareScreen)
         assert note in plain(compare.query_one("#compare-notes").content)
+
+
+async def test_where_the_tool_output_budget_moves_the_split_it_says_so() -> None:
+    """long-migration: Gemini CLI's split is one turn, the budget-truncated history a compaction
+    splits is another; the wide header and the figures screen (at 80x24) both say which is which."""
+    path = SAMPLES / "long-migration.jsonl"
+    analysis = analyze(load(path), threshold=0.5)
+    assert analysis.compress_split_point != analysis.split_point
+    moved = f"the tool-output budget moves Gemini CLI's split to {analysis.compress_split_point:,}"
+    for size in ((200, 50), (80, 24)):
+        app = InspectorApp(path, threshold=0.5, live=False)
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            header = str(app.screen.query_one(ContextHeader).render())
+            if size[0] >= 200:
+                assert moved in header.splitlines()[2]
+                continue
+            figures = await screen_after(pilot, "i", FiguresScreen)
+            verdict = plain(figures.query_one("#figures-verdict").content)
+            assert (f"Gemini CLI's split is turn {analysis.split_point:,}; with the tool-output budget applied first, "
+                    f"as a compaction does, it falls at turn {analysis.compress_split_point:,}") in verdict
