@@ -87,10 +87,13 @@ def compact_number(value: float | int | None) -> str:
     if value is None:
         return ""
     value = float(value)
-    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= limit:
-            scaled = value / limit
-            return f"{scaled:.1f}{suffix}" if scaled < 10 else f"{scaled:.0f}{suffix}"
+    if abs(value) < 999.5:
+        return f"{value:.0f}"
+    for limit, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
+        scaled = value / limit
+        text = f"{scaled:.1f}" if abs(scaled) < 9.95 else f"{scaled:.0f}"
+        if abs(float(text)) < 1000 or suffix == "G":  # 9,999 is 10k, not 10.0k; 999,999 is 1.0M, not 1000k
+            return text + suffix
     return f"{value:.0f}"
 
 

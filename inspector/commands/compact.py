@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
 from inspector.commands.output import say_error, terminal_console
-from inspector.format import visible
+from inspector.format import plural, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -160,23 +160,23 @@ def print_report(session: Session, result: CompressionResult, *, applying: bool 
     console.print(f"tokens (estimate): {before:,} -> {after:,}{change}{recorded}")
     if result.split_point is not None:
         kind = f" ({result.split_kind})" if result.split_kind else ""
-        console.print(f"split{kind}: {result.split_point} - summarised turns 0-{result.split_point - 1}, "
-                      f"kept from turn {result.split_point}"
+        console.print(f"split{kind}: {result.split_point:,} - summarised turns 0-{result.split_point - 1:,}, "
+                      f"kept from turn {result.split_point:,}"
                       + (f" (summariser got the {result.summarised_with} turns)" if result.summarised_with else ""))
     if result.stages:
         from inspector.commands.compare import stage_table
 
         console.print(stage_table(result.stages))
     if result.truncations:
-        console.print(f"tool-output budget: {len(result.truncations)} output(s) cut to an excerpt "
+        console.print(f"tool-output budget: {plural(len(result.truncations), 'output')} cut to an excerpt "
                       f"(full text would be saved under {result.truncations[0].output_file.rsplit('/', 2)[0]})")
     if result.facts is not None:
         report = result.facts
-        console.print(f"fact recall: {report.recall:.1%} ({report.kept}/{report.total})")
+        console.print(f"fact recall: {report.recall:.1%} ({report.kept:,} of {report.total:,})")
         for fact in report.lost[:20]:
             console.print(Text("  lost ", "red") + Text(visible(f"{fact.kind}: {fact.value}", one_line=True)))
         if len(report.lost) > 20:
-            console.print(Text(f"  ... and {len(report.lost) - 20} more (see --json)", "dim"))
+            console.print(Text(f"  ... and {len(report.lost) - 20:,} more (see --json)", "dim"))
         for claim in report.false_claims[:20]:
             console.print(Text("  false claim ", "red") + Text(visible(f"{claim.reason}: {claim.line}",
                                                                         one_line=True)))

@@ -35,7 +35,7 @@ def print_comparison(session: Any, comparison: Any) -> None:
     for name, result in comparison.results.items():
         before, after = result.original_token_count, result.new_token_count
         how = ", ".join(s.name for s in result.stages or [] if s.applied) if result.stages is not None \
-            else (f"split {result.split_point}" if result.split_point is not None else "-")
+            else (f"split {result.split_point:,}" if result.split_point is not None else "-")
         recall = comparison.recall[name]
         snapshot = f"{len(result.snapshot):,} chars" if result.snapshot else "-"
         table.add_row(name, Text(result.status.value, "red" if result.status.failed else "green"),

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
 from inspector.commands.output import terminal_console
-from inspector.format import visible
+from inspector.format import plural, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -80,15 +80,15 @@ def render_diff(console: Console, result: SnapshotDiff, *, old_label: str = "old
     counts = result.counts()
     console.print(Text.assemble(
         (f"{old_label} -> {new_label}: ", "bold"),
-        (f"+{counts['added']} ", "green"), (f"-{counts['removed']} ", "red"),
-        (f"={counts['unchanged']} lines", "dim"),
+        (f"+{counts['added']:,} ", "green"), (f"-{counts['removed']:,} ", "red"),
+        (f"={plural(counts['unchanged'], 'line')}", "dim"),
     ))
     for section in result.sections:
         style = {"added": "green", "removed": "red", "changed": "yellow", "unchanged": "dim"}[section.status]
         header = Text.assemble((visible(f"<{section.name}>", one_line=True), f"bold {style}"),
                                (f"  {section.status}", style))
         if section.status == "unchanged":
-            header.append(f" ({len(section.unchanged)} lines)", "dim")
+            header.append(f" ({plural(len(section.unchanged), 'line')})", "dim")
             console.print(header)
             continue
         console.print(header)

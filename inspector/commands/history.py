@@ -24,7 +24,7 @@ def entry_line(entry: JournalEntry) -> str:
     info = entry.info
     tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
               if info.tokens_before is not None and info.tokens_after is not None else "tokens -")
-    split = f"split {info.split_point}" if info.split_point is not None else "split -"
+    split = f"split {info.split_point:,}" if info.split_point is not None else "split -"
     who = "/".join(x for x in (info.provider, info.model) if x) or "-"
     took = f"{info.duration_seconds:.1f} s" if info.duration_seconds is not None else "-"
     state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")

@@ -119,7 +119,8 @@ class RunningScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(Text(visible(self.label, one_line=True), style="bold"), id="running-label")
+            label = Text(visible(self.label, one_line=True), style="bold")
+            yield Static(label, id="running-label", markup=False)  # wraps at 80 columns
             yield ProgressBar(total=None, show_eta=False, id="running-bar")
             yield Static("", id="running-step", markup=False)
             yield Static(Text("Esc: cancel", style="dim"), markup=False)

@@ -36,7 +36,7 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 SESSION_ACTIONS = frozenset({
     "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
     "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
-    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider", "export", "copy",
+    "goto_turn", "search", "search_next", "filter", "order", "warnings", "figures", "provider", "export", "copy",
 })
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
@@ -93,6 +93,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
                 tooltip="undo the newest applied compaction, byte for byte"),
         Binding("t", "timeline", "Timeline", show=False, id="compaction.timeline",
                 tooltip="the compactions applied to this file"),
+        Binding("i", "figures", "Figures", show=False, id="session.figures",
+                tooltip="which figure decides whether Gemini CLI compresses, why, and every total on screen"),
         Binding("w", "warnings", "Warnings", show=False, id="session.warnings",
                 tooltip="what was skipped while reading the file (the header counts them)"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
@@ -126,6 +128,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         self.split_chosen = False  # the user moved the split; until then it follows Gemini CLI's own
         self._appends = []  # appended lines waiting to extend what is shown (SessionActions.next_extension)
         self.failed: str | None = None
+        self.earlier_model: str | None = None  # the model the file named before a compaction dropped it
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -168,6 +171,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if self.loaded is not None:
             self.status.set("load", f"{message.phase}…")
             return
+        if self.failed is not None:
+            return
         bar = self.query_one("#loading-bar", ProgressBar)
         label = self.query_one("#loading-label", Label)
         if message.total:
@@ -185,8 +190,16 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if previous is None or loaded.changed_from is None:
             self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
         analysis = loaded.analysis
+        if analysis.model or previous is None:
+            self.earlier_model = None
+        else:
+            self.earlier_model = previous.analysis.model or self.earlier_model
         self.split = self.split_after_load(previous, loaded)
         self.check_undo()
+        if previous is None:
+            # never shown again (a reload reports in the status line); an indeterminate bar
+            # redraws itself 15 times a second even while hidden, so it goes
+            self.query_one("#loading-bar", ProgressBar).remove()
         self.remove_class("-loading")
         self.status.set("load", "")
         self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set)
@@ -263,14 +276,14 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.query_one("#loading-label", Label).update(
                 Text.assemble(("Cannot open this file\n", "bold red"), str(worker.error), ("\n\nEsc: back", "dim"))
             )
-            self.query_one("#loading-bar", ProgressBar).display = False
+            self.query_one("#loading-bar", ProgressBar).remove()  # (hidden, it would still redraw)
             self.refresh_bindings()  # the footer drops the keys that need a session
 
     # -- figures ----------------------------------------------------------------------------
     def refresh_figures(self) -> None:
         if self.loaded is None:
             return
-        self.query_one(ContextHeader).show(self.loaded, self.split)
+        self.query_one(ContextHeader).show(self.loaded, self.split, self.earlier_model)
 
     def show_detail(self, index: int) -> None:
         if self.loaded is not None:
@@ -368,6 +381,12 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.notify("Nothing was skipped while reading this file.", timeout=3)
             return
         self.app.push_screen(WarningsScreen(self.path.name, self.loaded.analysis.warnings))
+
+    def action_figures(self) -> None:
+        from inspector.tui.screens.figures import FiguresScreen
+
+        if self.loaded is not None:
+            self.app.push_screen(FiguresScreen(self.loaded, self.split))
 
     def subagent_paths(self) -> list[Path]:
         return subagent_files(self.path, self.loaded.session.session_id if self.loaded is not None else None)

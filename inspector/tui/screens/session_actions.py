@@ -188,7 +188,8 @@ class SessionActions(InspectorScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPACT_GROUP, description="the compaction")
     def run_compaction(self, loaded: Loaded, split: int, options: RunOptions) -> CompressionResult:
         worker = get_current_worker()
-        summariser = summariser_for(self.app, loaded, lambda text: self.post_message(CompactionProgress(text)))
+        summariser = summariser_for(self.app, loaded,
+                                    lambda text, progress: self.post_message(CompactionProgress(text, progress)))
         result = run_one(loaded, split, options, summariser, lambda: worker.is_cancelled)
         if not worker.is_cancelled:
             self.post_message(CompactionFinished(result, split, options.focus, loaded))
@@ -263,7 +264,8 @@ class SessionActions(InspectorScreen):
             return
         body = Text.assemble(
             (self.path.name, "bold"), "\n",
-            "tokens (estimate): ", (preview.tokens_text(), "bold"), "\n",
+            "estimate: ", (preview.tokens_text(), "bold"), "\n",
+            (f"{note}\n" if (note := preview.before_note()) else "", "dim"),
             preview.what_it_does(), "\n",
             saving_text(preview.source.analysis if preview.source else None, *preview.tokens),  # tui/cost_lines.py
             ("A backup is kept; u undoes it, byte for byte.", "dim"),

@@ -24,7 +24,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from inspector.analysis import Analysis, turn_kind
+from inspector.analysis import Analysis
 from inspector.format import percent, share_bar, usage_text, visible
 from inspector.session.history import is_environment_content
 from inspector.tui.cost_lines import cost_cell, has_cost
@@ -33,6 +33,7 @@ from inspector.tui.messages import TableColumns, TurnSelected, ViewCleared
 
 PROMPT_MARK = "•"  # a reference split candidate: the kept part may start at this user prompt
 AGENTIC_MARK = "◆"  # an agentic split candidate: the kept part may start at this model turn
+ENVIRONMENT_KIND = "session context"  # the kind column of the <session_context> turn
 
 
 @dataclass(frozen=True)
@@ -55,19 +56,26 @@ COLUMNS = (
     Column("kind", "kind", 10, flex=24),
     Column("mask", "", 1),  # ■ masked already, □ masked next turn (tui/masking_marks.py)
     Column("tokens", "est. tok", 9, right=True),
-    Column("usage", "in/out/cached", 21, right=True, drop=3),
-    Column("cost", "cost", 7, right=True, drop=1),  # what the turn cost (tui/cost_lines.py); only when priced
+    Column("usage", "in/out/cached", 22, right=True, drop=3),  # "1.2M/9.9k/1.1M +9.9kth" whole
+    Column("cost", "cost", 7, right=True, drop=2),  # what the turn cost (tui/cost_lines.py); only when priced
     Column("share", "share", 6, right=True, drop=4),
-    Column("bar", "vs largest", 10, drop=2),
+    Column("bar", "vs largest", 10, drop=1),  # the share again, drawn: the first to go
 )
 
 
-def layout(width: int, turn_count: int, without: frozenset[str] = frozenset()) -> tuple[tuple[Column, int], ...]:
+KIND_FLOOR = 10  # the kind column is never narrower (longer kinds end in an ellipsis then)
+
+
+def layout(width: int, turn_count: int, without: frozenset[str] = frozenset(),
+           kind_width: int = KIND_FLOOR) -> tuple[tuple[Column, int], ...]:
     """The columns that fit ``width`` cells and each one's width (``without``: columns with
-    nothing to show): the least needed columns drop first, then the kind column grows into
-    what is left."""
+    nothing to show; ``kind_width``: the longest kind to show, which goes whole before the
+    least needed columns stay): the least needed columns drop first, then the kind column
+    grows into what is left (or, on a very narrow table, shrinks down to ``KIND_FLOOR``)."""
     index_width = max(3, len(f"{max(0, turn_count - 1):,}"))
-    sized = [(c, index_width if c.key == "index" else c.width) for c in COLUMNS if c.key not in without]
+    kind = max(KIND_FLOOR, min(kind_width, next(c.flex for c in COLUMNS if c.key == "kind")))
+    sized = [(c, index_width if c.key == "index" else kind if c.key == "kind" else c.width)
+             for c in COLUMNS if c.key not in without]
 
     def need(cols: list[tuple[Column, int]]) -> int:
         return sum(w for _, w in cols) + len(cols) - 1
@@ -76,6 +84,9 @@ def layout(width: int, turn_count: int, without: frozenset[str] = frozenset()) -
         if need(sized) <= width:
             break
         sized = [(c, w) for c, w in sized if c.drop != drop]
+    over = need(sized) - width
+    if over > 0:
+        sized = [(c, max(KIND_FLOOR, w - over) if c.key == "kind" else w) for c, w in sized]
     spare = max(0, width - need(sized))
     return tuple((c, min(c.flex, w + spare) if c.flex else w) for c, w in sized)
 
@@ -237,13 +248,36 @@ class TurnTable(ScrollView, can_focus=True):
         """Choose the columns for the width on screen; tell the screen when they change."""
         width = self.scrollable_content_region.width or self.size.width
         without = frozenset() if self.analysis is not None and has_cost(self.analysis) else frozenset({"cost"})
-        columns = layout(width or 80, self.turn_count, without)
+        columns = layout(width or 80, self.turn_count, without, self.widest_kind())
         if columns != self.columns:
             self.columns = columns
             self._lines.clear()
             self.virtual_size = Size(self.content_width, self.row_count)
             self.refresh()
         self.post_message(TableColumns(header_text(self.columns)))
+
+    _widest: tuple[int, int, int] = (0, 0, KIND_FLOOR)  # (id of the kinds list, kinds seen, the longest)
+
+    def widest_kind(self) -> int:
+        """The longest kind any turn shows (the kinds seen before are not read again after an append)."""
+        if self.analysis is None:
+            return KIND_FLOOR
+        kinds = self.analysis.kinds
+        seen_list, seen, widest = self._widest
+        if seen_list != id(kinds) or seen > len(kinds):
+            seen, widest = 0, KIND_FLOOR
+        if len(kinds) > seen:
+            widest = max(widest, max(len(kind) for kind in set(kinds[seen:])))
+        if self.turn_count and self.environment(0):
+            widest = max(widest, len(ENVIRONMENT_KIND))
+        self._widest = (id(kinds), len(kinds), widest)
+        return widest
+
+    def environment(self, index: int) -> bool:
+        """The <session_context> turn Gemini CLI puts first (a /chat save keeps it in the history)."""
+        assert self.analysis is not None
+        turn = self.analysis.turns[index]
+        return turn.role == "user" and not turn.is_tool_result and is_environment_content(turn.parts)
 
     def on_resize(self, event: Resize) -> None:
         self.fit_columns()
@@ -301,9 +335,7 @@ class TurnTable(ScrollView, can_focus=True):
         relative = analysis.quarters[index] / self._max_quarters
         base = self._style("turn-table--summarised" if index < self.split else "turn-table--kept")
         role_style = self._style("turn-table--user" if turn.role == "user" else "turn-table--model")
-        # the <session_context> turn Gemini CLI puts first (a /chat save keeps it in the history)
-        environment = turn.role == "user" and not turn.is_tool_result and is_environment_content(turn.parts)
-        kind = "session context" if environment else turn_kind(turn.content)
+        kind = ENVIRONMENT_KIND if self.environment(index) else analysis.kinds[index]
         if index in self.agentic:
             mark: tuple[str, Style | None] = (AGENTIC_MARK, self._style("turn-table--agentic"))
         elif index in self._candidates and index:
@@ -345,20 +377,22 @@ class TurnTable(ScrollView, can_focus=True):
         figures = self.analysis.split_figures(self.split)
         split = self.split
         if split == self.reference_split:
-            label = "reference"
+            label = short_label = "reference"
         else:
-            kind = "agentic" if split in self.agentic else "moved"
-            label = f"{kind}; reference {self.reference_split:,}"
-        summarised_tokens = f"{figures['summarised_tokens']:,}"
-        kept_tokens = f"{figures['kept_tokens']:,}"
+            short_label = "agentic" if split in self.agentic else "moved"
+            label = f"{short_label}; reference {self.reference_split:,}"
+        summarised_tokens = f"{figures['summarised_tokens']:,} tok"
+        kept_tokens = f"{figures['kept_tokens']:,} tok"
         kept_share = percent(float(figures["kept_share"]))
         summarised = f"summarise 0-{split - 1:,}" if split else "summarise nothing"
         kept = f"keep {split:,}-{self.turn_count - 1:,}" if split < self.turn_count else "keep nothing"
+        sides = f"summarise {summarised_tokens} ── keep {kept_tokens}"
         wordings = (
-            f"── split {split:,} ({label}) ── {summarised}: {summarised_tokens} tok"
-            f" ── {kept}: {kept_tokens} tok ({kept_share}) ",
-            f"── split {split:,} ({label}) ── summarise {summarised_tokens} ── keep {kept_tokens} tok ({kept_share}) ",
-            f"── split {split:,} ── summarise {summarised_tokens} ── keep {kept_tokens} tok ",
+            f"── split {split:,} ({label}) ── {summarised}: {summarised_tokens} ── {kept}: {kept_tokens} "
+            f"({kept_share}) ",
+            f"── split {split:,} ({label}) ── {sides} ({kept_share}) ",
+            f"── split {split:,} ({short_label}) ── {sides} ({kept_share}) ",
+            f"── split {split:,} ── {sides} ",
             f"── split {split:,} ",
         )
         text = next((w for w in wordings if len(w) <= width), wordings[-1])
