@@ -21,10 +21,11 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog import subagent_files
-from inspector.tui.loading import Cancelled, Loaded, read_session
+from inspector.tui.loading import Cancelled, Loaded, TurnSet, read_session
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
 from inspector.tui.screens.export import SessionExport
 from inspector.tui.screens.session_actions import SessionActions
+from inspector.tui.screens.session_live import SessionLive
 from inspector.tui.screens.session_navigation import AGENTIC_GROUP, SessionNavigation, cli_agentic_split
 from inspector.tui.screens.warnings import WarningsScreen
 from inspector.tui.widgets.context_header import ContextHeader
@@ -42,7 +43,7 @@ AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
 LOAD_GROUP = "load"
 
 
-class SessionScreen(SessionNavigation, SessionActions, SessionExport):
+class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExport):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -123,7 +124,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         self.loaded: Loaded | None = None
         self.split = 0
         self.split_chosen = False  # the user moved the split; until then it follows Gemini CLI's own
-        self._appends = []  # appended lines waiting to extend what is shown (SessionActions.next_extension)
+        self._appends = []  # appended lines waiting to extend what is shown (SessionLive.next_extension)
+        self._retired = []  # versions no longer shown, let go in a worker (SessionLive.settle)
         self.failed: str | None = None
 
     # -- layout -----------------------------------------------------------------------
@@ -184,11 +186,14 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if previous is None or loaded.changed_from is None:
             self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
         analysis = loaded.analysis
+        split = self.split
         self.split = self.split_after_load(previous, loaded)
-        self.check_undo()
+        if loaded.changed_from is None:
+            self.check_undo()  # (an append does not change the journal: an apply rewrites the file)
         self.remove_class("-loading")
         self.status.set("load", "")
-        self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set)
+        self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set,
+                                same_before=loaded.changed_from or 0)
         if self.turn_filter is not None or self.by_tokens:
             self.apply_view()  # the filter and order, on the turns as read now
         if self.matches:
@@ -201,7 +206,9 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             start = self.start_turn if self.start_turn is not None else self.split
             self.table.move_to(min(max(start, 0), len(analysis.turns) - 1))
             self.call_after_refresh(self.table.scroll_to_cursor)  # the table has its size only after this refresh
-        self.show_detail(self.table.cursor)
+        cursor = self.table.cursor
+        if loaded.changed_from is None or cursor >= loaded.changed_from or (cursor < split) != (cursor < self.split):
+            self.show_detail(cursor)  # (after an append, only when the turn shown changed: it keeps its scroll)
         if analysis.warnings and previous is None:
             first = analysis.warnings[0]
             more = f" (and {len(analysis.warnings) - 1:,} more)" if len(analysis.warnings) > 1 else ""
@@ -222,7 +229,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.split_chosen = False
             return analysis.split_point
         was_agentic = self.split in previous.agentic_set
-        if self.split in analysis.candidates or (was_agentic and self.split < len(analysis.turns)):
+        if self.split in TurnSet(analysis.candidates) or (was_agentic and self.split < len(analysis.turns)):
             return self.split
         self.notify(f"Turn {self.split:,} can no longer start the kept part; the split is back at "
                     f"Gemini CLI's own, turn {analysis.split_point:,}.", severity="warning", timeout=6)
@@ -270,6 +277,12 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if self.loaded is None:
             return
         self.query_one(ContextHeader).show(self.loaded, self.split)
+
+    def notes_shown(self, loaded: Loaded) -> None:
+        """Masking and cost were worked out: the table's marks and cost column, the detail pane."""
+        self.table.notes_changed()
+        self.show_detail(self.table.cursor)
+        self.refresh_figures()
 
     def show_detail(self, index: int) -> None:
         if self.loaded is not None:
