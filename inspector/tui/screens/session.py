@@ -216,10 +216,11 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
                         title="Skipped while reading", severity="warning")
         self.after_load(previous, loaded, message.reason)
         self.agentic_point = None
-        if loaded.changed_from is None:
-            self.find_agentic(loaded)  # the candidates when not yet known, and compact --agentic's split
-        # After a live append the candidates came extended; compact --agentic's split reads every
-        # turn's content (minutes on a 170,000-turn run), so it is found when asked for (A), not per append.
+        if loaded.changed_from is None and loaded.agentic is None:
+            self.find_agentic(loaded)  # the candidates (◆) are not known yet
+        # compact --agentic's split reads every turn's content (minutes on a 170,000-turn run): after a
+        # full read it is looked for once masking and cost are shown (SessionLive.after_notes); after a
+        # live append (the candidates came extended) when asked for (A), not per append.
 
     def split_after_load(self, previous: Loaded | None, loaded: Loaded) -> int:
         """Where the split is after a (re)load: Gemini CLI's own split point, unless the user

@@ -28,6 +28,7 @@ from inspector.format import plural
 from inspector.tui.loading import Loaded
 from inspector.tui.messages import FileChanged, NotesReady, SessionLoaded
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.screens.session_navigation import AGENTIC_GROUP
 from inspector.tui.session_notes import carry_notes, note_session, release_notes
 
 if TYPE_CHECKING:
@@ -85,6 +86,7 @@ class SessionLive(InspectorScreen):
     _retired: list[object]  # versions no longer shown, let go in a worker
     _read: int = 0  # full reads so far: what an append extends goes back to the last one
     _notes_timer: Timer | None = None
+    agentic_point: int | None = None  # compact --agentic's split (SessionNavigation)
 
     # An append that takes longer than this to read would stall the screen: it goes to a worker.
     LOOP_BYTES = 1 << 20
@@ -102,6 +104,9 @@ class SessionLive(InspectorScreen):
 
     def notes_shown(self, loaded: Loaded) -> None:
         raise NotImplementedError  # SessionScreen shows masking and cost
+
+    def find_agentic(self, loaded: Loaded) -> object:
+        raise NotImplementedError  # SessionScreen's worker
 
     # -- watching ------------------------------------------------------------------------
     @property
@@ -263,9 +268,19 @@ class SessionLive(InspectorScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=NOTES_GROUP, description="pricing the session")
     def note_session(self, loaded: Loaded, read: int) -> None:
-        note_session(loaded.analysis, loaded.session)
-        self.post_message(NotesReady(loaded, read))
-        release_notes().clear()  # the analyses they hold are let go here
+        try:
+            note_session(loaded.analysis, loaded.session)
+            self.post_message(NotesReady(loaded, read))
+            release_notes().clear()  # the analyses they hold are let go here
+        finally:
+            self.app.call_from_thread(self.after_notes, loaded)
+
+    def after_notes(self, loaded: Loaded) -> None:
+        """After a full read, compact --agentic's split is looked for next (one long pass at a time:
+        together they would each take twice as long)."""
+        if self.loaded is loaded and loaded.changed_from is None and self.agentic_point is None and not any(
+                w.group == AGENTIC_GROUP and not w.is_finished for w in self.workers):
+            self.find_agentic(loaded)
 
     def on_notes_ready(self, message: NotesReady) -> None:
         loaded = self.loaded
