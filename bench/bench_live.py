@@ -190,7 +190,7 @@ async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: P
                 after_write.append(drawn - written)
                 handled.append(events["loaded"] - events.get("changed", written))
                 extended += view.loaded.changed_from is not None
-                if n < 5 or (n + 1) % 25 == 0:
+                if n < 5 or (n + 1) % 25 == 0 or os.environ.get("BENCH_EVERY"):
                     print(f"  append {n + 1}: {after_event[-1] * 1000:.0f} ms after the event, "
                           f"{after_write[-1] * 1000:.0f} ms after the write, RSS {rss_mb():,.0f} MB", flush=True)
                 if (n + 1) % 50 == 0:

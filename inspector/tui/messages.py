@@ -145,6 +145,11 @@ class TableColumns(Message):
 
 
 @dataclass
+class TableDrawn(Message):
+    """The turn table drew rows of the analysis it was last given."""
+
+
+@dataclass
 class SearchFound(Message):
     """The turns of ``loaded`` whose text holds ``query`` (case-insensitive), in order."""
 

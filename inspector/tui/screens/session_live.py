@@ -11,8 +11,9 @@ session's length:
   already held by the watcher's event); a batch too big for that runs in a
   worker;
 * what an extension would copy (the long per-turn lists; the state shown
-  stays as it was) is copied ahead in a worker once a state is on screen
-  (``live.prepare``), and the versions it replaced are let go there too;
+  stays as it was) is copied ahead in a worker once the table has drawn the
+  new version (``live.prepare``), and the versions it replaced are let go
+  there too, so neither competes with drawing the row;
 * masking and cost, which read every turn, are worked out in a worker when
   the appends pause; until then the previous figures are shown.
 """
@@ -20,13 +21,15 @@ session's length:
 from __future__ import annotations
 
 import asyncio
+import gc
 from typing import TYPE_CHECKING
 
 from textual import work
 
 from inspector.format import plural
+from inspector.session.loader import paused_gc
 from inspector.tui.loading import Loaded
-from inspector.tui.messages import FileChanged, NotesReady, SessionLoaded
+from inspector.tui.messages import FileChanged, NotesReady, SessionLoaded, TableDrawn
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.session_navigation import AGENTIC_GROUP
 from inspector.tui.session_notes import carry_notes, note_session, release_notes
@@ -84,6 +87,7 @@ class SessionLive(InspectorScreen):
     _appends: list[Appended]  # appended lines waiting to extend what is shown
     _priming: Loaded | None = None  # the load whose live state is being made
     _retired: list[object]  # versions no longer shown, let go in a worker
+    _unsettled: Loaded | None = None  # a version shown by extension, not yet copied ahead for
     _read: int = 0  # full reads so far: what an append extends goes back to the last one
     _notes_timer: Timer | None = None
     agentic_point: int | None = None  # compact --agentic's split (SessionNavigation)
@@ -218,17 +222,17 @@ class SessionLive(InspectorScreen):
         self.load_session("live")
 
     # -- after a version is on screen -----------------------------------------------------------
-    def retire(self, previous: Loaded | None) -> None:
-        """``previous`` is no longer shown: let it go in the next worker, not on the way to the screen."""
-        if previous is not None:
-            self._retired.append(previous)
+    def on_table_drawn(self, message: TableDrawn) -> None:
+        if self._unsettled is not None and self._unsettled is self.loaded:
+            self.settle()
 
-    def settle(self, loaded: Loaded) -> None:
-        """Once ``loaded`` is drawn: copy ahead for its next extension and let the retired versions go."""
-        if self.loaded is not loaded:
-            return
+    def settle(self) -> None:
+        """The new version is drawn (or the next one came first): copy ahead for its next
+        extension and let the versions it replaced go, in a worker."""
+        loaded, self._unsettled = self._unsettled, None
         retired, self._retired = self._retired, []
-        self.settle_live(Retired([*retired, *release_notes()], loaded.live))
+        state = loaded.live if loaded is not None and loaded is self.loaded else None
+        self.settle_live(Retired([*retired, *release_notes()], state))
 
     @work(thread=True, exit_on_error=False, group=SETTLE_GROUP, description="copying ahead for the next append")
     def settle_live(self, job: Retired) -> None:
@@ -236,8 +240,14 @@ class SessionLive(InspectorScreen):
 
         versions, state = job.take()
         versions.clear()  # freed here
-        if state is not None:
+        if state is None:
+            return
+        with paused_gc():
             prepare(state)
+        # The copies are young: the collector's next young passes would scan them (millions of
+        # references) wherever they happen, likely while the next append is drawn.  One pass here
+        # moves them to the old generation, which is scanned only rarely.
+        gc.collect(1)
 
     @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="preparing for live updates")
     def prime_live(self, loaded: Loaded) -> None:
@@ -251,7 +261,8 @@ class SessionLive(InspectorScreen):
             self._priming = None
         loaded.live = state
         if self.loaded is loaded:
-            self.settle(loaded)
+            self._unsettled = loaded
+            self.settle()
             self.next_extension()  # appends that came meanwhile
 
     # -- masking and cost ----------------------------------------------------------------------
@@ -300,8 +311,11 @@ class SessionLive(InspectorScreen):
             self.call_after_refresh(self.prime_live, loaded)  # once the table is on screen
         if loaded.changed_from is not None:
             self.note_when_quiet(loaded)
-            self.retire(previous)
-            self.call_after_refresh(self.settle, loaded)
+            if self._unsettled is not None:
+                self.settle()  # the last version was never drawn (the table is covered): no waiting
+            if previous is not None:
+                self._retired.append(previous)  # let go in the worker, not on the way to the screen
+            self._unsettled = loaded  # settled once the table has drawn it (TableDrawn)
         else:
             self._read += 1
             if self._notes_timer is not None:

@@ -31,7 +31,7 @@ from inspector.session.history import is_environment_content
 from inspector.tui.cost_lines import cost_cell, has_cost
 from inspector.tui.loading import TurnSet
 from inspector.tui.masking_marks import masking_cell
-from inspector.tui.messages import TableColumns, TurnSelected, ViewCleared
+from inspector.tui.messages import TableColumns, TableDrawn, TurnSelected, ViewCleared
 
 PROMPT_MARK = "•"  # a reference split candidate: the kept part may start at this user prompt
 AGENTIC_MARK = "◆"  # an agentic split candidate: the kept part may start at this model turn
@@ -148,6 +148,7 @@ class TurnTable(ScrollView, can_focus=True):
         self._max_quarters = 1
         self._max_at = -1  # the turn that has them
         self._header = ""  # the column titles last told to the screen
+        self._undrawn = False  # an analysis was given and no row of it drawn yet
         self._total = 0
         self._lines: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(1024)
         self.shown: list[int] | None = None  # the turns on screen, in order (None: every turn, in turn order)
@@ -208,6 +209,7 @@ class TurnTable(ScrollView, can_focus=True):
             self.shown, self.by_tokens, self._where = None, False, {}
         self._largest(analysis, same_before if self.analysis is not None else 0)
         self.analysis = analysis
+        self._undrawn = True
         self.agentic = agentic
         self._candidates = TurnSet(analysis.candidates)
         self.split = split
@@ -309,6 +311,9 @@ class TurnTable(ScrollView, can_focus=True):
         width = max(self.scrollable_content_region.width, self.content_width)
         if self.analysis is None or row >= self.row_count:
             return Strip.blank(width, self.rich_style)
+        if self._undrawn:
+            self._undrawn = False
+            self.post_message(TableDrawn())  # the screen does deferred work once it is drawn
         turn = self.turn_at(row)
         key = (row, width, turn == self.cursor, self.has_focus)
         strip = self._lines.get(key)
