@@ -1,6 +1,6 @@
 """Live updates on a big session: an appended turn's cost, and memory across many appends.
 
-    python bench/bench_live.py [SESSION] [--appends N] [--app-appends M]
+    python bench/bench_live.py [SESSION] [--appends N] [--app-appends M] [--leak-check]
 
 SESSION defaults to bench/out/big-session.jsonl (~100 MB, bench/make_big_session.py).
 It is copied to bench/out/live-session.jsonl, which the bench appends to.
@@ -9,12 +9,17 @@ Each append is one turn as Gemini CLI writes it: a user prompt, a model
 message with a tool call, then the same message (same id) written again with
 the call's result - three lines, the last replacing the one before.
 
-* core: ``live.extend`` on the appended bytes, N times (default 1,000); time
-  per append and the process's RSS every 100 appends;
-* app: the real app (Pilot) and the real watcher; M appends (default 200);
-  for each, the time from the watcher's event reaching the screen
-  (``FileChanged``) to the new row drawn, and from the write to the row drawn
-  (this includes the watcher's own debounce, a quiet period of 100 ms), and RSS.
+* core: ``live.extend`` on the appended bytes, N times (default 1,000), every
+  other one with the copies made ahead (``live.prepare``, as the app does
+  once a version is on screen) and the others copying on the spot; time per
+  append and the process's RSS every 100 appends;
+* app: the real app (Pilot) and the real watcher; M appends (default 1,000),
+  each written once the one before is on screen, after the passes that
+  follow the load are done (``--unsettled``: at once).  For each: the time
+  from the watcher's event reaching the screen (``FileChanged``) to the new
+  row drawn by Textual, and from the write to the row drawn (this includes
+  watchfiles noticing the change); RSS every 100 appends; the cyclic
+  collector's passes (how many, how long; they hold every thread).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import shutil
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -108,7 +114,8 @@ def bench_core(path: Path, appends: int) -> None:
     print("core: RSS (MB) after appends: " + ", ".join(f"{n:,}: {mb:,.0f}" for n, mb in memory))
 
 
-async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: Path | None = None) -> None:
+async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: Path | None = None,
+                    leak_check: bool = False) -> None:
     from inspector.tui.app import InspectorApp
     from inspector.tui.messages import FileChanged, SessionLoaded
     from inspector.tui.screens.session import SessionScreen
@@ -190,10 +197,10 @@ async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: P
                 after_write.append(drawn - written)
                 handled.append(events["loaded"] - events.get("changed", written))
                 extended += view.loaded.changed_from is not None
-                if n < 5 or (n + 1) % 25 == 0 or os.environ.get("BENCH_EVERY"):
+                if n < 5 or (n + 1) % 100 == 0:
                     print(f"  append {n + 1}: {after_event[-1] * 1000:.0f} ms after the event, "
                           f"{after_write[-1] * 1000:.0f} ms after the write, RSS {rss_mb():,.0f} MB", flush=True)
-                if (n + 1) % 50 == 0:
+                if (n + 1) % 100 == 0:
                     memory.append((n + 1, rss_mb()))
                 drawn_at.clear()
         print(f"app: FileChanged -> SessionLoaded (the extension in its worker): median "
@@ -205,6 +212,16 @@ async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: P
               f"{statistics.median(after_write) * 1000:.0f} ms")
         print("app: RSS (MB) after appends: " + ", ".join(f"{n:,}: {mb:,.0f}" for n, mb in memory))
         gc.callbacks.remove(on_gc)
+        if leak_check:  # what the app's freezes (tui/long_lived.py) kept from being collected
+            frozen = gc.get_freeze_count()
+            gc.unfreeze()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            found = gc.collect()
+            kinds = Counter(type(o).__name__ for o in gc.garbage).most_common(6)
+            gc.garbage.clear()
+            gc.set_debug(0)
+            print(f"app: {frozen:,} objects kept out of the collector's scans; once let back in, a full "
+                  f"collection finds {found:,} unreachable ({', '.join(f'{n:,} {k}' for k, n in kinds)})")
         for generation in range(3):
             runs = [t for g, t in collections if g == generation]
             if runs:
@@ -220,6 +237,8 @@ def main() -> int:
     parser.add_argument("--unsettled", action="store_true",
                         help="append at once, while the passes that follow the load still run")
     parser.add_argument("--marker", type=Path, help="write the pid here when the appends start (for a profiler)")
+    parser.add_argument("--leak-check", action="store_true",
+                        help="at the end, count what the app's gc.freeze calls kept from being collected")
     args = parser.parse_args()
     faulthandler.dump_traceback_later(240, repeat=True)  # where it is, when it takes long
     if not args.session.is_file():
@@ -232,7 +251,8 @@ def main() -> int:
         bench_core(copy, args.appends)
     if args.app_appends:
         shutil.copyfile(args.session, copy)
-        asyncio.run(bench_app(copy, args.app_appends, settled=not args.unsettled, marker=args.marker))
+        asyncio.run(bench_app(copy, args.app_appends, settled=not args.unsettled, marker=args.marker,
+                              leak_check=args.leak_check))
     return 0
 
 

@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog import subagent_files
 from inspector.tui.loading import Cancelled, Loaded, TurnSet, read_session
+from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
 from inspector.tui.screens.export import SessionExport
 from inspector.tui.screens.session_actions import SessionActions
@@ -162,6 +163,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
             self.path, model=self.model, threshold=self.threshold,
             progress=progress, cancelled=lambda: worker.is_cancelled,
         )
+        keep_long_lived()  # tui/long_lived.py
         self.post_message(SessionLoaded(loaded, reason))
         return loaded
 
@@ -243,7 +245,9 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         if loaded.agentic is None:
             loaded.find_agentic()
             self.post_message(AgenticFound(loaded))  # the ◆ marks first; the --agentic split takes longer
-        self.post_message(AgenticFound(loaded, cli_agentic_split(loaded.analysis)))
+        point = cli_agentic_split(loaded.analysis)  # builds every turn's content, kept with the turn
+        keep_long_lived()
+        self.post_message(AgenticFound(loaded, point))
 
     def on_agentic_found(self, message: AgenticFound) -> None:
         loaded = message.loaded

@@ -29,6 +29,7 @@ from textual import work
 from inspector.format import plural
 from inspector.session.loader import paused_gc
 from inspector.tui.loading import Loaded
+from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.messages import FileChanged, NotesReady, SessionLoaded, TableDrawn
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.session_navigation import AGENTIC_GROUP
@@ -244,16 +245,18 @@ class SessionLive(InspectorScreen):
             return
         with paused_gc():
             prepare(state)
-        # The copies are young: the collector's next young passes would scan them (millions of
-        # references) wherever they happen, likely while the next append is drawn.  One pass here
-        # moves them to the old generation, which is scanned only rarely.
-        gc.collect(1)
+        # The copies are young: the collector's next passes would scan them (millions of references)
+        # wherever they happen, likely while the next append is drawn.  One pass here instead, a full
+        # one when the collector is about to consider one of its own (it would run where it falls).
+        full = gc.get_count()[2] + 1 >= gc.get_threshold()[2]
+        gc.collect(2 if full else 1)
 
     @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="preparing for live updates")
     def prime_live(self, loaded: Loaded) -> None:
         from inspector.live import start
 
         state = start(loaded.session, loaded.analysis, model=self.model)
+        keep_long_lived()
         self.app.call_from_thread(self.live_primed, loaded, state)
 
     def live_primed(self, loaded: Loaded, state: LiveState | None) -> None:
@@ -281,8 +284,9 @@ class SessionLive(InspectorScreen):
     def note_session(self, loaded: Loaded, read: int) -> None:
         try:
             note_session(loaded.analysis, loaded.session)
-            self.post_message(NotesReady(loaded, read))
             release_notes().clear()  # the analyses they hold are let go here
+            keep_long_lived()
+            self.post_message(NotesReady(loaded, read))
         finally:
             self.app.call_from_thread(self.after_notes, loaded)
 
