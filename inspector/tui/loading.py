@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from inspector.live import LiveState
 from inspector.session import Session, parse
 from inspector.session.loader import read_bytes
 from inspector.settings import Threshold, resolve_threshold
+from inspector.tui.turn_set import TurnSet
 from inspector.watch import FileState, state_of
 
 CHUNK = 4 << 20
@@ -29,32 +29,6 @@ Progress = Callable[[str, int, int], None]
 
 class Cancelled(Exception):
     """Loading was stopped (Esc, or a newer load replaced it)."""
-
-
-class TurnSet(AbstractSet[int]):
-    """Turn numbers held as a sorted list and asked by bisection: a live append hands on the
-    analysis's own list instead of building a set of every candidate again."""
-
-    __slots__ = ("_sorted",)
-
-    def __init__(self, ordered: Sequence[int]) -> None:
-        self._sorted = ordered
-
-    def __contains__(self, turn: object) -> bool:
-        if not isinstance(turn, int):
-            return False
-        at = bisect.bisect_left(self._sorted, turn)
-        return at < len(self._sorted) and self._sorted[at] == turn
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._sorted)
-
-    def __len__(self) -> int:
-        return len(self._sorted)
-
-    @classmethod
-    def _from_iterable(cls, items: Iterable[int]) -> frozenset[int]:  # type: ignore[override]
-        return frozenset(items)  # what | & - make of it
 
 
 @dataclass

@@ -21,7 +21,7 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog import subagent_files
-from inspector.tui.loading import Cancelled, Loaded, TurnSet, read_session
+from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
 from inspector.tui.screens.export import SessionExport
@@ -29,6 +29,7 @@ from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.screens.session_live import SessionLive
 from inspector.tui.screens.session_navigation import AGENTIC_GROUP, SessionNavigation, cli_agentic_split
 from inspector.tui.screens.warnings import WarningsScreen
+from inspector.tui.turn_set import TurnSet
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
 from inspector.tui.widgets.turn_detail import TurnDetail

@@ -29,9 +29,9 @@ from inspector.analysis import Analysis, turn_kind
 from inspector.format import percent, share_bar, usage_text, visible
 from inspector.session.history import is_environment_content
 from inspector.tui.cost_lines import cost_cell, has_cost
-from inspector.tui.loading import TurnSet
 from inspector.tui.masking_marks import masking_cell
 from inspector.tui.messages import TableColumns, TableDrawn, TurnSelected, ViewCleared
+from inspector.tui.turn_set import TurnSet
 
 PROMPT_MARK = "•"  # a reference split candidate: the kept part may start at this user prompt
 AGENTIC_MARK = "◆"  # an agentic split candidate: the kept part may start at this model turn
