@@ -193,6 +193,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         self.split = self.split_after_load(previous, loaded)
         if loaded.changed_from is None:
             self.check_undo()  # (an append does not change the journal: an apply rewrites the file)
+        if previous is None:  # the bar is hidden now: stop its animation (15 frames a second, for ever)
+            self.query_one("#loading-bar", ProgressBar).update(total=1, progress=1)
         self.remove_class("-loading")
         self.status.set("load", "")
         self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set,
