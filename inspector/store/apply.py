@@ -399,7 +399,7 @@ def apply_history(
                 "sha256_after": entry.sha256_after, "regions": [r.__dict__ for r in regions],
                 "carried_lines": carried,
             })
-        files.note_own_write(path, entry.sha256_after or "")
+        files.note_own_write(path, entry.sha256_after or "", len(after))
         return entry
 
 

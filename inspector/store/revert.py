@@ -310,7 +310,7 @@ def _finish(
             "event": "revert", "id": entry.id, "at": at, "sha256": digest, "size": len(data),
             "kept_bytes": kept, "copy": str(copy) if copy else None, "note": note,
         })
-    files.note_own_write(path, digest)
+    files.note_own_write(path, digest, len(data))
     return RevertResult(entry, len(data), digest, kept, copy, note)
 
 

@@ -3,7 +3,8 @@
 Nothing here computes a figure: ``read_session`` calls ``session.parse`` and
 ``analysis.analyze`` exactly as ``session-inspector analyze`` does, and only
 adds a progress report while the bytes come in and a way to stop between
-steps.  Finding and listing sessions is ``inspector.catalog``.
+steps.  Masking and cost are worked out after the table is on screen
+(``tui/session_notes.py``).  Finding and listing sessions is ``inspector.catalog``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from inspector.live import LiveState
 from inspector.session import Session, parse
 from inspector.session.loader import read_bytes
 from inspector.settings import Threshold, resolve_threshold
-from inspector.tui.session_notes import note_session
+from inspector.tui.turn_set import TurnSet
 from inspector.watch import FileState, state_of
 
 CHUNK = 4 << 20
@@ -39,7 +40,7 @@ class Loaded:
     threshold: Threshold
     file_state: FileState | None = None  # what the watcher starts from: the bytes analysed
     agentic: list[int] | None = None  # agentic split candidates (model turns), sorted; None: not yet found
-    agentic_set: frozenset[int] = field(default=frozenset(), init=False, repr=False)
+    agentic_set: TurnSet = field(default_factory=lambda: TurnSet(()), init=False, repr=False)
     live: LiveState | None = None  # what an append extends (``inspector.live``); None until primed
     changed_from: int | None = None  # after an append: the first turn that is new or written again
 
@@ -47,7 +48,7 @@ class Loaded:
         found = getattr(self.analysis, "agentic_candidates", None)
         if self.agentic is None and found is not None:
             self.agentic = sorted(found)
-        self.agentic_set = frozenset(self.agentic or ())
+        self.agentic_set = TurnSet(self.agentic or ())
 
     def find_agentic(self) -> list[int]:
         """The agentic candidates, computed once from the turns (seconds on a 170k-turn session:
@@ -56,7 +57,7 @@ class Loaded:
             from inspector.compaction.agentic import agentic_candidates
 
             found = agentic_candidates([turn.content for turn in self.analysis.turns])
-            self.agentic_set = frozenset(found)
+            self.agentic_set = TurnSet(found)
             self.agentic = found
         return self.agentic
 
@@ -120,7 +121,6 @@ def read_session(
     progress("analysing", 0, 0)
     chosen = resolve_threshold(threshold, project_dir=Path.cwd())
     result = analyze(session, model=model, threshold=chosen.value)
-    note_session(result, session)  # masking and cost, for the view (tui/session_notes.py)
     if cancelled():
         raise Cancelled
     return Loaded(session, result, chosen, state_of(path, data, inode, session.mtime_ns))

@@ -23,11 +23,14 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.catalog import subagent_files
 from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded, read_session
+from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
 from inspector.tui.screens.export import SessionExport
 from inspector.tui.screens.session_actions import SessionActions
+from inspector.tui.screens.session_live import SessionLive
 from inspector.tui.screens.session_navigation import AGENTIC_GROUP, SessionNavigation, cli_agentic_split
 from inspector.tui.screens.warnings import WarningsScreen
+from inspector.tui.turn_set import TurnSet
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
 from inspector.tui.widgets.turn_detail import TurnDetail
@@ -43,7 +46,7 @@ AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
 LOAD_GROUP = "load"
 
 
-class SessionScreen(SessionNavigation, SessionActions, SessionExport):
+class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExport):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -126,7 +129,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         self.loaded: Loaded | None = None
         self.split = 0
         self.split_chosen = False  # the user moved the split; until then it follows Gemini CLI's own
-        self._appends = []  # appended lines waiting to extend what is shown (SessionActions.next_extension)
+        self._appends = []  # appended lines waiting to extend what is shown (SessionLive.next_extension)
+        self._retired = []  # versions no longer shown, let go in a worker (SessionLive.settle)
         self.failed: str | None = None
         self.earlier_model: str | None = None  # the model the file named before a compaction dropped it
 
@@ -164,6 +168,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.path, model=self.model, threshold=self.threshold,
             progress=progress, cancelled=lambda: worker.is_cancelled,
         )
+        keep_long_lived()  # tui/long_lived.py
         self.post_message(SessionLoaded(loaded, reason))
         return loaded
 
@@ -194,15 +199,18 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.earlier_model = None
         else:
             self.earlier_model = previous.analysis.model or self.earlier_model
+        split = self.split
         self.split = self.split_after_load(previous, loaded)
-        self.check_undo()
+        if loaded.changed_from is None:
+            self.check_undo()  # (an append does not change the journal: an apply rewrites the file)
         if previous is None:
             # never shown again (a reload reports in the status line); an indeterminate bar
             # redraws itself 15 times a second even while hidden, so it goes
             self.query_one("#loading-bar", ProgressBar).remove()
         self.remove_class("-loading")
         self.status.set("load", "")
-        self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set)
+        self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set,
+                                same_before=loaded.changed_from or 0)
         if self.turn_filter is not None or self.by_tokens:
             self.apply_view()  # the filter and order, on the turns as read now
         if self.matches:
@@ -215,7 +223,9 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             start = self.start_turn if self.start_turn is not None else self.split
             self.table.move_to(min(max(start, 0), len(analysis.turns) - 1))
             self.call_after_refresh(self.table.scroll_to_cursor)  # the table has its size only after this refresh
-        self.show_detail(self.table.cursor)
+        cursor = self.table.cursor
+        if loaded.changed_from is None or cursor >= loaded.changed_from or (cursor < split) != (cursor < self.split):
+            self.show_detail(cursor)  # (after an append, only when the turn shown changed: it keeps its scroll)
         if analysis.warnings and previous is None:
             first = analysis.warnings[0]
             more = f" (and {len(analysis.warnings) - 1:,} more)" if len(analysis.warnings) > 1 else ""
@@ -223,10 +233,11 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
                         title="Skipped while reading", severity="warning")
         self.after_load(previous, loaded, message.reason)
         self.agentic_point = None
-        if loaded.changed_from is None:
-            self.find_agentic(loaded)  # the candidates when not yet known, and compact --agentic's split
-        # After a live append the candidates came extended; compact --agentic's split reads every
-        # turn's content (minutes on a 170,000-turn run), so it is found when asked for (A), not per append.
+        if loaded.changed_from is None and loaded.agentic is None:
+            self.find_agentic(loaded)  # the candidates (◆) are not known yet
+        # compact --agentic's split reads every turn's content (minutes on a 170,000-turn run): after a
+        # full read it is looked for once masking and cost are shown (SessionLive.after_notes); after a
+        # live append (the candidates came extended) when asked for (A), not per append.
 
     def split_after_load(self, previous: Loaded | None, loaded: Loaded) -> int:
         """Where the split is after a (re)load: Gemini CLI's own split point, unless the user
@@ -236,7 +247,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.split_chosen = False
             return analysis.split_point
         was_agentic = self.split in previous.agentic_set
-        if self.split in analysis.candidates or (was_agentic and self.split < len(analysis.turns)):
+        if self.split in TurnSet(analysis.candidates) or (was_agentic and self.split < len(analysis.turns)):
             return self.split
         self.notify(f"Turn {self.split:,} can no longer start the kept part; the split is back at "
                     f"Gemini CLI's own, turn {analysis.split_point:,}.", severity="warning", timeout=6)
@@ -249,7 +260,9 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if loaded.agentic is None:
             loaded.find_agentic()
             self.post_message(AgenticFound(loaded))  # the ◆ marks first; the --agentic split takes longer
-        self.post_message(AgenticFound(loaded, cli_agentic_split(loaded.analysis)))
+        point = cli_agentic_split(loaded.analysis)  # builds every turn's content, kept with the turn
+        keep_long_lived()
+        self.post_message(AgenticFound(loaded, point))
 
     def on_agentic_found(self, message: AgenticFound) -> None:
         loaded = message.loaded
@@ -284,6 +297,12 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if self.loaded is None:
             return
         self.query_one(ContextHeader).show(self.loaded, self.split, self.earlier_model)
+
+    def notes_shown(self, loaded: Loaded) -> None:
+        """Masking and cost were worked out: the table's marks and cost column, the detail pane."""
+        self.table.notes_changed()
+        self.show_detail(self.table.cursor)
+        self.refresh_figures()
 
     def show_detail(self, index: int) -> None:
         if self.loaded is not None:

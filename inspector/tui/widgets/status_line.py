@@ -22,6 +22,8 @@ class StatusLine(Static):
         self.slots: dict[str, tuple[str, str]] = {}
 
     def set(self, slot: str, text: str, style: str = "") -> None:
+        if self.slots.get(slot) == ((text, style) if text else None):
+            return  # unchanged: no new layout
         if text:
             self.slots[slot] = (text, style)
         else:

@@ -11,6 +11,7 @@ reference's candidates), ``◆`` before a model turn (agentic candidates).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -29,7 +30,8 @@ from inspector.format import percent, share_bar, usage_text, visible
 from inspector.session.history import is_environment_content
 from inspector.tui.cost_lines import cost_cell, has_cost
 from inspector.tui.masking_marks import masking_cell
-from inspector.tui.messages import TableColumns, TurnSelected, ViewCleared
+from inspector.tui.messages import TableColumns, TableDrawn, TurnSelected, ViewCleared
+from inspector.tui.turn_set import TurnSet
 
 PROMPT_MARK = "•"  # a reference split candidate: the kept part may start at this user prompt
 AGENTIC_MARK = "◆"  # an agentic split candidate: the kept part may start at this model turn
@@ -152,9 +154,12 @@ class TurnTable(ScrollView, can_focus=True):
         self.analysis: Analysis | None = None
         self.split = 0
         self.reference_split = 0
-        self.agentic: frozenset[int] = frozenset()
-        self._candidates: frozenset[int] = frozenset()
+        self.agentic: AbstractSet[int] = frozenset()
+        self._candidates: AbstractSet[int] = frozenset()
         self._max_quarters = 1
+        self._max_at = -1  # the turn that has them
+        self._header = ""  # the column titles last told to the screen
+        self._undrawn = False  # an analysis was given and no row of it drawn yet
         self._total = 0
         self._lines: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(1024)
         self.shown: list[int] | None = None  # the turns on screen, in order (None: every turn, in turn order)
@@ -206,18 +211,20 @@ class TurnTable(ScrollView, can_focus=True):
         return self.shown[position] if self.shown is not None else position
 
     def set_analysis(self, analysis: Analysis, split: int, *, follow: bool = False,
-                     agentic: frozenset[int] = frozenset()) -> None:
+                     agentic: AbstractSet[int] = frozenset(), same_before: int = 0) -> None:
         """Show a (new) analysis; ``follow`` keeps the last row in view (live append);
-        ``agentic``: the model turns an agentic split may start at (marked ◆)."""
+        ``agentic``: the model turns an agentic split may start at (marked ◆); ``same_before``:
+        the turns before it are those of the analysis shown until now (a live append)."""
         at_bottom = self.scroll_y >= self.max_scroll_y
         if analysis is not self.analysis:  # a new reading: the screen applies its filter again
             self.shown, self.by_tokens, self._where = None, False, {}
+        self._largest(analysis, same_before if self.analysis is not None else 0)
         self.analysis = analysis
+        self._undrawn = True
         self.agentic = agentic
-        self._candidates = frozenset(analysis.candidates)
+        self._candidates = TurnSet(analysis.candidates)
         self.split = split
         self.reference_split = analysis.split_point
-        self._max_quarters = max(analysis.quarters, default=0) or 1
         self._total = analysis.total_estimated_tokens
         self._lines.clear()
         self.fit_columns()
@@ -228,6 +235,26 @@ class TurnTable(ScrollView, can_focus=True):
         if follow and at_bottom:
             bottom = max(0, self.row_count - self.scrollable_content_region.height)
             self.scroll_to(y=bottom, animate=False, force=True, immediate=True)
+
+    def _largest(self, analysis: Analysis, same_before: int) -> None:
+        """The largest turn's size (the bars are relative to it): after a live append, from the new
+        turns and the largest one before them, when it is still there."""
+        quarters = analysis.quarters
+        if same_before > 0 and self._max_at < same_before:
+            best, at = (self._max_quarters, self._max_at) if self._max_at >= 0 else (0, -1)
+            for i in range(same_before, len(quarters)):
+                if quarters[i] > best:
+                    best, at = quarters[i], i
+        else:
+            best = max(quarters, default=0)
+            at = quarters.index(best) if quarters else -1
+        self._max_quarters, self._max_at = best or 1, at
+
+    def notes_changed(self) -> None:
+        """Masking and cost were worked out for the analysis shown: marks and the cost column."""
+        self._lines.clear()
+        self.fit_columns()
+        self.refresh()
 
     def set_split(self, split: int) -> None:
         if split == self.split:
@@ -254,7 +281,10 @@ class TurnTable(ScrollView, can_focus=True):
             self._lines.clear()
             self.virtual_size = Size(self.content_width, self.row_count)
             self.refresh()
-        self.post_message(TableColumns(header_text(self.columns)))
+        header = header_text(self.columns)
+        if header != self._header:
+            self._header = header
+            self.post_message(TableColumns(header))
 
     _widest: tuple[int, int, int] = (0, 0, KIND_FLOOR)  # (id of the kinds list, kinds seen, the longest)
 
@@ -315,6 +345,9 @@ class TurnTable(ScrollView, can_focus=True):
         width = max(self.scrollable_content_region.width, self.content_width)
         if self.analysis is None or row >= self.row_count:
             return Strip.blank(width, self.rich_style)
+        if self._undrawn:
+            self._undrawn = False
+            self.post_message(TableDrawn())  # the screen does deferred work once it is drawn
         turn = self.turn_at(row)
         key = (row, width, turn == self.cursor, self.has_focus)
         strip = self._lines.get(key)
