@@ -1,6 +1,6 @@
 """Live updates on a big session: an appended turn's cost, and memory across many appends.
 
-    python bench/bench_live.py [SESSION] [--appends N] [--app-appends M]
+    python bench/bench_live.py [SESSION] [--appends N] [--app-appends M] [--leak-check]
 
 SESSION defaults to bench/out/big-session.jsonl (~100 MB, bench/make_big_session.py).
 It is copied to bench/out/live-session.jsonl, which the bench appends to.
@@ -9,12 +9,17 @@ Each append is one turn as Gemini CLI writes it: a user prompt, a model
 message with a tool call, then the same message (same id) written again with
 the call's result - three lines, the last replacing the one before.
 
-* core: ``live.extend`` on the appended bytes, N times (default 1,000); time
-  per append and the process's RSS every 100 appends;
-* app: the real app (Pilot) and the real watcher; M appends (default 200);
-  for each, the time from the watcher's event reaching the screen
-  (``FileChanged``) to the new row drawn, and from the write to the row drawn
-  (this includes the watcher's own debounce, a quiet period of 100 ms), and RSS.
+* core: ``live.extend`` on the appended bytes, N times (default 1,000), every
+  other one with the copies made ahead (``live.prepare``, as the app does
+  once a version is on screen) and the others copying on the spot; time per
+  append and the process's RSS every 100 appends;
+* app: the real app (Pilot) and the real watcher; M appends (default 1,000),
+  each written once the one before is on screen, after the passes that
+  follow the load are done (``--unsettled``: at once).  For each: the time
+  from the watcher's event reaching the screen (``FileChanged``) to the new
+  row drawn by Textual, and from the write to the row drawn (this includes
+  watchfiles noticing the change); RSS every 100 appends; the cyclic
+  collector's passes (how many, how long; they hold every thread).
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import faulthandler
+import gc
 import json
+import os
 import shutil
 import statistics
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,28 +81,41 @@ def bench_core(path: Path, appends: int) -> None:
     assert state is not None, "the session cannot be extended"
     del session, analysis  # only the live state is kept, as in the app
     print(f"core: load + analyze {loaded_s:.2f} s, priming the live state {primed_s:.2f} s, RSS {rss_mb():,.0f} MB")
-    times: list[float] = []
+    times: dict[bool, list[float]] = {True: [], False: []}  # by whether the copies were made ahead
+    prepared: list[float] = []
     memory: list[tuple[int, float]] = [(0, rss_mb())]
     with path.open("ab") as handle:
         for n in range(appends):
             data = turn_lines(n)
             offset = state.session.size
+            ahead = n % 2 == 0  # every other append: copies made ahead (as the app does once a state is shown)
+            if ahead:
+                started = time.perf_counter()
+                live.prepare(state)
+                prepared.append(time.perf_counter() - started)
             handle.write(data)
             handle.flush()
             started = time.perf_counter()
             extended = live.extend(state, data, offset)
-            times.append(time.perf_counter() - started)
+            times[ahead].append(time.perf_counter() - started)
             assert extended is not None, f"append {n} was not extended"
             state = extended
             if (n + 1) % 100 == 0:
                 memory.append((n + 1, rss_mb()))
-    print(f"core: extend per append (3 lines, the last rewriting the model message): median "
-          f"{statistics.median(times) * 1000:.1f} ms, p95 {sorted(times)[int(len(times) * 0.95)] * 1000:.1f} ms, "
-          f"max {max(times) * 1000:.1f} ms over {appends:,}")
+    for ahead, label in ((True, "with copies made ahead (live.prepare)"), (False, "copying on the spot")):
+        spans = times[ahead]
+        if spans:
+            p95 = sorted(spans)[int(len(spans) * 0.95)]
+            print(f"core: extend per append (3 lines, the last rewriting the model message), {label}: median "
+                  f"{statistics.median(spans) * 1000:.1f} ms, p95 {p95 * 1000:.1f} ms, "
+                  f"max {max(spans) * 1000:.1f} ms over {len(spans):,}")
+    if prepared:
+        print(f"core: live.prepare (off the way to the screen): median {statistics.median(prepared) * 1000:.1f} ms")
     print("core: RSS (MB) after appends: " + ", ".join(f"{n:,}: {mb:,.0f}" for n, mb in memory))
 
 
-async def bench_app(path: Path, appends: int) -> None:
+async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: Path | None = None,
+                    leak_check: bool = False) -> None:
     from inspector.tui.app import InspectorApp
     from inspector.tui.messages import FileChanged, SessionLoaded
     from inspector.tui.screens.session import SessionScreen
@@ -120,6 +141,14 @@ async def bench_app(path: Path, appends: int) -> None:
         assert isinstance(view, SessionScreen)
         await asyncio.wait_for(view.watch_ready.wait(), 30)
         print(f"app: loaded and primed, RSS {rss_mb():,.0f} MB", flush=True)
+        if settled:  # the passes that follow a full read (agentic candidates, masking and cost) done first
+            started = time.perf_counter()
+            while any(w.group != "watch" and not w.is_finished for w in view.workers):
+                await pilot.pause(0.05)
+            print(f"app: background passes after the load finished {time.perf_counter() - started:.1f} s later, "
+                  f"RSS {rss_mb():,.0f} MB", flush=True)
+        if marker is not None:
+            marker.write_text(str(os.getpid()))  # a profiler may attach now
         table = view.table
         table.scroll_end(animate=False, immediate=True)  # at the bottom: new rows come into view
         drawn_at: dict[int, float] = {}
@@ -133,6 +162,16 @@ async def bench_app(path: Path, appends: int) -> None:
             return strip
 
         table.render_line = watched_render_line  # type: ignore[method-assign]
+        collections: list[tuple[int, float]] = []  # the cyclic collector's runs: generation, seconds
+        gc_started: list[float] = []
+
+        def on_gc(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                gc_started.append(time.perf_counter())
+            elif gc_started:
+                collections.append((info["generation"], time.perf_counter() - gc_started.pop()))
+
+        gc.callbacks.append(on_gc)
         after_event: list[float] = []
         after_write: list[float] = []
         handled: list[float] = []
@@ -158,10 +197,10 @@ async def bench_app(path: Path, appends: int) -> None:
                 after_write.append(drawn - written)
                 handled.append(events["loaded"] - events.get("changed", written))
                 extended += view.loaded.changed_from is not None
-                if n < 5 or (n + 1) % 25 == 0:
+                if n < 5 or (n + 1) % 100 == 0:
                     print(f"  append {n + 1}: {after_event[-1] * 1000:.0f} ms after the event, "
                           f"{after_write[-1] * 1000:.0f} ms after the write, RSS {rss_mb():,.0f} MB", flush=True)
-                if (n + 1) % 50 == 0:
+                if (n + 1) % 100 == 0:
                     memory.append((n + 1, rss_mb()))
                 drawn_at.clear()
         print(f"app: FileChanged -> SessionLoaded (the extension in its worker): median "
@@ -172,13 +211,34 @@ async def bench_app(path: Path, appends: int) -> None:
         print(f"app: write -> new row drawn (with the watcher's debounce): median "
               f"{statistics.median(after_write) * 1000:.0f} ms")
         print("app: RSS (MB) after appends: " + ", ".join(f"{n:,}: {mb:,.0f}" for n, mb in memory))
+        gc.callbacks.remove(on_gc)
+        if leak_check:  # what the app's freezes (tui/long_lived.py) kept from being collected
+            frozen = gc.get_freeze_count()
+            gc.unfreeze()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            found = gc.collect()
+            kinds = Counter(type(o).__name__ for o in gc.garbage).most_common(6)
+            gc.garbage.clear()
+            gc.set_debug(0)
+            print(f"app: {frozen:,} objects kept out of the collector's scans; once let back in, a full "
+                  f"collection finds {found:,} unreachable ({', '.join(f'{n:,} {k}' for k, n in kinds)})")
+        for generation in range(3):
+            runs = [t for g, t in collections if g == generation]
+            if runs:
+                print(f"app: garbage collections of generation {generation}: {len(runs):,}, "
+                      f"longest {max(runs) * 1000:.0f} ms, {sum(runs) * 1000:,.0f} ms in all")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("session", nargs="?", type=Path, default=DEFAULT)
     parser.add_argument("--appends", type=int, default=1_000)
-    parser.add_argument("--app-appends", type=int, default=200)
+    parser.add_argument("--app-appends", type=int, default=1_000)
+    parser.add_argument("--unsettled", action="store_true",
+                        help="append at once, while the passes that follow the load still run")
+    parser.add_argument("--marker", type=Path, help="write the pid here when the appends start (for a profiler)")
+    parser.add_argument("--leak-check", action="store_true",
+                        help="at the end, count what the app's gc.freeze calls kept from being collected")
     args = parser.parse_args()
     faulthandler.dump_traceback_later(240, repeat=True)  # where it is, when it takes long
     if not args.session.is_file():
@@ -191,7 +251,8 @@ def main() -> int:
         bench_core(copy, args.appends)
     if args.app_appends:
         shutil.copyfile(args.session, copy)
-        asyncio.run(bench_app(copy, args.app_appends))
+        asyncio.run(bench_app(copy, args.app_appends, settled=not args.unsettled, marker=args.marker,
+                              leak_check=args.leak_check))
     return 0
 
 

@@ -128,9 +128,12 @@ class Analysis:
         return self.candidates[pos] if pos >= 0 else split
 
     def split_figures(self, split: int) -> dict[str, int | float]:
+        """The two sides of ``split``.  The kept figure is the total less the summarised one, so
+        the two add up to the history's total wherever they are shown (each floored on its own
+        could come to one token less)."""
         total = self.total_estimated_tokens
         summarised = self.tokens_between(0, split)
-        kept = self.tokens_between(split, len(self.turns))
+        kept = total - summarised
         return {
             "split": split,
             "summarised_turns": split,

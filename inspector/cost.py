@@ -84,7 +84,7 @@ class SessionCost:
     def __post_init__(self) -> None:
         self._index.update((t.turn, t.price) for t in self.turns)
 
-    @property
+    @functools.cached_property  # the detail pane shows it at every cursor move
     def total(self) -> Decimal | None:
         return sum((t.price.usd for t in self.turns), Decimal(0)) if self.turns else None
 

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from inspector.analysis import Analysis
 from inspector.compaction.compress import CompressionResult
-from inspector.format import usage_text, visible
+from inspector.format import plain_name, usage_text, visible
 from inspector.session.loader import Session
 from inspector.store.files import atomic_write
 
@@ -244,8 +244,8 @@ class ExportRefused(ValueError):
 
 
 def default_name(session_path: Path, fmt: Format) -> str:
-    """``coding-task.md`` for ``coding-task.jsonl``."""
-    return f"{session_path.stem}.{fmt}"
+    """``coding-task.md`` for ``coding-task.jsonl`` (control characters in the name become ``_``)."""
+    return f"{plain_name(session_path.stem)}.{fmt}"
 
 
 def check_target(out: Path, session_path: Path) -> None:

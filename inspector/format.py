@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # Rich is imported only where a renderable is drawn
+    from rich.console import Console, ConsoleOptions, RenderableType
+    from rich.measure import Measurement
+    from rich.segment import Segment
 
 # What must never reach a terminal from session text: C0 controls but tab and
 # newline (ESC starts every escape sequence, BEL ends OSC titles/clipboard
@@ -38,6 +44,41 @@ def visible(text: str, *, one_line: bool = False) -> str:
         return text
     return pattern.sub(_shown, text)
 
+
+def literal_segments(segments: Iterable[Segment]) -> Iterator[Segment]:
+    """Rich segments with the text of each passed through ``visible`` (control segments, the
+    renderer's own colour and cursor codes, are kept as they are)."""
+    from rich.segment import Segment
+
+    for segment in segments:
+        if segment.control or not segment.text:
+            yield segment
+        else:
+            shown = visible(segment.text)
+            yield segment if shown is segment.text else Segment(shown, segment.style)
+
+
+class Literal:
+    """A Rich renderable drawn as ``inner`` is, with every control character in its text shown,
+    never sent: for a renderable built from session text (a snapshot, a diff, a table of it)."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Segment]:
+        yield from literal_segments(console.render(self.inner, options))
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        from rich.measure import Measurement
+
+        return Measurement.get(console, options, self.inner)
+
+
+def plain_name(text: str) -> str:
+    """``text`` fit for a file name someone will see: every character ``visible`` would escape becomes ``_``."""
+    return _UNSAFE_LINE.sub("_", text)
+
+
 _BLOCKS = " ▏▎▍▌▋▊▉█"
 
 
@@ -46,10 +87,13 @@ def compact_number(value: float | int | None) -> str:
     if value is None:
         return ""
     value = float(value)
-    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= limit:
-            scaled = value / limit
-            return f"{scaled:.1f}{suffix}" if scaled < 10 else f"{scaled:.0f}{suffix}"
+    if abs(value) < 999.5:
+        return f"{value:.0f}"
+    for limit, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
+        scaled = value / limit
+        text = f"{scaled:.1f}" if abs(scaled) < 9.95 else f"{scaled:.0f}"
+        if abs(float(text)) < 1000 or suffix == "G":  # 9,999 is 10k, not 10.0k; 999,999 is 1.0M, not 1000k
+            return text + suffix
     return f"{value:.0f}"
 
 

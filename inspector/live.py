@@ -19,6 +19,15 @@ one pass over the file (once per full read, in the app's worker), and every
 append then costs only its own bytes; recomputing it lazily would read the
 whole file again whenever the checksum is asked for, which the app does
 after every change (is the preview stale?).
+
+Extending never changes the state it starts from: the session and analysis
+handed out before stay as they were (a preview or a worker may still read
+them).  So each extension needs its own copies of the long per-turn and
+per-message lists.  ``prepare`` makes those copies ahead of time (the app
+calls it in a worker once the state is on screen); ``extend`` then cuts
+them at the first changed turn and grows them in place, so the way from new
+bytes to a new state costs what was appended, not the session's length.
+Without prepared copies ``extend`` copies on the spot (same result).
 """
 
 from __future__ import annotations
@@ -26,10 +35,10 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from itertools import accumulate
-from typing import Any
+from typing import Any, TypeVar
 
 from inspector.analysis import Analysis, last_prompt_tokens, project_temp_dir, usage_fresh_from
 from inspector.compaction.budget import (
@@ -42,49 +51,18 @@ from inspector.compaction.budget import (
 )
 from inspector.context import environment_quarters
 from inspector.live_budget import ShiftedTruncations, as_shifted, changed_weights, replan, split_point
+from inspector.live_pairing import Pairing
 from inspector.session import Session, Turn
 from inspector.session.figures import response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
 from inspector.session.jsonl import Message, line_count, scan
 from inspector.session.loader import paused_gc
 from inspector.session.records import MessageList, loads_line
+from inspector.session.turn_index import TurnIndex
 from inspector.tokens import token_limit
 
 Key = tuple[Any, Any]
-
-
-@dataclass
-class _Pairing:
-    """Function calls waiting for their responses, as ``crossing_free_model_turns`` pairs them,
-    and the agentic candidates so far (turn by turn: a pair removes the candidates it spans)."""
-
-    by_id: dict[Any, int] = field(default_factory=dict)
-    pending: dict[Any, list[int]] = field(default_factory=dict)
-    found: list[int] = field(default_factory=list)
-
-    def copy(self) -> _Pairing:
-        return _Pairing(dict(self.by_id), {k: list(v) for k, v in self.pending.items()}, list(self.found))
-
-    def add(self, i: int, role: str, calls: tuple[Key, ...], answers: tuple[Key, ...]) -> None:
-        covered = False
-        for ident, name in answers:
-            call_turn = self.by_id.get(ident, -1) if ident else -1
-            if call_turn < 0:
-                waiting = self.pending.get(name)
-                if waiting:
-                    call_turn = waiting.pop(0)
-            if 0 <= call_turn < i:
-                covered = True
-                found = self.found
-                while found and found[-1] > call_turn:
-                    found.pop()
-        if not covered and i > 0 and role == "model":
-            self.found.append(i)
-        for ident, name in calls:
-            if ident:
-                self.by_id[ident] = i
-            else:
-                self.pending.setdefault(name, []).append(i)
+T = TypeVar("T")
 
 
 @dataclass
@@ -100,13 +78,57 @@ class _Index:
     safe: list[bool]  # TurnIndex.is_safe_end of every turn
     calls: list[tuple[Key, ...]]
     answers: list[tuple[Key, ...]]
-    pairing: _Pairing  # after every turn
-    before_last: _Pairing  # before the turns of the last message
+    pairing: Pairing  # after every turn, marked at the last message's first turn
     saturated: tuple[int, int] | None  # where the budget walk went over
     weights: dict[int, tuple[int, tuple[tuple[int, str], ...]]]  # live_budget.changed_weights's memory
     max_chars: int
     environment: int | None  # position of the environment-context message
     spent: bool = False
+    spare: _Spare | None = None  # copies made ahead for the next extension (``prepare``)
+
+
+class _Spare:
+    """Private copies of one state's long lists, which the next ``extend`` cuts and grows in place."""
+
+    def __init__(self, session: Session, lists: dict[str, list[Any]],
+                 messages: tuple[list[Any], list[str] | None], figures: TurnIndex) -> None:
+        self.session = session  # the state they were copied from (checked by identity)
+        self.lists = lists
+        self.figures = figures  # a copy of the session's turn index (``TurnIndex.copy``)
+        self.messages = messages  # the MessageList's own lists (``MessageList.copies``)
+        self.lines = dict(session.message_lines)
+
+    def grown(self, name: str, old: list[T], keep: int, new: Iterable[T]) -> list[T]:
+        """``old[:keep]`` followed by ``new``: the copy made ahead, cut and grown in place."""
+        own: list[T] = self.lists.pop(name)
+        del own[keep:]
+        own.extend(new)
+        return own
+
+
+def _grown(spare: _Spare | None, name: str, old: list[T], keep: int, new: Iterable[T]) -> list[T]:
+    """``old[:keep]`` followed by ``new``, without copying ``old`` when a spare copy was made ahead."""
+    if spare is None:
+        own = old[:keep]
+        own.extend(new)
+        return own
+    return spare.grown(name, old, keep, new)
+
+
+def prepare(state: LiveState) -> None:
+    """Copy ahead the lists the next ``extend`` of ``state`` would copy (the app does it in a
+    worker once the state is on screen).  Reads only the state's own lists, which nothing changes."""
+    index = state.index
+    session, analysis = state.session, state.analysis
+    messages = session.messages
+    if index is None or index.spent or index.spare is not None or not isinstance(messages, MessageList):
+        return
+    assert session.turn_index is not None
+    lists: dict[str, list[Any]] = {
+        "turns": list(analysis.turns), "candidates": list(analysis.candidates),
+        "prefix": list(analysis.prefix_quarters), "agentic": list(analysis.agentic_candidates),
+    }
+    index.spare = _Spare(session, lists, messages.copies(), session.turn_index.copy())
 
 
 @dataclass(frozen=True)
@@ -141,24 +163,23 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         return None
     if hasher.hexdigest() != session.sha256:
         return None
-    figures = session.turn_index  # copied below: _Index's columns change in place
+    figures = session.turn_index  # its columns are copied below: _Index's lists change in place
     roles = list(figures.roles)
     calls = list(figures.calls)
     answers = list(figures.answers)
     last_start = _first_turn_of(analysis.turns, len(session.messages) - 1)
-    pairing = _Pairing()
-    before_last = pairing
+    pairing = Pairing()
     for i in range(len(figures)):
         if i == last_start:
-            before_last = pairing.copy()
+            pairing.mark()
         pairing.add(i, roles[i], calls[i], answers[i])
-    if last_start >= len(figures):
-        before_last = pairing.copy()
+    if pairing.log is None:
+        pairing.mark()
     index = _Index(
         hasher, [0, *accumulate(analysis.json_chars)], list(analysis.prefix_quarters),
         [i for i, flag in enumerate(figures.is_candidate) if flag],
         list(figures.responses), roles, list(figures.is_safe_end), calls, answers, pairing,
-        before_last, None, {}, _max_chars(analysis), _environment_position(session),
+        None, {}, _max_chars(analysis), _environment_position(session),
     )
     analysis = replace(analysis, truncations=as_shifted(analysis.truncations, _unshifted))
     turns = analysis.turns
@@ -239,11 +260,14 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
         else:
             return None  # a rewind, a checkpoint, an unreadable line
     index.spent = True  # its lists are changed in place below: this state cannot be extended again
+    spare = index.spare if index.spare is not None and index.spare.session is session else None
+    index.spare = None
     index.hasher.update(data)
     with paused_gc():  # copies of long lists: nothing to collect, and a collection would scan them all
-        new_session = _session(session, metadata, keep, tail, data, offset, mtime_ns, index.hasher.hexdigest())
-        analysis, first = _analysis(state, new_session, keep, list(tail.values()))
-    return LiveState(new_session, analysis, state.model, first, replace(index, spent=False))
+        new_session = _session(session, metadata, keep, tail, data, offset, mtime_ns, index.hasher.hexdigest(),
+                               spare)
+        analysis, first = _analysis(state, new_session, keep, list(tail.values()), spare)
+    return LiveState(new_session, analysis, state.model, first, replace(index, spent=False, spare=None))
 
 
 def _record(message: Message, data: bytes, offset: int) -> dict[str, Any]:
@@ -255,54 +279,52 @@ def _record(message: Message, data: bytes, offset: int) -> dict[str, Any]:
 
 
 def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[str, Message], data: bytes,
-             offset: int, mtime_ns: int, sha256: str) -> Session:
+             offset: int, mtime_ns: int, sha256: str, spare: _Spare | None) -> Session:
     old = session.messages
     assert isinstance(old, MessageList) and session.turn_index is not None
     lazy = old.reads_file
     items: list[dict[str, Any] | tuple[int, int]] = [
         message[1] if lazy else _record(message, data, offset) for message in tail.values()  # type: ignore[misc]
     ]
-    lines = dict(session.message_lines)
+    lines = spare.lines if spare is not None else dict(session.message_lines)
     for ident, message in tail.items():
         lines[ident] = message[3]
     return replace(
         session,
         metadata=metadata,
-        messages=old.extended(keep, items, list(tail)),
+        messages=old.extended(keep, items, list(tail), spare.messages if spare is not None else None),
         message_lines=lines,
         line_count=session.line_count + line_count(data),
         size=offset + len(data),
         sha256=sha256,
         mtime_ns=mtime_ns or session.mtime_ns,
         ends_with_newline=True,
-        turn_index=session.turn_index.extended(keep, [m[2] for m in tail.values()]),
+        turn_index=session.turn_index.extended(keep, [m[2] for m in tail.values()],
+                                               spare.figures if spare is not None else None),
         warnings=list(session.warnings),
     )
 
 
-def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]) -> tuple[Analysis, int]:
+def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message],
+              spare: _Spare | None) -> tuple[Analysis, int]:
     old = state.analysis
     index = state.index
     assert index is not None
     first = _first_turn_of(old.turns, keep)  # the first turn that changes
     count_before = len(old.turns)
     messages = session.messages
-    new_turns: list[Turn] = list(old.turns[:first])
+    new_turns: list[Turn] = _grown(spare, "turns", old.turns, first, ())
     for offset_in_tail, message in enumerate(tail):
         position = keep + offset_in_tail
-        built = message_contents(messages[position])
-        for content, is_result in built:
+        for content, is_result in message_contents(messages[position]):
             new_turns.append(Turn(len(new_turns), content, message[0], position, is_result))
     n = len(new_turns)
-    figures = session.turn_index  # the figures of every turn, the new ones from ``first`` on
+    figures = session.turn_index  # every turn's figures, the new ones from ``first`` on
     assert figures is not None and len(figures) == n
     added = range(first, n)
 
-    # columns
-    quarters = figures.quarters
-    json_chars = figures.json_lengths
-    kinds = figures.kinds
-    recorded = figures.usage
+    # columns: the session's turn index (the analysis shares its lists)
+    quarters, json_chars, kinds, recorded = figures.quarters, figures.json_lengths, figures.kinds, figures.usage
     del index.prefix_json[first + 1:]
     del index.prefix_quarters[first + 1:]
     for i in added:
@@ -318,21 +340,29 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     index.answers.extend(figures.answers[first:])
     index.safe.extend(figures.is_safe_end[first:])
     safe_end = bool(n) and bool(index.safe[-1])
-    candidates = old.candidates[:bisect.bisect_left(old.candidates, first)] or [0]
+    candidates = _grown(spare, "candidates", old.candidates, bisect.bisect_left(old.candidates, first), ())
+    if not candidates:
+        candidates.append(0)
     candidates += [i for i in added if figures.is_candidate[i] and i > 0]
     if safe_end:
         candidates.append(n)
 
     # agentic candidates: from the pairing before the first changed turn
-    pairing = index.pairing if first == count_before else index.before_last
+    pairing = index.pairing
+    pairing.low = len(pairing.found)
+    if first < count_before:
+        pairing.undo()  # the last message was written again: back to before its turns
     last_start = _first_turn_of(new_turns, len(messages) - 1)
-    before_last = pairing.copy() if last_start <= first else None
+    marked = last_start <= first
+    if marked:
+        pairing.mark()
     for i in range(first, n):
-        if i == last_start and before_last is None:
-            before_last = pairing.copy()
+        if i == last_start and not marked:
+            pairing.mark()
+            marked = True
         pairing.add(i, index.roles[i], index.calls[i], index.answers[i])
-    index.pairing = pairing
-    index.before_last = before_last if before_last is not None else pairing.copy()
+    if not marked:
+        pairing.mark()
 
     # the rest of the figures
     model = state.model or session.model
@@ -370,8 +400,9 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
         turns=new_turns, quarters=quarters, json_chars=json_chars, candidates=candidates, split_point=split,
         compress_split_point=compress_split, truncations=truncations, token_limit=limit, threshold=old.threshold,
         model=model, recorded=recorded, warnings=list(session.warnings), kinds=kinds,
-        agentic_candidates=list(pairing.found), fresh_from=fresh_from, environment_quarters=env_quarters,
-        _prefix_quarters=list(index.prefix_quarters),
+        agentic_candidates=_grown(spare, "agentic", old.agentic_candidates, pairing.low, pairing.found[pairing.low:]),
+        fresh_from=fresh_from, environment_quarters=env_quarters,
+        _prefix_quarters=_grown(spare, "prefix", old.prefix_quarters, first + 1, index.prefix_quarters[first + 1:]),
     ), first
 
 
@@ -386,4 +417,4 @@ def _fresh_from(session: Session, turns: list[Turn], first: int) -> int:
     return next((t.index for t in turns[first:] if lines.get(t.record_id or "", 0) > snapshot_line), len(turns))
 
 
-__all__ = ["LiveState", "extend", "start"]
+__all__ = ["LiveState", "extend", "prepare", "start"]

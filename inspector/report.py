@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from inspector.analysis import Analysis, turn_kind
-from inspector.format import percent, share_bar, usage_text, visible
+from inspector.commands.output import terminal_console
+from inspector.format import percent, plural, share_bar, usage_text, visible
 from inspector.session import Session
 from inspector.settings import Threshold
 
@@ -26,7 +26,7 @@ def _visible_rows(result: Analysis, show_all: bool) -> list[int]:
 
 
 def print_analysis(session: Session, result: Analysis, threshold: Threshold, show_all: bool = False) -> None:
-    console = Console()
+    console = terminal_console()
     total = result.total_estimated_tokens
     limit = result.token_limit
     console.print(
@@ -51,7 +51,8 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     console.print(
         f"turns: {len(result.turns):,}   split: {result.split_point:,} (reference)   "
         f"summarise {figures['summarised_turns']:,} turns / {figures['summarised_tokens']:,} tokens, "
-        f"keep {figures['kept_turns']:,} / {figures['kept_tokens']:,} ({percent(float(figures['kept_share']))})"
+        f"keep {figures['kept_turns']:,} turns / {figures['kept_tokens']:,} tokens "
+        f"({percent(float(figures['kept_share']))})"
     )
     if result.compress_split_point != result.split_point:
         console.print(f"the tool-output budget moves Gemini CLI's split to {result.compress_split_point:,}")
@@ -66,11 +67,11 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
         if previous != -1 and i != previous + 1:
             table.add_row("…", "", "", "", "", "", "", style="dim")
         if i == result.split_point:
-            table.add_row("──", "split", f"(reference) keep {i}..", "", "", "", "", style="bold magenta")
+            table.add_row("──", "split", f"(reference) keep {i:,}..", "", "", "", "", style="bold magenta")
         turn = result.turns[i]
         share = result.turn_tokens(i) / total if total else 0.0
         table.add_row(
-            str(i),
+            f"{i:,}",
             turn.role,
             turn_kind(turn.content),
             f"{result.turn_tokens(i):,}",
@@ -84,6 +85,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
         table.add_row("──", "split", "(reference) summarise all", "", "", "", "", style="bold magenta")
     console.print(table)
     if len(rows) < len(result.turns):
-        console.print(f"[dim]{len(result.turns) - len(rows)} turns not listed; --all lists every turn[/dim]")
+        hidden = plural(len(result.turns) - len(rows), "turn")
+        console.print(Text(f"{hidden} not listed; --all lists every turn", style="dim"))
     for warning in result.warnings:
-        console.print(Text(f"warning: {warning}", style="yellow"))
+        console.print(Text(visible(f"warning: {warning}"), style="yellow"))

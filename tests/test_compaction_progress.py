@@ -66,10 +66,18 @@ def test_a_cancelled_reporter_stops_the_compaction_midway(long_session: Path) ->
 
 def test_the_app_shows_each_stage_and_every_further_percent() -> None:
     shown: list[str] = []
-    reporter = reporter_for(shown.append, lambda: False)
+    reports: list[Progress | None] = []
+
+    def show(text: str, progress: Progress | None) -> None:
+        shown.append(text)
+        reports.append(progress)
+
+    reporter = reporter_for(show, lambda: False)
     for done in range(0, 10_001, 10):
         reporter.report("offline digest", done, 10_000)
     reporter.report("fact check", 0, 0)
     assert 90 <= len(shown) <= 102  # about one per percent, not one per report
     assert shown[-2] == "offline digest: 10,000 of 10,000 turns (100%)" and shown[-1] == "fact check"
+    last = reports[-2]  # the report itself goes along, so the app's bar can follow it
+    assert last is not None and (last.stage, last.done, last.total) == ("offline digest", 10_000, 10_000)
     assert progress_text(Progress("fact check", 512, 2048)) == "fact check: 512 of 2,048 turns (25%)"

@@ -2,9 +2,11 @@
 
 * ``kill -9`` of a real apply or revert process at every step of its writes
   (the store's write hook sends the process SIGKILL at the chosen call) and at
-  seeded random moments in time;
+  seeded random moments of the apply or revert itself (the child says when it
+  starts; the kill comes a random share of the operation's measured span later);
 * a real concurrent rewriter (Gemini CLI saving a legacy file by temp +
-  rename, or in place) and a real appender (a JSONL recording) racing applies;
+  rename, or in place) and a real appender (a JSONL recording) racing applies
+  and reverts;
 * a short write, then a full disk, on the journal, at seeded random lengths.
 
 After every fault: the session is the original or the applied file, whole;
@@ -24,6 +26,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,7 +42,7 @@ NAMES = ("legacy-pomodoro.json", "coding-task.jsonl")
 # Applies (or reverts) FILE; the store's hook SIGKILLs the process at its
 # KILL_AT-th call (0: never).  Prints the hook calls it made when it lives.
 CHILD = r"""
-import os, signal, sys
+import os, signal, sys, time
 from pathlib import Path
 from inspector.session import history, load
 from inspector.store import apply_history, revert
@@ -55,10 +58,13 @@ if mode == "apply":
     snapshot = {"role": "user", "parts": [{"text": "<state_snapshot>kept</state_snapshot>"}]}
     ack = {"role": "model", "parts": [{"text": "Got it."}]}
     new = [snapshot, ack] + [t.content for t in turns[2:]]
+print("ready", flush=True)
+began = time.perf_counter()
+if mode == "apply":
     apply_history(session, turns, new, [None, None, *turns[2:]], hook=hook)
 else:
     revert(path, hook=hook)
-print(len(calls), flush=True)
+print(len(calls), time.perf_counter() - began, flush=True)
 """
 
 
@@ -69,14 +75,22 @@ def _child(mode: str, path: Path, kill_at: int) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _run(mode: str, path: Path, kill_at: int) -> tuple[bool, int]:
-    """(killed, hook calls made); raises if the child failed otherwise."""
+def _run(mode: str, path: Path, kill_at: int) -> tuple[bool, int, float]:
+    """(killed, hook calls made, seconds the apply or revert itself took); raises if the child failed otherwise."""
     child = _child(mode, path, kill_at)
     out, err = child.communicate(timeout=120)
     if child.returncode == -signal.SIGKILL:
-        return True, kill_at
+        return True, kill_at, 0.0
     assert child.returncode == 0, err
-    return False, int(out)
+    calls, seconds = out.split()[-2:]
+    return False, int(calls), float(seconds)
+
+
+def _apply_here(path: Path) -> None:
+    """The child's apply, in this process (a revert's setup: no fault there)."""
+    session = load(path)
+    turns = history(session)
+    apply_history(session, turns, _new_history(path), [None, None, *turns[2:]])
 
 
 def _new_history(path: Path) -> list[dict[str, object]]:
@@ -111,14 +125,14 @@ def _figures(name: str, tries: int, survived: int, lost: list[str]) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_kill_9_at_every_step_of_apply_and_revert(name: str, tmp_path: Path) -> None:
     dry = sample_copy(tmp_path / "dry", name)
-    killed, steps = _run("apply", dry, 0)
+    killed, steps, _ = _run("apply", dry, 0)
     assert not killed and steps > 3
     new = _new_history(sample_copy(tmp_path / "ref", name))
     tries, survived, lost = 0, 0, []
     for kill_at in range(1, steps + 1):
         path = sample_copy(tmp_path / f"apply-{kill_at}", name)
         original = path.read_bytes()
-        killed, _ = _run("apply", path, kill_at)
+        killed, _, _ = _run("apply", path, kill_at)
         assert killed
         tries += 1
         problem = _check_after_apply_fault(path, original, new)
@@ -128,56 +142,84 @@ def test_kill_9_at_every_step_of_apply_and_revert(name: str, tmp_path: Path) -> 
             survived += 1
     # revert: apply whole, then kill the revert at each of its steps
     dry = sample_copy(tmp_path / "dry-revert", name)
-    _run("apply", dry, 0)
-    _, revert_steps = _run("revert", dry, 0)
+    _apply_here(dry)
+    _, revert_steps, _ = _run("revert", dry, 0)
     for kill_at in range(1, revert_steps + 1):
         path = sample_copy(tmp_path / f"revert-{kill_at}", name)
         original = path.read_bytes()
-        _run("apply", path, 0)
+        _apply_here(path)
         applied = path.read_bytes()
-        killed, _ = _run("revert", path, kill_at)
+        killed, _, _ = _run("revert", path, kill_at)
         assert killed
         tries += 1
-        now = path.read_bytes()
-        if now not in (original, applied):
-            lost.append(f"revert killed at call {kill_at}: the file is neither")
-        elif (undoable(path) == []) != (now == original):
-            lost.append(f"revert killed at call {kill_at}: the journal disagrees with the file")
+        problem = _check_after_revert_fault(path, original, applied)
+        if problem:
+            lost.append(f"revert killed at call {kill_at}: {problem}")
         else:
-            if undoable(path):
-                revert(path)
-            if path.read_bytes() == original:
-                survived += 1
-            else:
-                lost.append(f"revert killed at call {kill_at}: the original did not come back")
+            survived += 1
     _figures(f"kill -9 by step ({name})", tries, survived, lost)
 
 
+@pytest.mark.parametrize("mode", ["apply", "revert"])
 @pytest.mark.parametrize("name", NAMES)
-def test_kill_9_at_random_moments(name: str, tmp_path: Path) -> None:
+def test_kill_9_at_random_moments(name: str, mode: str, tmp_path: Path) -> None:
+    """SIGKILL at a seeded random moment of the apply (or revert) itself: the child says when it starts
+    (after its imports and the session's read), and the kill comes a random share of that operation's
+    measured span later (up to 1.2 of it, so some runs finish first)."""
     rng = random.Random(SEED)
     new = _new_history(sample_copy(tmp_path / "ref", name))
-    # how long one apply process takes, start to end, on this machine now
-    probe = sample_copy(tmp_path / "probe", name)
-    began = time.monotonic()
-    _run("apply", probe, 0)
-    span = time.monotonic() - began
+    spans = []
+    for probe in range(3):  # how long the operation takes on this machine now
+        path = sample_copy(tmp_path / f"probe-{probe}", name)
+        if mode == "revert":
+            _apply_here(path)
+        spans.append(_run(mode, path, 0)[2])
+    span = sorted(spans)[1]
     tries, survived, lost = 0, 0, []
-    for index in range(12):
+    landed = {"before any change": 0, "mid-way": 0, "finished first": 0}
+    for index in range(16):
         path = sample_copy(tmp_path / f"try-{index}", name)
         original = path.read_bytes()
-        child = _child("apply", path, 0)
-        # the fault: SIGKILL after a seeded random share of a typical run (not a wait for anything)
-        time.sleep(rng.uniform(0.3, 1.0) * span)
+        if mode == "revert":
+            _apply_here(path)
+        before = path.read_bytes()
+        child = _child(mode, path, 0)
+        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        # the fault: SIGKILL after a seeded random share of the operation's span (not a wait for anything)
+        time.sleep(rng.uniform(0.0, 1.2) * span)
         child.send_signal(signal.SIGKILL)
         child.communicate(timeout=120)
         tries += 1
-        problem = _check_after_apply_fault(path, original, new)
+        if child.returncode == 0:
+            landed["finished first"] += 1
+        else:
+            landed["before any change" if path.read_bytes() == before else "mid-way"] += 1
+        if mode == "apply":
+            problem = _check_after_apply_fault(path, original, new)
+        else:
+            problem = _check_after_revert_fault(path, original, before)
         if problem:
             lost.append(f"try {index}: {problem}")
         else:
             survived += 1
-    _figures(f"kill -9 at random moments ({name})", tries, survived, lost)
+    print(f"\n{mode} {name}: span {span * 1000:.1f} ms; " + ", ".join(f"{n} {k}" for k, n in landed.items()))
+    _figures(f"kill -9 at random moments of {mode} ({name})", tries, survived, lost)
+
+
+def _check_after_revert_fault(path: Path, original: bytes, applied: bytes) -> str | None:
+    """None if nothing is lost after a killed revert: the file whole, the journal agreeing, undo finishing."""
+    now = path.read_bytes()
+    if now not in (original, applied):
+        return "the file is neither the original nor the applied one"
+    try:
+        pending = undoable(path)
+    except StoreError as exc:
+        return f"the journal does not read: {exc}"
+    if (now == applied) != bool(pending):
+        return "the journal disagrees with the file"
+    if pending:
+        revert(path)
+    return None if path.read_bytes() == original else "the original did not come back"
 
 
 # A real other process: saves once when "go" arrives and says "saved", then
@@ -228,30 +270,36 @@ print(n, flush=True)
 """
 
 
-@pytest.mark.parametrize(("name", "writer"), [("legacy-pomodoro.json", REWRITER), ("coding-task.jsonl", APPENDER)],
-                         ids=["rewriter", "appender"])
-def test_a_concurrent_writer_never_loses_a_message(name: str, writer: str, tmp_path: Path) -> None:
-    """The writer's first save lands at a seeded random step of the apply; then, one try in two,
-    it keeps saving as fast as it can (racing the rest of the apply freely)."""
-    rng = random.Random(SEED)
-    steps: list[str] = []
-    probe = sample_copy(tmp_path / "probe", name)
-    session = load(probe)
+def _operation(mode: str, path: Path, hook: Callable[[str], None] | None = None) -> Callable[[], object]:
+    """The apply (from a preview read now, so the writer's saves land after it) or, once the file
+    has been applied to, the revert that ``mode`` names."""
+    if mode == "revert":
+        _apply_here(path)
+        return lambda: revert(path, hook=hook)
+    session = load(path)
     turns = history(session)
     new, sources = compacted(turns, 2)
-    apply_history(session, turns, new, sources, hook=lambda step: steps.append(step))
+    return lambda: apply_history(session, turns, new, sources, allow_grown=True, hook=hook)
+
+
+@pytest.mark.parametrize("mode", ["apply", "revert"])
+@pytest.mark.parametrize(("name", "writer"), [("legacy-pomodoro.json", REWRITER), ("coding-task.jsonl", APPENDER)],
+                         ids=["rewriter", "appender"])
+def test_a_concurrent_writer_never_loses_a_message(name: str, writer: str, mode: str, tmp_path: Path) -> None:
+    """The writer's first save lands at a seeded random step of the apply (or revert); then, one try in
+    two, it keeps saving as fast as it can (racing the rest of it freely)."""
+    rng = random.Random(SEED)
+    steps: list[str] = []
+    _operation(mode, sample_copy(tmp_path / "probe", name), lambda step: steps.append(step))()
     tries, survived, lost = 0, 0, []
-    outcomes = {"applied": 0, "refused": 0}
-    for index in range(16):
+    outcomes = {"done": 0, "refused": 0}
+    for index in range(12):
         path = sample_copy(tmp_path / f"try-{index}", name)
-        session = load(path)  # the preview
-        turns = history(session)
-        new, sources = compacted(turns, 2)
+        at, calls = rng.randrange(len(steps)), {"n": 0}
         process = subprocess.Popen([sys.executable, "-c", writer + LOOP, str(path), ("once", "more")[index % 2]],
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert process.stdin is not None and process.stdout is not None
         assert process.stdout.readline().strip() == "ready"
-        at, calls = rng.randrange(len(steps)), {"n": 0}
 
         def hook(step: str, at: int = at, calls: dict[str, int] = calls,
                  process: subprocess.Popen[str] = process) -> None:
@@ -262,11 +310,12 @@ def test_a_concurrent_writer_never_loses_a_message(name: str, writer: str, tmp_p
                 assert process.stdout.readline().strip() == "saved"
             calls["n"] += 1
 
+        run = _operation(mode, path, hook)
         try:
-            apply_history(session, turns, new, sources, allow_grown=True, hook=hook)
-            outcomes["applied"] += 1
+            run()
+            outcomes["done"] += 1
         except StoreError as exc:
-            assert exc.reason in ("changed", "stale"), exc
+            assert exc.reason in ("changed", "stale", "conflict"), exc
             outcomes["refused"] += 1
         count = int(process.communicate("stop\n", timeout=60)[0])
         tries += 1
@@ -277,8 +326,9 @@ def test_a_concurrent_writer_never_loses_a_message(name: str, writer: str, tmp_p
                         f"{len(missing)} of {count} writer messages missing")
         else:
             survived += 1
-    print(f"\n{name}: {outcomes['applied']} applied, {outcomes['refused']} refused")
-    _figures(f"concurrent writer ({name})", tries, survived, lost)
+    print(f"\n{mode} {name}: {outcomes['done']} done, {outcomes['refused']} refused")
+    _figures(f"concurrent {('appender', 'rewriter')[writer is REWRITER]} during {mode} ({name})",
+             tries, survived, lost)
 
 
 def test_short_writes_and_a_full_disk_on_the_journal(tmp_path: Path) -> None:

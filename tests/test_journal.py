@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,31 @@ def test_a_short_write_then_full_disk_on_the_journal_leaves_no_fragment(tmp_path
     assert list((store_dir(path) / "backups").iterdir()) == [], "the backup of an apply that never was is left"
     _apply(path)
     assert [e.state for e in read_history(path).entries] == ["applied"]
+    revert(path)
+    assert path.read_bytes() == original
+
+
+@pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
+def test_a_full_disk_on_the_journal_before_a_revert_changes_nothing(name: str, tmp_path: Path) -> None:
+    path = sample_copy(tmp_path, name)
+    original = path.read_bytes()
+    _apply(path)
+    applied = path.read_bytes()
+    journal = _journal(path).read_bytes()
+    calls = {"n": 0}
+
+    def full(step: str) -> int | None:
+        if step != "journal-write":
+            return None
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return 9  # a few bytes of the "reverting" line land...
+        raise OSError(errno.ENOSPC, "No space left on device")  # ...then the disk is full
+
+    with pytest.raises(StoreError, match="cannot write the journal: no space left on device; the session was not"):
+        revert(path, hook=full)
+    assert path.read_bytes() == applied and _journal(path).read_bytes() == journal
+    assert len(undoable(path)) == 1
     revert(path)
     assert path.read_bytes() == original
 
@@ -172,3 +198,67 @@ async def test_the_app_says_the_journal_is_damaged(tmp_path: Path) -> None:
             assert app.screen is view and not isinstance(app.screen, TimelineScreen)
         damaged = [n for n in app._notifications if "line 1 is damaged" in n.message]
         assert len(damaged) == 2, [n.message for n in app._notifications]
+
+
+def _replayed(events: list[str], restored: bool) -> list[str]:
+    """The states a journal of these events means, worked out by hand (``restored``: the file is back to
+    what it was before the apply a last unfinished ``reverting`` was undoing)."""
+    states: list[str] = []
+    for index, kind in enumerate(events):
+        if kind == "apply":
+            states.append("incomplete")
+        elif kind == "applied":
+            states[-1] = "applied"
+        elif kind == "revert" or (kind == "reverting" and index == len(events) - 1 and restored):
+            states[-1] = "reverted"
+    return states
+
+
+@pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
+def test_a_journal_cut_at_every_byte_reads_as_the_events_before_the_cut(name: str, tmp_path: Path) -> None:
+    """A crash while any journal line is written, at any byte of it: the journal is the lines before it
+    and part of that line, the session as it was at that moment.  At every byte: it reads (never refused,
+    never a traceback) as exactly the whole events before the cut, and something can be undone whenever
+    the file is not the original.  From sampled cuts of each line (every cut inside a line reads the
+    same, as the first check shows), undo brings the original back and the next apply and revert work."""
+    path = sample_copy(tmp_path / "live", name)
+    original = path.read_bytes()
+    _apply(path)
+    first = path.read_bytes()
+    revert(path)
+    _apply(path)
+    second = path.read_bytes()
+    lines = _journal(path).read_bytes().splitlines(keepends=True)
+    events = [json.loads(line)["event"] for line in lines]
+    assert events == ["apply", "applied", "reverting", "revert", "apply", "applied"]
+    during = [original, first, first, original, original, second]  # the file while each line was written
+    pristine = tmp_path / "pristine"
+    shutil.copytree(store_dir(path).parent, pristine)
+    cuts = 0
+    for index, line in enumerate(lines):
+        for cut in range(len(line) + 1):
+            journal = b"".join(lines[:index]) + line[:cut]
+            _journal(path).write_bytes(journal)
+            path.write_bytes(during[index])
+            whole = index + (cut >= len(line) - 1)  # the last line counts once its JSON is complete
+            expected = _replayed(events[:whole], during[index] == original)
+            where = f"{events[index]} line cut after {cut} of {len(line)} bytes"
+            read = read_history(path)
+            assert [e.state for e in read.entries] == expected, where
+            pending = read.undoable()
+            if during[index] != original:
+                assert pending, f"{where}: the file is compacted and nothing can be undone"
+            else:  # only an apply that never reached the file (its revert finds nothing to take out)
+                assert all(e.state == "incomplete" for e in pending), where
+            cuts += 1
+            if cut in (0, 1, len(line) // 2, len(line) - 2, len(line) - 1, len(line)):
+                while undoable(path):
+                    revert(path)
+                assert path.read_bytes() == original, where
+                _apply(path)
+                revert(path)
+                assert path.read_bytes() == original, where
+                assert read_history(path).entries[-1].state == "reverted", where
+                shutil.rmtree(store_dir(path).parent)
+                shutil.copytree(pristine, store_dir(path).parent)
+    assert cuts == sum(len(line) + 1 for line in lines)

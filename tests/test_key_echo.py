@@ -21,19 +21,26 @@ def forms(key: str) -> list[str]:
     return [key, *(e[4:-4] for e in encoded), *(e.replace("+", "-").replace("/", "_")[4:-4] for e in encoded)]
 
 
-def test_an_echoed_key_is_masked_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+ECHO = ("<state_snapshot><key_knowledge>\n"
+        f"- your key: {KEY}\n- encoded: {base64.b64encode(('x-goog-api-key: ' + KEY).encode()).decode()}\n"
+        f"- url-safe: {base64.urlsafe_b64encode(('k=' + KEY).encode()).decode()}\n"
+        "</key_knowledge></state_snapshot>")
+
+
+def _session_with_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A session under ``tmp_path/chats``, and GEMINI_API_KEY (only) set to KEY."""
     for name in ("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("GEMINI_API_KEY", KEY)
     chats = tmp_path / "chats"
     chats.mkdir()
-    session = chats / SAMPLE.name
-    shutil.copyfile(SAMPLE, session)
-    echo = ("<state_snapshot><key_knowledge>\n"
-            f"- your key: {KEY}\n- encoded: {base64.b64encode(('x-goog-api-key: ' + KEY).encode()).decode()}\n"
-            f"- url-safe: {base64.urlsafe_b64encode(('k=' + KEY).encode()).decode()}\n"
-            "</key_knowledge></state_snapshot>")
+    return Path(shutil.copyfile(SAMPLE, chats / SAMPLE.name))
+
+
+def test_an_echoed_key_is_masked_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    session = _session_with_key(tmp_path, monkeypatch)
+    echo = ECHO
     with GeminiServer([reply(echo), reply(echo)]) as server:
         code = main(["compact", str(session), "--force", "--provider", "gemini", "--base-url", server.url,
                      "--apply", "--json"])
@@ -47,5 +54,48 @@ def test_an_echoed_key_is_masked_everywhere(tmp_path: Path, capsys: pytest.Captu
     for where, text in texts.items():
         if where.endswith(".bak"):
             continue  # the untouched original session, written before any reply
+        for form in forms(KEY):
+            assert form not in text, (where, form)
+
+
+async def test_the_app_masks_an_echoed_key_on_screen_and_on_disk(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.screens.dialogs import ConfirmScreen
+    from inspector.tui.screens.snapshot import SnapshotScreen
+    from tests.snapshot_app import idle
+
+    session = _session_with_key(tmp_path, monkeypatch)
+    echo = ECHO
+
+    def screen_text(app: InspectorApp) -> str:
+        return str(app.screen._compositor.render_full_update().render_segments(app.console))
+
+    with GeminiServer([reply(echo), reply(echo)]) as server:
+        app = InspectorApp(session, threshold=0.5, live=False, provider="gemini", base_url=server.url)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await idle(pilot)
+            await pilot.press("c")
+            await idle(pilot)
+            assert isinstance(app.screen, SnapshotScreen) and len(server.bodies()) == 2
+            shown = [screen_text(app)]
+            for tab in "12345":
+                await pilot.press(tab)
+                await pilot.pause()
+                shown.append(screen_text(app))
+            await pilot.press("a")
+            await idle(pilot)
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("y")
+            await idle(pilot)
+            await pilot.press("t")
+            await idle(pilot)
+            shown.append(screen_text(app))
+            shown += [n.message for n in app._notifications]
+    assert "***" in session.read_text(), "the apply wrote the masked snapshot"
+    texts = {f"screen {i}": text for i, text in enumerate(shown)}
+    texts.update({str(p): p.read_bytes().decode("utf-8", "replace") for p in tmp_path.rglob("*")
+                  if p.is_file() and not p.name.endswith(".bak")})
+    for where, text in texts.items():
         for form in forms(KEY):
             assert form not in text, (where, form)

@@ -2,8 +2,9 @@
 
 Every JSONL session in ``sample_sessions/`` and generated sessions are cut at
 every line boundary (or at random ones): the prefix is read as usual, the
-rest is appended through ``live.extend``, and every figure is compared with
-reading the whole file.  When ``extend`` declines (None), the test checks it
+rest is appended through ``live.extend`` (with copies made ahead by
+``live.prepare`` or not), and every figure is compared with reading the whole
+file; the state an extension started from is checked unchanged.  When ``extend`` declines (None), the test checks it
 declined for a reason the module names.
 """
 
@@ -82,6 +83,7 @@ def check_cut(tmp_path: Path, data: bytes, cut: int, *, steps: int = 1) -> str:
     ends = [e + 1 for e in range(cut, len(data)) if data[e] == 10]
     pieces = sorted(set(random.Random(cut).sample(ends, min(steps - 1, len(ends)))) | {len(data)})
     offset = cut
+    chooser = random.Random(-cut)
     with path.open("ab") as handle:
         for end in pieces:
             if end <= offset:
@@ -89,11 +91,17 @@ def check_cut(tmp_path: Path, data: bytes, cut: int, *, steps: int = 1) -> str:
             chunk = data[offset:end]
             handle.write(chunk)
             handle.flush()
+            prepared = chooser.random() < 0.5  # copies made ahead (as the app does) or on the spot
+            if prepared:
+                live.prepare(state)
+                before = figures_of(state.session, state.analysis)
             extended = live.extend(state, chunk, offset)
             if extended is None:
                 assert declined_for_a_reason(chunk), f"declined a plain append at byte {offset}: {chunk[:200]!r}"
                 return "declined"
             assert live.extend(state, chunk, offset) is None  # a state already extended is refused
+            if prepared:  # growing the copies made ahead left the state it started from as it was
+                assert figures_of(state.session, state.analysis) == before
             state = extended
             offset = end
     fresh = load(path)

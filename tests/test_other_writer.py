@@ -101,6 +101,21 @@ def _broken_lines(data: bytes) -> list[bytes]:
     return broken
 
 
+def _writer_at(
+    index: int, path: Path, writer: Callable[[Path], bytes]
+) -> tuple[Callable[[str], None], dict[str, bytes]]:
+    """A store hook that lets ``writer`` change ``path`` at the ``index``-th step, and where it keeps what it wrote."""
+    theirs: dict[str, bytes] = {}
+    calls = {"n": 0}
+
+    def hook(step: str) -> None:
+        if calls["n"] == index:
+            theirs["data"] = writer(path)
+        calls["n"] += 1
+
+    return hook, theirs
+
+
 WRITERS = {
     "legacy-pomodoro.json": (rename_writer, in_place_writer),
     "checkpoint-rate-limit.json": (rename_writer, in_place_writer),
@@ -126,15 +141,7 @@ def test_another_writers_change_survives_at_every_step(
             folder = tmp_path / f"{writer.__name__}-{index}"
             folder.mkdir()
             path = sample_copy(folder, name)
-            theirs: dict[str, bytes] = {}
-            calls = {"n": 0}
-
-            def hook(step: str, index: int = index, path: Path = path, theirs: dict[str, bytes] = theirs,
-                     calls: dict[str, int] = calls, writer: Callable[[Path], bytes] = writer) -> None:
-                if calls["n"] == index:
-                    theirs["data"] = writer(path)
-                calls["n"] += 1
-
+            hook, theirs = _writer_at(index, path, writer)
             where = f"{writer.__name__} at step {index} ({steps[index]})"
             try:
                 _apply(path, hook)
@@ -155,3 +162,38 @@ def test_another_writers_change_survives_at_every_step(
                 assert exc.reason == "conflict", f"{where}: {exc}"
             assert MARK in _texts(path), f"{where}: revert lost the other writer's message"
     assert outcomes["refused"] + outcomes["included"] == len(steps) * len(WRITERS[name])
+
+
+def _revert_steps(tmp_path: Path, name: str) -> list[str]:
+    (tmp_path / "dry-revert").mkdir()
+    path = sample_copy(tmp_path / "dry-revert", name)
+    _apply(path, lambda step: None)
+    seen: list[str] = []
+    revert(path, hook=lambda step: seen.append(step))
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(WRITERS))
+def test_another_writers_change_survives_a_revert_at_every_step(name: str, tmp_path: Path) -> None:
+    """The same writers, landing at each step of a revert: the revert refuses (their file left as they
+    wrote it, the apply still undoable) or keeps their message."""
+    steps = _revert_steps(tmp_path, name)
+    assert "renamed" in steps
+    for writer in WRITERS[name]:
+        for index in range(len(steps)):
+            folder = tmp_path / f"revert-{writer.__name__}-{index}"
+            folder.mkdir()
+            path = sample_copy(folder, name)
+            _apply(path, lambda step: None)
+            hook, theirs = _writer_at(index, path, writer)
+            where = f"{writer.__name__} at revert step {index} ({steps[index]})"
+            try:
+                revert(path, hook=hook)
+            except StoreError as exc:
+                assert exc.reason in ("changed", "conflict"), f"{where}: {exc}"
+                assert path.read_bytes() == theirs["data"], f"{where}: refused, yet the file is not theirs"
+                assert len(read_history(path).undoable()) == 1, where
+                continue
+            assert MARK in _texts(path), f"{where}: the revert lost the other writer's message"
+            if path.suffix == ".jsonl":
+                assert _broken_lines(path.read_bytes()) == [], f"{where}: the revert left a broken line"

@@ -110,16 +110,21 @@ def test_a_file_over_a_gibibyte_is_refused_without_reading_it(tmp_path: Path,
     assert err.startswith(f"session-inspector: {path}: is 1.0 GiB; session files over 1 GiB are not read")
 
 
-@pytest.mark.parametrize("case", ["fifo", "usage"])
+@pytest.mark.parametrize("case", ["fifo", "device", "usage", "text"])
 async def test_the_app_shows_a_notification_and_still_quits(case: str, tmp_path: Path) -> None:
     if case == "fifo":
         path = tmp_path / "pipe.jsonl"
         os.mkfifo(path)
         words = "FIFO"
+    elif case == "device":
+        path = tmp_path / "zero.jsonl"
+        path.symlink_to("/dev/zero")
+        words = "is a character device"
     else:
         path = tmp_path / "session.jsonl"
-        path.write_text("\n".join(records('{"input": 1e400}')) + "\n", encoding="utf-8")
-        words = "tokens.input must be a finite number"
+        tokens = '{"input": 1e400}' if case == "usage" else '{"input": "12", "output": 1}'
+        path.write_text("\n".join(records(tokens)) + "\n", encoding="utf-8")
+        words = "tokens.input must be a " + ("finite number" if case == "usage" else "number, not text")
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=(100, 30)) as pilot:
         await app.workers.wait_for_complete()

@@ -178,7 +178,9 @@ async def test_live_append_shows_new_turns_and_marks_preview_stale(session_file:
         assert view.preview.stale
         await pilot.press("a")  # refuses: the preview is stale
         assert not isinstance(app.screen, ConfirmScreen)
-        assert any(n.title == "Not applied" and "stale" in n.message for n in app._notifications)
+        refused = [n.message for n in app._notifications if n.title == "Not applied"]
+        assert refused and "stale" in refused[0]
+        assert "c in the session view computes it again" in refused[0]  # where c works, not "press c" here
         assert session_file.read_bytes().startswith(original)
 
 
@@ -201,7 +203,8 @@ async def test_api_failure_is_a_notification_and_never_shows_the_key(
             assert isinstance(app.screen, SnapshotScreen)
             assert app.screen.preview.status == "COMPRESSION_FAILED_SUMMARISER_ERROR"
             failed = [n for n in app._notifications if n.title == "Compaction failed"]
-            assert failed and "400" in failed[0].message
+            assert len(failed) == 1 and "400" in failed[0].message  # once, not once per handler
+            assert not any(n.title.startswith("Failed") for n in app._notifications)
             shown = " ".join(n.message for n in app._notifications) + plain(
                 app.screen.query_one("#preview-summary").content)
             assert KEY not in shown

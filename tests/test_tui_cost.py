@@ -86,3 +86,26 @@ async def test_cost_off(session_file: Path, monkeypatch: pytest.MonkeyPatch) -> 
         await pilot.press("home", *["down"] * turn)
         assert "cost:" not in plain(app.screen.query_one(TurnDetail).body.content)
         assert "cost" not in [column.key for column, _ in app.screen.query_one(TurnTable).columns]
+
+
+async def test_no_figure_where_the_model_is_unknown(session_file: Path) -> None:
+    """Turns naming a model the price table does not know: no cost column, no dollar figure in the
+    detail pane (it says why there is none), no saving in the apply confirmation."""
+    text = session_file.read_text(encoding="utf-8").replace('"gemini-2.5-pro"', '"house-model-7"')
+    session_file.write_text(text, encoding="utf-8")
+    turn, _ = priced_turn(SAMPLES / "coding-task.jsonl")
+    app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.screen.loaded.analysis.model == "house-model-7"
+        assert "cost" not in [column.key for column, _ in app.screen.query_one(TurnTable).columns]
+        await pilot.press("home", *["down"] * turn)
+        detail = plain(app.screen.query_one(TurnDetail).body.content)
+        assert "$" not in detail and "cost: none shown" in detail
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("a")
+        assert isinstance(app.screen, ConfirmScreen)
+        body = plain(app.screen.body)
+        assert "cost" not in body and "$" not in body
+        await pilot.press("n")

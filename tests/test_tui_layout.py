@@ -264,3 +264,34 @@ async def test_the_header_is_three_lines_that_agree_with_analyze(size: tuple[int
         assert f"{expected.deciding_tokens:,} / {expected.token_limit:,} ({expected.share * 100:.1f}%)" in text
         assert ("recorded" if expected.recorded_prompt_tokens is not None else "estimated") in text
         assert ("would compress" in text) == analysis.would_compress
+
+
+async def test_at_80x24_kinds_are_whole_and_the_header_stays_three_lines_at_every_split() -> None:
+    """The kind column keeps "thought+text+tool call" whole (the bar goes first), and the split line
+    shortens itself for every split a person can step to, agentic ones included: never wrapped,
+    turns and tokens always named, so no count reads as a fraction."""
+    from inspector.tui.widgets.context_header import ContextHeader
+
+    for name in ("coding-task.jsonl", "long-migration.jsonl"):
+        app = InspectorApp(SAMPLES / name, threshold=0.5, live=False)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await settle(pilot)
+            view = app.screen
+            assert isinstance(view, SessionScreen) and view.loaded is not None
+            table = view.query_one(TurnTable)
+            kinds = set(view.loaded.analysis.kinds)
+            width = table.scrollable_content_region.width
+            for index, kind in enumerate(view.loaded.analysis.kinds):
+                assert f" {kind} " in table._row(index, width).text  # the row as drawn, never cut
+            assert "bar" not in [c.key for c, _ in table.columns] or max(map(len, kinds)) <= 14
+            header = view.query_one(ContextHeader)
+            for split in sorted(set(view.loaded.analysis.candidates) | view.loaded.agentic_set):
+                view.set_split(split)
+                await pilot.pause()
+                lines = str(header.render()).splitlines()
+                assert len(lines) == 3 and header.region.height == 3, lines
+                third = lines[2]
+                assert all(len(line) <= 78 for line in lines), lines
+                figures = view.loaded.analysis.split_figures(split)
+                assert f"keep {figures['kept_turns']:,} turns, " in third, third
+                assert " / " not in third

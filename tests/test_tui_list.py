@@ -208,3 +208,65 @@ async def test_the_session_context_turn_is_labelled(tmp_path: Path) -> None:
         width = view.table.content_width
         assert "session context" in view.table._row(0, width).text
         assert "session context" not in view.table._row(1, width).text
+
+
+async def test_at_80x24_the_browser_lists_what_resume_lists(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files Gemini CLI wrote, in a home laid out as Gemini CLI lays it out: the `$set.summary` title,
+    one row per session id (the later copy), side files and warning-only files left out, newest
+    `lastUpdated` first whatever the file times say, and each row's turns the opened session's."""
+    from tests.snapshot_app import SAMPLES
+
+    home = tmp_path / "home"
+    project = home / ".gemini" / "tmp" / ("60c307ff" * 8) / "chats"
+    other = home / ".gemini" / "tmp" / ("e31ed48b" * 8) / "chats"
+    project.mkdir(parents=True)
+    other.mkdir(parents=True)
+    tools = project / "session-2026-11-22T05-22-8ba1ee29.jsonl"
+    prompts = project / "session-2026-11-22T05-23-c1fdd0dc.jsonl"
+    older = project / "session-2026-11-21T09-00-c1fdd0dc.jsonl"  # the same session id, an older copy
+    compressed = other / "session-2026-11-22T05-23-bdc740a7.jsonl"
+    for source, target in (("gemini-cli-0.61-tool-calls.jsonl", tools),
+                           ("gemini-cli-0.61-three-prompts.jsonl", prompts),
+                           ("gemini-cli-0.61-compress.jsonl", compressed)):
+        target.write_bytes((SAMPLES / source).read_bytes())
+    first, rest = prompts.read_text(encoding="utf-8").split("\n", 1)
+    metadata = json.loads(first)
+    metadata["lastUpdated"] = "2026-11-21T09:00:00.000Z"
+    older.write_text(json.dumps(metadata) + "\n" + rest.replace("2026-11-22T05:23:0", "2026-11-21T09:00:0"),
+                     encoding="utf-8")
+    warning = project / "session-2026-11-23T08-00-deadbeef.jsonl"  # Gemini CLI wrote only a warning
+    warning.write_text(json.dumps({"sessionId": "deadbeef-0000-4000-8000-000000000000", "projectHash": "60c307ff" * 8,
+                                   "startTime": "2026-11-23T08:00:00.000Z", "lastUpdated": "2026-11-23T08:00:00.000Z",
+                                   "kind": "main"}) + "\n" +
+                       json.dumps({"id": "w", "timestamp": "2026-11-23T08:00:00.000Z", "type": "warning",
+                                   "content": "Skipping project agents: the folder is not trusted."}) + "\n",
+                       encoding="utf-8")
+    (project / "logs.json").write_text("[]", encoding="utf-8")  # a side file
+    # file times the opposite of lastUpdated: the oldest session has the newest file
+    for offset, path in enumerate((compressed, prompts, tools, older, warning)):
+        os.utime(path, (1_700_000_000 + offset * 1000, 1_700_000_000 + offset * 1000))
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await listed(pilot)
+        table = screen.table
+        assert sum(c.get_render_width(table) for c in table.columns.values()) <= 80
+        rows = [Path(str(key.value)) for key in table.rows]
+        assert rows == [compressed, prompts, tools]  # newest lastUpdated first; one row per session id
+        assert column(table, "session") == ["bdc740a7", "c1fdd0dc", "8ba1ee29"]
+        assert column(table, "title")[2] == "Survey the demo project files"  # the $set.summary title
+        assert column(table, "title")[1].startswith("Hello there")  # else the first prompt
+        title = screen.query_one("#list-title")
+        assert "3 sessions, 2 other files not listed" in str(title.render())  # the older copy, the warning
+        assert title.region.height > 1  # wrapped at 80 columns, not cut
+        listed_turns = column(table, "turns")
+        for row, path in enumerate(rows):
+            table.move_cursor(row=row)
+            await pilot.press("enter")
+            await idle(pilot)
+            view = app.screen
+            assert isinstance(view, SessionScreen) and view.path == path and view.loaded is not None
+            header = str(view.query_one("#context").render())
+            assert f" {listed_turns[row]} turns " in header  # the list's turns are the header's
+            await pilot.press("escape")
+            await listed(pilot)

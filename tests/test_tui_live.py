@@ -217,3 +217,32 @@ async def test_a_truncate_and_restore_keeps_following_gemini_clis_split(tmp_path
         shown_as_read_again(view, path)
         context = plain(view.query_one(ContextHeader).content)
         assert "moved" not in context
+
+
+async def test_turn_after_turn_each_comes_from_copies_made_ahead(tmp_path: Path) -> None:
+    """Gemini CLI appends turn after turn.  Each is shown as it comes, extended from copies made
+    once the one before was drawn (nothing of the session is copied on the way to the screen),
+    and equals a fresh read; the turn open in the detail pane keeps its place."""
+    path = session_file(tmp_path, "session-stream.jsonl",
+                        head() + prompt(0, 30_000) + answer(0) + "".join(prompt(i) + answer(i) for i in range(1, 6))
+                        + prompt(6) + answer(6, calls=1, done=False))
+    loads = Loads()
+    app = InspectorApp(path, threshold=THRESHOLD, live=True)
+    async with app.run_test(size=SIZE, message_hook=loads.hook) as pilot:
+        view = await opened(pilot)
+        view.table.move_to(0)  # a long prompt, read further down in the detail pane
+        await settle(pilot)
+        view.detail.scroll_to(y=20, animate=False, immediate=True)
+        await pilot.pause()
+        place = view.detail.scroll_y
+        assert place > 0
+        for i in range(7, 10):
+            state = view.loaded.live if view.loaded is not None else None
+            assert state is not None and state.index is not None
+            assert state.index.spare is not None, "nothing was copied ahead once the last version was drawn"
+            with path.open("a", encoding="utf-8") as handle:  # the call finishes, the next prompt and answer
+                handle.write(answer(i - 1, calls=1) + prompt(i) + answer(i, calls=1, done=False))
+            loaded = (await loads.next(pilot)).loaded
+            assert loaded.changed_from is not None, f"append {i} was not extended"
+            shown_as_read_again(view, path)
+            assert view.detail.scroll_y == place, "the detail pane was drawn again for a turn that did not change"

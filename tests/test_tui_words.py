@@ -15,6 +15,7 @@ from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.timeline import provider_text
 from inspector.tui.screens.warnings import WarningsScreen
 from tests.snapshot_app import SAMPLES, copy_sample, screen_after, settle
+from tests.test_tui_idle import redrawing
 
 SAMPLE = SAMPLES / "coding-task.jsonl"
 
@@ -37,6 +38,18 @@ def test_plural_and_separators() -> None:
     assert provider_text("gemini", "gemini-2.5-pro") == "gemini gemini-2.5-pro"
 
 
+def test_short_numbers_and_the_usage_column_keep_the_thoughts_suffix() -> None:
+    from inspector.format import compact_number, usage_text
+    from inspector.tui.widgets.turn_table import COLUMNS
+
+    assert [compact_number(n) for n in (999, 1_234, 9_999, 999_999, 12_345_678)] == ["999", "1.2k", "10k", "1.0M",
+                                                                                        "12M"]
+    width = next(c.width for c in COLUMNS if c.key == "usage")
+    for big in (9_999, 999_999, 9_949_999, 999_999_999):  # every size, each at its longest short form
+        text = usage_text({"input": big, "output": big, "cached": big, "thoughts": big})
+        assert len(text) <= width and text.endswith("th"), text
+
+
 async def test_a_file_that_failed_to_load_offers_no_session_keys(tmp_path: Path) -> None:
     path = tmp_path / "chats" / "session-broken.json"
     path.parent.mkdir()
@@ -51,6 +64,7 @@ async def test_a_file_that_failed_to_load_offers_no_session_keys(tmp_path: Path)
         assert keys, "the footer still offers help and quit"
         for key in ("[", "]", "{", "}", "c", "a", "u", "d"):
             assert key not in keys, f"{key} is offered although nothing is loaded"
+        assert redrawing(view) == []  # the loading bar went too (hidden, it redrew itself 15 times a second)
 
 
 async def test_help_lists_no_unnamed_textual_binding(session_file: Path) -> None:
@@ -184,3 +198,52 @@ async def test_undo_and_apply_are_offered_only_when_they_can_work(session_file: 
         await settle(pilot)
         assert "u" in footer_keys(view) and "a" not in footer_keys(view)
         assert "Quit" in " ".join(str(k.render()) for k in view.query("FooterKey"))  # still fits 80 columns
+
+
+async def test_after_an_apply_the_header_still_names_the_model(tmp_path: Path) -> None:
+    """An apply that summarises every turn leaves no turn naming a model (as Gemini CLI's own
+    checkpoint does): the header names the one the session had, says so, and never 'unknown'."""
+    from inspector.tui.widgets.context_header import ContextHeader
+
+    path = copy_sample(tmp_path, "legacy-pomodoro.json")
+    app = InspectorApp(path, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.loaded is not None
+        model = view.loaded.analysis.model
+        assert model and view.split == len(view.loaded.analysis.turns)  # everything is summarised
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("a", "y")
+        await settle(pilot)
+        assert view.loaded.analysis.model is None  # the file names no model now
+        header = str(view.query_one(ContextHeader).render()).splitlines()[0]
+        assert f"{model} (before the compaction)" in header and "not recorded" not in header
+        await pilot.press("u", "y")
+        await settle(pilot)
+        header = str(view.query_one(ContextHeader).render()).splitlines()[0]
+        assert model in header and "before the compaction" not in header
+
+
+async def test_a_running_compaction_shows_the_stage_and_the_turns_done_on_a_real_bar(session_file: Path) -> None:
+    """The app's own run hands the core's reports to the dialog (stage, turns done of how many),
+    so its bar fills instead of reading --% while the words say 80%."""
+    from inspector.tui.messages import CompactionProgress
+
+    reports: list[CompactionProgress] = []
+
+    def hook(message: object) -> None:
+        if isinstance(message, CompactionProgress):
+            reports.append(message)
+
+    app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24), message_hook=hook) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+    measured = [r for r in reports if r.progress is not None and r.progress.total > 0]
+    assert measured, [r.text for r in reports]  # before: words only, the bar never had a total
+    for report in measured:
+        assert report.progress is not None
+        assert f"{report.progress.stage}: {report.progress.done:,} of {report.progress.total:,} turns" in report.text

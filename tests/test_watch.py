@@ -182,21 +182,29 @@ async def test_each_change_is_reported_once(tmp_path: Path) -> None:
     assert watch.events.empty(), "nothing reported twice"
 
 
-async def test_debounce_waits_for_the_injected_clock(tmp_path: Path) -> None:
+async def test_an_append_is_reported_at_once_and_a_rewrite_after_the_quiet_period(tmp_path: Path) -> None:
+    """New complete lines need no quiet period (the user sees them as soon as they are written);
+    a change the app must read whole waits until the file has been quiet (the injected clock)."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(HEAD)
     clock = FakeClock()
-    saw_batch = asyncio.Event()
-    watch = Watch(path, on_batch=lambda changes: saw_batch.set())
+    batch = asyncio.Event()
+    watch = Watch(path, on_batch=lambda changes: batch.set())
     watch.options.quiet, watch.options.max_wait, watch.options.clock = 5.0, 30.0, clock
     async with watch:
         with path.open("ab") as gemini:
             gemini.write(b'{"id":"m2"}\n')
-        await asyncio.wait_for(saw_batch.wait(), 10)
-        assert watch.events.empty(), "the quiet period has not passed on the injected clock"
+        event = await watch.next()  # the clock never moved
+        assert isinstance(event, Appended) and event.records[0].record == {"id": "m2"}
+
+        batch.clear()
+        os.truncate(path, 10)
+        # The watcher sees the change and decides in one go, before it waits again (when this resumes).
+        await asyncio.wait_for(batch.wait(), 10)
+        assert watch.events.empty(), "a truncation was reported before the quiet period passed"
         clock.now += 5.0
         event = await watch.next()
-        assert isinstance(event, Appended) and event.records[0].record == {"id": "m2"}
+        assert isinstance(event, Truncated) and event.size == 10
 
 
 async def test_own_writes_are_marked(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from inspector.commands.common import add_session_arguments, print_json
+from inspector.commands.output import say
 
 if TYPE_CHECKING:
     from inspector.analysis import Analysis
@@ -57,5 +58,5 @@ def run(args: argparse.Namespace) -> int:
 
         print_analysis(session, result, threshold, show_all=args.all)
     for warning in session.warnings if not args.json else []:
-        print(f"warning: {session.path}: {warning}", file=sys.stderr)
+        say(f"warning: {session.path}: {warning}".replace("\n", " "), file=sys.stderr)
     return 0

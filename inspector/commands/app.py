@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import _fraction
+from inspector.commands.output import say_error
 
 if TYPE_CHECKING:
     from textual_serve.server import Server
@@ -137,7 +138,7 @@ def guarded_server(command: str, *, port: int, title: str, token: str) -> Server
 def run(args: argparse.Namespace) -> int:
     path: Path | None = args.path
     if path is not None and not path.exists():
-        print(f"session-inspector: {path}: no such file or folder", file=sys.stderr)
+        say_error(f"{path}: no such file or folder")
         return 2
     if args.serve:
         return serve(args)

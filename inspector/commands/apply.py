@@ -39,8 +39,8 @@ def describe_entry(entry: JournalEntry, session_path: Path) -> list[str]:
             lines.append(f"full tool outputs saved: {', '.join(map(str, files))}")
         else:
             folders = sorted({str(f.parent) for f in files})
-            where = folders[0] if len(folders) == 1 else f"{len(folders)} folders"
-            lines.append(f"full tool outputs saved: {len(files)} files in {where} "
+            where = folders[0] if len(folders) == 1 else f"{len(folders):,} folders"
+            lines.append(f"full tool outputs saved: {len(files):,} files in {where} "
                          f"({files[0].name} ... {files[-1].name}; listed in `session-inspector history --json`)")
     if entry.carried_lines:
         lines.append(f"note: {plural(entry.carried_lines, 'line', 'lines')} another writer appended meanwhile "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -46,9 +47,12 @@ def print_json(value: Any) -> None:
 
     A top-level value that is ``analysis.Rows`` is written in batches as
     they are produced, so 170,000 rows never exist as one
-    list nor as one string; the bytes are the same as for a list.
+    list nor as one string; the bytes are the same as for a list.  On a
+    terminal, characters that could drive it are written as ``\\u`` escapes.
     """
-    out = sys.stdout.buffer
+    out: Any = sys.stdout.buffer
+    if sys.stdout.isatty():
+        out = _TerminalSafe(out)
     if isinstance(value, dict) and any(_is_rows(v) for v in value.values()):
         _write_streamed(value, out)
     else:
@@ -62,11 +66,51 @@ def _is_rows(value: Any) -> bool:
 
 def _dumps(value: Any) -> bytes:
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
-    except TypeError:  # an integer beyond 64 bits somewhere in the session
+        data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except TypeError:  # an integer beyond 64 bits, or a lone surrogate, somewhere in the session
         import json
 
-        return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+        data = _LONE_SURROGATE.sub(_escaped_char, text).encode("utf-8")  # valid UTF-8, as JSON.stringify
+    return data
+
+
+class _TerminalSafe:
+    """Writes JSON bytes to a terminal with ``_literal_json`` (each write is whole characters)."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+
+    def write(self, data: bytes | memoryview) -> None:
+        self.raw.write(_literal_json(bytes(data)))
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+
+# Characters JSON may carry raw that must not reach a terminal: DEL, the C1
+# controls (U+009B is a one-character CSI) and the bidirectional overrides.
+# In valid UTF-8 a match starts a character, and every one of them sits
+# inside a string (JSON's own syntax is ASCII), where \uXXXX means the same.
+# Only on a terminal: a program reading the JSON gets the characters as they
+# are (a scan of 80 MB of output costs ~0.4 s), and could not be protected
+# anyway (it decodes the escapes).
+_RAW_UNSAFE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")  # (re reads the escapes: mypyc takes no surrogate literal)
+
+
+def _escaped_char(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def _escaped_bytes(match: re.Match[bytes]) -> bytes:
+    return f"\\u{ord(match.group().decode('utf-8')):04x}".encode()
+
+
+def _literal_json(data: bytes) -> bytes:
+    """JSON bytes with every character that could drive a terminal written as a \\u escape
+    (JSON escapes C0 controls itself; lone surrogates never get this far as raw bytes)."""
+    return _RAW_UNSAFE.sub(_escaped_bytes, data)
 
 
 def _write_streamed(value: dict[str, Any], out: Any) -> None:

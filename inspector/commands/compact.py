@@ -12,7 +12,8 @@ import sys
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
-from inspector.format import visible
+from inspector.commands.output import say_error, terminal_console
+from inspector.format import plural, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             system_prompt = load_prompt_file(args.prompt_file)
         except PromptFileError as exc:
-            print(f"session-inspector: {exc}", file=sys.stderr)
+            say_error(str(exc))
             return EXIT_BAD_INPUT
     if args.compare and args.apply:
         print("session-inspector: --compare shows both strategies; apply one with --strategy NAME --apply",
@@ -82,8 +83,12 @@ def run(args: argparse.Namespace) -> int:
             instruction=args.instruction, system_prompt=system_prompt, force=args.force, compare=args.compare,
         )
     except RequestError as exc:
-        print(f"session-inspector: {exc}", file=sys.stderr)
+        say_error(str(exc))
         return EXIT_BAD_INPUT
+    if args.apply:  # before any work (or any request to Gemini): never the store's own files
+        from inspector.store.apply import refuse_store_file
+
+        refuse_store_file(args.file)
     session = load(args.file)
     analysis = analyze(session, model=request.model, threshold=resolve_threshold(args.threshold).value)
     context = compaction_context(session, analysis)
@@ -97,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             result = asyncio.run(run_request(request, context, turns, summariser))
     except InvalidSplit as exc:
-        print(f"session-inspector: {args.file}: {exc}", file=sys.stderr)
+        say_error(f"{args.file}: {exc}")
         return EXIT_BAD_INPUT
     if args.compare:
         from inspector.commands.compare import print_comparison
@@ -116,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         print(visible(f"provider: {choice.label()}: {choice.reason}"))
         print_report(session, result, applying=args.apply)
     for warning in session.warnings if not args.json else []:
-        print(f"warning: {session.path}: {warning}", file=sys.stderr)
+        print(visible(f"warning: {session.path}: {warning}", one_line=True), file=sys.stderr)
 
     if args.apply:
         if result.status.value == "COMPRESSED":
@@ -134,16 +139,14 @@ def _draft_diff(result: CompressionResult) -> SnapshotDiff:
 
 
 def print_report(session: Session, result: CompressionResult, *, applying: bool = False) -> None:
-    from rich.console import Console
     from rich.rule import Rule
     from rich.text import Text
 
     from inspector.commands.diff import render_diff
-    from inspector.format import visible
 
-    console = Console()
+    console = terminal_console()
     ok = not result.status.failed
-    console.print(Text.assemble((f"{session.path.name}", "bold"), f"  {session.format}",
+    console.print(Text.assemble((visible(session.path.name, one_line=True), "bold"), f"  {session.format}",
                                 f"  strategy: {result.strategy}",
                                 f"  provider: {result.provider}",
                                 f"  model: {visible(result.model or '-', one_line=True)}"))
@@ -157,23 +160,23 @@ def print_report(session: Session, result: CompressionResult, *, applying: bool 
     console.print(f"tokens (estimate): {before:,} -> {after:,}{change}{recorded}")
     if result.split_point is not None:
         kind = f" ({result.split_kind})" if result.split_kind else ""
-        console.print(f"split{kind}: {result.split_point} - summarised turns 0-{result.split_point - 1}, "
-                      f"kept from turn {result.split_point}"
+        console.print(f"split{kind}: {result.split_point:,} - summarised turns 0-{result.split_point - 1:,}, "
+                      f"kept from turn {result.split_point:,}"
                       + (f" (summariser got the {result.summarised_with} turns)" if result.summarised_with else ""))
     if result.stages:
         from inspector.commands.compare import stage_table
 
         console.print(stage_table(result.stages))
     if result.truncations:
-        console.print(f"tool-output budget: {len(result.truncations)} output(s) cut to an excerpt "
+        console.print(f"tool-output budget: {plural(len(result.truncations), 'output')} cut to an excerpt "
                       f"(full text would be saved under {result.truncations[0].output_file.rsplit('/', 2)[0]})")
     if result.facts is not None:
         report = result.facts
-        console.print(f"fact recall: {report.recall:.1%} ({report.kept}/{report.total})")
+        console.print(f"fact recall: {report.recall:.1%} ({report.kept:,} of {report.total:,})")
         for fact in report.lost[:20]:
             console.print(Text("  lost ", "red") + Text(visible(f"{fact.kind}: {fact.value}", one_line=True)))
         if len(report.lost) > 20:
-            console.print(Text(f"  ... and {len(report.lost) - 20} more (see --json)", "dim"))
+            console.print(Text(f"  ... and {len(report.lost) - 20:,} more (see --json)", "dim"))
         for claim in report.false_claims[:20]:
             console.print(Text("  false claim ", "red") + Text(visible(f"{claim.reason}: {claim.line}",
                                                                         one_line=True)))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from inspector.commands.output import terminal_console
+from inspector.format import visible
 
 
 def stage_table(stages: list[Any]) -> Table:
@@ -22,8 +24,9 @@ def stage_table(stages: list[Any]) -> Table:
 
 
 def print_comparison(session: Any, comparison: Any) -> None:
-    console = Console()
-    console.print(Text.assemble((session.path.name, "bold"), f"  {session.format}  - both strategies, same history"))
+    console = terminal_console()
+    console.print(Text.assemble((visible(session.path.name, one_line=True), "bold"),
+                                f"  {session.format}  - both strategies, same history"))
     table = Table(show_edge=False, header_style="bold")
     for name, justify in (("strategy", "left"), ("status", "left"), ("tokens before", "right"),
                           ("after", "right"), ("saved", "right"), ("stages / split", "left"),
@@ -32,7 +35,7 @@ def print_comparison(session: Any, comparison: Any) -> None:
     for name, result in comparison.results.items():
         before, after = result.original_token_count, result.new_token_count
         how = ", ".join(s.name for s in result.stages or [] if s.applied) if result.stages is not None \
-            else (f"split {result.split_point}" if result.split_point is not None else "-")
+            else (f"split {result.split_point:,}" if result.split_point is not None else "-")
         recall = comparison.recall[name]
         snapshot = f"{len(result.snapshot):,} chars" if result.snapshot else "-"
         table.add_row(name, Text(result.status.value, "red" if result.status.failed else "green"),
@@ -43,5 +46,5 @@ def print_comparison(session: Any, comparison: Any) -> None:
                        "measured the same way for both", "dim"))
     for name, result in comparison.results.items():
         if result.message:
-            console.print(Text(f"{name}: {result.message}", "dim"))
+            console.print(Text(visible(f"{name}: {result.message}"), "dim"))
     console.print("apply one with: session-inspector compact FILE --strategy NAME [same options] --apply")

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
-from inspector.format import visible
+from inspector.commands.output import terminal_console
+from inspector.format import plural, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -79,15 +80,15 @@ def render_diff(console: Console, result: SnapshotDiff, *, old_label: str = "old
     counts = result.counts()
     console.print(Text.assemble(
         (f"{old_label} -> {new_label}: ", "bold"),
-        (f"+{counts['added']} ", "green"), (f"-{counts['removed']} ", "red"),
-        (f"={counts['unchanged']} lines", "dim"),
+        (f"+{counts['added']:,} ", "green"), (f"-{counts['removed']:,} ", "red"),
+        (f"={plural(counts['unchanged'], 'line')}", "dim"),
     ))
     for section in result.sections:
         style = {"added": "green", "removed": "red", "changed": "yellow", "unchanged": "dim"}[section.status]
         header = Text.assemble((visible(f"<{section.name}>", one_line=True), f"bold {style}"),
                                (f"  {section.status}", style))
         if section.status == "unchanged":
-            header.append(f" ({len(section.unchanged)} lines)", "dim")
+            header.append(f" ({plural(len(section.unchanged), 'line')})", "dim")
             console.print(header)
             continue
         console.print(header)
@@ -113,8 +114,6 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"a": str(args.a), "b": str(args.b), **result.to_json()})
         return 0
-    from rich.console import Console
-
-    render_diff(Console(), result, old_label=visible(str(args.a), one_line=True),
+    render_diff(terminal_console(), result, old_label=visible(str(args.a), one_line=True),
                 new_label=visible(str(args.b), one_line=True))
     return 0

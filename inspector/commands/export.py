@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from inspector.commands.common import add_session_arguments
+from inspector.commands.output import say, say_error
 
 EXIT_BAD_INPUT = 2
 
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             check_target(out, session.path)
         except ExportRefused as exc:
-            print(f"session-inspector: {exc}", file=sys.stderr)
+            say_error(str(exc))
             return EXIT_BAD_INPUT
     analysis = analyze(session, model=args.model, threshold=resolve_threshold(args.threshold).value)
     result = None
@@ -61,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         write_export(text, out, session.path)
     except ExportRefused as exc:
-        print(f"session-inspector: {exc}", file=sys.stderr)
+        say_error(str(exc))
         return EXIT_BAD_INPUT
     except OSError as exc:
-        print(f"session-inspector: {out}: {describe_os_error(exc)}", file=sys.stderr)
+        say_error(f"{out}: {describe_os_error(exc)}")
         return EXIT_BAD_INPUT
-    print(f"wrote {out} ({len(analysis.turns):,} turns, {args.format})", file=sys.stderr)
+    say(f"wrote {out} ({len(analysis.turns):,} turns, {args.format})", file=sys.stderr)
     return 0

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
+from inspector.commands.output import say_error
 from inspector.format import plural, visible
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def entry_line(entry: JournalEntry) -> str:
     info = entry.info
     tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
               if info.tokens_before is not None and info.tokens_after is not None else "tokens -")
-    split = f"split {info.split_point}" if info.split_point is not None else "split -"
+    split = f"split {info.split_point:,}" if info.split_point is not None else "split -"
     who = "/".join(x for x in (info.provider, info.model) if x) or "-"
     took = f"{info.duration_seconds:.1f} s" if info.duration_seconds is not None else "-"
     state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     name = visible(str(args.file), one_line=True)
     problem = regular_file_problem(args.file)
     if problem:
-        print(f"session-inspector: {name}: {problem}", file=sys.stderr)
+        say_error(f"{args.file}: {problem}")
         return 2
     journal = read_history(args.file)
     if args.json:

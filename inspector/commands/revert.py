@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from inspector.commands.common import number, print_json
+from inspector.commands.output import say_error
 from inspector.format import plural, visible
 
 EXIT_REFUSED = 2
@@ -27,9 +27,14 @@ _positive = number(int, lambda v: v >= 1, "must be 1 or more")
 
 def run(args: argparse.Namespace) -> int:
     from inspector.store import StoreError, revert, undoable
+    from inspector.store.baseline import regular_file_problem
 
     name = visible(str(args.file), one_line=True)
     if args.list:
+        problem = regular_file_problem(args.file)
+        if problem:
+            say_error(f"{args.file}: {problem}")
+            return EXIT_REFUSED
         entries = undoable(args.file)
         if args.json:
             print_json([e.to_json() for e in entries])
@@ -44,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         results = revert(args.file, steps=args.steps, force=args.force)
     except StoreError as exc:
-        print(f"session-inspector: {visible(str(exc), one_line=True)}", file=sys.stderr)
+        say_error(str(exc))
         return EXIT_REFUSED
     if args.json:
         print_json([

@@ -75,14 +75,30 @@ class MessageList(Sequence[dict[str, Any]]):
         """Messages are read again from the file (a big recording), not from bytes held in memory."""
         return self._fd is not None
 
-    def extended(self, keep: int, items: list[dict[str, Any] | tuple[int, int]], ids: list[str]) -> MessageList:
+    def copies(self) -> tuple[list[dict[str, Any] | tuple[int, int]], list[str] | None]:
+        """Copies of the lists ``extended`` would copy, made ahead of time (``inspector.live.prepare``)."""
+        return list(self._items), list(self._ids) if self._ids is not None else None
+
+    def extended(self, keep: int, items: list[dict[str, Any] | tuple[int, int]], ids: list[str],
+                 copies: tuple[list[dict[str, Any] | tuple[int, int]], list[str] | None] | None = None,
+                 ) -> MessageList:
         """A new list: the first ``keep`` messages of this one, then ``items`` (``ids``: their ids).
 
         For a recording that grew: the new list reads the same bytes or file
-        (through a descriptor of its own), and this one stays as it was."""
+        (through a descriptor of its own), and this one stays as it was.
+        ``copies`` (from ``copies()`` on this list) are cut and grown instead of copying again."""
         fd = os.dup(self._fd) if self._fd is not None else None
-        merged = self._ids[:keep] + ids if self._ids is not None else None
-        grown = MessageList(self._data, self._items[:keep] + items, fd=fd, ids=merged, path=self._path)
+        if copies is None:
+            own, merged = self._items[:keep], self._ids[:keep] if self._ids is not None else None
+        else:
+            own, merged = copies
+            del own[keep:]
+            if merged is not None:
+                del merged[keep:]
+        own += items
+        if merged is not None:
+            merged += ids
+        grown = MessageList(self._data, own, fd=fd, ids=merged, path=self._path)
         # Records already parsed stay parsed: the same dict while nothing of this list is replaced
         # (the new list only adds indices this one never reads), a copy without the replaced ones else.
         if keep == len(self._items):

@@ -60,26 +60,38 @@ class TurnIndex:
         return cls(record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds,
                    responses, UsageColumn(usage), calls, answers, starts)
 
-    def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]]) -> TurnIndex:
-        """A new index: this one's first ``keep`` messages, then the messages measured in ``per_message``
-        (a recording that grew; this index stays as it was)."""
+    def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]],
+                 own: TurnIndex | None = None) -> TurnIndex:
+        """This index's first ``keep`` messages, then the messages measured in ``per_message`` (a
+        recording that grew), as a new index; this one stays as it is.  ``own``: a copy of this
+        index made ahead (``copy``), cut and grown in place instead of copying the columns now."""
         first = self.message_starts[keep]
         tail = TurnIndex.of_messages(per_message)
+        grown = own if own is not None else self.head(first, keep)
+        for column, more in zip(grown._columns(), tail._columns(), strict=True):
+            del column[first:]
+            column.extend(more)
+        del grown.message_starts[keep + 1:]
+        grown.message_starts.extend(first + start for start in tail.message_starts[1:])
+        return grown
+
+    def head(self, turns: int, messages: int) -> TurnIndex:
+        """A new index of the first ``turns`` turns, the first ``messages`` messages'."""
         return TurnIndex(
-            self.record_ids[:first] + tail.record_ids,
-            self.roles[:first] + tail.roles,
-            self.is_tool_result[:first] + tail.is_tool_result,
-            self.quarters[:first] + tail.quarters,
-            self.json_lengths[:first] + tail.json_lengths,
-            self.is_candidate[:first] + tail.is_candidate,
-            self.is_safe_end[:first] + tail.is_safe_end,
-            self.kinds[:first] + tail.kinds,
-            self.responses[:first] + tail.responses,
-            UsageColumn(self.usage.packed()[:first] + tail.usage.packed()),
-            self.calls[:first] + tail.calls,
-            self.answers[:first] + tail.answers,
-            self.message_starts[:keep + 1] + [first + start for start in tail.message_starts[1:]],
-        )
+            self.record_ids[:turns], self.roles[:turns], self.is_tool_result[:turns], self.quarters[:turns],
+            self.json_lengths[:turns], self.is_candidate[:turns], self.is_safe_end[:turns], self.kinds[:turns],
+            self.responses[:turns], UsageColumn(self.usage.packed()[:turns]), self.calls[:turns],
+            self.answers[:turns], self.message_starts[:messages + 1])
+
+    def copy(self) -> TurnIndex:
+        """A new index with columns of its own (``extended`` may then change them in place)."""
+        return self.head(len(self), len(self.message_starts) - 1)
+
+    def _columns(self) -> tuple[list[Any], ...]:
+        """Every per-turn column as a list (``usage`` as the list it packs), in field order."""
+        return (self.record_ids, self.roles, self.is_tool_result, self.quarters, self.json_lengths,
+                self.is_candidate, self.is_safe_end, self.kinds, self.responses, self.usage.packed(), self.calls,
+                self.answers)
 
     def turns_of(self, message: int) -> range:
         """The turns message ``message`` of a recording became."""

@@ -39,6 +39,7 @@ from inspector.store.baseline import (
     Baseline,
     changed_error,
     check_writable,
+    check_writable_now,
     read_baseline,
     read_fd,
     replace_file,
@@ -74,7 +75,7 @@ def js_json(value: Any, indent: int | None = None) -> str:
 
 def refuse_store_file(path: Path) -> None:
     """Never treat the store's own files (backups, journal, temp files) as a session."""
-    if files.is_store_path(path) or files.is_store_path(path.resolve()):
+    if files.is_store_path(path) or files.is_store_path(os.path.realpath(path)):
         raise StoreError(
             path, "this is one of session-inspector's own files (a backup, journal or temp file), not a session; "
             "nothing was written", "invalid",
@@ -301,6 +302,8 @@ def apply_history(
     sources = list(sources) if sources is not None else [None] * len(new_history)
     base_sha = expected_sha256 or session.sha256
     base_size = session.size if expected_size is None else expected_size
+    # (a JSONL apply only appends, but its revert rewrites: refuse what could not be undone as it was)
+    check_writable_now(path, rewrite=True)
     folder = files.ensure_store_dir(path)
     with files.locked(folder):
         # Everything below is decided from this one read; the file is
@@ -329,7 +332,7 @@ def apply_history(
         moment = (now or (lambda: datetime.now(UTC)))()
         timestamp = js_timestamp(moment)
         plan = _plan(session, current, turns, new_history, sources, extra, timestamp)
-        check_writable(path, base, rewrite=not plan.append)
+        check_writable(path, base)
         outputs = _plan_outputs(path, truncations)
         record = read_journal(folder)
         files.sweep(path, folder, {e.backup for e in record.entries if e.state != "failed"})
@@ -396,7 +399,7 @@ def apply_history(
                 "sha256_after": entry.sha256_after, "regions": [r.__dict__ for r in regions],
                 "carried_lines": carried,
             })
-        files.note_own_write(path, entry.sha256_after or "")
+        files.note_own_write(path, entry.sha256_after or "", len(after))
         return entry
 
 

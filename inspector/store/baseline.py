@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from inspector.session.loader import not_a_file
 from inspector.store.errors import StoreError
 from inspector.store.files import WriteHook, describe_os_error, fsync_dir, write_temp
 
@@ -74,18 +75,16 @@ def read_fd(fd: int, size: int) -> bytes:
 
 
 def regular_file_problem(path: Path) -> str | None:
-    """Why ``path`` is not a regular file one can read (None if it is), without opening it."""
+    """Why ``path`` is not a session file (None if it is a regular file), in the reader's words,
+    without opening it (a FIFO is never waited on)."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
         return "no such file"
     except OSError as exc:
         return f"cannot read: {describe_os_error(exc)}"
-    if stat.S_ISDIR(info.st_mode):
-        return "a folder, not a session file"
-    if not stat.S_ISREG(info.st_mode):
-        return "not a regular file (a FIFO or device); nothing was read"
-    return None
+    kind = not_a_file(info.st_mode)
+    return None if kind is None else f"is {kind}, not a session file"
 
 
 def open_regular(path: Path) -> int:
@@ -111,7 +110,7 @@ def read_baseline(path: Path, *, appended_to: bool = False, tries: int = 5) -> B
     the file had when the read began are the baseline, whatever is appended
     meanwhile.
     """
-    target = path.resolve()
+    target = Path(os.path.realpath(path))  # (a symlink loop is left for open to refuse, not raised here)
     fd = open_regular(target)
     try:
         for _ in range(tries):
@@ -206,21 +205,38 @@ def exchange(a: Path, b: Path) -> bool:
 def check_writable(path: Path, baseline: Baseline, *, rewrite: bool = True) -> None:
     """Refuse a file its user could not write (or that is marked read-only, even for root),
     or, for a ``rewrite``, one whose owner or group the new file could not keep."""
-    if not os.access(baseline.path, os.W_OK) or not baseline.mode & 0o222:
-        raise StoreError(path, "the file is read-only (permission denied); nothing was written", "io")
-    if not rewrite:
-        return
-    uid = os.geteuid()
-    if uid != 0 and baseline.uid != uid:
-        raise StoreError(
-            path, f"the file belongs to another user (uid {baseline.uid}); a rewrite would make it yours. "
-            "Run this as its owner. Nothing was written", "io",
-        )
-    if uid != 0 and baseline.gid not in (os.getegid(), *os.getgroups()):
-        raise StoreError(
-            path, f"the file's group (gid {baseline.gid}) is not one of yours; a rewrite would change it. "
-            "Nothing was written", "io",
-        )
+    problem = writable_problem(baseline.path, baseline.mode, baseline.uid, baseline.gid, rewrite=rewrite)
+    if problem:
+        raise StoreError(path, f"{problem}; nothing was written", "io")
+
+
+def check_writable_now(path: Path, *, rewrite: bool) -> None:
+    """``check_writable`` on the file as it is now: asked before anything is created for an
+    apply, so that one refused for this reason leaves no trace (not even the store's folder)."""
+    target = Path(os.path.realpath(path))
+    try:
+        info = os.stat(target)
+    except OSError:
+        return  # the read under the lock says what is wrong
+    problem = writable_problem(target, info.st_mode, info.st_uid, info.st_gid, rewrite=rewrite)
+    if problem:
+        raise StoreError(path, f"{problem}; nothing was written", "io")
+
+
+def writable_problem(target: Path, mode: int, uid: int, gid: int, *, rewrite: bool) -> str | None:
+    """Why this process must not write ``target`` (its ``mode``, owner ``uid`` and group ``gid``), or None."""
+    if not mode & 0o222:
+        return "the file is read-only"
+    if not os.access(target, os.W_OK):
+        return "you cannot write the file (permission denied)"
+    me = os.geteuid()
+    if not rewrite or me == 0:
+        return None
+    if uid != me:
+        return f"the file belongs to another user (uid {uid}); a rewrite would make it yours. Run this as its owner"
+    if gid not in (os.getegid(), *os.getgroups()):
+        return f"the file's group (gid {gid}) is not one of yours; a rewrite would change it"
+    return None
 
 
 def replace_file(

@@ -47,7 +47,7 @@ WriteHook = Callable[[str], int | None]
 
 # sha256 of the states this process itself wrote, per file (the watcher
 # uses it to tell its own writes from Gemini CLI's).
-_OWN_WRITES: dict[str, list[str]] = {}
+_OWN_WRITES: dict[str, list[tuple[str, int]]] = {}  # path -> (SHA-256, size) of the states this process wrote
 
 
 def store_dir(session_path: Path) -> Path:
@@ -61,13 +61,15 @@ def is_store_path(path: Path | str) -> bool:
     return TEMP_MARK in path.name or STORE_DIR in path.parts
 
 
-def note_own_write(path: Path, sha256: str) -> None:
+def note_own_write(path: Path, sha256: str, size: int) -> None:
     recent = _OWN_WRITES.setdefault(str(path.resolve()), [])
-    recent.append(sha256)
+    recent.append((sha256, size))
     del recent[:-8]
 
 
-def own_writes(path: Path) -> list[str]:
+def own_writes(path: Path) -> list[tuple[str, int]]:
+    """(SHA-256, size) of the latest states this process wrote to ``path`` (the watcher hashes
+    the file only when its size is one of these)."""
     return list(_OWN_WRITES.get(str(path.resolve()), ()))
 
 
@@ -259,7 +261,11 @@ def _alive(pid: int) -> bool:
 @contextlib.contextmanager
 def locked(folder: Path) -> Iterator[None]:
     """Serialise this project's own applies and reverts of one session."""
-    fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise StoreError(folder, f"cannot take the store's lock: {describe_os_error(exc)}; nothing was changed",
+                         "io") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield

@@ -11,8 +11,9 @@ its ``applied`` is shown as incomplete (revert still finds what it wrote by
 content).
 
 A journal survives a short write and a crash: a last line cut short (no
-newline) is an event that never finished, so it is ignored on reading and
-cut off before the next event is written.  Any other line that is not a
+newline, not a whole JSON object) is an event that never finished, so it is
+ignored on reading and cut off before the next event is written; a whole
+event that only lacks its newline counts, and gets its newline then.  Any other line that is not a
 well-formed event is damage: reading refuses with the line and what is
 wrong, never skipping it silently.
 """
@@ -177,7 +178,7 @@ def read_journal(folder: Path) -> Journal:
     except OSError as exc:
         raise StoreError(path, f"cannot read the journal: {describe_os_error(exc)}", "journal") from None
     lines = data.split(b"\n")
-    if lines[-1]:
+    if lines[-1] and not _whole_event(lines[-1]):
         lines.pop()  # cut short by a crash or a full disk: an event that never finished
     by_id: dict[str, JournalEntry] = {}
     for number, line in enumerate(lines, 1):
@@ -270,12 +271,21 @@ def _mend_tail(fd: int, size: int) -> None:
         return
     data = os.pread(fd, size, 0)
     fragment = data[data.rfind(b"\n") + 1 :]
-    try:
-        event = json.loads(fragment)
-    except (ValueError, RecursionError):
-        event = None
-    if isinstance(event, dict):
+    if _whole_event(fragment):
         os.write(fd, b"\n")
     else:
         os.ftruncate(fd, size - len(fragment))
     os.fsync(fd)
+
+
+def _whole_event(line: bytes) -> bool:
+    """A last line without its newline: the whole event (written but for the newline), or a torn one?
+
+    Events are written compact, so no proper prefix of one is a JSON object:
+    a line that reads as one is the event entire.  Reading and mending agree
+    on this one rule, so an event never counts on one reading and not the next.
+    """
+    try:
+        return isinstance(json.loads(line), dict)
+    except (ValueError, RecursionError):
+        return False

@@ -24,7 +24,14 @@ from pathlib import Path
 
 from inspector.store import files
 from inspector.store.apply import js_timestamp, refuse_store_file, sha256
-from inspector.store.baseline import Baseline, check_writable, open_regular, read_baseline, replace_file
+from inspector.store.baseline import (
+    Baseline,
+    check_writable,
+    open_regular,
+    read_baseline,
+    regular_file_problem,
+    replace_file,
+)
 from inspector.store.errors import StoreError
 from inspector.store.journal import Journal, JournalEntry, Region, append_event, read_journal
 
@@ -105,13 +112,18 @@ def revert(
     path = Path(path)
     refuse_store_file(path)
     folder = files.store_dir(path)
+    problem = regular_file_problem(path)
+    if problem == "no such file" and folder.is_dir():
+        raise StoreError(path, "the session file is gone; restore it from the backups folder by hand", "changed")
+    if problem:
+        raise StoreError(path, problem, "invalid")
     if not folder.is_dir():
         raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
     results: list[RevertResult] = []
     with files.locked(folder):
         journal, landed = settle(path, read_journal(folder))
         for entry in landed:  # say durably what the file already shows
-            append_event(folder, {"event": "revert", "id": entry.id, "at": _at(now), "note": entry.revert_note})
+            _journal(path, folder, {"event": "revert", "id": entry.id, "at": _at(now), "note": entry.revert_note})
         pending = journal.undoable()
         if not pending:
             if not any(e.state in ("applied", "reverted") for e in journal.entries):
@@ -123,6 +135,16 @@ def revert(
         for entry in pending[:steps]:
             results.append(_revert_one(path, folder, entry, force, hook, now))
     return results
+
+
+def _journal(path: Path, folder: Path, event: dict[str, object], hook: files.WriteHook | None = None) -> None:
+    """Write a journal event before the session is touched; a failure leaves the session as it was."""
+    try:
+        append_event(folder, event, hook)
+    except OSError as exc:
+        raise StoreError(
+            path, f"cannot write the journal: {files.describe_os_error(exc)}; the session was not changed", "io"
+        ) from None
 
 
 def _at(now: Callable[[], datetime] | None) -> str:
@@ -202,7 +224,7 @@ def _revert_one(
             ) from None
     # Say what is about to be written before writing it: a crash after the
     # swap is then settled from the file (see ``settle``).
-    append_event(folder, {
+    _journal(path, folder, {
         "event": "reverting", "id": entry.id, "sha256": sha256(new), "size": len(new),
         "from_sha256": base.sha256, "from_size": base.size,
     }, hook)
@@ -288,7 +310,7 @@ def _finish(
             "event": "revert", "id": entry.id, "at": at, "sha256": digest, "size": len(data),
             "kept_bytes": kept, "copy": str(copy) if copy else None, "note": note,
         })
-    files.note_own_write(path, digest)
+    files.note_own_write(path, digest, len(data))
     return RevertResult(entry, len(data), digest, kept, copy, note)
 
 

@@ -59,8 +59,9 @@ def saving_text(analysis: Analysis | None, before: int, after: int) -> Text:
     saving = prompt_saving(found.model, before, after)
     if saving is None:
         return Text("")
+    tiers = (saving.before.tier if saving.before.tier == saving.after.tier
+             else f"{saving.before.tier} before, {saving.after.tier} after")
     return Text.assemble(
         "cost: saves ", (usd_text(saving.usd), "bold"), " on every later turn ",
-        (f"({visible(saving.model, one_line=True)}; {saving.before.tier} before, {saving.after.tier} after; "
-         "if sent uncached)", "dim"), "\n",
+        (f"({visible(saving.model, one_line=True)}, {tiers}; if sent uncached)", "dim"), "\n",
     )

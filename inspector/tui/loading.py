@@ -4,7 +4,9 @@ Nothing here computes a figure: ``read_session`` reads the file through the
 same reader as ``session-inspector analyze`` (``session.loader.read_open``:
 a big recording block by block, in two processes) and calls
 ``analysis.analyze``; it only passes on the reader's progress and a way to
-stop it between blocks.  Finding and listing sessions is ``inspector.catalog``.
+stop it between blocks.  Masking and cost are worked out after the table is
+on screen (``tui/session_notes.py``).  Finding and listing sessions is
+``inspector.catalog``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from inspector.session.loader import open_session_file, read_open
 from inspector.session.reader import ReadWatch, read_at
 from inspector.session.records import MessageList
 from inspector.settings import Threshold, resolve_threshold
-from inspector.tui.session_notes import note_session
+from inspector.tui.turn_set import TurnSet
 from inspector.watch import CHECK_BYTES, FileState, state_of
 
 Progress = Callable[[str, int, int], None]
@@ -40,14 +42,14 @@ class Loaded:
     threshold: Threshold
     file_state: FileState | None = None  # what the watcher starts from: the bytes analysed
     agentic: list[int] | None = None  # agentic split candidates (model turns), sorted; None: not yet found
-    agentic_set: frozenset[int] = field(default=frozenset(), init=False, repr=False)
+    agentic_set: TurnSet = field(default_factory=lambda: TurnSet(()), init=False, repr=False)
     live: LiveState | None = None  # what an append extends (``inspector.live``); None until primed
     changed_from: int | None = None  # after an append: the first turn that is new or written again
 
     def __post_init__(self) -> None:
         if self.agentic is None:
             self.agentic = sorted(self.analysis.agentic_candidates)
-        self.agentic_set = frozenset(self.agentic)
+        self.agentic_set = TurnSet(self.agentic)
 
     def find_agentic(self) -> list[int]:
         """The agentic candidates (the analysis found them from the reader's figures)."""
@@ -92,7 +94,6 @@ def read_session(
     progress("analysing", 0, 0)
     chosen = resolve_threshold(threshold, project_dir=Path.cwd())
     result = analyze(session, model=model, threshold=chosen.value)
-    note_session(result, session)  # masking and cost, for the view (tui/session_notes.py)
     if cancelled():
         raise Cancelled
     return Loaded(session, result, chosen, file_state)

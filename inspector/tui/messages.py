@@ -45,6 +45,14 @@ class SessionLoaded(Message):
 
 
 @dataclass
+class NotesReady(Message):
+    """Masking and cost were worked out for ``loaded`` (after the table was shown)."""
+
+    loaded: Loaded
+    read: int  # which full read of the file it descends from (the screen's count)
+
+
+@dataclass
 class SessionListed(Message):
     """One file of the session list, read in the background."""
 
@@ -134,6 +142,11 @@ class TableColumns(Message):
 
     def can_replace(self, message: Message) -> bool:
         return isinstance(message, TableColumns)
+
+
+@dataclass
+class TableDrawn(Message):
+    """The turn table drew rows of the analysis it was last given."""
 
 
 @dataclass

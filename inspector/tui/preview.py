@@ -12,6 +12,18 @@ if TYPE_CHECKING:
     from inspector.tui.loading import Loaded
 
 
+def before_note(loaded: Loaded | None, before: int) -> str:
+    """Why a compaction's "before" figure is not the table's total, when it is not: Gemini CLI
+    counts the environment turn it sends ahead of the history, which is no row of the table."""
+    if loaded is None:
+        return ""
+    context = loaded.analysis.context
+    if not context.environment_tokens or before != context.estimated_tokens:
+        return ""
+    return (f"before = the table's {context.history_tokens or 0:,} + the environment turn "
+            f"{context.environment_tokens:,} Gemini CLI sends ahead of the history")
+
+
 @dataclass
 class Preview:
     """``result`` is ``compress()``'s result for ``path`` as it was when computed."""
@@ -41,11 +53,11 @@ class Preview:
         split = self.result.split_point
         if self.staged:
             used = ", ".join(self.stages_used) or "no stage"
-            summary = f"; the summary covers turns 0-{split - 1}" if split else ""
+            summary = f"; the summary covers turns 0-{split - 1:,}" if split else ""
             return f"staged: {used}{summary}; turns that no stage changed are kept verbatim"
         kind = self.result.split_kind
         how = f" ({kind} split)" if kind else ""
-        return f"summarise turns 0-{(split or 0) - 1}{how}, keep the rest verbatim"
+        return f"summarise turns 0-{(split or 0) - 1:,}{how}, keep the rest verbatim"
 
     @property
     def status(self) -> str:
@@ -64,10 +76,13 @@ class Preview:
         change = f" ({(after - before) / before:+.1%})" if before else ""
         return f"{before:,} -> {after:,} tokens{change}"
 
+    def before_note(self) -> str:
+        return before_note(self.source, self.result.original_token_count)
+
     def refusal(self) -> str | None:
         """Why this preview cannot be applied, or None."""
         if self.stale:
-            return f"the preview is stale ({self.stale}); press c in the session view to compute it again"
+            return f"the preview is stale ({self.stale}); c in the session view computes it again"
         if not self.compressed:
-            return f"nothing to apply: the compaction ended {self.status}"
+            return f"the compaction ended {self.status}, so there is nothing to apply"
         return None

@@ -25,11 +25,14 @@ from inspector.compaction.snapshot import Provenance
 from inspector.compaction.statuses import ToolStatuses
 from inspector.compaction.strategies import Comparison
 from inspector.compaction.summarisers.base import Grounded, Reporting, Summariser
+from inspector.format import plural
 from inspector.progress import Cancelled as Stopped
 from inspector.progress import Progress, Reporter
 from inspector.tui.loading import Cancelled, Loaded
 
 T = TypeVar("T")
+# A step to show: its words, and the core's report when it knows how far the stage is (a real bar then).
+Step = Callable[[str, Progress | None], object]
 
 
 @dataclass(frozen=True)
@@ -83,7 +86,7 @@ class ProviderSettings:
 class Counting:
     """A summariser that reports each call (``progress``) and otherwise is the one it wraps."""
 
-    def __init__(self, inner: Summariser, progress: Callable[[str], object], settings: ProviderSettings) -> None:
+    def __init__(self, inner: Summariser, progress: Step, settings: ProviderSettings) -> None:
         self.inner = inner
         self.settings = settings  # what the app asked for (the request names it)
         self.progress = progress
@@ -93,7 +96,7 @@ class Counting:
 
     async def summarise(self, system_prompt: str, contents: list[dict[str, Any]]) -> str:
         self.calls += 1
-        self.progress(f"summariser call {self.calls} ({len(contents)} turns)")
+        self.progress(f"summariser call {self.calls:,} ({plural(len(contents), 'turn')})", None)
         return str(await self.inner.summarise(system_prompt, contents))
 
     def ground(self, statuses: ToolStatuses) -> None:
@@ -117,7 +120,7 @@ def provider_settings(app: App[Any]) -> ProviderSettings:
     return app.provider_settings
 
 
-def summariser_for(app: App[Any], loaded: Loaded, progress: Callable[[str], object]) -> Counting:
+def summariser_for(app: App[Any], loaded: Loaded, progress: Step) -> Counting:
     from inspector.compaction.summarisers import pick_summariser
 
     settings = provider_settings(app)
@@ -149,7 +152,7 @@ def progress_text(progress: Progress) -> str:
     return f"{progress.stage}: {progress.done:,} of {progress.total:,} turns ({progress.fraction:.0%})"
 
 
-def reporter_for(show: Callable[[str], object], cancelled: Callable[[], bool]) -> Reporter:
+def reporter_for(show: Step, cancelled: Callable[[], bool]) -> Reporter:
     """A ``Reporter`` that shows a new stage, or each further 1% of one, and stops when ``cancelled()``."""
     last: list[tuple[str, float]] = [("", -1.0)]
 
@@ -157,7 +160,7 @@ def reporter_for(show: Callable[[str], object], cancelled: Callable[[], bool]) -
         stage, fraction = progress.stage, progress.fraction if progress.fraction is not None else 0.0
         if stage != last[0][0] or fraction - last[0][1] >= 0.01 or (fraction >= 1 > last[0][1]):
             last[0] = (stage, fraction)
-            show(progress_text(progress))
+            show(progress_text(progress), progress)
 
     return Reporter(on_progress=on_progress, is_cancelled=cancelled)
 

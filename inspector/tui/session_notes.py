@@ -1,8 +1,11 @@
 """Figures the session view shows beside the analysis: masking and cost.
 
-Made once per analysis in the loading worker (``note_session``, one call in
-``tui/loading.py``) and remembered by the Analysis they belong to, so a widget
-that holds an Analysis finds them with one call (``noted``).
+Made in a worker once the session is on screen (``note_session``: planning
+masking and pricing read every turn, seconds on a big session; until they are
+made the view shows no masking marks and no cost column) and remembered by
+the Analysis they belong to, so a widget that holds an Analysis finds them
+with one call (``noted``).  ``analyze --json`` calls the same core functions
+(``masking_of``, ``cost_of``).
 """
 
 from __future__ import annotations
@@ -38,7 +41,24 @@ class Noted:
 
 
 _noted: dict[int, Noted] = {}
+_released: list[Noted] = []  # forgotten, with the analyses they hold: let go by ``release_notes``' caller
 _lock = threading.Lock()
+
+
+def _remember(found: Noted, analysis: Analysis) -> None:
+    with _lock:
+        _noted[id(analysis)] = found
+        while len(_noted) > _REMEMBERED:
+            _released.append(_noted.pop(next(iter(_noted))))
+
+
+def release_notes() -> list[Noted]:
+    """The notes forgotten since the last call (the app lets them go in a worker: an old analysis
+    holds long lists, and freeing them should not delay what is drawn next)."""
+    global _released
+    with _lock:
+        released, _released = _released, []
+    return released
 
 
 def note_session(analysis: Analysis, session: Session) -> Noted:
@@ -46,10 +66,7 @@ def note_session(analysis: Analysis, session: Session) -> Noted:
     masking = masking_of(session, analysis.turns, project_dir=Path.cwd())
     cost = cost_of(session, analysis, resolve_cost(None, project_dir=Path.cwd()), analysis.model)
     found = Noted(analysis, masking, cost, session)
-    with _lock:
-        _noted[id(analysis)] = found
-        while len(_noted) > _REMEMBERED:
-            del _noted[next(iter(_noted))]
+    _remember(found, analysis)
     return found
 
 
@@ -65,9 +82,5 @@ def carry_notes(previous: Analysis, analysis: Analysis, session: Session) -> boo
     found = noted(previous)
     if found is None:
         return False
-    carried = Noted(analysis, found.masking, found.cost, session)
-    with _lock:
-        _noted[id(analysis)] = carried
-        while len(_noted) > _REMEMBERED:
-            del _noted[next(iter(_noted))]
+    _remember(Noted(analysis, found.masking, found.cost, session), analysis)
     return True

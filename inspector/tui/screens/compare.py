@@ -24,6 +24,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded
 from inspector.tui.messages import CompactionProgress, CompareFinished
+from inspector.tui.preview import before_note
 from inspector.tui.running import RunOptions, run_compare, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
 
@@ -120,18 +121,20 @@ class CompareScreen(InspectorScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPARE_GROUP, description="comparing strategies")
     def run_both(self) -> Comparison:
         worker = get_current_worker()
-        summariser = summariser_for(self.app, self.loaded, lambda text: self.post_message(CompactionProgress(text)))
+        summariser = summariser_for(self.app, self.loaded,
+                                    lambda text, progress: self.post_message(CompactionProgress(text, progress)))
         comparison = run_compare(self.loaded, self.split, self.options, summariser, lambda: worker.is_cancelled)
         if not worker.is_cancelled:
             self.post_message(CompareFinished(comparison, self.split))
         return comparison
 
     def on_compaction_progress(self, message: CompactionProgress) -> None:
-        self.query_one("#compare-step", Static).update(Text(message.text, style="dim"))
+        for step in self.query("#compare-step").results(Static):  # gone once the run finished
+            step.update(Text(message.text, style="dim"))
 
     def on_compare_finished(self, message: CompareFinished) -> None:
         self.comparison = message.comparison
-        self.query_one("#compare-running").display = False
+        self.query_one("#compare-running").remove()  # its bar would redraw itself even hidden
         table = self.table
         table.clear()
         for name, result in self.comparison.results.items():
@@ -145,6 +148,9 @@ class CompareScreen(InspectorScreen):
         for name, result in self.comparison.results.items():
             if result.message:
                 notes.append(f"{name}: {result.message}\n", style="dim")
+        befores = {result.original_token_count for result in self.comparison.results.values()}
+        if len(befores) == 1 and (note := before_note(self.loaded, befores.pop())):
+            notes.append(f"{note}.\n", style="dim")
         notes.append("fact recall: the facts of the whole history found in the whole new history, measured the "
                       "same way for both.  Enter / a: preview the selected one (a there applies it).\n", style="dim")
         notes.append("The same from the command line (the app always compacts, even below the threshold, "
@@ -173,7 +179,7 @@ class CompareScreen(InspectorScreen):
         if worker.group != COMPARE_GROUP or state != WorkerState.ERROR or isinstance(worker.error, Cancelled):
             return
         self.query_one("#compare-label", Label).update(Text(f"The comparison failed: {worker.error}", style="red"))
-        self.query_one("#compare-bar", ProgressBar).display = False
+        self.query_one("#compare-bar", ProgressBar).remove()
 
     @property
     def selected(self) -> str | None:

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, ProgressBar, Select, Static
 
-from inspector.format import plural, visible
+from inspector.format import Literal, plural, visible
 from inspector.progress import Progress
 from inspector.tui.running import STRATEGIES, RunOptions, parse_target
 
@@ -39,7 +39,7 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(Text(self.title_text, style="bold"), markup=False)
-            yield Static(self.body, id="confirm-body", markup=False)
+            yield Static(Literal(self.body), id="confirm-body", markup=False)  # it names the file: shown literally
             yield Static(Text("y / Enter: yes    n / Esc: no", style="dim"), markup=False)
 
     def action_answer(self, yes: bool) -> None:
@@ -119,7 +119,8 @@ class RunningScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(Text(self.label, style="bold"), id="running-label")
+            label = Text(visible(self.label, one_line=True), style="bold")
+            yield Static(label, id="running-label", markup=False)  # wraps at 80 columns
             yield ProgressBar(total=None, show_eta=False, id="running-bar")
             yield Static("", id="running-step", markup=False)
             yield Static(Text("Esc: cancel", style="dim"), markup=False)

@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from inspector.export import FORMATS, Format, default_name
-from inspector.format import plural
+from inspector.format import plural, visible
 from inspector.tui.loading import Loaded
 from inspector.tui.preview import Preview
 from inspector.tui.screens.base import InspectorScreen
@@ -55,7 +55,7 @@ class ExportScreen(ModalScreen[ExportChoice | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="export-dialog"):
-            yield Static(Text(f"Export {self.session_path.name}", style="bold"), markup=False)
+            yield Static(Text(f"Export {visible(self.session_path.name, one_line=True)}", style="bold"), markup=False)
             with Horizontal(classes="export-row"):
                 yield Label("format ", classes="run-label")
                 yield Select([(FORMAT_LABELS[fmt], fmt) for fmt in FORMATS], value="md", allow_blank=False,

@@ -14,7 +14,8 @@ from textual.widgets import Static
 
 INTRO = (
     "session-inspector shows where a Gemini CLI session's context goes and where its "
-    "compaction would split it. Rows above the divider would be summarised; rows below are kept. "
+    "compaction would split it. i says which figure decides and what each total on screen is. "
+    "Rows above the divider would be summarised; rows below are kept. "
     "• marks a user prompt the split may move to ([ ]), ◆ a model turn it may move to (agentic split: { }; "
     "A puts it where compact --agentic would, h at the cursor). "
     "Getting around: : goes to turn N, / searches the turns' text (n / N: next and previous match), "

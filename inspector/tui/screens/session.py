@@ -21,12 +21,16 @@ from textual.widgets import Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog import subagent_files
+from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded, read_session
+from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
 from inspector.tui.screens.export import SessionExport
 from inspector.tui.screens.session_actions import SessionActions
+from inspector.tui.screens.session_live import SessionLive
 from inspector.tui.screens.session_navigation import AGENTIC_GROUP, SessionNavigation, cli_agentic_split
 from inspector.tui.screens.warnings import WarningsScreen
+from inspector.tui.turn_set import TurnSet
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.status_line import StatusLine
 from inspector.tui.widgets.turn_detail import TurnDetail
@@ -35,14 +39,14 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 SESSION_ACTIONS = frozenset({
     "split", "agentic", "split_reference", "goto_split", "largest_turn", "compact", "compact_focus", "compare",
     "apply", "revert", "timeline", "show_preview", "detail", "strategy", "reload", "agentic_point", "split_here",
-    "goto_turn", "search", "search_next", "filter", "order", "warnings", "provider", "export", "copy",
+    "goto_turn", "search", "search_next", "filter", "order", "warnings", "figures", "provider", "export", "copy",
 })
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
 LOAD_GROUP = "load"
 
 
-class SessionScreen(SessionNavigation, SessionActions, SessionExport):
+class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExport):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -92,6 +96,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
                 tooltip="undo the newest applied compaction, byte for byte"),
         Binding("t", "timeline", "Timeline", show=False, id="compaction.timeline",
                 tooltip="the compactions applied to this file"),
+        Binding("i", "figures", "Figures", show=False, id="session.figures",
+                tooltip="which figure decides whether Gemini CLI compresses, why, and every total on screen"),
         Binding("w", "warnings", "Warnings", show=False, id="session.warnings",
                 tooltip="what was skipped while reading the file (the header counts them)"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
@@ -123,19 +129,21 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         self.loaded: Loaded | None = None
         self.split = 0
         self.split_chosen = False  # the user moved the split; until then it follows Gemini CLI's own
-        self._appends = []  # appended lines waiting to extend what is shown (SessionActions.next_extension)
+        self._appends = []  # appended lines waiting to extend what is shown (SessionLive.next_extension)
+        self._retired = []  # versions no longer shown, let go in a worker (SessionLive.settle)
         self.failed: str | None = None
+        self.earlier_model: str | None = None  # the model the file named before a compaction dropped it
 
     # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield ContextHeader(Text(str(self.path), style="bold"), id="context")
+        yield ContextHeader(Text(visible(str(self.path), one_line=True), style="bold"), id="context")
         with Horizontal(id="body"):
             with Vertical(id="turns"):
                 yield Static(Text(header_text(), style="bold"), id="turns-header", markup=False)
                 yield TurnTable(id="turn-table")
             yield TurnDetail(id="detail")
         with Vertical(id="loading"):
-            yield Label(Text(f"Opening {self.path.name}…"), id="loading-label")
+            yield Label(Text(f"Opening {visible(self.path.name, one_line=True)}…"), id="loading-label")
             yield ProgressBar(id="loading-bar", total=None, show_eta=False)
         yield StatusLine(id="status")
         yield Footer(compact=True)
@@ -145,7 +153,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         return self.query_one(TurnDetail)
 
     def on_mount(self) -> None:
-        self.sub_title = str(self.path)
+        self.sub_title = visible(str(self.path), one_line=True)
         self.load_session()
 
     # -- loading ------------------------------------------------------------------------
@@ -160,6 +168,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.path, model=self.model, threshold=self.threshold,
             progress=progress, cancelled=lambda: worker.is_cancelled,
         )
+        keep_long_lived()  # tui/long_lived.py
         self.post_message(SessionLoaded(loaded, reason))
         return loaded
 
@@ -167,15 +176,17 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if self.loaded is not None:
             self.status.set("load", f"{message.phase}…")
             return
+        if self.failed is not None:
+            return
         bar = self.query_one("#loading-bar", ProgressBar)
         label = self.query_one("#loading-label", Label)
         if message.total:
             bar.update(total=message.total, progress=message.done)
-            label.update(Text(f"{message.phase.capitalize()} {self.path.name}: "
+            label.update(Text(f"{message.phase.capitalize()} {visible(self.path.name, one_line=True)}: "
                               f"{message.done / 1e6:,.0f} / {message.total / 1e6:,.0f} MB"))
         else:
             bar.update(total=None)
-            label.update(Text(f"{message.phase.capitalize()} {self.path.name}…"))
+            label.update(Text(f"{message.phase.capitalize()} {visible(self.path.name, one_line=True)}…"))
 
     def on_session_loaded(self, message: SessionLoaded) -> None:
         previous = self.loaded
@@ -184,11 +195,22 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if previous is None or loaded.changed_from is None:
             self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
         analysis = loaded.analysis
+        if analysis.model or previous is None:
+            self.earlier_model = None
+        else:
+            self.earlier_model = previous.analysis.model or self.earlier_model
+        split = self.split
         self.split = self.split_after_load(previous, loaded)
-        self.check_undo()
+        if loaded.changed_from is None:
+            self.check_undo()  # (an append does not change the journal: an apply rewrites the file)
+        if previous is None:
+            # never shown again (a reload reports in the status line); an indeterminate bar
+            # redraws itself 15 times a second even while hidden, so it goes
+            self.query_one("#loading-bar", ProgressBar).remove()
         self.remove_class("-loading")
         self.status.set("load", "")
-        self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set)
+        self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set,
+                                same_before=loaded.changed_from or 0)
         if self.turn_filter is not None or self.by_tokens:
             self.apply_view()  # the filter and order, on the turns as read now
         if self.matches:
@@ -201,7 +223,9 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             start = self.start_turn if self.start_turn is not None else self.split
             self.table.move_to(min(max(start, 0), len(analysis.turns) - 1))
             self.call_after_refresh(self.table.scroll_to_cursor)  # the table has its size only after this refresh
-        self.show_detail(self.table.cursor)
+        cursor = self.table.cursor
+        if loaded.changed_from is None or cursor >= loaded.changed_from or (cursor < split) != (cursor < self.split):
+            self.show_detail(cursor)  # (after an append, only when the turn shown changed: it keeps its scroll)
         if analysis.warnings and previous is None:
             first = analysis.warnings[0]
             more = f" (and {len(analysis.warnings) - 1:,} more)" if len(analysis.warnings) > 1 else ""
@@ -209,10 +233,11 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
                         title="Skipped while reading", severity="warning")
         self.after_load(previous, loaded, message.reason)
         self.agentic_point = None
-        if loaded.changed_from is None:
-            self.find_agentic(loaded)  # the candidates when not yet known, and compact --agentic's split
-        # After a live append the candidates came extended; compact --agentic's split reads every
-        # turn's content (minutes on a 170,000-turn run), so it is found when asked for (A), not per append.
+        if loaded.changed_from is None and loaded.agentic is None:
+            self.find_agentic(loaded)  # the candidates (◆) are not known yet
+        # compact --agentic's split reads every turn's content (minutes on a 170,000-turn run): after a
+        # full read it is looked for once masking and cost are shown (SessionLive.after_notes); after a
+        # live append (the candidates came extended) when asked for (A), not per append.
 
     def split_after_load(self, previous: Loaded | None, loaded: Loaded) -> int:
         """Where the split is after a (re)load: Gemini CLI's own split point, unless the user
@@ -222,7 +247,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.split_chosen = False
             return analysis.split_point
         was_agentic = self.split in previous.agentic_set
-        if self.split in analysis.candidates or (was_agentic and self.split < len(analysis.turns)):
+        if self.split in TurnSet(analysis.candidates) or (was_agentic and self.split < len(analysis.turns)):
             return self.split
         self.notify(f"Turn {self.split:,} can no longer start the kept part; the split is back at "
                     f"Gemini CLI's own, turn {analysis.split_point:,}.", severity="warning", timeout=6)
@@ -235,7 +260,9 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
         if loaded.agentic is None:
             loaded.find_agentic()
             self.post_message(AgenticFound(loaded))  # the ◆ marks first; the --agentic split takes longer
-        self.post_message(AgenticFound(loaded, cli_agentic_split(loaded.analysis)))
+        point = cli_agentic_split(loaded.analysis)  # builds every turn's content, kept with the turn
+        keep_long_lived()
+        self.post_message(AgenticFound(loaded, point))
 
     def on_agentic_found(self, message: AgenticFound) -> None:
         loaded = message.loaded
@@ -262,14 +289,20 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.query_one("#loading-label", Label).update(
                 Text.assemble(("Cannot open this file\n", "bold red"), str(worker.error), ("\n\nEsc: back", "dim"))
             )
-            self.query_one("#loading-bar", ProgressBar).display = False
+            self.query_one("#loading-bar", ProgressBar).remove()  # (hidden, it would still redraw)
             self.refresh_bindings()  # the footer drops the keys that need a session
 
     # -- figures ----------------------------------------------------------------------------
     def refresh_figures(self) -> None:
         if self.loaded is None:
             return
-        self.query_one(ContextHeader).show(self.loaded, self.split)
+        self.query_one(ContextHeader).show(self.loaded, self.split, self.earlier_model)
+
+    def notes_shown(self, loaded: Loaded) -> None:
+        """Masking and cost were worked out: the table's marks and cost column, the detail pane."""
+        self.table.notes_changed()
+        self.show_detail(self.table.cursor)
+        self.refresh_figures()
 
     def show_detail(self, index: int) -> None:
         if self.loaded is not None:
@@ -367,6 +400,12 @@ class SessionScreen(SessionNavigation, SessionActions, SessionExport):
             self.notify("Nothing was skipped while reading this file.", timeout=3)
             return
         self.app.push_screen(WarningsScreen(self.path.name, self.loaded.analysis.warnings))
+
+    def action_figures(self) -> None:
+        from inspector.tui.screens.figures import FiguresScreen
+
+        if self.loaded is not None:
+            self.app.push_screen(FiguresScreen(self.loaded, self.split))
 
     def subagent_paths(self) -> list[Path]:
         return subagent_files(self.path, self.loaded.session.session_id if self.loaded is not None else None)

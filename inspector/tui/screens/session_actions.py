@@ -1,14 +1,13 @@
-"""What the session view does beyond showing: compaction, apply, revert, timeline, live watching.
+"""What the session view does beyond showing: compaction, apply, revert, timeline.
 
 A mixin of ``SessionScreen`` (kept apart so neither file grows past a screenful
 of concerns).  Every step calls the core: ``compaction.compress``,
-``store.apply_compaction`` / ``store.revert``, ``watch.watch_session``;
-slow ones run in workers and come back as messages.
+``store.apply_compaction`` / ``store.revert``; slow ones run in workers and
+come back as messages.  Live updates are ``SessionLive`` (session_live.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,56 +16,27 @@ from rich.text import Text
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from inspector.format import plural
 from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
-from inspector.tui.messages import (
-    Applied,
-    CompactionFinished,
-    CompactionProgress,
-    FileChanged,
-    Reverted,
-    SessionLoaded,
-)
+from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, Reverted
 from inspector.tui.preview import Preview
 from inspector.tui.running import STRATEGIES, RunOptions, run_one, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, RunningScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
-from inspector.tui.session_notes import carry_notes, note_session
 from inspector.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
-    from textual.timer import Timer
-
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.summarisers import ProviderChoice
-    from inspector.live import LiveState
-    from inspector.watch import Appended, FileState
 
 COMPACT_GROUP = "compact"
-
-
-class LiveWork:
-    """What one extension starts from, handed over once (then the worker holds nothing)."""
-
-    def __init__(self, loaded: Loaded, batch: list[Appended]) -> None:
-        self._job: tuple[Loaded, list[Appended]] | None = (loaded, batch)
-
-    def take(self) -> tuple[Loaded, list[Appended]]:
-        assert self._job is not None
-        job, self._job = self._job, None
-        return job
-
 STORE_GROUP = "store"
-WATCH_GROUP = "watch"
-LIVE_GROUP = "live"
-NOTES_GROUP = "notes"
 
 
 class SessionActions(InspectorScreen):
-    """Compaction preview, apply / revert and live updates for the session view (SessionScreen)."""
+    """Compaction preview, apply / revert for the session view (SessionScreen)."""
 
     path: Path
     model: str | None
@@ -76,8 +46,6 @@ class SessionActions(InspectorScreen):
     _running_dialog: RunningScreen | None = None
     _last_focus: str = ""
     _run_options: RunOptions = RunOptions()
-    _watch_ready: asyncio.Event | None = None
-    _live_kind: str = "appended"  # how the file last changed on disk
     can_undo: bool = False  # an apply of this file can be undone (read from the journal at each load)
 
     @property
@@ -188,7 +156,8 @@ class SessionActions(InspectorScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPACT_GROUP, description="the compaction")
     def run_compaction(self, loaded: Loaded, split: int, options: RunOptions) -> CompressionResult:
         worker = get_current_worker()
-        summariser = summariser_for(self.app, loaded, lambda text: self.post_message(CompactionProgress(text)))
+        summariser = summariser_for(self.app, loaded,
+                                    lambda text, progress: self.post_message(CompactionProgress(text, progress)))
         result = run_one(loaded, split, options, summariser, lambda: worker.is_cancelled)
         if not worker.is_cancelled:
             self.post_message(CompactionFinished(result, split, options.focus, loaded))
@@ -263,7 +232,8 @@ class SessionActions(InspectorScreen):
             return
         body = Text.assemble(
             (self.path.name, "bold"), "\n",
-            "tokens (estimate): ", (preview.tokens_text(), "bold"), "\n",
+            "estimate: ", (preview.tokens_text(), "bold"), "\n",
+            (f"{note}\n" if (note := preview.before_note()) else "", "dim"),
             preview.what_it_does(), "\n",
             saving_text(preview.source.analysis if preview.source else None, *preview.tokens),  # tui/cost_lines.py
             ("A backup is kept; u undoes it, byte for byte.", "dim"),
@@ -300,11 +270,13 @@ class SessionActions(InspectorScreen):
         """Read the journal: can an apply be undone?  (u is offered only then.)"""
         from inspector.store import StoreError, undoable
 
+        was = self.can_undo
         try:
             self.can_undo = bool(undoable(self.path))
         except StoreError:
             self.can_undo = True  # u then says what is wrong with the journal
-        self.refresh_bindings()
+        if self.can_undo != was:
+            self.refresh_bindings()  # the footer is built again: not on every live append
 
     def action_revert(self) -> None:
         from inspector.store import StoreError, undoable
@@ -350,131 +322,7 @@ class SessionActions(InspectorScreen):
     def action_timeline(self) -> None:
         self.app.push_screen(TimelineScreen(self.path))
 
-    # -- live -------------------------------------------------------------------------------
-    @property
-    def watch_ready(self) -> asyncio.Event:
-        if self._watch_ready is None:
-            self._watch_ready = asyncio.Event()
-        return self._watch_ready
-
-    def start_watching(self, loaded: Loaded) -> None:
-        if self.inspector.live:
-            self.watch_file(loaded.file_state)
-            self.status.set("live", "live")
-
-    @work(exclusive=True, exit_on_error=False, group=WATCH_GROUP, description="watching the file")
-    async def watch_file(self, state: FileState | None) -> None:
-        from inspector.watch import Appended, Deleted, Rewritten, watch_session
-
-        async for event in watch_session(self.path, state=state, ready=self.watch_ready):
-            if isinstance(event, Deleted):
-                self.post_message(FileChanged("deleted", self.path))
-                continue
-            kind = ("appended" if isinstance(event, Appended) else "rewritten" if isinstance(event, Rewritten)
-                    else "truncated")
-            self.post_message(FileChanged(kind, self.path, own=event.own,
-                                          appended=event if isinstance(event, Appended) else None))
-
-    def on_file_changed(self, message: FileChanged) -> None:
-        if message.own:
-            return  # our own apply / revert: already reloading
-        if message.kind == "deleted":
-            self.mark_stale("the file was deleted on disk")
-            self.status.set("live", "live: the file was deleted", "red")
-            self.notify(f"{self.path.name} was deleted on disk; what is shown is the last version read.",
-                        severity="warning", timeout=10)
-            return
-        self.status.set("live", f"live: {message.kind}")
-        self._live_kind = message.kind
-        if message.appended is not None and (self._extending or (self.loaded is not None
-                                                                 and self.loaded.live is not None)):
-            self._appends.append(message.appended)
-            self.next_extension()
-            return
-        self.mark_stale(f"the file was {message.kind} on disk")
-        self._appends.clear()
-        self.load_session("live")
-
-    # An append extends what is shown (``inspector.live``), one batch at a time, in a worker;
-    # anything it cannot extend (and any other change) reads the whole file again.
-    _extending: bool = False
-    _appends: list[Appended]
-    _notes_timer: Timer | None = None
-
-    def next_extension(self) -> None:
-        if self._extending or not self._appends or self.loaded is None:
-            return
-        if self.loaded.live is None:  # not primed yet, or the last read could not be extended
-            self._appends.clear()
-            self.load_session("live")
-            return
-        batch = list(self._appends)
-        self._appends.clear()
-        self._extending = True
-        self.extend_session(LiveWork(self.loaded, batch))
-
-    @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="reading the appended lines")
-    def extend_session(self, job: LiveWork) -> None:
-        from inspector.live import extend
-
-        loaded, batch = job.take()  # a finished worker keeps its arguments: not the session it replaced
-        state = loaded.live
-        first = len(loaded.analysis.turns)
-        try:
-            mtime_ns = self.path.stat().st_mtime_ns
-        except OSError:
-            mtime_ns = 0
-        for event in batch:
-            if state is None:
-                break
-            state = extend(state, event.data, event.start, mtime_ns)
-            if state is not None and state.changed_from is not None:
-                first = min(first, state.changed_from)
-        if state is None:
-            self.app.call_from_thread(self.extension_declined)
-            return
-        extended = Loaded(state.session, state.analysis, loaded.threshold, None, live=state, changed_from=first)
-        if not carry_notes(loaded.analysis, state.analysis, state.session):
-            note_session(state.analysis, state.session)
-        self.post_message(SessionLoaded(extended, "live"))
-
-    NOTES_QUIET = 5.0  # seconds without an append before masking and cost are worked out again
-
-    def note_when_quiet(self, loaded: Loaded) -> None:
-        """Masking and cost read every turn (seconds on a big session): after live appends they are
-        worked out again once the appends pause, not for each one."""
-        if self._notes_timer is not None:
-            self._notes_timer.stop()
-        self._notes_timer = self.set_timer(self.NOTES_QUIET, lambda: self.note_again(loaded))
-
-    @work(thread=True, exclusive=True, exit_on_error=False, group=NOTES_GROUP, description="pricing the session")
-    def note_again(self, loaded: Loaded) -> None:
-        note_session(loaded.analysis, loaded.session)
-        self.app.call_from_thread(self.notes_ready, loaded)
-
-    def notes_ready(self, loaded: Loaded) -> None:
-        if self.loaded is loaded:
-            self.refresh_figures()
-
-    def extension_declined(self) -> None:
-        """The append could not be extended (a line written again, a rewind, ...): read it all."""
-        self._extending = False
-        self._appends.clear()
-        self.mark_stale("the file changed on disk other than by new lines at its end")
-        self.load_session("live")
-
-    @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="preparing for live updates")
-    def prime_live(self, loaded: Loaded) -> None:
-        from inspector.live import start
-
-        state = start(loaded.session, loaded.analysis, model=self.model)
-        self.app.call_from_thread(self.live_primed, loaded, state)
-
-    def live_primed(self, loaded: Loaded, state: LiveState | None) -> None:
-        loaded.live = state
-        if self.loaded is loaded:
-            self.next_extension()  # appends that came meanwhile
-
+    # -- the preview and the file ---------------------------------------------------------------
     def mark_stale(self, why: str) -> None:
         if self.preview is None or self.preview.stale:
             return
@@ -483,47 +331,6 @@ class SessionActions(InspectorScreen):
         for screen in self.app.screen_stack:
             if isinstance(screen, SnapshotScreen) and screen.preview is self.preview:
                 screen.refresh_state()
-
-    def after_load(self, previous: Loaded | None, loaded: Loaded, reason: str) -> None:
-        """Called by the view after every load: start watching, report live changes, check the preview."""
-        self._extending = False
-        if loaded.live is None and self.inspector.live:
-            self.prime_live(loaded)
-        if loaded.changed_from is not None:
-            self.note_when_quiet(loaded)
-        if previous is None:
-            self.start_watching(loaded)
-            return
-        source = self.preview.source if self.preview is not None else None
-        if source is not None and source.session.sha256 != loaded.session.sha256:
-            self.mark_stale(self.why_stale(source, loaded))
-        if reason == "live":
-            added = len(loaded.analysis.turns) - len(previous.analysis.turns)
-            kind = self._live_kind
-            if kind == "appended" and added > 0 and loaded.changed_from is not None:
-                # extended in place: said in the status line (a toast per append is noise on a long run)
-                self.status.set("live", f"live: {plural(added, 'new turn')}")
-            elif kind == "appended" and added > 0:
-                self.notify(f"{plural(added, 'new turn')} in {self.path.name}.", title="Live", timeout=4)
-            elif kind != "appended":
-                self.notify(f"{self.path.name} was {kind} on disk and read again.", title="Live",
-                            severity="warning", timeout=6)
-        self.next_extension()
-
-    def why_stale(self, source: Loaded, loaded: Loaded) -> str:
-        """Why a preview computed from ``source`` no longer fits the file ``loaded`` read.
-
-        Any change makes it stale: the kept part runs to the end of the
-        history, so new turns change what the new history holds and its
-        figures.  The reason says whether the summarised part changed too."""
-        if loaded.live is None or loaded.changed_from is None or self.preview is None:
-            return "the file changed since the preview was computed"
-        changed = loaded.changed_from
-        if changed >= self.preview.split and len(source.analysis.turns) <= changed + 1:
-            added = len(loaded.analysis.turns) - len(source.analysis.turns)
-            return (f"{plural(max(added, 0), 'turn')} appended after turn {self.preview.split:,}: the kept part "
-                    "grew, so the new history and its figures differ")
-        return f"turn {changed:,}, which the snapshot summarises, was written again on disk"
 
     def compaction_worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
         if worker.group == COMPACT_GROUP and state in (WorkerState.ERROR, WorkerState.CANCELLED):

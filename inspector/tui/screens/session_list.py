@@ -41,7 +41,8 @@ from inspector.tui.screens.base import InspectorScreen
 
 LIST_GROUP = "list"
 PADDING = 2  # a DataTable cell's padding, both sides
-MIN_TITLE = 20
+MIN_TITLE = 30  # below this the least needed columns (project, size, updated) make room
+TITLE_KEPT = 60  # what the title keeps when the session and project columns grow to show whole names
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def layout(width: int, wanted: dict[str, int] | None = None) -> list[tuple[ListC
         fits = layout(width)
         full = layout(width + 1000, None)
         if [c.key for c, _ in fits] == [c.key for c, _ in full]:  # nothing dropped: room to grow
-            extra = width - sum(w + PADDING for c, w in fits if c.key != "title") - PADDING - MIN_TITLE * 3
+            extra = width - sum(w + PADDING for c, w in fits if c.key != "title") - PADDING - TITLE_KEPT
             result = []
             for column, size in fits:
                 if column.key != "title":

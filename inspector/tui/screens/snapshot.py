@@ -68,6 +68,8 @@ def summary_text(preview: Preview) -> Text:
         text.append(f"   history fact recall {preview.recall:.1%}", style="dim")
     if result.recorded_prompt_tokens is not None:
         text.append(f"   recorded last prompt {result.recorded_prompt_tokens:,}", style="dim")
+    if note := preview.before_note():
+        text.append(f"\n{note}", style="dim")
     text.append("\n")
     split = result.split_point if result.split_point is not None else preview.split
     kind = f" ({result.split_kind})" if result.split_kind else ""
@@ -75,12 +77,13 @@ def summary_text(preview: Preview) -> Text:
         used = ", ".join(preview.stages_used) or "none"
         text.append(f"stages used: {used}")
         if result.split_point:
-            text.append(f"; summary of turns 0-{result.split_point - 1}")
+            text.append(f"; summary of turns 0-{result.split_point - 1:,}")
     else:
-        text.append(f"split {split}{kind}: summarised turns 0-{split - 1}, kept from {split}" if split
+        text.append(f"split {split:,}{kind}: summarised turns 0-{split - 1:,}, kept from {split:,}" if split
                     else "split 0")
     if not preview.staged and result.split_point is not None and result.split_point != preview.split:
-        text.append(f" (the budget-truncated history splits there; the table showed {preview.split})", style="dim")
+        text.append(f" (the budget-truncated history splits there; the table showed {preview.split:,})",
+                    style="dim")
     text.append(f"   by {provider_words(result.provider, result.model)}", style="dim")
     took = result.duration_seconds
     text.append(f"   took {took:.1f} s" if took >= 1 else "   took under a second", style="dim")
@@ -98,7 +101,7 @@ def summary_text(preview: Preview) -> Text:
         text.append(result.message, style="yellow" if ok else "red")
     if preview.stale:
         text.append("\nSTALE: ", style="bold red")
-        text.append(f"{preview.stale}; press Esc then c to recompute", style="red")
+        text.append(f"{preview.stale}; Esc, then c in the session view, computes it again", style="red")
     return text
 
 
@@ -181,6 +184,13 @@ class SnapshotScreen(Screen[None]):
         """The preview changed (marked stale): redraw the figures."""
         self.query_one("#preview-summary", Static).update(summary_text(self.preview))
         self.query_one("#preview-footer", Static).update(self.footer_text())
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``a`` is dimmed when this preview cannot be applied (the line above the keys says why)."""
+        if action == "apply" and self.preview.refusal() is not None:
+            return None
+        return True
 
     def history(self) -> Sequence[dict[str, Any]]:
         source = self.preview.source

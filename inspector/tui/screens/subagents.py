@@ -17,6 +17,9 @@ from textual.widgets import DataTable, Static
 from inspector.catalog import Candidate, SessionEntry, describe
 from inspector.format import plural, visible
 
+BOX_WIDTH = 96  # #subagents-box in app.tcss
+SCROLLBAR = 2
+
 
 def read_subagents(paths: list[Path], project: str) -> list[SessionEntry]:
     """Each subagent file read as the browser reads it, newest first."""
@@ -51,12 +54,16 @@ class SubagentsScreen(ModalScreen[Path | None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for name, width in (("session", 10), ("updated", 16), ("turns", 7), ("title", 50)):
+        fixed = (("session", 10), ("updated", 16), ("turns", 7))
+        # the box is 96 columns at most, with a border and padding; each cell has 1 column of padding a side
+        room = min(BOX_WIDTH, self.app.size.width) - 4 - sum(width + 2 for _, width in fixed) - 2 - SCROLLBAR
+        title_width = max(12, min(50, room))
+        for name, width in (*fixed, ("title", title_width)):
             table.add_column(name, width=width, key=name)
         for entry in self.entries:
             title = Text(visible(entry.error, one_line=True), style="red") if entry.error else \
                 Text(visible(entry.title, one_line=True) or "(no prompt)")
-            title.truncate(50, overflow="ellipsis")
+            title.truncate(title_width, overflow="ellipsis")
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.updated))
             table.add_row(Text(visible(entry.short_id, one_line=True)), Text(when),
                           Text("" if entry.error else f"{entry.turns:,}", justify="right"), title,

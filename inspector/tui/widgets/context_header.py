@@ -47,11 +47,16 @@ def gauge(used: int, limit: int, threshold: float, width: int = GAUGE_WIDTH) -> 
 @dataclass(frozen=True)
 class Part:
     """A piece of a header line; ``rank`` orders who gets the room (0: always shown);
-    ``short`` is what a needed part says when the line is too narrow for ``text``."""
+    ``shorter``: what a needed part says, ever shorter, when the line is too narrow for ``text``."""
 
     text: Text
     rank: int = 0
-    short: Text | None = None
+    shorter: tuple[Text, ...] = ()
+
+    def form(self, level: int) -> Text:
+        """The part at ``level`` (0: in full; past its shortest form, the shortest)."""
+        forms = (self.text, *self.shorter)
+        return forms[min(level, len(forms) - 1)]
 
 
 def separator_for(width: int) -> str:
@@ -59,23 +64,27 @@ def separator_for(width: int) -> str:
 
 
 def fit(parts: list[Part], width: int) -> Text:
-    """The parts that fit ``width`` cells, in their own order: needed ones always (in their
-    short form when the long ones do not fit), the others by rank while there is room."""
+    """The parts that fit ``width`` cells, in their own order: needed ones always (all in their
+    longest forms that fit together), the others by rank while there is room; never wider
+    than ``width`` (the last resort cuts with an ellipsis, so no header line ever wraps)."""
     separator = separator_for(width)
-    texts = [p.text for p in parts]
     chosen = {i for i, p in enumerate(parts) if p.rank == 0}
+    levels = max((len(p.shorter) for p in parts), default=0)
 
-    def length(indices: set[int]) -> int:
+    def texts_at(level: int) -> list[Text]:
+        return [p.form(level) for p in parts]
+
+    def length(texts: list[Text], indices: set[int]) -> int:
         return sum(texts[i].cell_len for i in indices) + len(separator) * max(0, len(indices) - 1)
 
-    for i in sorted(chosen):
-        short = parts[i].short
-        if length(chosen) > width and short is not None:
-            texts[i] = short
+    level = next((lv for lv in range(levels + 1) if length(texts_at(lv), chosen) <= width), levels)
+    texts = texts_at(level)
     for i in sorted((i for i, p in enumerate(parts) if p.rank), key=lambda i: parts[i].rank):
-        if length(chosen | {i}) <= width:
+        if length(texts, chosen | {i}) <= width:
             chosen.add(i)
-    return Text(separator, style="dim").join(texts[i] for i in sorted(chosen))
+    line = Text(separator, style="dim").join(texts[i] for i in sorted(chosen))
+    line.truncate(width, overflow="ellipsis")
+    return line
 
 
 def tokens_short(count: int) -> str:
@@ -83,12 +92,30 @@ def tokens_short(count: int) -> str:
     return f"{count:,}" if abs(count) < 100_000 else compact_number(count)
 
 
-def file_line(loaded: Loaded, width: int) -> Text:
+def elided(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, its middle replaced by an ellipsis."""
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+def model_text(model: str | None, earlier_model: str | None) -> Text:
+    """The session's model; after a compaction the file names none (Gemini CLI's checkpoint drops
+    the model of every turn it keeps), so the one it named before is shown, said to be that."""
+    if model:
+        return Text(visible(model, one_line=True), style="bold cyan")
+    if earlier_model:
+        return Text.assemble((visible(earlier_model, one_line=True), "cyan"), (" (before the compaction)", "dim"))
+    return Text("model not recorded", style="dim")
+
+
+def file_line(loaded: Loaded, width: int, earlier_model: str | None = None) -> Text:
     session, analysis = loaded.session, loaded.analysis
+    name = visible(session.path.name, one_line=True)
     parts = [
-        Part(Text(visible(session.path.name, one_line=True), style="bold")),
-        Part(Text(visible(analysis.model, one_line=True) if analysis.model else "model not recorded",
-                  style="bold cyan" if analysis.model else "dim"), 1),
+        Part(Text(name, style="bold"), shorter=(Text(elided(name, 36), style="bold"),)),
+        Part(model_text(analysis.model, earlier_model), 1),
         Part(Text(plural(len(analysis.turns), "turn"))),
         Part(Text(human_size(session.size)), 3),
         Part(Text(session.format), 4),
@@ -99,13 +126,16 @@ def file_line(loaded: Loaded, width: int) -> Text:
 
 
 def context_line(context: ContextFigures, would_compress: bool, width: int) -> Text:
-    """``context ███┃░░ 525,821 / 1,048,576 (50.1%) recorded prompt  ·  would compress``."""
-    figures = Text.assemble(
-        (f"{context.deciding_tokens:,}", "bold"), f" / {context.token_limit:,} ({percent(context.share)}) ",
-        ("recorded" if context.recorded_prompt_tokens is not None else "estimated", "dim"),
-    )
+    """``context ███┃░░ 525,821 / 1,048,576 (50.1%) recorded  ·  would compress (i)``: the figure
+    that decides, named; ``i`` opens why, and what the other figures on screen are."""
+    source = ("recorded" if context.recorded_prompt_tokens is not None else "estimated", "dim")
+    share = f" ({percent(context.share)}) "
+    figures = Text.assemble((f"{context.deciding_tokens:,}", "bold"), f" / {context.token_limit:,}{share}", source)
+    short = Text.assemble((tokens_short(context.deciding_tokens), "bold"),
+                          f" / {tokens_short(context.token_limit)}{share}", source)
     verdict = Text("would compress", style="bold yellow") if would_compress else Text("below threshold", style="dim")
-    tail = [Part(figures), Part(verdict), Part(Text(context.reason(), style="dim"), 1)]
+    verdict.append(" (i)", style="dim")
+    tail = [Part(figures, shorter=(short,)), Part(verdict), Part(Text(context.reason(), style="dim"), 1)]
     if context.recorded_prompt_tokens is not None or context.environment_tokens:
         tail.append(Part(Text(context.estimate_note(), style="dim"), 2))
     label = "context "
@@ -116,33 +146,42 @@ def context_line(context: ContextFigures, would_compress: bool, width: int) -> T
 
 
 def split_line(loaded: Loaded, split: int, width: int) -> Text:
+    """``split 145 (reference) · summarise 145 turns, 794,019 tok · keep 65 turns, 302,054 tok (27.6%)``,
+    ever shorter as the width asks (the token figures rounded, then the reference's turn and
+    the share left out), never a count that could read as a fraction."""
     analysis = loaded.analysis
     figures = analysis.split_figures(split)
     kind = loaded.split_kind(split)
-    how = "reference" if kind == "reference" else f"{kind}; reference {analysis.split_point:,}"
     summarised_turns, summarised = int(figures["summarised_turns"]), int(figures["summarised_tokens"])
     kept_turns, kept = int(figures["kept_turns"]), int(figures["kept_tokens"])
     share = percent(float(figures["kept_share"]))
-    parts = [
-        Part(Text.assemble("split ", (f"{split:,}", "bold magenta"), " (", (how, "bold" if kind == "agentic" else ""),
-                           ")")),
-        Part(Text.assemble("summarise ", (f"{summarised_turns:,}", "bold"), " turns / ",
-                           (f"{summarised:,}", "bold"), " tok"),
-             short=Text.assemble("summarise ", (tokens_short(summarised), "bold"), " tok")),
-        Part(Text.assemble("keep ", (f"{kept_turns:,}", "bold"), " turns / ", (f"{kept:,}", "bold"), f" tok ({share})"),
-             short=Text.assemble("keep ", (f"{kept_turns:,}", "bold"), " / ", (tokens_short(kept), "bold"),
-                                 f" tok ({share})")),
-    ]
+    number = ("split ", (f"{split:,}", "bold magenta"))
+    label_style = "bold" if kind == "agentic" else ""
+    if kind == "reference":
+        split_forms = [Text.assemble(*number, " (reference)")] * 4
+    else:
+        split_forms = [Text.assemble(*number, " (", (f"{kind}; reference {analysis.split_point:,}", label_style), ")")]
+        split_forms += [Text.assemble(*number, " (", (kind, label_style), ")")] * 3
+    split_forms.append(Text.assemble(*number))
+    summarise_forms = [Text.assemble("summarise ", (f"{summarised_turns:,}", "bold"), " turns, ",
+                                     (f"{summarised:,}", "bold"), " tok"),
+                       Text.assemble("summarise ", (tokens_short(summarised), "bold"), " tok")]
+    turns_kept = Text.assemble("keep ", (f"{kept_turns:,}", "bold"), " turns, ")
+    keep_forms = [Text.assemble(turns_kept, (f"{kept:,}", "bold"), f" tok ({share})"),
+                  Text.assemble(turns_kept, (tokens_short(kept), "bold"), f" tok ({share})"),
+                  Text.assemble(turns_kept, (tokens_short(kept), "bold"), f" tok ({share})"),
+                  Text.assemble(turns_kept, (tokens_short(kept), "bold"), " tok")]
+    parts = [Part(forms[0], shorter=tuple(forms[1:])) for forms in (split_forms, summarise_forms, keep_forms)]
     if analysis.compress_split_point != analysis.split_point:
         parts.append(Part(Text(f"the tool-output budget moves Gemini CLI's split to "
                                f"{analysis.compress_split_point:,}", style="dim"), 1))
     return fit(parts, width)
 
 
-def header_lines(loaded: Loaded, split: int, width: int = 200) -> Text:
+def header_lines(loaded: Loaded, split: int, width: int = 200, earlier_model: str | None = None) -> Text:
     analysis = loaded.analysis
     return Text("\n").join([
-        file_line(loaded, width),
+        file_line(loaded, width, earlier_model),
         context_line(analysis.context, analysis.would_compress, width),
         split_line(loaded, split, width),
     ])
@@ -155,10 +194,11 @@ class ContextHeader(Static):
     ContextHeader { height: auto; padding: 0 1; background: $panel; }
     """
 
-    _shown: tuple[Loaded, int] | None = None
+    _shown: tuple[Loaded, int, str | None] | None = None
 
-    def show(self, loaded: Loaded, split: int) -> None:
-        self._shown = (loaded, split)
+    def show(self, loaded: Loaded, split: int, earlier_model: str | None = None) -> None:
+        """``earlier_model``: the model the session named before a compaction dropped it."""
+        self._shown = (loaded, split, earlier_model)
         self._render_lines()
 
     def on_resize(self, event: Resize) -> None:
@@ -167,8 +207,8 @@ class ContextHeader(Static):
     def _render_lines(self) -> None:
         if self._shown is None:
             return
-        loaded, split = self._shown
+        loaded, split, earlier_model = self._shown
         width = self.content_size.width or self.app.size.width - 2
-        self.update(header_lines(loaded, split, width))
+        self.update(header_lines(loaded, split, width, earlier_model))
         context = loaded.analysis.context
         self.tooltip = f"{context.reason()}\n{context.estimate_note()}"

@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from inspector.compaction.snapshot import SnapshotDiff, parse
+from inspector.format import Literal
 
 
 def snapshot_renderable(text: str | None) -> RenderableType:
@@ -92,7 +93,7 @@ class RenderPane(VerticalScroll):
 
     def __init__(self, renderable: RenderableType, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._renderable = renderable
+        self._renderable = Literal(renderable)  # session text: shown, never sent to the terminal
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(self._renderable, markup=False, classes="pane-body")

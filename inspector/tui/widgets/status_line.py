@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.events import Resize
 from textual.widgets import Static
+
+SEPARATOR = "  │  "
 
 
 class StatusLine(Static):
-    """Named slots of short text, shown left to right."""
+    """Named slots of short text, shown left to right; when they do not fit one line, the next
+    line starts with a slot (never with a separator or in the middle of a short slot)."""
 
     DEFAULT_CSS = """
     StatusLine { height: 1; padding: 0 1; background: $boost; color: $text-muted; }
@@ -18,15 +22,30 @@ class StatusLine(Static):
         self.slots: dict[str, tuple[str, str]] = {}
 
     def set(self, slot: str, text: str, style: str = "") -> None:
+        if self.slots.get(slot) == ((text, style) if text else None):
+            return  # unchanged: no new layout
         if text:
             self.slots[slot] = (text, style)
         else:
             self.slots.pop(slot, None)
+        self._show()
+
+    def on_resize(self, event: Resize) -> None:
+        self._show()
+
+    def _show(self) -> None:
+        width = self.content_size.width or max(self.app.size.width - 2, 1)
         line = Text()
-        for i, (value, value_style) in enumerate(self.slots.values()):
-            if i:
-                line.append("  │  ", style="dim")
+        used = 0
+        for value, value_style in self.slots.values():
+            if used and used + len(SEPARATOR) + len(value) > width:
+                line.append("\n")
+                used = 0
+            elif used:
+                line.append(SEPARATOR, style="dim")
+                used += len(SEPARATOR)
             line.append(value, style=value_style)
+            used += len(value)
         self.update(line)
 
     def get(self, slot: str) -> str:

@@ -11,6 +11,7 @@ reference's candidates), ``◆`` before a model turn (agentic candidates).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -24,15 +25,17 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from inspector.analysis import Analysis, turn_kind
+from inspector.analysis import Analysis
 from inspector.format import percent, share_bar, usage_text, visible
 from inspector.session.history import is_environment_content
 from inspector.tui.cost_lines import cost_cell, has_cost
 from inspector.tui.masking_marks import masking_cell
-from inspector.tui.messages import TableColumns, TurnSelected, ViewCleared
+from inspector.tui.messages import TableColumns, TableDrawn, TurnSelected, ViewCleared
+from inspector.tui.turn_set import TurnSet
 
 PROMPT_MARK = "•"  # a reference split candidate: the kept part may start at this user prompt
 AGENTIC_MARK = "◆"  # an agentic split candidate: the kept part may start at this model turn
+ENVIRONMENT_KIND = "session context"  # the kind column of the <session_context> turn
 
 
 @dataclass(frozen=True)
@@ -55,19 +58,26 @@ COLUMNS = (
     Column("kind", "kind", 10, flex=24),
     Column("mask", "", 1),  # ■ masked already, □ masked next turn (tui/masking_marks.py)
     Column("tokens", "est. tok", 9, right=True),
-    Column("usage", "in/out/cached", 21, right=True, drop=3),
-    Column("cost", "cost", 7, right=True, drop=1),  # what the turn cost (tui/cost_lines.py); only when priced
+    Column("usage", "in/out/cached", 22, right=True, drop=3),  # "1.2M/9.9k/1.1M +9.9kth" whole
+    Column("cost", "cost", 7, right=True, drop=2),  # what the turn cost (tui/cost_lines.py); only when priced
     Column("share", "share", 6, right=True, drop=4),
-    Column("bar", "vs largest", 10, drop=2),
+    Column("bar", "vs largest", 10, drop=1),  # the share again, drawn: the first to go
 )
 
 
-def layout(width: int, turn_count: int, without: frozenset[str] = frozenset()) -> tuple[tuple[Column, int], ...]:
+KIND_FLOOR = 10  # the kind column is never narrower (longer kinds end in an ellipsis then)
+
+
+def layout(width: int, turn_count: int, without: frozenset[str] = frozenset(),
+           kind_width: int = KIND_FLOOR) -> tuple[tuple[Column, int], ...]:
     """The columns that fit ``width`` cells and each one's width (``without``: columns with
-    nothing to show): the least needed columns drop first, then the kind column grows into
-    what is left."""
+    nothing to show; ``kind_width``: the longest kind to show, which goes whole before the
+    least needed columns stay): the least needed columns drop first, then the kind column
+    grows into what is left (or, on a very narrow table, shrinks down to ``KIND_FLOOR``)."""
     index_width = max(3, len(f"{max(0, turn_count - 1):,}"))
-    sized = [(c, index_width if c.key == "index" else c.width) for c in COLUMNS if c.key not in without]
+    kind = max(KIND_FLOOR, min(kind_width, next(c.flex for c in COLUMNS if c.key == "kind")))
+    sized = [(c, index_width if c.key == "index" else kind if c.key == "kind" else c.width)
+             for c in COLUMNS if c.key not in without]
 
     def need(cols: list[tuple[Column, int]]) -> int:
         return sum(w for _, w in cols) + len(cols) - 1
@@ -76,6 +86,9 @@ def layout(width: int, turn_count: int, without: frozenset[str] = frozenset()) -
         if need(sized) <= width:
             break
         sized = [(c, w) for c, w in sized if c.drop != drop]
+    over = need(sized) - width
+    if over > 0:
+        sized = [(c, max(KIND_FLOOR, w - over) if c.key == "kind" else w) for c, w in sized]
     spare = max(0, width - need(sized))
     return tuple((c, min(c.flex, w + spare) if c.flex else w) for c, w in sized)
 
@@ -141,9 +154,12 @@ class TurnTable(ScrollView, can_focus=True):
         self.analysis: Analysis | None = None
         self.split = 0
         self.reference_split = 0
-        self.agentic: frozenset[int] = frozenset()
-        self._candidates: frozenset[int] = frozenset()
+        self.agentic: AbstractSet[int] = frozenset()
+        self._candidates: AbstractSet[int] = frozenset()
         self._max_quarters = 1
+        self._max_at = -1  # the turn that has them
+        self._header = ""  # the column titles last told to the screen
+        self._undrawn = False  # an analysis was given and no row of it drawn yet
         self._total = 0
         self._lines: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(1024)
         self.shown: list[int] | None = None  # the turns on screen, in order (None: every turn, in turn order)
@@ -195,18 +211,20 @@ class TurnTable(ScrollView, can_focus=True):
         return self.shown[position] if self.shown is not None else position
 
     def set_analysis(self, analysis: Analysis, split: int, *, follow: bool = False,
-                     agentic: frozenset[int] = frozenset()) -> None:
+                     agentic: AbstractSet[int] = frozenset(), same_before: int = 0) -> None:
         """Show a (new) analysis; ``follow`` keeps the last row in view (live append);
-        ``agentic``: the model turns an agentic split may start at (marked ◆)."""
+        ``agentic``: the model turns an agentic split may start at (marked ◆); ``same_before``:
+        the turns before it are those of the analysis shown until now (a live append)."""
         at_bottom = self.scroll_y >= self.max_scroll_y
         if analysis is not self.analysis:  # a new reading: the screen applies its filter again
             self.shown, self.by_tokens, self._where = None, False, {}
+        self._largest(analysis, same_before if self.analysis is not None else 0)
         self.analysis = analysis
+        self._undrawn = True
         self.agentic = agentic
-        self._candidates = frozenset(analysis.candidates)
+        self._candidates = TurnSet(analysis.candidates)
         self.split = split
         self.reference_split = analysis.split_point
-        self._max_quarters = max(analysis.quarters, default=0) or 1
         self._total = analysis.total_estimated_tokens
         self._lines.clear()
         self.fit_columns()
@@ -217,6 +235,26 @@ class TurnTable(ScrollView, can_focus=True):
         if follow and at_bottom:
             bottom = max(0, self.row_count - self.scrollable_content_region.height)
             self.scroll_to(y=bottom, animate=False, force=True, immediate=True)
+
+    def _largest(self, analysis: Analysis, same_before: int) -> None:
+        """The largest turn's size (the bars are relative to it): after a live append, from the new
+        turns and the largest one before them, when it is still there."""
+        quarters = analysis.quarters
+        if same_before > 0 and self._max_at < same_before:
+            best, at = (self._max_quarters, self._max_at) if self._max_at >= 0 else (0, -1)
+            for i in range(same_before, len(quarters)):
+                if quarters[i] > best:
+                    best, at = quarters[i], i
+        else:
+            best = max(quarters, default=0)
+            at = quarters.index(best) if quarters else -1
+        self._max_quarters, self._max_at = best or 1, at
+
+    def notes_changed(self) -> None:
+        """Masking and cost were worked out for the analysis shown: marks and the cost column."""
+        self._lines.clear()
+        self.fit_columns()
+        self.refresh()
 
     def set_split(self, split: int) -> None:
         if split == self.split:
@@ -237,13 +275,39 @@ class TurnTable(ScrollView, can_focus=True):
         """Choose the columns for the width on screen; tell the screen when they change."""
         width = self.scrollable_content_region.width or self.size.width
         without = frozenset() if self.analysis is not None and has_cost(self.analysis) else frozenset({"cost"})
-        columns = layout(width or 80, self.turn_count, without)
+        columns = layout(width or 80, self.turn_count, without, self.widest_kind())
         if columns != self.columns:
             self.columns = columns
             self._lines.clear()
             self.virtual_size = Size(self.content_width, self.row_count)
             self.refresh()
-        self.post_message(TableColumns(header_text(self.columns)))
+        header = header_text(self.columns)
+        if header != self._header:
+            self._header = header
+            self.post_message(TableColumns(header))
+
+    _widest: tuple[int, int, int] = (0, 0, KIND_FLOOR)  # (id of the kinds list, kinds seen, the longest)
+
+    def widest_kind(self) -> int:
+        """The longest kind any turn shows (the kinds seen before are not read again after an append)."""
+        if self.analysis is None:
+            return KIND_FLOOR
+        kinds = self.analysis.kinds
+        seen_list, seen, widest = self._widest
+        if seen_list != id(kinds) or seen > len(kinds):
+            seen, widest = 0, KIND_FLOOR
+        if len(kinds) > seen:
+            widest = max(widest, max(len(kind) for kind in set(kinds[seen:])))
+        if self.turn_count and self.environment(0):
+            widest = max(widest, len(ENVIRONMENT_KIND))
+        self._widest = (id(kinds), len(kinds), widest)
+        return widest
+
+    def environment(self, index: int) -> bool:
+        """The <session_context> turn Gemini CLI puts first (a /chat save keeps it in the history)."""
+        assert self.analysis is not None
+        turn = self.analysis.turns[index]
+        return turn.role == "user" and not turn.is_tool_result and is_environment_content(turn.parts)
 
     def on_resize(self, event: Resize) -> None:
         self.fit_columns()
@@ -281,6 +345,9 @@ class TurnTable(ScrollView, can_focus=True):
         width = max(self.scrollable_content_region.width, self.content_width)
         if self.analysis is None or row >= self.row_count:
             return Strip.blank(width, self.rich_style)
+        if self._undrawn:
+            self._undrawn = False
+            self.post_message(TableDrawn())  # the screen does deferred work once it is drawn
         turn = self.turn_at(row)
         key = (row, width, turn == self.cursor, self.has_focus)
         strip = self._lines.get(key)
@@ -301,9 +368,7 @@ class TurnTable(ScrollView, can_focus=True):
         relative = analysis.quarters[index] / self._max_quarters
         base = self._style("turn-table--summarised" if index < self.split else "turn-table--kept")
         role_style = self._style("turn-table--user" if turn.role == "user" else "turn-table--model")
-        # the <session_context> turn Gemini CLI puts first (a /chat save keeps it in the history)
-        environment = turn.role == "user" and not turn.is_tool_result and is_environment_content(turn.parts)
-        kind = "session context" if environment else turn_kind(turn.content)
+        kind = ENVIRONMENT_KIND if self.environment(index) else analysis.kinds[index]
         if index in self.agentic:
             mark: tuple[str, Style | None] = (AGENTIC_MARK, self._style("turn-table--agentic"))
         elif index in self._candidates and index:
@@ -345,20 +410,22 @@ class TurnTable(ScrollView, can_focus=True):
         figures = self.analysis.split_figures(self.split)
         split = self.split
         if split == self.reference_split:
-            label = "reference"
+            label = short_label = "reference"
         else:
-            kind = "agentic" if split in self.agentic else "moved"
-            label = f"{kind}; reference {self.reference_split:,}"
-        summarised_tokens = f"{figures['summarised_tokens']:,}"
-        kept_tokens = f"{figures['kept_tokens']:,}"
+            short_label = "agentic" if split in self.agentic else "moved"
+            label = f"{short_label}; reference {self.reference_split:,}"
+        summarised_tokens = f"{figures['summarised_tokens']:,} tok"
+        kept_tokens = f"{figures['kept_tokens']:,} tok"
         kept_share = percent(float(figures["kept_share"]))
         summarised = f"summarise 0-{split - 1:,}" if split else "summarise nothing"
         kept = f"keep {split:,}-{self.turn_count - 1:,}" if split < self.turn_count else "keep nothing"
+        sides = f"summarise {summarised_tokens} ── keep {kept_tokens}"
         wordings = (
-            f"── split {split:,} ({label}) ── {summarised}: {summarised_tokens} tok"
-            f" ── {kept}: {kept_tokens} tok ({kept_share}) ",
-            f"── split {split:,} ({label}) ── summarise {summarised_tokens} ── keep {kept_tokens} tok ({kept_share}) ",
-            f"── split {split:,} ── summarise {summarised_tokens} ── keep {kept_tokens} tok ",
+            f"── split {split:,} ({label}) ── {summarised}: {summarised_tokens} ── {kept}: {kept_tokens} "
+            f"({kept_share}) ",
+            f"── split {split:,} ({label}) ── {sides} ({kept_share}) ",
+            f"── split {split:,} ({short_label}) ── {sides} ({kept_share}) ",
+            f"── split {split:,} ── {sides} ",
             f"── split {split:,} ",
         )
         text = next((w for w in wordings if len(w) <= width), wordings[-1])

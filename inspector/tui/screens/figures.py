@@ -1,0 +1,94 @@
+"""Why the header says what it says: the figure that decides, and every other total on screen.
+
+The session view shows a recorded figure (the gauge, when Gemini CLI recorded
+one) beside estimates (the table, the split, a compaction's "before").  This
+screen (``i``) puts them in one place and says how each is made and why two of
+them differ, from the same ``ContextFigures`` and ``Analysis`` the header uses.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from inspector.format import percent, visible
+from inspector.tui.loading import Loaded
+
+
+def figure_rows(loaded: Loaded, split: int) -> list[tuple[str, str, str]]:
+    """(what, figure, how it is made) for every total the session view shows."""
+    analysis = loaded.analysis
+    context = analysis.context
+    model = visible(analysis.model, one_line=True) if analysis.model else "the default model"
+    figures = analysis.split_figures(split)
+    summarised, kept = int(figures["summarised_tokens"]), int(figures["kept_tokens"])
+    last = len(analysis.turns) - 1
+    rows: list[tuple[str, str, str]] = []
+    if context.recorded_prompt_tokens is not None:
+        rows.append(("recorded prompt", f"{context.recorded_prompt_tokens:,}",
+                     "the input tokens Gemini's API counted for the newest request since the last compaction "
+                     "(system prompt and tool declarations included); it decides, as in Gemini CLI"))
+    rows.append(("threshold", f"{context.threshold_tokens:,}",
+                 f"{percent(context.threshold)} of {context.token_limit:,}, {model}'s window "
+                 f"(threshold from {visible(loaded.threshold.source, one_line=True)})"))
+    rows.append(("history (estimate)", f"{analysis.total_estimated_tokens:,}",
+                 f"the table's total, Gemini CLI's own estimate from the characters of each turn: "
+                 f"turns 0-{max(split - 1, 0):,} summarised {summarised:,} + turns {split:,}-{max(last, 0):,} "
+                 f"kept {kept:,}" if split and analysis.turns else "the table's total: every turn's estimate"))
+    if context.environment_tokens:
+        rows.append(("environment turn", f"{context.environment_tokens:,}",
+                     "the <session_context> turn Gemini CLI sends before the history; not a row of the table"))
+    rows.append(("estimate", f"{context.estimated_tokens:,}",
+                 "environment turn + history: what a compaction preview calls 'before'"
+                 if context.environment_tokens else "the history: what a compaction preview calls 'before'"))
+    return rows
+
+
+def verdict_text(loaded: Loaded) -> Text:
+    analysis = loaded.analysis
+    context = analysis.context
+    decides = "the recorded prompt" if context.recorded_prompt_tokens is not None else "the estimate (nothing recorded)"
+    text = Text.assemble(("Which figure decides: ", "bold"), decides, "\n", context.reason(), ": ")
+    text.append("Gemini CLI would compress this history before the next prompt."
+                if analysis.would_compress else "Gemini CLI would not compress it yet (c compacts it anyway, "
+                "as /compress does).", style="bold")
+    if context.recorded_prompt_tokens is not None and context.recorded_prompt_tokens != context.estimated_tokens:
+        text.append("\nThe recorded prompt and the estimate differ: one is what the API counted for the whole "
+                    "request, the other Gemini CLI's count from characters of the history alone.", style="dim")
+    if analysis.compress_split_point != analysis.split_point:
+        text.append(f"\nGemini CLI's split is turn {analysis.split_point:,}; with the tool-output budget applied "
+                    f"first, as a compaction does, it falls at turn {analysis.compress_split_point:,}, "
+                    "which the preview reports.", style="dim")
+    return text
+
+
+class FiguresScreen(ModalScreen[None]):
+    """The header's figures explained, in one place."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,i", "dismiss", "Close", id="figures.close", tooltip="close the figures"),
+    ]
+
+    def __init__(self, loaded: Loaded, split: int) -> None:
+        super().__init__()
+        self.loaded = loaded
+        self.split = split
+
+    def compose(self) -> ComposeResult:
+        table = Table(expand=True, show_edge=False, header_style="bold")
+        table.add_column("figure", no_wrap=True)
+        table.add_column("tokens", justify="right", no_wrap=True, style="bold")
+        table.add_column("how it is made")
+        for what, figure, how in figure_rows(self.loaded, self.split):
+            table.add_row(what, figure, how)
+        with VerticalScroll(id="figures-box"):
+            yield Static(verdict_text(self.loaded), id="figures-verdict", markup=False)
+            yield Static(table, id="figures-table", markup=False)
+            yield Static(Text("Esc: close", style="dim"), markup=False)

@@ -1,0 +1,360 @@
+"""Live updates in the session view: watch the file, extend what is shown by what was appended.
+
+A mixin of ``SessionScreen`` (like ``SessionActions``).  The watcher's events
+come in as ``FileChanged``; an append extends the loaded session
+(``inspector.live.extend``), anything else reads the whole file again.
+
+The way from an append to its row on screen costs what was appended, not the
+session's length:
+
+* the extension runs on the event loop (a few milliseconds: the bytes are
+  already held by the watcher's event); a batch too big for that runs in a
+  worker;
+* what an extension would copy (the long per-turn lists; the state shown
+  stays as it was) is copied ahead in a worker once the table has drawn the
+  new version (``live.prepare``), and the versions it replaced are let go
+  there too, so neither competes with drawing the row;
+* masking and cost, which read every turn, are worked out in a worker when
+  the appends pause; until then the previous figures are shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from typing import TYPE_CHECKING
+
+from textual import work
+
+from inspector.format import plural
+from inspector.session.loader import paused_gc
+from inspector.tui.loading import Loaded
+from inspector.tui.long_lived import keep_long_lived
+from inspector.tui.messages import FileChanged, NotesReady, SessionLoaded, TableDrawn
+from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.screens.session_navigation import AGENTIC_GROUP
+from inspector.tui.session_notes import carry_notes, note_session, release_notes
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from textual.timer import Timer
+
+    from inspector.live import LiveState
+    from inspector.tui.preview import Preview
+    from inspector.tui.widgets.status_line import StatusLine
+    from inspector.watch import Appended, FileState
+
+WATCH_GROUP = "watch"
+LIVE_GROUP = "live"
+NOTES_GROUP = "notes"
+SETTLE_GROUP = "settle"
+
+
+class LiveWork:
+    """What one extension starts from, handed over once (then the worker holds nothing)."""
+
+    def __init__(self, loaded: Loaded, batch: list[Appended]) -> None:
+        self._job: tuple[Loaded, list[Appended]] | None = (loaded, batch)
+
+    def take(self) -> tuple[Loaded, list[Appended]]:
+        assert self._job is not None
+        job, self._job = self._job, None
+        return job
+
+
+class Retired:
+    """Versions the view no longer shows, and the state to copy ahead for: handed to a worker once."""
+
+    def __init__(self, versions: list[object], state: LiveState | None) -> None:
+        self._job: tuple[list[object], LiveState | None] | None = (versions, state)
+
+    def take(self) -> tuple[list[object], LiveState | None]:
+        assert self._job is not None
+        job, self._job = self._job, None
+        return job
+
+
+class SessionLive(InspectorScreen):
+    """Watching the file and following what is appended to it (SessionScreen)."""
+
+    path: Path
+    model: str | None
+    loaded: Loaded | None
+    preview: Preview | None = None
+    _watch_ready: asyncio.Event | None = None
+    _live_kind: str = "appended"  # how the file last changed on disk
+    _extending: bool = False  # an extension is on its way to the screen
+    _appends: list[Appended]  # appended lines waiting to extend what is shown
+    _priming: Loaded | None = None  # the load whose live state is being made
+    _retired: list[object]  # versions no longer shown, let go in a worker
+    _unsettled: Loaded | None = None  # a version shown by extension, not yet copied ahead for
+    _read: int = 0  # full reads so far: what an append extends goes back to the last one
+    _notes_timer: Timer | None = None
+    agentic_point: int | None = None  # compact --agentic's split (SessionNavigation)
+
+    # An append that takes longer than this to read would stall the screen: it goes to a worker.
+    LOOP_BYTES = 1 << 20
+    NOTES_QUIET = 5.0  # seconds without an append before masking and cost are worked out again
+
+    @property
+    def status(self) -> StatusLine:
+        raise NotImplementedError  # SessionActions' status line
+
+    def load_session(self, reason: str = "open") -> object:
+        raise NotImplementedError  # SessionScreen's loading worker
+
+    def mark_stale(self, why: str) -> None:
+        raise NotImplementedError  # SessionActions marks the preview
+
+    def notes_shown(self, loaded: Loaded) -> None:
+        raise NotImplementedError  # SessionScreen shows masking and cost
+
+    def find_agentic(self, loaded: Loaded) -> object:
+        raise NotImplementedError  # SessionScreen's worker
+
+    # -- watching ------------------------------------------------------------------------
+    @property
+    def watch_ready(self) -> asyncio.Event:
+        if self._watch_ready is None:
+            self._watch_ready = asyncio.Event()
+        return self._watch_ready
+
+    def start_watching(self, loaded: Loaded) -> None:
+        if self.inspector.live:
+            self.watch_file(loaded.file_state)
+            self.status.set("live", "live")
+
+    @work(exclusive=True, exit_on_error=False, group=WATCH_GROUP, description="watching the file")
+    async def watch_file(self, state: FileState | None) -> None:
+        from inspector.watch import Appended, Deleted, Rewritten, watch_session
+
+        async for event in watch_session(self.path, state=state, ready=self.watch_ready):
+            if isinstance(event, Deleted):
+                self.post_message(FileChanged("deleted", self.path))
+                continue
+            kind = ("appended" if isinstance(event, Appended) else "rewritten" if isinstance(event, Rewritten)
+                    else "truncated")
+            self.post_message(FileChanged(kind, self.path, own=event.own,
+                                          appended=event if isinstance(event, Appended) else None))
+
+    def on_file_changed(self, message: FileChanged) -> None:
+        if message.own:
+            return  # our own apply / revert: already reloading
+        if message.kind == "deleted":
+            self.mark_stale("the file was deleted on disk")
+            self.status.set("live", "live: the file was deleted", "red")
+            self.notify(f"{self.path.name} was deleted on disk; what is shown is the last version read.",
+                        severity="warning", timeout=10)
+            return
+        self.status.set("live", f"live: {message.kind}")
+        self._live_kind = message.kind
+        loaded = self.loaded
+        if message.appended is not None and loaded is not None and (
+                self._extending or loaded.live is not None or self._priming is loaded):
+            self._appends.append(message.appended)
+            self.next_extension()
+            return
+        self.mark_stale(f"the file was {message.kind} on disk")
+        self._appends.clear()
+        self.load_session("live")
+
+    # -- extending ---------------------------------------------------------------------------
+    def next_extension(self) -> None:
+        loaded = self.loaded
+        if self._extending or not self._appends or loaded is None:
+            return
+        if loaded.live is None:
+            if self._priming is loaded:
+                return  # ``live_primed`` goes on with them
+            self._appends.clear()  # the last read cannot be extended: read it all
+            self.load_session("live")
+            return
+        batch = list(self._appends)
+        self._appends.clear()
+        self._extending = True
+        job = LiveWork(loaded, batch)
+        if sum(len(event.data) for event in batch) > self.LOOP_BYTES:
+            self.extend_session(job)
+            return
+        extended = self.extend_batch(job)
+        if extended is None:
+            self.extension_declined()
+        else:
+            self.post_message(SessionLoaded(extended, "live"))
+
+    def extend_batch(self, job: LiveWork) -> Loaded | None:
+        """What is shown, extended by the batch's lines (None: only a full read will do)."""
+        from inspector.live import extend
+
+        loaded, batch = job.take()
+        state = loaded.live
+        first = len(loaded.analysis.turns)
+        try:
+            mtime_ns = self.path.stat().st_mtime_ns
+        except OSError:
+            mtime_ns = 0
+        for event in batch:
+            if state is None:
+                break
+            state = extend(state, event.data, event.start, mtime_ns)
+            if state is not None and state.changed_from is not None:
+                first = min(first, state.changed_from)
+        if state is None:
+            return None
+        extended = Loaded(state.session, state.analysis, loaded.threshold, None,
+                          agentic=state.analysis.agentic_candidates, live=state, changed_from=first)
+        carry_notes(loaded.analysis, state.analysis, state.session)  # worked out again when appends pause
+        return extended
+
+    @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="reading the appended lines")
+    def extend_session(self, job: LiveWork) -> None:
+        extended = self.extend_batch(job)  # a finished worker keeps its arguments: not the session it replaced
+        if extended is None:
+            self.app.call_from_thread(self.extension_declined)
+        else:
+            self.post_message(SessionLoaded(extended, "live"))
+
+    def extension_declined(self) -> None:
+        """The append could not be extended (a line written again, a rewind, ...): read it all."""
+        self._extending = False
+        self._appends.clear()
+        self.mark_stale("the file changed on disk other than by new lines at its end")
+        self.load_session("live")
+
+    # -- after a version is on screen -----------------------------------------------------------
+    def on_table_drawn(self, message: TableDrawn) -> None:
+        if self._unsettled is not None and self._unsettled is self.loaded:
+            self.settle()
+
+    def settle(self) -> None:
+        """The new version is drawn (or the next one came first): copy ahead for its next
+        extension and let the versions it replaced go, in a worker."""
+        loaded, self._unsettled = self._unsettled, None
+        retired, self._retired = self._retired, []
+        state = loaded.live if loaded is not None and loaded is self.loaded else None
+        self.settle_live(Retired([*retired, *release_notes()], state))
+
+    @work(thread=True, exit_on_error=False, group=SETTLE_GROUP, description="copying ahead for the next append")
+    def settle_live(self, job: Retired) -> None:
+        from inspector.live import prepare
+
+        versions, state = job.take()
+        versions.clear()  # freed here
+        if state is None:
+            return
+        with paused_gc():
+            prepare(state)
+        # The copies are young: the collector's next passes would scan them (millions of references)
+        # wherever they happen, likely while the next append is drawn.  One pass here instead, a full
+        # one when the collector is about to consider one of its own (it would run where it falls).
+        full = gc.get_count()[2] + 1 >= gc.get_threshold()[2]
+        gc.collect(2 if full else 1)
+
+    @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="preparing for live updates")
+    def prime_live(self, loaded: Loaded) -> None:
+        from inspector.live import start
+
+        state = start(loaded.session, loaded.analysis, model=self.model)
+        keep_long_lived()
+        self.app.call_from_thread(self.live_primed, loaded, state)
+
+    def live_primed(self, loaded: Loaded, state: LiveState | None) -> None:
+        if self._priming is loaded:
+            self._priming = None
+        loaded.live = state
+        if self.loaded is loaded:
+            self._unsettled = loaded
+            self.settle()
+            self.next_extension()  # appends that came meanwhile
+
+    # -- masking and cost ----------------------------------------------------------------------
+    def note_when_quiet(self, loaded: Loaded) -> None:
+        """Masking and cost read every turn (seconds on a big session): after live appends they are
+        worked out again once the appends pause, not for each one."""
+        if self._notes_timer is not None:
+            self._notes_timer.stop()
+        self._notes_timer = self.set_timer(self.NOTES_QUIET, lambda: self.note_again(loaded))
+
+    def note_again(self, loaded: Loaded) -> None:
+        if self.loaded is loaded:
+            self.note_session(loaded, self._read)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group=NOTES_GROUP, description="pricing the session")
+    def note_session(self, loaded: Loaded, read: int) -> None:
+        try:
+            note_session(loaded.analysis, loaded.session)
+            release_notes().clear()  # the analyses they hold are let go here
+            keep_long_lived()
+            self.post_message(NotesReady(loaded, read))
+        finally:
+            self.app.call_from_thread(self.after_notes, loaded)
+
+    def after_notes(self, loaded: Loaded) -> None:
+        """After a full read, compact --agentic's split is looked for next (one long pass at a time:
+        together they would each take twice as long)."""
+        if self.loaded is loaded and loaded.changed_from is None and self.agentic_point is None and not any(
+                w.group == AGENTIC_GROUP and not w.is_finished for w in self.workers):
+            self.find_agentic(loaded)
+
+    def on_notes_ready(self, message: NotesReady) -> None:
+        loaded = self.loaded
+        if loaded is None:
+            return
+        if loaded is not message.loaded and (message.read != self._read or not carry_notes(
+                message.loaded.analysis, loaded.analysis, loaded.session)):
+            return  # a full read replaced it (and notes its own)
+        self.notes_shown(loaded)
+
+    # -- after every load --------------------------------------------------------------------------
+    def after_load(self, previous: Loaded | None, loaded: Loaded, reason: str) -> None:
+        """Called by the view after every load: start watching, report live changes, check the preview."""
+        self._extending = False
+        if loaded.live is None and self.inspector.live:
+            self._priming = loaded
+            self.call_after_refresh(self.prime_live, loaded)  # once the table is on screen
+        if loaded.changed_from is not None:
+            self.note_when_quiet(loaded)
+            if self._unsettled is not None:
+                self.settle()  # the last version was never drawn (the table is covered): no waiting
+            if previous is not None:
+                self._retired.append(previous)  # let go in the worker, not on the way to the screen
+            self._unsettled = loaded  # settled once the table has drawn it (TableDrawn)
+        else:
+            self._read += 1
+            if self._notes_timer is not None:
+                self._notes_timer.stop()
+            self.call_after_refresh(self.note_again, loaded)  # masking and cost, once the table is on screen
+        if previous is None:
+            self.start_watching(loaded)
+            return
+        source = self.preview.source if self.preview is not None else None
+        if source is not None and source.session.sha256 != loaded.session.sha256:
+            self.mark_stale(self.why_stale(source, loaded))
+        if reason == "live":
+            added = len(loaded.analysis.turns) - len(previous.analysis.turns)
+            kind = self._live_kind
+            if kind == "appended" and added > 0 and loaded.changed_from is not None:
+                # extended in place: said in the status line (a toast per append is noise on a long run)
+                self.status.set("live", f"live: {plural(added, 'new turn')}")
+            elif kind == "appended" and added > 0:
+                self.notify(f"{plural(added, 'new turn')} in {self.path.name}.", title="Live", timeout=4)
+            elif kind != "appended":
+                self.notify(f"{self.path.name} was {kind} on disk and read again.", title="Live",
+                            severity="warning", timeout=6)
+        self.next_extension()
+
+    def why_stale(self, source: Loaded, loaded: Loaded) -> str:
+        """Why a preview computed from ``source`` no longer fits the file ``loaded`` read.
+
+        Any change makes it stale: the kept part runs to the end of the
+        history, so new turns change what the new history holds and its
+        figures.  The reason says whether the summarised part changed too."""
+        if loaded.live is None or loaded.changed_from is None or self.preview is None:
+            return "the file changed since the preview was computed"
+        changed = loaded.changed_from
+        if changed >= self.preview.split and len(source.analysis.turns) <= changed + 1:
+            added = len(loaded.analysis.turns) - len(source.analysis.turns)
+            return (f"{plural(max(added, 0), 'turn')} appended after turn {self.preview.split:,}: the kept part "
+                    "grew, so the new history and its figures differ")
+        return f"turn {changed:,}, which the snapshot summarises, was written again on disk"
