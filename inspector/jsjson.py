@@ -250,17 +250,20 @@ def _has_odd_number(value: Any) -> bool:
     if kind is str or value is None or kind is bool:
         return False
     if kind is dict:
-        for item in value.values():  # noqa: SIM110 - a plain loop is faster than any() here
+        mapping: dict[Any, Any] = value  # typed, so that the compiled loop uses dict primitives
+        for item in mapping.values():  # noqa: SIM110 - a plain loop is faster than any() here
             if type(item) is not str and _has_odd_number(item):
                 return True
         return False
     if kind is list:
-        for item in value:  # noqa: SIM110
+        items: list[Any] = value
+        for item in items:  # noqa: SIM110
             if type(item) is not str and _has_odd_number(item):
                 return True
         return False
     if kind is int:
-        return not -_SAFE_INT <= value <= _SAFE_INT
+        number: int = value
+        return not -_SAFE_INT <= number <= _SAFE_INT
     return True  # a float, or a subclass: let the correction decide
 
 

@@ -215,7 +215,7 @@ _SHARED: dict[str, str] = {}
 
 
 def shared(text: str) -> str:
-    """One object for each distinct role and tool name (they repeat on every turn)."""
+    """One object for each distinct role, tool name and kind (they repeat on every turn)."""
     return _SHARED.setdefault(text, text)
 
 
@@ -303,7 +303,7 @@ def content_figures(
         json_len,
         role == "user" and not has_response,
         role == "model" and not has_call,
-        "+".join(labels) if labels else "empty",
+        shared("+".join(labels)) if labels else "empty",
         tuple(responses) if has_response else (),
         usage,
         tuple(calls),
