@@ -35,6 +35,7 @@ COMPILED = [
     "inspector/session/jsonl.py",
     "inspector/compaction/agentic.py",
     "inspector/compaction/budget.py",
+    "inspector/analysis.py",
 ]
 
 

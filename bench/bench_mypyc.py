@@ -138,13 +138,13 @@ def main() -> int:
     figures: dict[str, dict[str, float | str]] = {}
     try:
         for name, (mypyc, kernel) in plans.items():
-            folder = root / re.sub(r"\W", "_", name)
+            folder = root / f"v{list(plans).index(name)}"
             folder.mkdir()
             figures[name] = {"build_s": build(name, folder, mypyc, kernel)}
             print(f"built {name} in {figures[name]['build_s']:.0f} s", flush=True)
         for _ in range(args.runs):
             for name in plans:
-                folder = root / re.sub(r"\W", "_", name)
+                folder = root / f"v{list(plans).index(name)}"
                 _, _, said = run(folder, ["-c", CORE, str(args.file)])
                 wall, cpu, build_info = said.split(" ", 2)
                 whole = 0.0 if args.core_only else run(folder, ["-m", "inspector", "analyze", "--json",
