@@ -327,23 +327,12 @@ def transpose(per_message: Sequence[tuple[TurnRow, ...]]) -> tuple[list[list[Any
     """The rows of every message's turns as ``ROW_LENGTH`` columns, and where each message's turns start
     (``turn_index.TurnIndex.of_messages``; one pass, compiled)."""
     columns: list[list[Any]] = [[] for _ in range(ROW_LENGTH)]
-    c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11 = columns
     starts = [0]
     count = 0
     for rows in per_message:
         for row in rows:
-            c0.append(row[0])
-            c1.append(row[1])
-            c2.append(row[2])
-            c3.append(row[3])
-            c4.append(row[4])
-            c5.append(row[5])
-            c6.append(row[6])
-            c7.append(row[7])
-            c8.append(row[8])
-            c9.append(row[9])
-            c10.append(row[10])
-            c11.append(row[11])
+            for k in range(ROW_LENGTH):
+                columns[k].append(row[k])
         count += len(rows)
         starts.append(count)
     return columns, starts
