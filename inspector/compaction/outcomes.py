@@ -71,14 +71,17 @@ class Outcome:
         return f'{self.state}: "{self.detail}"'
 
 
+_KIND_OF = {name: kind for kind, names in (
+    ("shell", SHELL_TOOLS), ("read", READ_TOOLS), ("write", WRITE_TOOLS), ("edit", EDIT_TOOLS), ("list", LIST_TOOLS),
+    ("glob", GLOB_TOOLS), ("search", SEARCH_TOOLS), ("fetch", FETCH_TOOLS), ("web_search", WEB_SEARCH_TOOLS),
+    ("memory", MEMORY_TOOLS), ("todos", TODO_TOOLS)) for name in names}
+
+
 def tool_kind(name: str, args: dict[str, Any]) -> str:
     """shell, read, write, edit, list, glob, search, fetch, web_search, memory, todos or other."""
-    low = name.lower()
-    for kind, names in (("shell", SHELL_TOOLS), ("read", READ_TOOLS), ("write", WRITE_TOOLS), ("edit", EDIT_TOOLS),
-                        ("list", LIST_TOOLS), ("glob", GLOB_TOOLS), ("search", SEARCH_TOOLS), ("fetch", FETCH_TOOLS),
-                        ("web_search", WEB_SEARCH_TOOLS), ("memory", MEMORY_TOOLS), ("todos", TODO_TOOLS)):
-        if low in names:
-            return kind
+    kind = _KIND_OF.get(name) or _KIND_OF.get(name.lower())
+    if kind is not None:
+        return kind
     if isinstance(args.get("command"), str):
         return "shell"
     return "other"

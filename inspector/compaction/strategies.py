@@ -34,7 +34,7 @@ from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import Grounded, Summariser, SummariserError
 from inspector.context import ContextFigures
 from inspector.progress import SILENT, Reporter
-from inspector.session.loader import Session
+from inspector.session.loader import Session, paused_gc
 from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
 
 DEFAULT_TARGET_FRACTION = 0.25  # of the model's window
@@ -166,25 +166,32 @@ async def run_request(
     """The compaction ``request`` asks for, on a session's ``history``: what ``compact`` and the app run.
 
     ``reporter`` hears each stage with the turns done, and may stop the run (``progress.Cancelled``).
+    On the history the context was read from, the turns are read once (``reading.HistoryReader``)
+    and what the analysis measured is reused (``reading.Planned``).  The cyclic garbage collector
+    waits meanwhile: the run makes hundreds of thousands of long-lived objects and no cycles.
     """
-    split = request.split
-    if request.agentic and request.strategy == "staged":
-        split = agentic_split(contents_of(history))  # the staged summary stage splits there
-    if request.strategy == "staged":
-        return await compress_staged(
-            history, summariser, model=context.model, force=request.force, threshold=context.threshold,
-            target=request.target, split=split, recorded_prompt_tokens=context.recorded_prompt_tokens,
-            environment=context.environment, instruction=request.instruction,
-            system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=context.statuses,
-            reporter=reporter,
+    with paused_gc():
+        read = context.reader.read(reporter) if context.planned.covers(history) else None
+        contents = read.contents if read is not None else contents_of(history)
+        statuses = read.statuses if read is not None else NO_STATUSES
+        split = request.split
+        if request.agentic and request.strategy == "staged":
+            split = agentic_split(contents)  # the staged summary stage splits there
+        if request.strategy == "staged":
+            return await compress_staged(
+                contents, summariser, model=context.model, force=request.force, threshold=context.threshold,
+                target=request.target, split=split, recorded_prompt_tokens=context.recorded_prompt_tokens,
+                environment=context.environment, instruction=request.instruction,
+                system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=statuses,
+                reporter=reporter,
+            )
+        return await compress(
+            contents, summariser, model=context.model, force=request.force, threshold=context.threshold,
+            split=split, agentic=request.agentic, recorded_prompt_tokens=context.recorded_prompt_tokens,
+            environment=context.environment, temp_dir=context.temp_dir, instruction=request.instruction,
+            system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=statuses,
+            reporter=reporter, planned=context.planned if read is not None else None,
         )
-    return await compress(
-        history, summariser, model=context.model, force=request.force, threshold=context.threshold,
-        split=split, agentic=request.agentic, recorded_prompt_tokens=context.recorded_prompt_tokens,
-        environment=context.environment, temp_dir=context.temp_dir, instruction=request.instruction,
-        system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=context.statuses,
-        reporter=reporter,
-    )
 
 
 async def compact_session(

@@ -245,7 +245,7 @@ def rules_in(text: str) -> list[str]:
     return found
 
 
-@dataclass
+@dataclass(slots=True)
 class _Call:
     turn: int
     name: str
@@ -293,23 +293,33 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
         if not turn % TICK:
             reporter.check()
             reporter.report("fact check", turn, total)
-        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+        parts = content.get("parts")
+        if not isinstance(parts, list):
+            continue
         if content.get("role") == "model":
             for part in parts:
-                call = part.get("functionCall")
+                call = part.get("functionCall") if isinstance(part, dict) else None
                 if isinstance(call, dict):
-                    item = _Call(turn, str(call.get("name") or ""), call["args"] if isinstance(call.get("args"), dict)
-                                 else {})
+                    args = call.get("args")
+                    item = _Call(turn, str(call.get("name") or ""), args if isinstance(args, dict) else {})
                     calls.append(item)
-                    if isinstance(call.get("id"), str):
-                        by_id[call["id"]] = item
-                    open_calls.setdefault(item.name, deque()).append(item)
+                    ident = call.get("id")
+                    if isinstance(ident, str):
+                        by_id[ident] = item
+                    queue = open_calls.get(item.name)
+                    if queue is None:
+                        queue = open_calls[item.name] = deque()
+                    queue.append(item)
             continue
-        responses = [(n, p["functionResponse"]) for n, p in enumerate(parts)
-                     if isinstance(p.get("functionResponse"), dict)]
-        for number, response in responses:
-            item = by_id.pop(response["id"], None) if isinstance(response.get("id"), str) else None
-            waiting = open_calls.get(item.name if item is not None else str(response.get("name") or ""), deque())
+        answered = False
+        for number, part in enumerate(parts):
+            response = part.get("functionResponse") if isinstance(part, dict) else None
+            if not isinstance(response, dict):
+                continue
+            answered = True
+            ident = response.get("id")
+            item = by_id.pop(ident, None) if isinstance(ident, str) else None
+            waiting = open_calls.get(item.name if item is not None else str(response.get("name") or ""))
             while waiting and waiting[0].result_turn is not None:
                 waiting.popleft()
             if item is None:
@@ -319,7 +329,7 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
             item.result_turn = turn
             item.state, item.error = outcome_class(item.name, response.get("response"),
                                                    statuses.status(turn, number))
-        if responses:
+        if answered:
             continue
         for text in _user_text(content):
             if "<state_snapshot>" in text:

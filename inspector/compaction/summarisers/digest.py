@@ -33,13 +33,16 @@ PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path", "directory", "not
 PATH_LIST_KEYS = ("paths", "file_paths", "absolute_paths")
 
 
-@dataclass
+NOT_RECORDED = Outcome(UNKNOWN)
+
+
+@dataclass(slots=True)
 class Call:
     turn: int  # the model turn holding the functionCall
     name: str
     kind: str
     args: dict[str, Any]
-    outcome: Outcome = field(default_factory=lambda: Outcome(UNKNOWN))
+    outcome: Outcome = NOT_RECORDED
     result_turn: int | None = None  # the turn holding its result (None: no result recorded)
     paths: list[str] = field(init=False)  # read once (functools.cached_property locks on every read in 3.11)
 
@@ -116,8 +119,7 @@ def collect(
         parts = content.get("parts")
         if not isinstance(parts, list):
             continue
-        role = content.get("role")
-        if role == "model":
+        if content.get("role") == "model":
             _model_turn(digest, index, parts, by_id, waiting)
             continue
         answered = False
@@ -133,23 +135,33 @@ def collect(
 
 def _model_turn(digest: Digest, index: int, parts: list[Any], by_id: dict[str, Call],
                 waiting: dict[str, deque[Call]]) -> None:
-    texts = _visible_texts(parts)
-    if texts:
-        digest.agent_last = Prompt(index, texts[-1][:TEXT_LIMIT])
+    last: str | None = None
     for part in parts:
-        call = part.get("functionCall") if isinstance(part, dict) else None
-        if not isinstance(call, dict):
+        if not isinstance(part, dict):
             continue
-        name = str(call.get("name") or "tool")
-        args = call["args"] if isinstance(call.get("args"), dict) else {}
-        item = Call(index, name, tool_kind(name, args), args)
-        digest.calls.append(item)
-        if item.kind == "todos":
-            digest.todos = item
-        ident = call.get("id")
-        if isinstance(ident, str) and ident:
-            by_id[ident] = item
-        waiting.setdefault(name, deque()).append(item)
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            name = str(call.get("name") or "tool")
+            args = call.get("args")
+            if not isinstance(args, dict):
+                args = {}
+            item = Call(index, name, tool_kind(name, args), args)
+            digest.calls.append(item)
+            if item.kind == "todos":
+                digest.todos = item
+            ident = call.get("id")
+            if isinstance(ident, str) and ident:
+                by_id[ident] = item
+            queue = waiting.get(name)
+            if queue is None:
+                queue = waiting[name] = deque()
+            queue.append(item)
+        text = part.get("text")
+        if (isinstance(text, str) and not part.get("thought") and text.strip()
+                and not text.lstrip().startswith(CONTEXT_PREFIXES)):
+            last = text
+    if last is not None:
+        digest.agent_last = Prompt(index, last[:TEXT_LIMIT])
 
 
 def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolStatuses,

@@ -37,6 +37,7 @@ _RULE_HINTS = ("must", "never", "always", "don", "do not", "only", "avoid", "sur
                "without", "should", "need", "has to", "have to", "at most", "at least", "require", "no ", "muss",
                "nie", "immer", "nur", "kein", "jamais", "toujours", "ne pas", "doit", "uniquement", "nunca",
                "siempre", "debe", "solo", "mai", "sempre", "deve", "somente", "必", "不", "只", "しないで", "禁止")
+_HINTED = re.compile("|".join(re.escape(hint) for hint in _RULE_HINTS))
 _NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\()")
 _STOP_TEXT = """a an the and or but if then of to in on at by for with from into as is are was were be been it
     its this that these those there here i me my we our you your they them their not no do does did have has had
@@ -88,7 +89,7 @@ def lead(text: str, limit: int = QUOTE_CHARS) -> str:
 def rule_sentences(text: str) -> list[str]:
     out: list[str] = []
     low = text.lower()
-    if not any(word in low for word in _RULE_HINTS):
+    if not _HINTED.search(low):
         return out  # none of the words a rule needs: skip the sentence-by-sentence test
     for piece in _SENTENCES.split(text):
         sentence = piece.strip()

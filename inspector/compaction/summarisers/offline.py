@@ -185,6 +185,12 @@ class _Run:
     items: list[Item]
     budget: int
     draft_text: str = ""
+    full: list[Item] | None = None  # the items that fit the whole budget (both calls use them)
+
+    def fitted(self) -> list[Item]:
+        if self.full is None:
+            self.full = fit(self.items, self.budget)
+        return self.full
 
 
 class OfflineSummariser:
@@ -233,7 +239,7 @@ class OfflineSummariser:
     def summarise_sync(self, contents: Sequence[dict[str, Any]]) -> str:
         history, draft, focus, mode = split_request(contents)
         run = self._digest(history, focus)
-        full = fit(run.items, run.budget)
+        full = run.fitted()
         if mode == "verify" and draft is not None and draft.strip() == run.draft_text:
             chosen = full  # the check adds what the draft's smaller budget left out
         else:
