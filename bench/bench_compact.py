@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 from inspector import build_info  # noqa: E402
 from inspector.analysis import analyze  # noqa: E402
+from inspector.compaction.compress import CompressionResult  # noqa: E402
 from inspector.compaction.request import compaction_context, compaction_request  # noqa: E402
 from inspector.compaction.strategies import run_request  # noqa: E402
 from inspector.compaction.summarisers.offline import OfflineSummariser  # noqa: E402
@@ -64,8 +65,16 @@ def main(argv: list[str]) -> int:
     request = compaction_request(strategy=args.strategy, force=True)
     if args.no_gc:
         gc.disable()
-    result = asyncio.run(run_request(request, context, analysis.turns, OfflineSummariser(), Reporter(heard)))
+    returned: list[float] = []
+
+    async def timed() -> CompressionResult:
+        out = await run_request(request, context, analysis.turns, OfflineSummariser(), Reporter(heard))
+        returned.append(time.perf_counter())
+        return out
+
+    result = asyncio.run(timed())
     ended = time.perf_counter()
+    marks.append((returned[0], "(after run_request)"))
     print(f"context (tool statuses): {marks[0][0] - begun:.2f} s")
     summariser = 0.0
     for (at, stage), (following, _) in zip(marks, [*marks[1:], (ended, "")], strict=True):

@@ -61,7 +61,7 @@ class InvalidSplit(ValueError):
     """A chosen split that cannot start the kept part; the message is one line."""
 
 
-@dataclass
+@dataclass(repr=False)
 class CompressionResult:
     status: CompressionStatus
     original_token_count: int
@@ -94,6 +94,14 @@ class CompressionResult:
     @property
     def ok(self) -> bool:
         return not self.status.failed
+
+    def __repr__(self) -> str:
+        # Short on purpose: the default would spell out the whole new history, and asyncio's runner
+        # formats the repr of the task holding this result when it restores its Ctrl-C handler
+        # (Python 3.11), which took seconds on a big session.
+        return (f"CompressionResult(status={self.status.value}, original_token_count={self.original_token_count}, "
+                f"new_token_count={self.new_token_count}, split_point={self.split_point}, "
+                f"strategy={self.strategy!r}, provider={self.provider!r})")
 
     def finish(self, status: CompressionStatus, message: str, started: float) -> CompressionResult:
         """Set the outcome and the time taken since ``started`` (``time.monotonic``)."""
@@ -295,11 +303,13 @@ async def compress(
     if split is not None:
         check_split(truncated, split, reuse.valid_splits() if reuse is not None else None)
 
+    changes = reuse.budget_changes(truncated) if reuse is not None else {}
+
     def truncated_quarters(start: int) -> int:
         """Quarter tokens of ``truncated[start:]``."""
         if reuse is None:
             return quarters_of(truncated[start:])
-        return reuse.truncated_quarters(truncated, start)
+        return reuse.quarters(start, len(curated)) + sum(d for turn, d in changes.items() if turn >= start)
 
     if has_failed_attempt and not force:
         count = ((env_quarters if like_for_like else 0) + truncated_quarters(0)) // 4
@@ -326,10 +336,12 @@ async def compress(
     older_tokens = (reuse.quarters(0, point) if reuse is not None else quarters_of(original_older)) // 4
     if older_tokens < limit:
         for_summariser, result.summarised_with = original_older, "original"
+        summarised_tokens: int | None = older_tokens
     else:
         for_summariser, result.summarised_with = truncated[:point], "truncated"
+        summarised_tokens = (truncated_quarters(0) - truncated_quarters(point)) // 4 if reuse is not None else None
     if isinstance(summariser, Grounded):
-        summariser.ground(statuses)
+        summariser.ground(statuses, summarised_tokens)
     try:
         draft, final, previous = await summarise_twice(
             summariser, for_summariser, instruction=instruction, system_prompt=system_prompt, reporter=reporter

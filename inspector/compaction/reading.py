@@ -72,13 +72,11 @@ class Planned:
     def quarters(self, start: int, stop: int) -> int:
         return self.prefix_quarters[stop] - self.prefix_quarters[start]
 
-    def truncated_quarters(self, truncated: Sequence[dict[str, Any]], start: int) -> int:
-        """The quarter tokens of ``truncated[start:]``, the history after this budget: the measured
-        figures, with only the turns the budget changed measured again."""
-        total = self.quarters(start, len(self.json_chars))
-        for turn in {t.turn for t in self.truncations if t.turn >= start}:
-            total += parts_quarters(content_parts(truncated[turn])) - self.quarters(turn, turn + 1)
-        return total
+    def budget_changes(self, truncated: Sequence[dict[str, Any]]) -> dict[int, int]:
+        """Turn -> quarter tokens the budget added to it (negative: removed), in ``truncated``, the
+        history after this budget: only the turns it changed are measured."""
+        return {turn: parts_quarters(content_parts(truncated[turn])) - self.quarters(turn, turn + 1)
+                for turn in {t.turn for t in self.truncations}}
 
     def valid_splits(self) -> list[int]:
         """Where the kept part may start: the reference's candidates and the agentic ones."""

@@ -41,11 +41,12 @@ class Summariser(Protocol):
 class Grounded(Protocol):
     """A summariser that reads the recorded tool statuses and says which turns each of its lines comes from.
 
-    ``compress`` hands it the statuses (``ground``) before the calls, and asks
-    for the provenance of the final snapshot (``cite``) after them.
+    ``compress`` hands it the statuses (``ground``) before the calls, with the
+    estimated tokens of the history it will summarise when they are known
+    already, and asks for the provenance of the final snapshot (``cite``) after them.
     """
 
-    def ground(self, statuses: ToolStatuses) -> None: ...
+    def ground(self, statuses: ToolStatuses, tokens: int | None = None) -> None: ...
 
     def cite(self, snapshot: str) -> Provenance | None: ...
 

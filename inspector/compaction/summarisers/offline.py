@@ -132,11 +132,11 @@ def trim(chosen: Sequence[Item], budget_quarters: int) -> list[Item]:
 
 
 def budget_quarters(history: Sequence[dict[str, Any]], ratio: float = RATIO, floor: int = FLOOR_TOKENS,
-                    carried: str = "") -> int:
+                    carried: str = "", tokens: int | None = None) -> int:
     """15% of the estimated tokens replaced; an earlier snapshot (``carried``) is already a summary, so
-    its own size is carried whole on top of 15% of the rest."""
+    its own size is carried whole on top of 15% of the rest.  ``tokens``: the history's estimate, if known."""
     carried_quarters = text_quarters(carried)
-    rest = max(0, estimate_contents(history) * 4 - carried_quarters)
+    rest = max(0, (estimate_contents(history) if tokens is None else tokens) * 4 - carried_quarters)
     return max(4 * floor, int(rest * ratio) + carried_quarters)
 
 
@@ -218,16 +218,18 @@ class OfflineSummariser:
         self.reporter = reporter
         self.ratio = ratio
         self.floor_tokens = floor_tokens
+        self.tokens: int | None = None
         self._run: _Run | None = None
         self._provenance: dict[str, snap.Provenance] = {}
 
     def use_reporter(self, reporter: Reporter) -> None:
         self.reporter = reporter
 
-    def ground(self, statuses: ToolStatuses) -> None:
-        """Read outcomes from these recorded statuses from now on."""
-        if statuses is not self.statuses:
-            self.statuses, self._run = statuses, None
+    def ground(self, statuses: ToolStatuses, tokens: int | None = None) -> None:
+        """Read outcomes from these recorded statuses from now on; ``tokens``: the estimated tokens of
+        the history the next calls summarise (measured here when not given)."""
+        if statuses is not self.statuses or tokens != self.tokens:
+            self.statuses, self.tokens, self._run = statuses, tokens, None
 
     async def summarise(self, system_prompt: str, contents: list[dict[str, Any]]) -> str:
         return self.summarise_sync(contents)
@@ -265,6 +267,6 @@ class OfflineSummariser:
         digest = collect(history, self.statuses, tick)
         reporter.report("offline digest", total, total)
         carried = digest.previous.raw if digest.previous is not None else ""
-        budget = budget_quarters(history, self.ratio, self.floor_tokens, carried)
+        budget = budget_quarters(history, self.ratio, self.floor_tokens, carried, self.tokens)
         self._run = _Run(key, history, build_items(digest, focus), budget)
         return self._run
