@@ -172,13 +172,12 @@ def _split(contents: list[dict[str, Any]]) -> int:
 
 def _has_snapshot(contents: Sequence[dict[str, Any]]) -> str | None:
     """The newest text part holding a ``<state_snapshot>`` (the reference's ``text?.includes``)."""
-    found = None
-    for content in contents:
-        for part in content.get("parts") or []:
+    for content in reversed(contents):
+        for part in reversed(content.get("parts") or []):
             text = part.get("text") if isinstance(part, dict) else None
             if isinstance(text, str) and OPEN in text:
-                found = text
-    return found
+                return text
+    return None
 
 
 def start_result(
@@ -342,19 +341,20 @@ async def compress(
         summarised_tokens = (truncated_quarters(0) - truncated_quarters(point)) // 4 if reuse is not None else None
     if isinstance(summariser, Grounded):
         summariser.ground(statuses, summarised_tokens)
-    try:
-        draft, final, previous = await summarise_twice(
-            summariser, for_summariser, instruction=instruction, system_prompt=system_prompt, reporter=reporter
-        )
-    except SummariserError as exc:
-        return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
-    result.draft_snapshot = draft
-    result.previous_snapshot = previous
-    if not final:
-        return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
-    result.snapshot = final
-    result.facts = quality.check_snapshot(for_summariser, final, statuses, replaced_tokens=older_tokens,
-                                          reporter=reporter)
+    with quality.start(for_summariser, statuses) as extraction:  # the independent facts, read meanwhile
+        try:
+            draft, final, previous = await summarise_twice(
+                summariser, for_summariser, instruction=instruction, system_prompt=system_prompt, reporter=reporter
+            )
+        except SummariserError as exc:
+            return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
+        result.draft_snapshot = draft
+        result.previous_snapshot = previous
+        if not final:
+            return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
+        result.snapshot = final
+        result.facts = quality.check_snapshot(for_summariser, final, statuses, replaced_tokens=older_tokens,
+                                              reporter=reporter, extraction=extraction)
     reporter.check()
     result.provenance = summariser.cite(final) if isinstance(summariser, Grounded) else None
 

@@ -224,6 +224,10 @@ def _memory_outcome(text: str) -> Outcome:
     return Outcome(UNKNOWN)
 
 
+_SUCCEEDED, _UNREAD = Outcome(OK), Outcome(UNKNOWN)
+_READ_FURTHER = frozenset({"write", "edit", "shell"})  # kinds whose text says more than a "success" status
+
+
 def read_outcome(kind: str, response: Any, status: str | None) -> Outcome:
     """The outcome of one call from its recorded status and its ``functionResponse.response``."""
     error = error_field(response)
@@ -231,6 +235,8 @@ def read_outcome(kind: str, response: Any, status: str | None) -> Outcome:
         return Outcome(CANCELLED)
     if status == "error" or error is not None:
         return Outcome(FAILED, first_line(error or result_text(response) or ""))
+    if status == "success" and kind not in _READ_FURTHER:
+        return _SUCCEEDED  # nothing in the text can say more
     text = result_text(response)
     created: bool | None = None
     if text is not None and kind in ("write", "edit"):
@@ -242,9 +248,9 @@ def read_outcome(kind: str, response: Any, status: str | None) -> Outcome:
         if read.state != UNKNOWN or status != "success":
             return read
     if status == "success":
-        return Outcome(OK, created=created)
+        return Outcome(OK, created=created) if created is not None else _SUCCEEDED
     if text is None:
-        return Outcome(UNKNOWN)
+        return _UNREAD
     if kind == "memory":
         return _memory_outcome(text)
     if text.startswith(_SUCCESS_FORMS.get(kind, ("\0",))):

@@ -133,10 +133,15 @@ async def compress_staged(
         result.previous_snapshot = previous
         return draft, final
 
+    extraction = quality.start(curated, statuses)  # the independent facts, read meanwhile
     try:
         staged = await run_staged(curated, config, summarise, split=split)
     except SummariserError as exc:
+        extraction.close()
         return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
+    except BaseException:
+        extraction.close()
+        raise
     result.stages = staged.stages
     result.draft_snapshot, result.snapshot = staged.draft_snapshot, staged.snapshot
     cited = summariser.cite(staged.snapshot) if staged.snapshot and isinstance(summariser, Grounded) else None
@@ -144,8 +149,9 @@ async def compress_staged(
     result.split_point = staged.summarised_until
     result.split_kind = "staged" if staged.snapshot else None
     result.new_token_count = env_tokens + staged.tokens_after
-    result.facts = quality.check_history(curated, statuses, staged.snapshot or "",
-                                         kept_turns(staged.sources, len(curated)), reporter)
+    with extraction:
+        result.facts = quality.check_history(curated, statuses, staged.snapshot or "",
+                                             kept_turns(staged.sources, len(curated)), reporter, extraction)
     target_text = f"target {goal:,} tokens"
     if not staged.stages_used:
         result.new_token_count = before

@@ -392,7 +392,8 @@ def grade(
     flat_all = squash(snapshot.replace("`", ""))
     finder = _PathFinder(ground.ops_by_path)
     commands = _CommandFinder(_command_key(line) for line in ground.outcomes_by_command)
-    read = [_Read(c, commands.held_in(c), finder.named_in(c.flat)) for c in parts]
+    # a clause's paths count only where it says what was done to them
+    read = [_Read(c, commands.held_in(c), finder.named_in(c.flat) if c.ops else set()) for c in parts]
     said_paths: dict[str, set[str]] = {}
     said_commands: dict[str, set[str]] = {}
     for item in read:

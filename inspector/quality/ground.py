@@ -81,6 +81,7 @@ _DULL_TEXT = """the a an and or but of to in on at by for with from into as is a
 _DULL = frozenset(_DULL_TEXT.split())
 
 TICK = 512  # turns between progress reports and cancellation checks
+STAGE = "fact check"  # the stage name progress reports carry
 
 
 @dataclass(frozen=True)
@@ -256,14 +257,17 @@ class _Call:
     # read once from ``args`` (plain fields: functools.cached_property takes a lock on every read in 3.11)
     command: str = field(init=False)
     paths: list[str] = field(init=False)
-    identity: str = field(init=False)
 
     def __post_init__(self) -> None:
         value = self.args.get("command")
         self.command = value if isinstance(value, str) and (self.name in SHELL_NAMES or "command" in self.args) \
             else ""
         self.paths = _paths(self.args) if self.name in TOOL_OPS else []
-        self.identity = first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
+
+    @property
+    def identity(self) -> str:
+        """What makes two calls the same action: the command's first line, else the tool and its paths."""
+        return first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
 
 
 def _snapshot_lines(text: str) -> list[str]:
@@ -292,7 +296,7 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
     for turn, content in enumerate(contents):
         if not turn % TICK:
             reporter.check()
-            reporter.report("fact check", turn, total)
+            reporter.report(STAGE, turn, total)
         parts = content.get("parts")
         if not isinstance(parts, list):
             continue
@@ -363,12 +367,15 @@ def _facts(calls: list[_Call], prompts: list[tuple[int, str]], previous: tuple[i
             commands.append(call.command.lower())
             note("command", line, call.state, turns, f"`{line}` -> {call.state}", commit_text(call.command))
     ground.shell_text = "\n".join(commands)
-    last_ok = {c.identity: n for n, c in enumerate(calls) if c.state == "ok"}
+    failed = any(c.state == "failed" for c in calls)
+    last_ok = {c.identity: n for n, c in enumerate(calls) if c.state == "ok"} if failed else {}
     for n, call in enumerate(calls):
+        if call.state != "failed":
+            continue
         message = " ".join(call.error.split())[:200]
         if message == "(empty)":
             message = ""
-        if call.state == "failed" and message and last_ok.get(call.identity, -1) < n:
+        if message and last_ok.get(call.identity, -1) < n:
             turns = [call.turn] if call.result_turn is None else [call.turn, call.result_turn]
             note("error", message, "", turns, message)
     for turn, text in prompts:

@@ -31,6 +31,7 @@ REFERENCED_FILES = "--- Content from referenced files ---"  # Gemini CLI appends
 TEXT_LIMIT = 20_000  # characters of one prompt read for goals and rules
 PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path", "directory", "notebook_path")
 PATH_LIST_KEYS = ("paths", "file_paths", "absolute_paths")
+_PATH_ARGS = frozenset(PATH_KEYS + PATH_LIST_KEYS)
 
 
 NOT_RECORDED = Outcome(UNKNOWN)
@@ -55,6 +56,8 @@ class Call:
 
     def _paths(self) -> list[str]:
         out: list[str] = []
+        if _PATH_ARGS.isdisjoint(self.args):
+            return out
         for key in PATH_KEYS:
             value = self.args.get(key)
             if isinstance(value, str) and value.strip():

@@ -302,6 +302,8 @@ def _subject(call: Call, root: str | None) -> str:
 
 
 def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
+    if not any(call.outcome.state in (FAILED, CANCELLED) for call in calls):
+        return
     last_ok: dict[str, int] = {}
     for n, call in enumerate(calls):
         if call.outcome.state == OK:
