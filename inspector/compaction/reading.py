@@ -149,10 +149,10 @@ class HistoryReader:
         session = self._session
         if session.contents is not None or session.message_figures is None:
             # a checkpoint, or a file small enough that its turns hold their contents already
-            contents = [t.content for t in turns]
+            held = [t.content for t in turns]
             statuses = NO_STATUSES if session.contents is not None else self._statuses(session.messages)
             reporter.report(READING, total, total)
-            return ReadHistory(contents, statuses)
+            return ReadHistory(held, statuses)
         # A big recording: each record is parsed once (and not kept), and both turns a model
         # message with tool calls becomes are built from that one parse.
         messages = session.messages

@@ -31,7 +31,7 @@ from inspector.compaction.compress import (
 from inspector.compaction.request import STRATEGIES, CompactionContext, CompactionRequest, compaction_context
 from inspector.compaction.staged import StagedConfig, run_staged
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
-from inspector.compaction.summarisers.base import Grounded, Summariser, SummariserError
+from inspector.compaction.summarisers.base import NO_ROOM, Grounded, Summariser, SummariserError
 from inspector.context import ContextFigures
 from inspector.progress import SILENT, Reporter
 from inspector.session.loader import Session, paused_gc
@@ -122,14 +122,21 @@ async def compress_staged(
 
     turn_of = {id(c): i for i, c in enumerate(curated)}
     origins: list[int | None] = []
+    no_room: list[str] = []  # why the summariser could not write a snapshot small enough
 
     async def summarise(older: list[dict[str, Any]]) -> tuple[str, str]:
         origins[:] = [turn_of.get(id(c)) for c in older]  # the stages may drop turns: statuses follow their turn
         if isinstance(summariser, Grounded):
             summariser.ground(statuses.remapped(origins))
-        draft, final, previous = await summarise_twice(
-            summariser, older, instruction=instruction, system_prompt=system_prompt, reporter=reporter
-        )
+        try:
+            draft, final, previous = await summarise_twice(
+                summariser, older, instruction=instruction, system_prompt=system_prompt, reporter=reporter
+            )
+        except SummariserError as exc:
+            if exc.kind != NO_ROOM:
+                raise
+            no_room.append(str(exc))  # too little to summarise: the stage is skipped, the next ones run
+            return "", ""
         result.previous_snapshot = previous
         return draft, final
 
@@ -143,6 +150,9 @@ async def compress_staged(
         extraction.close()
         raise
     result.stages = staged.stages
+    for stage in staged.stages:
+        if stage.name == "summarise" and not stage.applied and no_room:
+            stage.detail = f"{no_room[0]}; skipped"
     result.draft_snapshot, result.snapshot = staged.draft_snapshot, staged.snapshot
     cited = summariser.cite(staged.snapshot) if staged.snapshot and isinstance(summariser, Grounded) else None
     result.provenance = cited.remapped(origins) if cited else None

@@ -17,20 +17,28 @@ turns it comes from (``cite``):
 An outcome is what Gemini CLI recorded (``compaction.outcomes``): the
 status of each call travels beside the history in a ``ToolStatuses`` map
 given to the constructor.  An earlier ``<state_snapshot>`` is merged section
-by section: its lines are kept.
+by section: its lines are kept while they fit.
 
-Lines are chosen by priority until 15% of the estimated tokens being
-replaced is spent, never less than 400 tokens: a compaction forced on a
-short history keeps its facts, and a history past the threshold (hundreds
-of thousands of tokens) is never near that floor.  An earlier snapshot's
-own size comes on top: it is
-already a summary, and what it knew is kept.  A section with no line is
-left out.  What goes first when the budget is short, in order: the agent's
-last words, failures a later run fixed, earlier requests, web lookups, then
-paths that were only read, listed or searched, then commands that
-succeeded (oldest first within each).  Like the Gemini path it answers two
-calls: the draft is the final selection cut to 80% of the budget, so the
-verification adds back what the draft left out.
+The snapshot is at most 15% of the estimated tokens it replaces, on any
+history (an earlier snapshot in it included).  Whole lines are chosen by
+priority until that budget is spent; a line is never cut to fit, a line
+that does not fit is left out, and a section with no line is left out.
+What goes first when the budget is short, in order (oldest first within
+each): the agent's last words, failures a later run fixed, earlier
+requests, web lookups, calls of other tools, paths that were only read,
+listed or searched, commands that did not fail, then failed commands,
+commits, changed paths, failures, memory, a call without its result, the
+plan, the user's constraints, the earlier snapshot's lines, the latest
+request, and last the goal (lines that name the focus instruction's words
+rank higher).  A path shown relative to the "Paths below are relative to"
+line is only written with that line.  How many lines of each kind were
+left out is part of the provenance (``Provenance.omitted``); the facts they
+held show as lost in the independent check (``inspector.quality``).  When
+the budget cannot hold even the empty ``<state_snapshot>`` frame (a
+history of a few dozen tokens) the summariser fails with a message saying
+so.  Like the Gemini path it answers two calls: the draft is the final
+selection cut to 80% of the budget, so the verification adds back what the
+draft left out.
 """
 
 from __future__ import annotations
@@ -42,14 +50,13 @@ from typing import Any
 from inspector.compaction import snapshot as snap
 from inspector.compaction.prompts import FOCUS_HEADING, SECTIONS, VERIFY_REQUEST, is_request_text
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
-from inspector.compaction.summarisers.base import env_secrets, mask_secrets
+from inspector.compaction.summarisers.base import NO_ROOM, SummariserError, env_secrets, mask_secrets
 from inspector.compaction.summarisers.digest import collect
-from inspector.compaction.summarisers.lines import Item, build_items, focus_words
+from inspector.compaction.summarisers.lines import K_ROOT, Item, build_items, focus_words
 from inspector.progress import SILENT, Reporter
 from inspector.tokens import estimate_contents, text_quarters
 
 RATIO = 0.15
-FLOOR_TOKENS = 400  # a forced compaction of a short history keeps its facts (see the module docstring)
 DRAFT_SHARE = 0.8
 
 
@@ -101,12 +108,16 @@ def _cost(item: Item, groups_open: set[str]) -> int:
 
 
 def fit(items: Sequence[Item], budget_quarters: int) -> list[Item]:
-    """The highest-priority items whose rendering fits the budget (an item too big is passed over)."""
+    """The highest-priority items whose rendering fits the budget (an item too big is passed over,
+    and so is a path shown relative to a "path base" line that did not fit)."""
     picked: list[Item] = []
     used = text_quarters(render([])[0])
     groups: set[str] = set()
     sections: set[str] = set()
+    based = False  # the "path base" line is in
     for item in sorted(items, key=lambda it: (-it.priority, -it.seq)):
+        if item.relative and not based:
+            continue
         cost = _cost(item, groups)
         if item.section not in sections:
             cost += text_quarters(f"<{item.section}>\n</{item.section}>\n")
@@ -114,9 +125,22 @@ def fit(items: Sequence[Item], budget_quarters: int) -> list[Item]:
             picked.append(item)
             used += cost
             sections.add(item.section)
+            based = based or item.kind == K_ROOT
             if item.group:
                 groups.add(item.group)
     return picked
+
+
+def omitted(items: Sequence[Item], chosen: Sequence[Item]) -> tuple[tuple[str, int], ...]:
+    """How many items of each kind are not in ``chosen``, the kind dropped first first."""
+    kept = {id(it) for it in chosen}
+    counts: dict[str, int] = {}
+    lowest: dict[str, int] = {}
+    for item in items:
+        if id(item) not in kept:
+            counts[item.kind] = counts.get(item.kind, 0) + 1
+            lowest[item.kind] = min(lowest.get(item.kind, item.priority), item.priority)
+    return tuple(sorted(counts.items(), key=lambda kind_count: (lowest[kind_count[0]], kind_count[0])))
 
 
 def trim(chosen: Sequence[Item], budget_quarters: int) -> list[Item]:
@@ -131,13 +155,10 @@ def trim(chosen: Sequence[Item], budget_quarters: int) -> list[Item]:
     return kept
 
 
-def budget_quarters(history: Sequence[dict[str, Any]], ratio: float = RATIO, floor: int = FLOOR_TOKENS,
-                    carried: str = "", tokens: int | None = None) -> int:
-    """15% of the estimated tokens replaced; an earlier snapshot (``carried``) is already a summary, so
-    its own size is carried whole on top of 15% of the rest.  ``tokens``: the history's estimate, if known."""
-    carried_quarters = text_quarters(carried)
-    rest = max(0, (estimate_contents(history) if tokens is None else tokens) * 4 - carried_quarters)
-    return max(4 * floor, int(rest * ratio) + carried_quarters)
+def budget_quarters(history: Sequence[dict[str, Any]], ratio: float = RATIO, tokens: int | None = None) -> int:
+    """The snapshot's budget in quarter tokens: ``ratio`` of the estimated tokens replaced (an earlier
+    snapshot in ``history`` counts like any turn).  ``tokens``: the history's estimate, if known."""
+    return int((estimate_contents(history) if tokens is None else tokens) * 4 * ratio)
 
 
 def split_request(contents: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None, str | None, str]:
@@ -211,13 +232,11 @@ class OfflineSummariser:
         statuses: ToolStatuses = NO_STATUSES,
         reporter: Reporter = SILENT,
         ratio: float = RATIO,
-        floor_tokens: int = FLOOR_TOKENS,
     ) -> None:
         self.model = model
         self.statuses = statuses
         self.reporter = reporter
         self.ratio = ratio
-        self.floor_tokens = floor_tokens
         self.tokens: int | None = None
         self._run: _Run | None = None
         self._provenance: dict[str, snap.Provenance] = {}
@@ -241,6 +260,12 @@ class OfflineSummariser:
     def summarise_sync(self, contents: Sequence[dict[str, Any]]) -> str:
         history, draft, focus, mode = split_request(contents)
         run = self._digest(history, focus)
+        frame = text_quarters(render([])[0])
+        if run.budget < frame:
+            raise SummariserError(
+                f"the {run.budget / 4 / self.ratio:,.0f} tokens to summarise leave {run.budget / 4:,.1f} tokens for "
+                f"the snapshot ({self.ratio:.0%}), less than even an empty one takes ({frame / 4:,.1f})",
+                kind=NO_ROOM)
         full = run.fitted()
         if mode == "verify" and draft is not None and draft.strip() == run.draft_text:
             chosen = full  # the check adds what the draft's smaller budget left out
@@ -250,7 +275,8 @@ class OfflineSummariser:
         text = mask_secrets(text, env_secrets())
         if mode == "draft":
             run.draft_text = text
-        self._provenance[text] = snap.Provenance(sources, focus_note(focus, run.items, chosen))
+        self._provenance[text] = snap.Provenance(sources, focus_note(focus, run.items, chosen),
+                                                 omitted(run.items, chosen), run.budget // 4)
         return text
 
     def _digest(self, history: list[dict[str, Any]], focus: str | None) -> _Run:
@@ -266,7 +292,6 @@ class OfflineSummariser:
 
         digest = collect(history, self.statuses, tick)
         reporter.report("offline digest", total, total)
-        carried = digest.previous.raw if digest.previous is not None else ""
-        budget = budget_quarters(history, self.ratio, self.floor_tokens, carried, self.tokens)
+        budget = budget_quarters(history, self.ratio, self.tokens)
         self._run = _Run(key, history, build_items(digest, focus), budget)
         return self._run
