@@ -173,10 +173,14 @@ def _split(contents: list[dict[str, Any]]) -> int:
 def _has_snapshot(contents: Sequence[dict[str, Any]]) -> str | None:
     """The newest text part holding a ``<state_snapshot>`` (the reference's ``text?.includes``)."""
     for content in reversed(contents):
-        for part in reversed(content.get("parts") or []):
-            text = part.get("text") if isinstance(part, dict) else None
-            if isinstance(text, str) and OPEN in text:
-                return text
+        parts = content.get("parts")
+        if not parts:
+            continue
+        for part in reversed(parts):
+            if isinstance(part, dict):
+                text = part.get("text")
+                if isinstance(text, str) and OPEN in text:
+                    return text
     return None
 
 

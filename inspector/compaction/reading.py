@@ -76,7 +76,7 @@ class Planned:
         """Turn -> quarter tokens the budget added to it (negative: removed), in ``truncated``, the
         history after this budget: only the turns it changed are measured."""
         return {turn: parts_quarters(content_parts(truncated[turn])) - self.quarters(turn, turn + 1)
-                for turn in {t.turn for t in self.truncations}}
+                for turn in {t.turn for t in self.truncations if not unchanged(t)}}
 
     def valid_splits(self) -> list[int]:
         """Where the kept part may start: the reference's candidates and the agentic ones."""
@@ -101,12 +101,22 @@ def planned(analysis: Analysis, output_folder: str) -> Planned:
     )
 
 
+def unchanged(truncation: Truncation) -> bool:
+    """The budget puts the whole output back in the very shape it had: the turn stays as it is."""
+    return not truncation.cut and not truncation.changes_json
+
+
 def budget_applied(contents: Sequence[dict[str, Any]], truncations: Sequence[Truncation]) -> list[dict[str, Any]]:
-    """``contents`` after the planned budget: what ``budget.apply_budget`` returns, without planning it again."""
+    """``contents`` after the planned budget: what ``budget.apply_budget`` returns (equal turns), without
+    planning it again; a turn the budget leaves equal stays the same object."""
     result = list(contents)
     by_turn: dict[int, list[Truncation]] = {}
     for truncation in truncations:
-        by_turn.setdefault(truncation.turn, []).append(truncation)
+        if not unchanged(truncation):
+            by_turn.setdefault(truncation.turn, [])
+    for truncation in truncations:
+        if truncation.turn in by_turn:
+            by_turn[truncation.turn].append(truncation)
     for i, cuts in by_turn.items():
         result[i] = truncated_content(contents[i], cuts)
     for i, content in enumerate(result):

@@ -62,10 +62,13 @@ DRAFT_SHARE = 0.8
 
 def render(items: Sequence[Item]) -> tuple[str, tuple[snap.LineSource, ...]]:
     """The snapshot text of ``items``, and where each of its lines comes from."""
-    out = ["<state_snapshot>"]
+    out = [OPEN]
     sources: list[snap.LineSource] = []
+    by_section: dict[str, list[Item]] = {}
+    for item in items:
+        by_section.setdefault(item.section, []).append(item)
     for name in SECTIONS:
-        lines = _section_lines([it for it in items if it.section == name])
+        lines = _section_lines(by_section.get(name, []))
         if not lines:
             continue  # an empty section says nothing: left out
         out.append(f"<{name}>")
@@ -73,7 +76,7 @@ def render(items: Sequence[Item]) -> tuple[str, tuple[snap.LineSource, ...]]:
             out.append(f"- {text}")
             sources.append(snap.LineSource(name, text, turns))
         out.append(f"</{name}>")
-    out.append("</state_snapshot>")
+    out.append(CLOSE)
     return "\n".join(out), tuple(sources)
 
 
@@ -100,35 +103,77 @@ def _section_lines(items: list[Item]) -> list[tuple[str, tuple[int, ...]]]:
     return lines
 
 
-def _cost(item: Item, groups_open: set[str]) -> int:
-    if item.group and item.group in groups_open:
-        return text_quarters(f"; {item.text}")
-    head = f"- {item.group}: " if item.group else "- "
-    return text_quarters(f"{head}{item.text}\n")
+OPEN, CLOSE = "<state_snapshot>", "</state_snapshot>"
+FRAME = text_quarters(f"{OPEN}\n{CLOSE}")  # what ``render([])`` takes
+
+
+class _Tally:
+    """The quarter tokens ``render`` of a set of items takes, kept as items come and go.
+
+    Summed piece by piece: exact for ASCII text, and never less than the
+    whole for any text (the estimate of a long non-ASCII text is its length).
+    """
+
+    def __init__(self) -> None:
+        self.quarters = FRAME
+        self._sections: dict[str, int] = {}
+        self._groups: dict[tuple[str, str], int] = {}
+
+    def cost(self, item: Item) -> int:
+        """What adding ``item`` takes: its line (or its place in its group's line), and its section's tags."""
+        if item.group:
+            opened = self._groups.get((item.section, item.group), 0) > 0
+            cost = text_quarters(f"; {item.text}") if opened else text_quarters(f"- {item.group}: {item.text}\n")
+        else:
+            cost = text_quarters(f"- {item.text}\n")
+        if not self._sections.get(item.section):
+            cost += text_quarters(f"<{item.section}>\n</{item.section}>\n")
+        return cost
+
+    def add(self, item: Item) -> None:
+        self.quarters += self.cost(item)
+        self._count(item, 1)
+
+    def remove(self, item: Item) -> None:
+        self._count(item, -1)
+        self.quarters -= self.cost(item)
+
+    def _count(self, item: Item, step: int) -> None:
+        self._sections[item.section] = self._sections.get(item.section, 0) + step
+        if item.group:
+            key = (item.section, item.group)
+            self._groups[key] = self._groups.get(key, 0) + step
+
+
+def _by_priority(items: Sequence[Item]) -> list[Item]:
+    return sorted(items, key=lambda it: (-it.priority, -it.seq))
 
 
 def fit(items: Sequence[Item], budget_quarters: int) -> list[Item]:
     """The highest-priority items whose rendering fits the budget (an item too big is passed over,
     and so is a path shown relative to a "path base" line that did not fit)."""
     picked: list[Item] = []
-    used = text_quarters(render([])[0])
-    groups: set[str] = set()
-    sections: set[str] = set()
+    tally = _Tally()
     based = False  # the "path base" line is in
-    for item in sorted(items, key=lambda it: (-it.priority, -it.seq)):
+    for item in _by_priority(items):
         if item.relative and not based:
             continue
-        cost = _cost(item, groups)
-        if item.section not in sections:
-            cost += text_quarters(f"<{item.section}>\n</{item.section}>\n")
-        if used + cost <= budget_quarters:
+        if tally.quarters + tally.cost(item) <= budget_quarters:
+            tally.add(item)
             picked.append(item)
-            used += cost
-            sections.add(item.section)
             based = based or item.kind == K_ROOT
-            if item.group:
-                groups.add(item.group)
     return picked
+
+
+def trim(chosen: Sequence[Item], budget_quarters: int) -> list[Item]:
+    """``chosen`` without its lowest-priority items, until its rendering fits the budget."""
+    kept = _by_priority(chosen)
+    tally = _Tally()
+    for item in kept:
+        tally.add(item)
+    while kept and tally.quarters > budget_quarters:
+        tally.remove(kept.pop())
+    return kept
 
 
 def omitted(items: Sequence[Item], chosen: Sequence[Item]) -> tuple[tuple[str, int], ...]:
@@ -141,18 +186,6 @@ def omitted(items: Sequence[Item], chosen: Sequence[Item]) -> tuple[tuple[str, i
             counts[item.kind] = counts.get(item.kind, 0) + 1
             lowest[item.kind] = min(lowest.get(item.kind, item.priority), item.priority)
     return tuple(sorted(counts.items(), key=lambda kind_count: (lowest[kind_count[0]], kind_count[0])))
-
-
-def trim(chosen: Sequence[Item], budget_quarters: int) -> list[Item]:
-    """``chosen`` without its lowest-priority items, until its rendering fits the budget."""
-    kept = sorted(chosen, key=lambda it: (-it.priority, -it.seq))
-    used = text_quarters(render(kept)[0])
-    while kept and used > budget_quarters:
-        item = kept.pop()
-        used -= _cost(item, {item.group} if any(k.group == item.group for k in kept) else set())
-        if used <= budget_quarters:
-            used = text_quarters(render(kept)[0])  # exact, now that it seems to fit
-    return kept
 
 
 def budget_quarters(history: Sequence[dict[str, Any]], ratio: float = RATIO, tokens: int | None = None) -> int:
@@ -260,11 +293,10 @@ class OfflineSummariser:
     def summarise_sync(self, contents: Sequence[dict[str, Any]]) -> str:
         history, draft, focus, mode = split_request(contents)
         run = self._digest(history, focus)
-        frame = text_quarters(render([])[0])
-        if run.budget < frame:
+        if run.budget < FRAME:
             raise SummariserError(
                 f"the {run.budget / 4 / self.ratio:,.0f} tokens to summarise leave {run.budget / 4:,.1f} tokens for "
-                f"the snapshot ({self.ratio:.0%}), less than even an empty one takes ({frame / 4:,.1f})",
+                f"the snapshot ({self.ratio:.0%}), less than even an empty one takes ({FRAME / 4:,.1f})",
                 kind=NO_ROOM)
         full = run.fitted()
         if mode == "verify" and draft is not None and draft.strip() == run.draft_text:
