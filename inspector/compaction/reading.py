@@ -12,11 +12,14 @@ and takes the status Gemini CLI recorded for each tool call from the same
 record (``statuses.call_statuses``).  On a big recording each record is
 parsed once and not kept (the turns are built from it as ``history``
 builds them; the contents read are equal to the turns', not the same
-objects).  Both happen once per reader, whoever asks first.
+objects), and on the command line a forked child reads the later part at
+the same time (``session.jsonl.in_two_processes``, as the loader does).
+Both happen once per reader, whoever asks first.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,6 +30,7 @@ from inspector.compaction.statuses import NO_STATUSES, ToolStatuses, call_status
 from inspector.jsjson import js_json_len
 from inspector.progress import SILENT, Reporter
 from inspector.session.history import message_contents
+from inspector.session.jsonl import in_two_processes
 from inspector.session.records import peek
 from inspector.tokens import content_parts, parts_quarters
 
@@ -37,6 +41,18 @@ if TYPE_CHECKING:
 
 READING = "reading turns"
 TICK = 1024  # turns between progress reports and cancellation checks
+PARALLEL_MIN_TURNS = 10_000  # below this a second process costs more than it saves
+
+
+def fork_allowed(work: int, minimum: int) -> bool:
+    """Whether ``work`` units may be shared with a forked child: enough of them, a second CPU, a
+    single-threaded process (the command line; forking the app's threads is not safe), and no
+    ``SESSION_INSPECTOR_SERIAL``."""
+    if work < minimum or not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
+        return False
+    if os.environ.get("SESSION_INSPECTOR_SERIAL"):
+        return False
+    return threading.active_count() == 1
 
 
 @dataclass(frozen=True)
@@ -134,9 +150,10 @@ class ReadHistory:
 class HistoryReader:
     """The contents of a session's turns and the recorded status of each tool result, read once."""
 
-    def __init__(self, session: Session, turns: Sequence[Turn]) -> None:
+    def __init__(self, session: Session, turns: Sequence[Turn], weights: Sequence[int] | None = None) -> None:
         self._session = session
         self._turns = turns
+        self._weights = weights  # each turn's JSON length (about its bytes), to share the reading out
         self._read: ReadHistory | None = None
         self._lock = threading.Lock()
 
@@ -164,17 +181,49 @@ class HistoryReader:
             reporter.report(READING, total, total)
             return ReadHistory(held, statuses)
         # A big recording: each record is parsed once (and not kept), and both turns a model
-        # message with tool calls becomes are built from that one parse.
-        messages = session.messages
+        # message with tool calls becomes are built from that one parse.  On the command line
+        # the later part is read at the same time in a forked child (see ``fork_allowed``).
+        middle = self._middle()
+        if middle is None:
+            contents, found = self._read_range(0, total, reporter)
+        else:
+            (contents, found), (later, later_found) = in_two_processes(
+                lambda: self._read_range(0, middle, reporter), lambda: self._read_range(middle, total, SILENT))
+            contents.extend(later)
+            found.update(later_found)
+        reporter.report(READING, total, total)
+        return ReadHistory(contents, ToolStatuses(found))
+
+    def _middle(self) -> int | None:
+        """Where a forked child's share of the turns begins (None: read them all here).
+
+        The child also marshals what it read, so it takes a little less than half of the bytes."""
+        weights = self._weights
+        if weights is None or len(weights) != len(self._turns) or not fork_allowed(len(weights), PARALLEL_MIN_TURNS):
+            return None
+        goal, seen = sum(weights) * 0.55, 0
+        for i, weight in enumerate(weights):
+            seen += weight
+            if seen >= goal:
+                return i + 1 if 0 < i + 1 < len(weights) else None
+        return None
+
+    def _read_range(self, start: int, stop: int,
+                    reporter: Reporter) -> tuple[list[dict[str, Any]], dict[tuple[int, int], str]]:
+        """The contents of turns ``start`` to ``stop`` and their tool statuses (keyed by turn index)."""
+        turns = self._turns
+        messages = self._session.messages
+        total = len(turns)
         contents: list[dict[str, Any]] = []
         found: dict[tuple[int, int], str] = {}
         built: list[tuple[dict[str, Any], bool]] = []
         record: dict[str, Any] = {}
         at = -1
-        for position, turn in enumerate(turns):
+        for position in range(start, stop):
             if not position % TICK and position:
                 reporter.check()
                 reporter.report(READING, position, total)
+            turn = turns[position]
             index = turn.message_index
             if index is None:
                 contents.append(turn.content)
@@ -187,8 +236,7 @@ class HistoryReader:
                 for part, status in enumerate(call_statuses(record.get("toolCalls"))):
                     if status is not None:
                         found[(position, part)] = status
-        reporter.report(READING, total, total)
-        return ReadHistory(contents, ToolStatuses(found))
+        return contents, found
 
     def _statuses(self, messages: Sequence[dict[str, Any]]) -> ToolStatuses:
         found: dict[tuple[int, int], str] = {}

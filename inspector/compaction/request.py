@@ -123,7 +123,7 @@ def compaction_context(session: Session, analysis: Analysis) -> CompactionContex
         environment=environment_turn(session),
         temp_dir=temp_dir,
         source_sha256=session.sha256 or None,
-        reader=HistoryReader(session, analysis.turns),
+        reader=HistoryReader(session, analysis.turns, analysis.json_chars),
         planned=planned(analysis, output_folder(temp_dir)),
     )
 

@@ -17,23 +17,15 @@ import contextlib
 import marshal
 import os
 import signal
-import threading
 from collections.abc import Sequence
 from typing import Any
 
+from inspector.compaction.reading import fork_allowed
 from inspector.compaction.statuses import ToolStatuses
 from inspector.progress import Reporter
 from inspector.quality.ground import STAGE, Fact, Ground, extract
 
 PARALLEL_MIN_TURNS = 10_000  # below this a fork costs more than it saves
-
-
-def _can_fork(turns: int) -> bool:
-    if turns < PARALLEL_MIN_TURNS or not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
-        return False
-    if os.environ.get("SESSION_INSPECTOR_SERIAL"):
-        return False
-    return threading.active_count() == 1  # forking a threaded process (the app) is not safe
 
 
 def _plain(ground: Ground) -> tuple[Any, ...]:
@@ -112,4 +104,4 @@ class Extraction:
 
 def start(contents: Sequence[dict[str, Any]], statuses: ToolStatuses) -> Extraction:
     """Begin extracting the facts of ``contents``; see the module doc for where it runs."""
-    return Extraction(contents, statuses, parallel=_can_fork(len(contents)))
+    return Extraction(contents, statuses, parallel=fork_allowed(len(contents), PARALLEL_MIN_TURNS))

@@ -31,6 +31,7 @@ REFERENCED_FILES = "--- Content from referenced files ---"  # Gemini CLI appends
 TEXT_LIMIT = 20_000  # characters of one prompt read for goals and rules
 PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path", "directory", "notebook_path")
 PATH_LIST_KEYS = ("paths", "file_paths", "absolute_paths")
+_PATH_KEY_SET = frozenset(PATH_KEYS)
 _PATH_ARGS = frozenset(PATH_KEYS + PATH_LIST_KEYS)
 
 
@@ -56,7 +57,16 @@ class Call:
 
     def _paths(self) -> list[str]:
         out: list[str] = []
-        if _PATH_ARGS.isdisjoint(self.args):
+        present = _PATH_ARGS.intersection(self.args)
+        if not present:
+            return out
+        if len(present) == 1:  # the usual case: one path argument
+            key = next(iter(present))
+            value = self.args[key]
+            if isinstance(value, str) and key in _PATH_KEY_SET:
+                return [value.strip()] if value.strip() else out
+            if isinstance(value, list) and key not in _PATH_KEY_SET:
+                return [v.strip() for v in value if isinstance(v, str) and v.strip()]
             return out
         for key in PATH_KEYS:
             value = self.args.get(key)

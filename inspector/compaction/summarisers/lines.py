@@ -33,11 +33,12 @@ _RULE = re.compile(
     r"mai|sempre|deve|somente)\b|^no\s|必须|不要|不能|只能|必ず|しないで|禁止",
     re.I,
 )
-_RULE_HINTS = ("must", "never", "always", "don", "do not", "only", "avoid", "sure", "ensure", "keep", "prefer",
-               "without", "should", "need", "has to", "have to", "at most", "at least", "require", "no ", "muss",
-               "nie", "immer", "nur", "kein", "jamais", "toujours", "ne pas", "doit", "uniquement", "nunca",
-               "siempre", "debe", "solo", "mai", "sempre", "deve", "somente", "必", "不", "只", "しないで", "禁止")
-_HINTED = re.compile("|".join(re.escape(hint) for hint in _RULE_HINTS))
+# A text can hold a rule only if it has one of the words ``_RULE`` starts with (or its CJK forms).
+_RULE_WORDS = frozenset("""must mustn never always don do only avoid make ensure keep prefer without should shouldn
+    need needs has have at required no muss nie niemals immer nur keine jamais toujours ne doit uniquement nunca
+    siempre debe solo mai sempre deve somente""".split())
+_RULE_CJK = re.compile("必须|不要|不能|只能|必ず|しないで|禁止")
+_WORD = re.compile(r"\w+")
 _NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\()")
 _STOP_TEXT = """a an the and or but if then of to in on at by for with from into as is are was were be been it
     its this that these those there here i me my we our you your they them their not no do does did have has had
@@ -97,8 +98,7 @@ def lead(text: str, limit: int = QUOTE_CHARS) -> str:
 
 def rule_sentences(text: str) -> list[str]:
     out: list[str] = []
-    low = text.lower()
-    if not _HINTED.search(low):
+    if _RULE_WORDS.isdisjoint(_WORD.findall(text.lower())) and not _RULE_CJK.search(text):
         return out  # none of the words a rule needs: skip the sentence-by-sentence test
     for piece in _SENTENCES.split(text):
         sentence = piece.strip()
