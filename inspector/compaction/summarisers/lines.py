@@ -34,9 +34,10 @@ _RULE = re.compile(
     re.I,
 )
 # A text can hold a rule only if it has one of the words ``_RULE`` starts with (or its CJK forms).
-_RULE_WORDS = frozenset("""must mustn never always don do only avoid make ensure keep prefer without should shouldn
+_RULE_WORD_TEXT = """must mustn never always don do only avoid make ensure keep prefer without should shouldn
     need needs has have at required no muss nie niemals immer nur keine jamais toujours ne doit uniquement nunca
-    siempre debe solo mai sempre deve somente""".split())
+    siempre debe solo mai sempre deve somente"""
+_RULE_WORDS = frozenset(_RULE_WORD_TEXT.split())
 _RULE_CJK = re.compile("必须|不要|不能|只能|必ず|しないで|禁止")
 _WORD = re.compile(r"\w+")
 _NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\()")
