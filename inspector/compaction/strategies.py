@@ -142,7 +142,7 @@ async def compress_staged(
 
     extraction = quality.start(curated, statuses)  # the independent facts, read meanwhile
     try:
-        staged = await run_staged(curated, config, summarise, split=split)
+        staged = await run_staged(curated, config, summarise, split=split, reporter=reporter)
     except SummariserError as exc:
         extraction.close()
         return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
