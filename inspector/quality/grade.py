@@ -197,10 +197,11 @@ def snapshot_lines(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def clauses(text: str) -> list[Clause]:
+def clauses(text: str, lines: Sequence[tuple[str, str]] | None = None) -> list[Clause]:
+    """Every clause of a snapshot (``lines``: its ``snapshot_lines``, when read already)."""
     out = []
     said: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # the words outside spans -> outcomes, ops
-    for section, line in snapshot_lines(text):
+    for section, line in snapshot_lines(text) if lines is None else lines:
         plain_line = _SPANS.sub(" ", line)
         head = plain_line.split(":", 1)[0] if ":" in plain_line[:48] else ""
         for piece in _split_outside_spans(line):
@@ -386,8 +387,9 @@ def grade(
     facts are kept whatever the snapshot says).  ``history_text``: the
     history's whole text, lower-case, to catch paths it never names.
     """
-    parts = clauses(snapshot)
-    lines = [squash(line) for _section, line in snapshot_lines(snapshot)]
+    read_lines = snapshot_lines(snapshot)
+    parts = clauses(snapshot, read_lines)
+    lines = [squash(line) for _section, line in read_lines]
     index = _LineIndex(lines, (f for f in ground.facts if f.kind not in ("path", "command")))
     flat_all = squash(snapshot.replace("`", ""))
     finder = _PathFinder(ground.ops_by_path)

@@ -126,6 +126,7 @@ def collect(
     digest = Digest(turns=len(history))
     by_id: dict[str, Call] = {}
     waiting: dict[str, deque[Call]] = {}  # name -> calls without a result yet, oldest first
+    recorded = statuses.by_part
     for index, content in enumerate(history):
         if tick is not None and not index & 1023:
             tick(index)
@@ -140,7 +141,7 @@ def collect(
             response = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(response, dict):
                 answered = True
-                _answer(index, number, response, statuses, by_id, waiting)
+                _answer(index, response, recorded.get((index, number)), by_id, waiting)
         if not answered:
             _user_turn(digest, index, parts)
     return digest
@@ -177,8 +178,8 @@ def _model_turn(digest: Digest, index: int, parts: list[Any], by_id: dict[str, C
         digest.agent_last = Prompt(index, last[:TEXT_LIMIT])
 
 
-def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolStatuses,
-            by_id: dict[str, Call], waiting: dict[str, deque[Call]]) -> None:
+def _answer(index: int, response: dict[str, Any], status: str | None, by_id: dict[str, Call],
+            waiting: dict[str, deque[Call]]) -> None:
     ident = response.get("id")
     name = str(response.get("name") or "tool")
     target = by_id.pop(ident, None) if isinstance(ident, str) else None
@@ -192,7 +193,7 @@ def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolSta
     if target is None or target.result_turn is not None:
         return
     target.result_turn = index
-    target.outcome = read_outcome(target.kind, response.get("response"), statuses.status(index, number))
+    target.outcome = read_outcome(target.kind, response.get("response"), status)
 
 
 def _user_turn(digest: Digest, index: int, parts: list[Any]) -> None:
