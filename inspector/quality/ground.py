@@ -163,6 +163,8 @@ def outcome_class(name: str, body: Any, status: str | None) -> tuple[str, str]:
         return "cancelled", ""
     if status == "error" or error is not None:
         return "failed", error_text
+    if status == "success" and name not in SHELL_NAMES:
+        return "ok", ""  # only a shell result's text can say otherwise
     text = _body_text(body)
     if name in SHELL_NAMES and text is not None:
         shell = _shell_class(text, status)
