@@ -18,7 +18,6 @@ CLOSE = "</state_snapshot>"
 
 _SECTION = re.compile(r"<([A-Za-z_][\w.-]*)\s*>(.*?)</\1\s*>", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_SPACE = re.compile(r"\s+")
 
 
 @dataclass(frozen=True)
@@ -88,7 +87,7 @@ def parse(text: str) -> Snapshot:
 
 
 def normalise_line(line: str) -> str:
-    return _SPACE.sub(" ", line.strip().lstrip("-*• ").strip()).lower()
+    return " ".join(line.strip().lstrip("-*• ").split()).lower()
 
 
 # -- diff -------------------------------------------------------------------
