@@ -376,3 +376,20 @@ def test_a_relative_path_is_only_written_with_its_base() -> None:
     assert run is not None  # without the rule a relative path would have fitted where its base did not
     assert any(it.kind == "read/listed/searched path" for it in fit([replace(it, relative=False) for it in run.items],
                                                                     run.budget))
+
+
+def test_a_huge_history_gets_no_more_than_a_model_could_write_and_keeps_the_newest_requests() -> None:
+    from inspector.compaction.summarisers.offline import CEILING_TOKENS
+    from inspector.tokens import text_quarters
+
+    history: list[dict] = []
+    for i in range(24_000):  # 24,000 distinct prompts: 15% of them is far past what one answer holds
+        history.append({"role": "user", "parts": [{"text": f"Request number {i}: rename field f{i} to g{i} "
+                                                            f"in module m{i % 97} and keep the tests green."}]})
+        history.append({"role": "model", "parts": [{"text": f"Renamed f{i}."}]})
+    out = OfflineSummariser().summarise_sync([*history, request()])
+    assert 0.15 * estimate_contents(history) > CEILING_TOKENS  # the ceiling, not the 15%, is what binds here
+    assert text_quarters(out) <= CEILING_TOKENS * 4
+    assert "Request number 23999" in out  # the latest request stays
+    assert "Request number 0:" in out  # the goal (the first request) stays
+    assert "Request number 5:" not in out  # the oldest earlier requests go first

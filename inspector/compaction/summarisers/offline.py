@@ -20,7 +20,11 @@ given to the constructor.  An earlier ``<state_snapshot>`` is merged section
 by section: its lines are kept while they fit.
 
 The snapshot is at most 15% of the estimated tokens it replaces, on any
-history (an earlier snapshot in it included).  Whole lines are chosen by
+history (an earlier snapshot in it included), and never more than
+``CEILING_TOKENS`` (65,536): the longest answer Gemini 2.5 and 3 models give,
+so never a snapshot a model could not have written.  Past that a digest stops
+being a memory an agent can use: on a 10-million-token recording, 15% would be
+a snapshot larger than the whole window.  Whole lines are chosen by
 priority until that budget is spent; a line is never cut to fit, a line
 that does not fit is left out, and a section with no line is left out.
 What goes first when the budget is short, in order (oldest first within
@@ -57,6 +61,7 @@ from inspector.progress import SILENT, Reporter
 from inspector.tokens import estimate_contents, text_quarters
 
 RATIO = 0.15
+CEILING_TOKENS = 65_536  # the most a Gemini 2.5 / 3 model writes in one answer (maxOutputTokens)
 DRAFT_SHARE = 0.8
 
 
@@ -190,8 +195,10 @@ def omitted(items: Sequence[Item], chosen: Sequence[Item]) -> tuple[tuple[str, i
 
 def budget_quarters(history: Sequence[dict[str, Any]], ratio: float = RATIO, tokens: int | None = None) -> int:
     """The snapshot's budget in quarter tokens: ``ratio`` of the estimated tokens replaced (an earlier
-    snapshot in ``history`` counts like any turn).  ``tokens``: the history's estimate, if known."""
-    return int((estimate_contents(history) if tokens is None else tokens) * 4 * ratio)
+    snapshot in ``history`` counts like any turn), at most ``CEILING_TOKENS``.  ``tokens``: the
+    history's estimate, if known."""
+    replaced = estimate_contents(history) if tokens is None else tokens
+    return min(int(replaced * 4 * ratio), CEILING_TOKENS * 4)
 
 
 def split_request(contents: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None, str | None, str]:
