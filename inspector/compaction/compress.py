@@ -257,8 +257,10 @@ async def compress(
     (no acknowledgement, so the roles still alternate).  Cancel the task to
     stop it.  ``statuses``: each tool call's recorded status, for the fact check.
     ``reporter``: each stage and the turns it has done; ``Cancelled`` when it says stop.
+    ``first_truncation_id``: the number the budget's first saved output takes (Gemini CLI's: 1).
     ``planned``: what ``analyze`` measured of this history (``reading.Planned``), reused when it
-    fits (same length, limit, recorded prompt and output folder) instead of measured again.
+    fits (same length, limit, recorded prompt and output folder) instead of measured again; with
+    another first number its budget is planned again from its figures (``Planned.numbered_from``).
     """
     started = time.monotonic()
     curated = contents_of(history)
@@ -268,7 +270,7 @@ async def compress(
     like_for_like = original_tokens is None
     max_chars = truncate_chars(limit, recorded_prompt_tokens or 0)
     folder = str((Path(temp_dir) if temp_dir is not None else Path(".")) / TOOL_OUTPUTS_DIR) + os.sep
-    reuse = planned if planned is not None and first_truncation_id == 1 and planned.fits(
+    reuse = planned if planned is not None and planned.fits(
         len(curated), token_limit=limit, recorded_prompt_tokens=recorded_prompt_tokens, output_folder=folder) else None
     if not like_for_like:
         original = int(original_tokens or 0)
@@ -294,7 +296,8 @@ async def compress(
 
     reporter.check()
     reporter.report("tool-output budget", 0, len(curated))
-    if reuse is not None:  # what analyze planned, applied
+    if reuse is not None:  # what analyze planned (numbered as asked), applied
+        reuse = reuse.numbered_from(first_truncation_id, curated, max_chars)
         truncations = list(reuse.truncations)
         truncated = budget_applied(curated, truncations)
     else:
@@ -328,7 +331,7 @@ async def compress(
         weights = reuse.agentic_weights(truncated) if reuse is not None else None
         point, result.split_kind = agentic_split(truncated, weights), "agentic"
     elif reuse is not None:
-        point, result.split_kind = reuse.compress_split_point, "reference"
+        point, result.split_kind = reuse.split_after_budget(truncated), "reference"
     else:
         point, result.split_kind = _split(truncated), "reference"
     result.split_point = result.kept_from = point

@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.compaction.snapshot import text_lines
+
 SHELL_TOOLS = frozenset({"run_shell_command", "shell", "run_command", "bash"})
 READ_TOOLS = frozenset({"read_file", "read_many_files", "view_file"})
 WRITE_TOOLS = frozenset({"write_file", "create_file"})
@@ -88,7 +90,7 @@ def tool_kind(name: str, args: dict[str, Any]) -> str:
 
 
 def first_line(text: str, limit: int = 160) -> str:
-    line = next((ln.strip() for ln in text[:EDGE].splitlines() if ln.strip()), "")
+    line = next((ln.strip() for ln in text_lines(text[:EDGE]) if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 

@@ -22,13 +22,15 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from inspector.compaction.budget import Truncation, truncated_content
+from inspector.compaction.budget import Truncation, output_file_name, plan_budget, truncated_content
+from inspector.compaction.split import find_split_point
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses, call_statuses
 from inspector.jsjson import js_json_len
 from inspector.progress import SILENT, Reporter
+from inspector.session.figures import response_figures, response_text
 from inspector.session.history import message_contents
 from inspector.session.jsonl import in_two_processes
 from inspector.session.records import peek
@@ -60,8 +62,9 @@ class Planned:
     """The figures ``analyze`` computed for ``turns``, for ``compress`` to reuse.
 
     ``truncations`` is the tool-output budget planned with the output folder
-    ``output_folder`` and the truncation numbers starting at 1, for the
-    token limit and recorded prompt the analysis had.
+    ``output_folder`` and the truncation numbers starting at
+    ``first_truncation_id`` (the analysis's: 1, as Gemini CLI numbers them),
+    for the token limit and recorded prompt the analysis had.
     """
 
     turns: Sequence[Turn]
@@ -74,6 +77,7 @@ class Planned:
     token_limit: int
     recorded_prompt_tokens: int | None
     output_folder: str
+    first_truncation_id: int = 1
 
     def covers(self, history: object) -> bool:
         """These figures are of ``history`` (the very list they were computed on)."""
@@ -84,6 +88,34 @@ class Planned:
         return (count == len(self.json_chars) and token_limit == self.token_limit
                 and (recorded_prompt_tokens or 0) == (self.recorded_prompt_tokens or 0)
                 and output_folder == self.output_folder)
+
+    def numbered_from(self, first_id: int, contents: Sequence[dict[str, Any]], max_chars: int) -> Planned:
+        """These figures with the saved outputs numbered from ``first_id``: the budget planned again
+        over ``contents`` (a name's length is in its excerpt, so the figures of what is cut, and then
+        what is cut, may change with it); what the budget does not touch is reused."""
+        if first_id == self.first_truncation_id:
+            return self
+        folder, shift = self.output_folder, first_id - 1
+
+        def text_of(i: int, j: int) -> str:
+            return response_text(contents[i]["parts"][j]["functionResponse"]["response"])
+
+        responses = [response_figures(content_parts(c)) for c in contents]
+        truncations = plan_budget(responses, text_of, lambda tool, seq: folder + output_file_name(tool, seq + shift),
+                                  max_chars)
+        return replace(self, truncations=truncations, first_truncation_id=first_id)
+
+    def split_after_budget(self, truncated: Sequence[dict[str, Any]]) -> int:
+        """The reference's split of ``truncated``, the history after this budget."""
+        if self.first_truncation_id == 1:
+            return self.compress_split_point  # the analysis's
+        count = len(self.json_chars)
+        flags = [False] * count
+        for candidate in self.split_candidates:
+            if 0 < candidate < count:
+                flags[candidate] = True
+        safe_end = bool(self.split_candidates) and self.split_candidates[-1] == count > 0
+        return find_split_point(self.agentic_weights(truncated), flags, safe_end)
 
     def quarters(self, start: int, stop: int) -> int:
         return self.prefix_quarters[stop] - self.prefix_quarters[start]

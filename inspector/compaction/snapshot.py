@@ -13,11 +13,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.jsjson import js_trim
+
 OPEN = "<state_snapshot>"
 CLOSE = "</state_snapshot>"
 
 _SECTION = re.compile(r"<([A-Za-z_][\w.-]*)\s*>(.*?)</\1\s*>", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a text a session holds: only "\n" ends one (the "\r" of "\r\n" goes with it).
+
+    In the JSON text Gemini CLI writes those are the only line ends; ``str.splitlines``
+    would also break a line at \x0b, \x0c, \x1c-\x1e, \x85, \u2028 and \u2029. As
+    ``str.split``, a text ending in "\n" ends with an empty line.
+    """
+    lines = text.split("\n")
+    if "\r" in text:
+        lines[:-1] = [line[:-1] if line.endswith("\r") else line for line in lines[:-1]]
+    return lines
 
 
 @dataclass(frozen=True)
@@ -27,9 +42,9 @@ class Section:
 
     @property
     def lines(self) -> list[str]:
-        """The non-blank lines of the body, stripped, comments removed."""
+        """The non-blank lines of the body (``text_lines``), trimmed as JavaScript trims, comments removed."""
         text = _COMMENT.sub("", self.body)
-        return [line.strip() for line in text.splitlines() if line.strip()]
+        return [line for line in map(js_trim, text_lines(text)) if line]
 
 
 @dataclass(frozen=True)

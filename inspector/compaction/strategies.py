@@ -204,7 +204,8 @@ async def run_request(
         return await compress(
             contents, summariser, model=context.model, force=request.force, threshold=context.threshold,
             split=split, agentic=request.agentic, recorded_prompt_tokens=context.recorded_prompt_tokens,
-            environment=context.environment, temp_dir=context.temp_dir, instruction=request.instruction,
+            environment=context.environment, temp_dir=context.temp_dir,
+            first_truncation_id=context.first_truncation_id, instruction=request.instruction,
             system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=statuses,
             reporter=reporter, planned=context.planned if read is not None else None,
         )

@@ -118,7 +118,7 @@ def focus_words(focus: str | None) -> set[str]:
 
 def command_line(command: str) -> str:
     """What identifies a command: its first line's first 200 characters, a commit's message kept whole."""
-    lines = command.strip().splitlines() or [""]
+    lines = snap.text_lines(command.strip())
     head = clean(lines[0], COMMAND_CHARS)
     extra = len(lines) - 1
     if extra:
