@@ -161,6 +161,19 @@ def test_revert_removes_the_tool_outputs_its_apply_wrote(tmp_path: Path, capsys:
     capsys.readouterr()
 
 
+def test_revert_leaves_a_tool_output_someone_rewrote_since(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemini CLI numbers its own saved outputs from 1 and writes over what is there: a file the apply created and
+    Gemini CLI rewrote since is Gemini CLI's now, and the revert leaves it (the others it removes)."""
+    path, outputs = _applied_with_outputs(tmp_path / "project" / "chats")
+    assert len(outputs) >= 1
+    taken, *rest = outputs
+    taken.write_text("Gemini CLI's own output, saved over ours")
+    assert main(["revert", str(path)]) == 0
+    assert taken.read_text() == "Gemini CLI's own output, saved over ours"
+    assert not any(p.exists() for p in rest)
+    capsys.readouterr()
+
+
 def test_two_sessions_of_one_project_both_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Saved outputs are numbered after those already in tool-outputs/: a second session's apply names files of
     its own (Gemini CLI counts from 1 and overwrites), and each revert removes only its own."""

@@ -361,6 +361,7 @@ def apply_history(
             planned_length=len(plan.data),
             output_files=tuple(str(o.path) for o in outputs),
             outputs_new=tuple(str(o.path) for o in outputs if not o.exists),
+            outputs_new_sha256=tuple(sha256(o.data) for o in outputs if not o.exists),
             turns_before=len(turns),
             turns_after=plan.turns_after,
             records_reused=plan.reused,
