@@ -4,9 +4,10 @@ It speaks the REST API the google-genai SDK calls
 (``POST /v1beta/models/{model}:generateContent``, ``/v1/...`` too), and the
 Vertex AI form of it
 (``/v1beta1/projects/{p}/locations/{l}/publishers/google/models/{model}:generateContent``),
-answers each request with the next scripted reply and records every request
-body, so a test points the real SDK at it (``base_url``) and asserts on what
-was sent.
+answers each request with the next scripted reply (or, once the script is
+used up, with what ``answer(request body)`` returns, when given) and records
+every request body, so a test points the real SDK at it (``base_url``) and
+asserts on what was sent.
 
 It is also an OAuth token endpoint (``POST /token``): a credentials file
 whose ``token_uri`` points here lets google-auth's real Application Default
@@ -26,6 +27,7 @@ import re
 import secrets
 import threading
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -70,6 +72,7 @@ def hang() -> Reply:
 class GeminiServer:
     script: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    answer: Callable[[Any], Reply] | None = None  # replies once the script is used up (a stand-in model)
     token_requests: list[dict[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -86,10 +89,12 @@ class GeminiServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def next_reply(self) -> Reply:
+    def next_reply(self, body: Any = None) -> Reply:
         with self._lock:
             if self.script:
                 return self.script.pop(0)
+        if self.answer is not None:
+            return self.answer(body)
         return error(500, "INTERNAL", "the test server has no scripted reply left")
 
     def start(self) -> GeminiServer:
@@ -125,7 +130,7 @@ class GeminiServer:
                 if not match:
                     self._send(error(404, "NOT_FOUND", f"no such route: {self.path}"))
                     return
-                answer = server.next_reply()
+                answer = server.next_reply(body)
                 if answer.hang:
                     server._release.wait(30)
                     return

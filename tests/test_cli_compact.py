@@ -127,3 +127,15 @@ def test_diff_command(tmp_path: Path, session: Path, capsys: pytest.CaptureFixtu
     empty.write_text("no snapshot here", encoding="utf-8")
     assert main(["diff", str(empty), str(b)]) == 2
     assert "no <state_snapshot> found" in capsys.readouterr().err
+
+
+def test_what_did_not_fit_in_15_percent_is_said(session: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, data = run_json(capsys, str(session), "--force")
+    assert code == 0 and data["status"] == "COMPRESSED"
+    facts, provenance = data["facts"], data["provenance"]
+    assert facts["snapshot_tokens"] <= 0.15 * facts["replaced_tokens"]
+    assert provenance["omitted"] and provenance["budget_tokens"] <= 0.15 * facts["replaced_tokens"]
+    assert data["lost_facts"]  # the independent check shows what went
+    assert main(["compact", str(session), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert "left out to keep the snapshot within" in " ".join(out.split())

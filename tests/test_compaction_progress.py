@@ -51,6 +51,10 @@ def test_every_stage_is_reported_with_the_turns_done(long_session: Path, strateg
     assert all(0 <= p.done <= p.total for p in heard if p.total)
     digest = [p.done for p in heard if p.stage == "offline digest"]
     assert digest == sorted(digest) and len(set(digest)) > 2  # it advances through the turns, not just start/end
+    reading = [p.done for p in heard if p.stage == "reading turns"]
+    assert reading[0] == 0 and reading[-1] == reading[0] + max(p.total for p in heard if p.stage == "reading turns")
+    if strategy == "staged":  # the cheap stages before the summary say what they are doing too
+        assert "staged: duplicates" in stages and stages.index("staged: duplicates") < stages.index("summary draft")
 
 
 def test_a_cancelled_reporter_stops_the_compaction_midway(long_session: Path) -> None:

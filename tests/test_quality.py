@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,18 @@ async def test_gemini_rows_through_the_loopback_server(tmp_path: Path) -> None:
     assert row.provider == "gemini" and len(server.bodies()) == 2
     assert [c.reason for c in row.false_claims] == [f"says `{command.lower()}` failed; the history records ok"]
     assert row.target_recall is not None and row.target_recall < 0.5
+
+
+def test_the_benchmark_runs_the_gemini_path_against_the_loopback_stand_in(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = planted_sessions(1)[0].write(tmp_path)
+    repo = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, str(repo / "bench" / "snapshot_quality.py"), "--serve-loopback", str(path)],
+                         check=True, capture_output=True, text=True, env={**os.environ, "GEMINI_API_KEY": ""}).stdout
+    assert "through the loopback stand-in at http://127.0.0.1:" in out
+    row = next(line for line in out.splitlines() if line.startswith(path.name))
+    cells = row.split()
+    assert cells[1] == "gemini-loopback" and "%" in cells[-3]  # graded, with a size
+    assert "false claims: 0" in out

@@ -161,16 +161,27 @@ def test_revert_removes_the_tool_outputs_its_apply_wrote(tmp_path: Path, capsys:
     capsys.readouterr()
 
 
-@pytest.mark.xfail(strict=True, reason="the compaction numbers its saved outputs from 1 in every session "
-                   "(read_file_1.txt ...), as Gemini CLI does, so a second session of the same project names "
-                   "the first one's files and the store refuses to overwrite them; the fix belongs to the "
-                   "compaction (first_truncation_id after the numbers already in tool-outputs/), see the "
-                   "hostile2 report")
+def test_revert_leaves_a_tool_output_someone_rewrote_since(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemini CLI numbers its own saved outputs from 1 and writes over what is there: a file the apply created and
+    Gemini CLI rewrote since is Gemini CLI's now, and the revert leaves it (the others it removes)."""
+    path, outputs = _applied_with_outputs(tmp_path / "project" / "chats")
+    assert len(outputs) >= 1
+    taken, *rest = outputs
+    taken.write_text("Gemini CLI's own output, saved over ours")
+    assert main(["revert", str(path)]) == 0
+    assert taken.read_text() == "Gemini CLI's own output, saved over ours"
+    assert not any(p.exists() for p in rest)
+    capsys.readouterr()
+
+
 def test_two_sessions_of_one_project_both_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Saved outputs are numbered after those already in tool-outputs/: a second session's apply names files of
+    its own (Gemini CLI counts from 1 and overwrites), and each revert removes only its own."""
     from tests.hostile import hostile_session
 
     chats = tmp_path / "project" / "chats"
-    first, _ = _applied_with_outputs(chats)
+    first, first_outputs = _applied_with_outputs(chats)
+    kept = {p: p.read_bytes() for p in first_outputs}
     (tmp_path / "elsewhere").mkdir()
     second = chats / "session-second.jsonl"
     hostile_session(tmp_path / "elsewhere").rename(second)
@@ -178,4 +189,11 @@ def test_two_sessions_of_one_project_both_apply(tmp_path: Path, capsys: pytest.C
     code = main(["compact", str(second), "--provider", "offline", "--force", "--apply"])
     err = capsys.readouterr().err
     assert code == 0, err
-    assert main(["revert", str(first)]) == 0  # and each one's revert takes only its own outputs
+    [entry] = read_history(second).entries
+    second_outputs = [Path(name) for name in entry.outputs_new]
+    assert second_outputs and not set(second_outputs) & set(first_outputs)
+    assert all(p.read_bytes() == data for p, data in kept.items()), "the first session's outputs are untouched"
+    assert main(["revert", str(first)]) == 0
+    assert not any(p.exists() for p in first_outputs) and all(p.is_file() for p in second_outputs)
+    assert main(["revert", str(second)]) == 0
+    assert not any(p.exists() for p in second_outputs)

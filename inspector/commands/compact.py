@@ -182,6 +182,8 @@ def print_report(session: Session, result: CompressionResult, *, applying: bool 
                                                                         one_line=True)))
     if result.provenance is not None and result.provenance.focus_note:
         console.print(Text(visible(result.provenance.focus_note), "yellow"))
+    if result.provenance is not None and result.provenance.omitted_text():
+        console.print(Text(visible(result.provenance.omitted_text() or ""), "yellow"))
     if result.snapshot:
         console.print(Rule("final snapshot"))
         console.print(Text(visible(result.snapshot)))

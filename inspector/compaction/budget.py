@@ -223,12 +223,16 @@ def cut_output(turn: int, part: int, tool: str, text: str, path: str, max_chars:
 
 
 def truncated_content(content: dict[str, Any], truncations: Sequence[Truncation]) -> dict[str, Any]:
-    """``content`` with the given truncations (all of this turn) applied."""
+    """``content`` with the given truncations (all of this turn) applied.
+
+    An output short enough to be kept whole is read from ``content`` itself
+    (the truncation would read the turn again to learn it)."""
     parts = list(content.get("parts") or [])
     for truncation in truncations:
         fr = parts[truncation.part]["functionResponse"]
+        text = truncation.excerpt if truncation.cut else response_text(fr["response"])
         # Only the function response survives: other keys of the part are dropped.
-        parts[truncation.part] = {"functionResponse": {**fr, "response": {"output": truncation.excerpt}}}
+        parts[truncation.part] = {"functionResponse": {**fr, "response": {"output": text}}}
     return {**content, "parts": parts}
 
 

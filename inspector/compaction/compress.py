@@ -16,6 +16,7 @@ full texts in ``result.truncations``) for the store to write when applying.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,17 +28,18 @@ from inspector import quality
 from inspector.compaction import prompts
 from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR, Truncation, apply_budget, output_file_name, truncate_chars
+from inspector.compaction.reading import Planned, budget_applied
 from inspector.compaction.snapshot import OPEN, Provenance, find_snapshot_text
 from inspector.compaction.split import COMPRESS_FRACTION, ends_safely, find_split_point, is_split_candidate
 from inspector.compaction.split import split_candidates as candidates_of
 from inspector.compaction.staged import StageReport
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import Grounded, Reporting, Summariser, SummariserError
-from inspector.context import ContextFigures
+from inspector.context import ContextFigures, environment_quarters
 from inspector.jsjson import js_json_len, js_trim
 from inspector.progress import SILENT, Reporter
 from inspector.session.history import Turn
-from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
+from inspector.tokens import DEFAULT_THRESHOLD, content_parts, parts_quarters, token_limit
 
 
 class CompressionStatus(StrEnum):
@@ -59,7 +61,7 @@ class InvalidSplit(ValueError):
     """A chosen split that cannot start the kept part; the message is one line."""
 
 
-@dataclass
+@dataclass(repr=False)
 class CompressionResult:
     status: CompressionStatus
     original_token_count: int
@@ -92,6 +94,14 @@ class CompressionResult:
     @property
     def ok(self) -> bool:
         return not self.status.failed
+
+    def __repr__(self) -> str:
+        # Short on purpose: the default would spell out the whole new history, and asyncio's runner
+        # formats the repr of the task holding this result when it restores its Ctrl-C handler
+        # (Python 3.11), which took seconds on a big session.
+        return (f"CompressionResult(status={self.status.value}, original_token_count={self.original_token_count}, "
+                f"new_token_count={self.new_token_count}, split_point={self.split_point}, "
+                f"strategy={self.strategy!r}, provider={self.provider!r})")
 
     def finish(self, status: CompressionStatus, message: str, started: float) -> CompressionResult:
         """Set the outcome and the time taken since ``started`` (``time.monotonic``)."""
@@ -149,6 +159,11 @@ def contents_of(history: History) -> list[dict[str, Any]]:
     return [item.content if isinstance(item, Turn) else item for item in history]
 
 
+def quarters_of(contents: Sequence[dict[str, Any]]) -> int:
+    """The quarter tokens of every part of ``contents`` (``estimate_contents`` before its floor)."""
+    return sum(parts_quarters(content_parts(c)) for c in contents)
+
+
 def _split(contents: list[dict[str, Any]]) -> int:
     weights = [js_json_len(c) for c in contents]
     flags = [is_split_candidate(c) for c in contents]
@@ -157,13 +172,16 @@ def _split(contents: list[dict[str, Any]]) -> int:
 
 def _has_snapshot(contents: Sequence[dict[str, Any]]) -> str | None:
     """The newest text part holding a ``<state_snapshot>`` (the reference's ``text?.includes``)."""
-    found = None
-    for content in contents:
-        for part in content.get("parts") or []:
-            text = part.get("text") if isinstance(part, dict) else None
-            if isinstance(text, str) and OPEN in text:
-                found = text
-    return found
+    for content in reversed(contents):
+        parts = content.get("parts")
+        if not parts:
+            continue
+        for part in reversed(parts):
+            if isinstance(part, dict):
+                text = part.get("text")
+                if isinstance(text, str) and OPEN in text:
+                    return text
+    return None
 
 
 def start_result(
@@ -179,13 +197,15 @@ def start_result(
     )
 
 
-def check_split(contents: Sequence[dict[str, Any]], split: int) -> None:
+def check_split(contents: Sequence[dict[str, Any]], split: int, valid: Sequence[int] | None = None) -> None:
     """Raise ``InvalidSplit`` unless ``split`` may start the kept part of ``contents``.
 
     Valid: the reference's candidates (before a user prompt) and the agentic
-    ones (before a model turn that separates no call from its response).
+    ones (before a model turn that separates no call from its response);
+    ``valid`` when they are known already (in order).
     """
-    valid = sorted({*candidates_of(list(contents)), *agentic_candidates(list(contents))})
+    if valid is None:
+        valid = sorted({*candidates_of(list(contents)), *agentic_candidates(list(contents))})
     if split in valid:
         return
     before = [c for c in valid if c < split][-1:]
@@ -224,6 +244,7 @@ async def compress(
     first_truncation_id: int = 1,
     statuses: ToolStatuses = NO_STATUSES,
     reporter: Reporter = SILENT,
+    planned: Planned | None = None,
 ) -> CompressionResult:
     """Compress a curated history (Content dicts or ``Turn``s); see the module doc.
 
@@ -236,14 +257,27 @@ async def compress(
     (no acknowledgement, so the roles still alternate).  Cancel the task to
     stop it.  ``statuses``: each tool call's recorded status, for the fact check.
     ``reporter``: each stage and the turns it has done; ``Cancelled`` when it says stop.
+    ``first_truncation_id``: the number the budget's first saved output takes (Gemini CLI's: 1).
+    ``planned``: what ``analyze`` measured of this history (``reading.Planned``), reused when it
+    fits (same length, limit, recorded prompt and output folder) instead of measured again; with
+    another first number its budget is planned again from its figures (``Planned.numbered_from``).
     """
     started = time.monotonic()
     curated = contents_of(history)
     limit = token_limit(model)
     threshold = threshold if threshold else DEFAULT_THRESHOLD
-    env = [environment] if environment else []
+    env_quarters = environment_quarters(environment)
     like_for_like = original_tokens is None
-    original = estimate_contents(env + curated) if like_for_like else int(original_tokens or 0)
+    max_chars = truncate_chars(limit, recorded_prompt_tokens or 0)
+    folder = str((Path(temp_dir) if temp_dir is not None else Path(".")) / TOOL_OUTPUTS_DIR) + os.sep
+    reuse = planned if planned is not None and planned.fits(
+        len(curated), token_limit=limit, recorded_prompt_tokens=recorded_prompt_tokens, output_folder=folder) else None
+    if not like_for_like:
+        original = int(original_tokens or 0)
+    elif reuse is not None:
+        original = (env_quarters + reuse.quarters(0, len(curated))) // 4
+    else:
+        original = (env_quarters + quarters_of(curated)) // 4
     result = start_result(
         summariser, original=original if curated else 0, recorded_prompt_tokens=recorded_prompt_tokens,
         source_sha256=source_sha256, threshold=threshold, limit=limit, force=force, instruction=instruction,
@@ -262,18 +296,29 @@ async def compress(
 
     reporter.check()
     reporter.report("tool-output budget", 0, len(curated))
-    folder = Path(temp_dir) if temp_dir is not None else Path(".")
-    truncated, truncations = apply_budget(
-        curated,
-        lambda tool, seq: str(folder / TOOL_OUTPUTS_DIR / output_file_name(tool, seq + first_truncation_id - 1)),
-        max_chars=truncate_chars(limit, recorded_prompt_tokens or 0),
-    )
+    if reuse is not None:  # what analyze planned (numbered as asked), applied
+        reuse = reuse.numbered_from(first_truncation_id, curated, max_chars)
+        truncations = list(reuse.truncations)
+        truncated = budget_applied(curated, truncations)
+    else:
+        truncated, truncations = apply_budget(
+            curated, lambda tool, seq: folder + output_file_name(tool, seq + first_truncation_id - 1),
+            max_chars=max_chars,
+        )
     result.truncations = truncations
     if split is not None:
-        check_split(truncated, split)
+        check_split(truncated, split, reuse.valid_splits() if reuse is not None else None)
+
+    changes = reuse.budget_changes(truncated) if reuse is not None else {}
+
+    def truncated_quarters(start: int) -> int:
+        """Quarter tokens of ``truncated[start:]``."""
+        if reuse is None:
+            return quarters_of(truncated[start:])
+        return reuse.quarters(start, len(curated)) + sum(d for turn, d in changes.items() if turn >= start)
 
     if has_failed_attempt and not force:
-        count = estimate_contents((env if like_for_like else []) + truncated)
+        count = ((env_quarters if like_for_like else 0) + truncated_quarters(0)) // 4
         if count < original:
             result.new_history, result.kept_from, result.new_token_count = truncated, 0, count
             return done(CompressionStatus.CONTENT_TRUNCATED,
@@ -283,7 +328,10 @@ async def compress(
     if split is not None:
         point, result.split_kind = split, "chosen"
     elif agentic:
-        point, result.split_kind = agentic_split(truncated), "agentic"
+        weights = reuse.agentic_weights(truncated) if reuse is not None else None
+        point, result.split_kind = agentic_split(truncated, weights), "agentic"
+    elif reuse is not None:
+        point, result.split_kind = reuse.split_after_budget(truncated), "reference"
     else:
         point, result.split_kind = _split(truncated), "reference"
     result.split_point = result.kept_from = point
@@ -291,32 +339,36 @@ async def compress(
         return done(CompressionStatus.NOOP, "nothing comes before the split point, so there is nothing to summarise")
 
     original_older = curated[:point]
-    older_tokens = estimate_contents(original_older)
+    older_tokens = (reuse.quarters(0, point) if reuse is not None else quarters_of(original_older)) // 4
     if older_tokens < limit:
         for_summariser, result.summarised_with = original_older, "original"
+        summarised_tokens: int | None = older_tokens
     else:
         for_summariser, result.summarised_with = truncated[:point], "truncated"
+        summarised_tokens = (truncated_quarters(0) - truncated_quarters(point)) // 4 if reuse is not None else None
     if isinstance(summariser, Grounded):
-        summariser.ground(statuses)
-    try:
-        draft, final, previous = await summarise_twice(
-            summariser, for_summariser, instruction=instruction, system_prompt=system_prompt, reporter=reporter
-        )
-    except SummariserError as exc:
-        return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
-    result.draft_snapshot = draft
-    result.previous_snapshot = previous
-    if not final:
-        return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
-    result.snapshot = final
-    result.facts = quality.check_snapshot(for_summariser, final, statuses, replaced_tokens=older_tokens,
-                                          reporter=reporter)
+        summariser.ground(statuses, summarised_tokens)
+    with quality.start(for_summariser, statuses) as extraction:  # the independent facts, read meanwhile
+        try:
+            draft, final, previous = await summarise_twice(
+                summariser, for_summariser, instruction=instruction, system_prompt=system_prompt, reporter=reporter
+            )
+        except SummariserError as exc:
+            return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
+        result.draft_snapshot = draft
+        result.previous_snapshot = previous
+        if not final:
+            return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
+        result.snapshot = final
+        result.facts = quality.check_snapshot(for_summariser, final, statuses, replaced_tokens=older_tokens,
+                                              reporter=reporter, extraction=extraction)
     reporter.check()
     result.provenance = summariser.cite(final) if isinstance(summariser, Grounded) else None
 
     kept = truncated[point:]
-    new_history = [*snapshot_turns(final, kept[0] if kept else None, acknowledgement), *kept]
-    result.new_token_count = estimate_contents(env + new_history)
+    summary = snapshot_turns(final, kept[0] if kept else None, acknowledgement)
+    new_history = [*summary, *kept]
+    result.new_token_count = (env_quarters + quarters_of(summary) + truncated_quarters(point)) // 4
     if result.new_token_count > original:
         return done(CompressionStatus.COMPRESSION_FAILED_INFLATED_TOKEN_COUNT,
                     f"the new history ({result.new_token_count:,} tokens) would be larger than the old "
@@ -359,9 +411,11 @@ async def summarise_twice(
     return draft, final, find_snapshot_text(previous) if previous else None
 
 
-def agentic_split(contents: list[dict[str, Any]]) -> int:
-    """The reference's 70%-of-the-weight rule applied to the agentic candidates."""
+def agentic_split(contents: list[dict[str, Any]], weights: Sequence[int] | None = None) -> int:
+    """The reference's 70%-of-the-weight rule applied to the agentic candidates
+    (``weights``: each turn's JSON length, when known)."""
     candidates = set(agentic_candidates(contents))
-    weights = [js_json_len(c) for c in contents]
+    if weights is None:
+        weights = [js_json_len(c) for c in contents]
     flags = [i in candidates for i in range(len(contents))]
     return find_split_point(weights, flags, False, COMPRESS_FRACTION)

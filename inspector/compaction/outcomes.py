@@ -26,6 +26,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.compaction.snapshot import text_lines
+
 SHELL_TOOLS = frozenset({"run_shell_command", "shell", "run_command", "bash"})
 READ_TOOLS = frozenset({"read_file", "read_many_files", "view_file"})
 WRITE_TOOLS = frozenset({"write_file", "create_file"})
@@ -71,21 +73,24 @@ class Outcome:
         return f'{self.state}: "{self.detail}"'
 
 
+_KIND_OF = {name: kind for kind, names in (
+    ("shell", SHELL_TOOLS), ("read", READ_TOOLS), ("write", WRITE_TOOLS), ("edit", EDIT_TOOLS), ("list", LIST_TOOLS),
+    ("glob", GLOB_TOOLS), ("search", SEARCH_TOOLS), ("fetch", FETCH_TOOLS), ("web_search", WEB_SEARCH_TOOLS),
+    ("memory", MEMORY_TOOLS), ("todos", TODO_TOOLS)) for name in names}
+
+
 def tool_kind(name: str, args: dict[str, Any]) -> str:
     """shell, read, write, edit, list, glob, search, fetch, web_search, memory, todos or other."""
-    low = name.lower()
-    for kind, names in (("shell", SHELL_TOOLS), ("read", READ_TOOLS), ("write", WRITE_TOOLS), ("edit", EDIT_TOOLS),
-                        ("list", LIST_TOOLS), ("glob", GLOB_TOOLS), ("search", SEARCH_TOOLS), ("fetch", FETCH_TOOLS),
-                        ("web_search", WEB_SEARCH_TOOLS), ("memory", MEMORY_TOOLS), ("todos", TODO_TOOLS)):
-        if low in names:
-            return kind
+    kind = _KIND_OF.get(name) or _KIND_OF.get(name.lower())
+    if kind is not None:
+        return kind
     if isinstance(args.get("command"), str):
         return "shell"
     return "other"
 
 
 def first_line(text: str, limit: int = 160) -> str:
-    line = next((ln.strip() for ln in text[:EDGE].splitlines() if ln.strip()), "")
+    line = next((ln.strip() for ln in text_lines(text[:EDGE]) if ln.strip()), "")
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
@@ -221,6 +226,10 @@ def _memory_outcome(text: str) -> Outcome:
     return Outcome(UNKNOWN)
 
 
+_SUCCEEDED, _UNREAD = Outcome(OK), Outcome(UNKNOWN)
+_READ_FURTHER = frozenset({"write", "edit", "shell"})  # kinds whose text says more than a "success" status
+
+
 def read_outcome(kind: str, response: Any, status: str | None) -> Outcome:
     """The outcome of one call from its recorded status and its ``functionResponse.response``."""
     error = error_field(response)
@@ -228,6 +237,8 @@ def read_outcome(kind: str, response: Any, status: str | None) -> Outcome:
         return Outcome(CANCELLED)
     if status == "error" or error is not None:
         return Outcome(FAILED, first_line(error or result_text(response) or ""))
+    if status == "success" and kind not in _READ_FURTHER:
+        return _SUCCEEDED  # nothing in the text can say more
     text = result_text(response)
     created: bool | None = None
     if text is not None and kind in ("write", "edit"):
@@ -239,9 +250,9 @@ def read_outcome(kind: str, response: Any, status: str | None) -> Outcome:
         if read.state != UNKNOWN or status != "success":
             return read
     if status == "success":
-        return Outcome(OK, created=created)
+        return Outcome(OK, created=created) if created is not None else _SUCCEEDED
     if text is None:
-        return Outcome(UNKNOWN)
+        return _UNREAD
     if kind == "memory":
         return _memory_outcome(text)
     if text.startswith(_SUCCESS_FORMS.get(kind, ("\0",))):

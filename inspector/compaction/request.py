@@ -5,19 +5,27 @@ builds one from its flags and the app from its dialog; a combination that
 cannot work is refused with a one-line ``RequestError`` and every accepted
 field is honoured by ``strategies.run_request``.  ``compaction_context``
 reads what the loaded session says (model, environment turn, recorded
-prompt, tool statuses, where tool outputs go, the file's hash) from the
-same ``Analysis`` that ``analyze`` and the app's header show, so every face
-decides from the same figures.
+prompt, where tool outputs go and the first number free there, the file's
+hash) from the same ``Analysis``
+that ``analyze`` and the app's header show, so every face decides from the
+same figures; it carries the figures that analysis measured
+(``reading.Planned``) so a compaction does not measure them again, and a
+``reading.HistoryReader`` that reads the turns' contents and the recorded
+tool statuses once, when the compaction starts.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from inspector.analysis import Analysis, project_temp_dir
-from inspector.compaction.statuses import ToolStatuses, tool_statuses
+from inspector.compaction.budget import TOOL_OUTPUTS_DIR
+from inspector.compaction.reading import HistoryReader, Planned, planned
+from inspector.compaction.statuses import ToolStatuses
 from inspector.context import environment_turn
 from inspector.session.loader import Session
 
@@ -95,20 +103,60 @@ class CompactionContext:
     threshold: float
     recorded_prompt_tokens: int | None  # the one rule: ``Analysis.recorded_prompt_tokens``
     environment: dict[str, Any] | None
-    statuses: ToolStatuses
     temp_dir: Path
+    first_truncation_id: int  # the number of the first output the budget saves (``next_truncation_id``)
     source_sha256: str | None
+    reader: HistoryReader  # the turns' contents and recorded tool statuses, read once
+    planned: Planned  # what the analysis measured, reused by ``compress``
+
+    @property
+    def statuses(self) -> ToolStatuses:
+        """The status Gemini CLI recorded for each tool result (reads the turns the first time)."""
+        return self.reader.read().statuses
 
 
 def compaction_context(session: Session, analysis: Analysis) -> CompactionContext:
     """The context for compacting ``session``; ``analysis`` is its analysis (with any model or
     threshold override already applied)."""
+    temp_dir = project_temp_dir(session.path)
     return CompactionContext(
         model=analysis.model,
         threshold=analysis.threshold,
         recorded_prompt_tokens=analysis.recorded_prompt_tokens,
         environment=environment_turn(session),
-        statuses=tool_statuses(session, analysis.turns),
-        temp_dir=project_temp_dir(session.path),
+        temp_dir=temp_dir,
+        first_truncation_id=next_truncation_id(temp_dir / TOOL_OUTPUTS_DIR),
         source_sha256=session.sha256 or None,
+        reader=HistoryReader(session, analysis.turns, analysis.json_chars),
+        planned=planned(analysis, output_folder(temp_dir)),
     )
+
+
+def output_folder(temp_dir: Path) -> str:
+    """Where the tool-output budget saves whole outputs, as ``analyze`` names it (with a trailing separator)."""
+    return str(temp_dir / TOOL_OUTPUTS_DIR) + os.sep
+
+
+# The number ``budget.output_file_name`` ends a name with: ``<tool>_<n>.txt``, or ``<n>.txt``.
+_SAVED_NUMBER = re.compile(r"(?:^|_)([0-9]+)\.txt\Z", re.IGNORECASE)
+
+
+def next_truncation_id(folder: Path) -> int:
+    """One more than the highest number a saved output's name in ``folder`` holds (1 for none).
+
+    Gemini CLI numbers the outputs its budget saves from 1 in every process and
+    overwrites whatever holds the name; numbering after the files already there
+    gives each applied session names of its own, so one session's apply never
+    names another's outputs (the store refuses to overwrite one that appears
+    meanwhile).  ``analyze`` still shows Gemini CLI's own numbering.
+    """
+    highest = 0
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                found = _SAVED_NUMBER.search(entry.name)
+                if found:
+                    highest = max(highest, int(found.group(1)))
+    except OSError:  # no folder yet (or not one that can be listed: the store reports it when writing)
+        return 1
+    return highest + 1

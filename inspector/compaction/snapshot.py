@@ -13,12 +13,26 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.jsjson import js_trim
+
 OPEN = "<state_snapshot>"
 CLOSE = "</state_snapshot>"
 
 _SECTION = re.compile(r"<([A-Za-z_][\w.-]*)\s*>(.*?)</\1\s*>", re.S)
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
-_SPACE = re.compile(r"\s+")
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a text a session holds: only "\n" ends one (the "\r" of "\r\n" goes with it).
+
+    In the JSON text Gemini CLI writes those are the only line ends; ``str.splitlines``
+    would also break a line at \x0b, \x0c, \x1c-\x1e, \x85, \u2028 and \u2029. As
+    ``str.split``, a text ending in "\n" ends with an empty line.
+    """
+    lines = text.split("\n")
+    if "\r" in text:
+        lines[:-1] = [line[:-1] if line.endswith("\r") else line for line in lines[:-1]]
+    return lines
 
 
 @dataclass(frozen=True)
@@ -28,9 +42,9 @@ class Section:
 
     @property
     def lines(self) -> list[str]:
-        """The non-blank lines of the body, stripped, comments removed."""
+        """The non-blank lines of the body (``text_lines``), trimmed as JavaScript trims, comments removed."""
         text = _COMMENT.sub("", self.body)
-        return [line.strip() for line in text.splitlines() if line.strip()]
+        return [line for line in map(js_trim, text_lines(text)) if line]
 
 
 @dataclass(frozen=True)
@@ -88,7 +102,7 @@ def parse(text: str) -> Snapshot:
 
 
 def normalise_line(line: str) -> str:
-    return _SPACE.sub(" ", line.strip().lstrip("-*• ").strip()).lower()
+    return " ".join(line.strip().lstrip("-*• ").split()).lower()
 
 
 # -- diff -------------------------------------------------------------------
@@ -212,6 +226,17 @@ class Provenance:
 
     lines: tuple[LineSource, ...] = ()
     focus_note: str | None = None  # how the focus instruction was honoured, or why it could not be
+    omitted: tuple[tuple[str, int], ...] = ()  # (kind, count) of lines left out to fit the budget, first dropped first
+    budget_tokens: int | None = None  # the most the snapshot could take
+
+    def omitted_text(self) -> str | None:
+        """The lines left out to fit the budget, in one sentence (None when none were)."""
+        if not self.omitted:
+            return None
+        total = sum(count for _kind, count in self.omitted)
+        kinds = ", ".join(f"{count:,} {kind}" for kind, count in self.omitted)
+        within = f" within {self.budget_tokens:,} tokens" if self.budget_tokens is not None else ""
+        return f"{total:,} line{'s' if total != 1 else ''} left out to keep the snapshot{within}: {kinds}."
 
     def turns_of(self, section: str, line: str) -> tuple[int, ...]:
         """The turns of ``line`` in ``section`` (bullets and spacing ignored); () if unknown."""
@@ -226,7 +251,8 @@ class Provenance:
         lines = tuple(LineSource(s.section, s.text, tuple(sorted({o for t in s.turns if 0 <= t < len(origins)
                                                                  and (o := origins[t]) is not None})))
                       for s in self.lines)
-        return Provenance(lines, self.focus_note)
+        return Provenance(lines, self.focus_note, self.omitted, self.budget_tokens)
 
     def to_json(self) -> dict[str, Any]:
-        return {"lines": [s.to_json() for s in self.lines], "focus_note": self.focus_note}
+        return {"lines": [s.to_json() for s in self.lines], "focus_note": self.focus_note,
+                "omitted": dict(self.omitted), "omitted_note": self.omitted_text(), "budget_tokens": self.budget_tokens}

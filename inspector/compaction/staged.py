@@ -24,6 +24,7 @@ from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.pairs import pair_calls, repair_pairs
 from inspector.compaction.split import is_split_candidate
 from inspector.jsjson import js_stringify
+from inspector.progress import SILENT, Reporter
 from inspector.tokens import parts_quarters
 
 ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"
@@ -258,11 +259,13 @@ async def run_staged(
     config: StagedConfig,
     summarise: Summarise | None = None,
     split: int | None = None,
+    reporter: Reporter = SILENT,
 ) -> StagedResult:
     """Run the stages cheapest first until the history fits ``config.target_tokens``.
 
     ``split`` (an index into ``contents``) fixes where the summary stage
     splits, when that turn is still there; otherwise ``summary_split`` picks.
+    ``reporter`` hears each stage as it starts (``staged: <stage>``) and may stop the run there.
     """
     current = list(contents)
     origin: list[int | None] = list(range(len(contents)))
@@ -275,8 +278,13 @@ async def run_staged(
     def record(name: str, applied: bool, start: int, detail: str) -> None:
         result.stages.append(StageReport(name, applied, start, size, detail))
 
+    def begin(name: str) -> None:
+        reporter.check()
+        reporter.report(f"staged: {name}", 0, len(current))
+
     # 0. exact duplicates (lossless)
     if not fits():
+        begin("duplicates")
         start = size
         unique, dropped = drop_duplicate_results(current)
         if dropped:
@@ -286,6 +294,7 @@ async def run_staged(
                f"{dropped} repeated tool-result turns removed" if dropped else "no repeated tool results")
     # 1. prune
     if not fits():
+        begin("prune")
         start = size
         pruned, detail = prune_tool_outputs(current, config)
         pruned_size = tokens_of(pruned)
@@ -297,6 +306,7 @@ async def run_staged(
         record("prune", applied, start, detail if applied else f"would save only {saved:,} tokens; skipped")
     # 2. deduplicate file reads
     if not fits():
+        begin("dedupe")
         start = size
         deduped, detail, touched = dedupe_file_reads(current, config)
         deduped_size = tokens_of(deduped)
@@ -330,6 +340,7 @@ async def run_staged(
             record("summarise", False, start, "no split leaves enough recent turns; skipped")
     # 4. sliding window
     if not fits():
+        begin("window")
         start = size
         windowed, kept_from, dropped = sliding_window(current, config)
         if dropped:

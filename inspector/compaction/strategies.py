@@ -31,10 +31,10 @@ from inspector.compaction.compress import (
 from inspector.compaction.request import STRATEGIES, CompactionContext, CompactionRequest, compaction_context
 from inspector.compaction.staged import StagedConfig, run_staged
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
-from inspector.compaction.summarisers.base import Grounded, Summariser, SummariserError
+from inspector.compaction.summarisers.base import NO_ROOM, Grounded, Summariser, SummariserError
 from inspector.context import ContextFigures
 from inspector.progress import SILENT, Reporter
-from inspector.session.loader import Session
+from inspector.session.loader import Session, paused_gc
 from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
 
 DEFAULT_TARGET_FRACTION = 0.25  # of the model's window
@@ -122,30 +122,46 @@ async def compress_staged(
 
     turn_of = {id(c): i for i, c in enumerate(curated)}
     origins: list[int | None] = []
+    no_room: list[str] = []  # why the summariser could not write a snapshot small enough
 
     async def summarise(older: list[dict[str, Any]]) -> tuple[str, str]:
         origins[:] = [turn_of.get(id(c)) for c in older]  # the stages may drop turns: statuses follow their turn
         if isinstance(summariser, Grounded):
             summariser.ground(statuses.remapped(origins))
-        draft, final, previous = await summarise_twice(
-            summariser, older, instruction=instruction, system_prompt=system_prompt, reporter=reporter
-        )
+        try:
+            draft, final, previous = await summarise_twice(
+                summariser, older, instruction=instruction, system_prompt=system_prompt, reporter=reporter
+            )
+        except SummariserError as exc:
+            if exc.kind != NO_ROOM:
+                raise
+            no_room.append(str(exc))  # too little to summarise: the stage is skipped, the next ones run
+            return "", ""
         result.previous_snapshot = previous
         return draft, final
 
+    extraction = quality.start(curated, statuses)  # the independent facts, read meanwhile
     try:
-        staged = await run_staged(curated, config, summarise, split=split)
+        staged = await run_staged(curated, config, summarise, split=split, reporter=reporter)
     except SummariserError as exc:
+        extraction.close()
         return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
+    except BaseException:
+        extraction.close()
+        raise
     result.stages = staged.stages
+    for stage in staged.stages:
+        if stage.name == "summarise" and not stage.applied and no_room:
+            stage.detail = f"{no_room[0]}; skipped"
     result.draft_snapshot, result.snapshot = staged.draft_snapshot, staged.snapshot
     cited = summariser.cite(staged.snapshot) if staged.snapshot and isinstance(summariser, Grounded) else None
     result.provenance = cited.remapped(origins) if cited else None
     result.split_point = staged.summarised_until
     result.split_kind = "staged" if staged.snapshot else None
     result.new_token_count = env_tokens + staged.tokens_after
-    result.facts = quality.check_history(curated, statuses, staged.snapshot or "",
-                                         kept_turns(staged.sources, len(curated)), reporter)
+    with extraction:
+        result.facts = quality.check_history(curated, statuses, staged.snapshot or "",
+                                             kept_turns(staged.sources, len(curated)), reporter, extraction)
     target_text = f"target {goal:,} tokens"
     if not staged.stages_used:
         result.new_token_count = before
@@ -166,25 +182,33 @@ async def run_request(
     """The compaction ``request`` asks for, on a session's ``history``: what ``compact`` and the app run.
 
     ``reporter`` hears each stage with the turns done, and may stop the run (``progress.Cancelled``).
+    On the history the context was read from, the turns are read once (``reading.HistoryReader``)
+    and what the analysis measured is reused (``reading.Planned``).  The cyclic garbage collector
+    waits meanwhile: the run makes hundreds of thousands of long-lived objects and no cycles.
     """
-    split = request.split
-    if request.agentic and request.strategy == "staged":
-        split = agentic_split(contents_of(history))  # the staged summary stage splits there
-    if request.strategy == "staged":
-        return await compress_staged(
-            history, summariser, model=context.model, force=request.force, threshold=context.threshold,
-            target=request.target, split=split, recorded_prompt_tokens=context.recorded_prompt_tokens,
-            environment=context.environment, instruction=request.instruction,
-            system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=context.statuses,
-            reporter=reporter,
+    with paused_gc():
+        read = context.reader.read(reporter) if context.planned.covers(history) else None
+        contents = read.contents if read is not None else contents_of(history)
+        statuses = read.statuses if read is not None else NO_STATUSES
+        split = request.split
+        if request.agentic and request.strategy == "staged":
+            split = agentic_split(contents)  # the staged summary stage splits there
+        if request.strategy == "staged":
+            return await compress_staged(
+                contents, summariser, model=context.model, force=request.force, threshold=context.threshold,
+                target=request.target, split=split, recorded_prompt_tokens=context.recorded_prompt_tokens,
+                environment=context.environment, instruction=request.instruction,
+                system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=statuses,
+                reporter=reporter,
+            )
+        return await compress(
+            contents, summariser, model=context.model, force=request.force, threshold=context.threshold,
+            split=split, agentic=request.agentic, recorded_prompt_tokens=context.recorded_prompt_tokens,
+            environment=context.environment, temp_dir=context.temp_dir,
+            first_truncation_id=context.first_truncation_id, instruction=request.instruction,
+            system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=statuses,
+            reporter=reporter, planned=context.planned if read is not None else None,
         )
-    return await compress(
-        history, summariser, model=context.model, force=request.force, threshold=context.threshold,
-        split=split, agentic=request.agentic, recorded_prompt_tokens=context.recorded_prompt_tokens,
-        environment=context.environment, temp_dir=context.temp_dir, instruction=request.instruction,
-        system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=context.statuses,
-        reporter=reporter,
-    )
 
 
 async def compact_session(

@@ -15,12 +15,13 @@ from typing import Any
 
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.progress import SILENT, Reporter
+from inspector.quality.background import Extraction, start
 from inspector.quality.grade import Check, FalseClaim, Report, grade, replaced
 from inspector.quality.ground import KINDS, Fact, Ground, extract
 
 __all__ = [
-    "KINDS", "Check", "Fact", "FalseClaim", "Ground", "Report", "check_history", "check_snapshot", "extract",
-    "grade", "history_text",
+    "KINDS", "Check", "Extraction", "Fact", "FalseClaim", "Ground", "Report", "check_history", "check_snapshot",
+    "extract", "grade", "history_text", "start",
 ]
 
 
@@ -31,10 +32,14 @@ def check_snapshot(
     *,
     replaced_tokens: int | None = None,
     reporter: Reporter = SILENT,
+    extraction: Extraction | None = None,
 ) -> Report:
-    """The facts of ``contents`` (the summarised turns) that ``snapshot`` keeps, and its false claims."""
+    """The facts of ``contents`` (the summarised turns) that ``snapshot`` keeps, and its false claims.
+
+    ``extraction``: the facts of ``contents`` already begun (``start``), else they are read now."""
     tokens = replaced(contents) if replaced_tokens is None else replaced_tokens
-    return grade(extract(contents, statuses, reporter), snapshot, replaced_tokens=tokens)
+    ground = extraction.result(reporter) if extraction is not None else extract(contents, statuses, reporter)
+    return grade(ground, snapshot, replaced_tokens=tokens)
 
 
 def check_history(
@@ -43,9 +48,11 @@ def check_history(
     snapshot: str,
     kept_turns: Iterable[int],
     reporter: Reporter = SILENT,
+    extraction: Extraction | None = None,
 ) -> Report:
     """The facts of a whole history kept by a new one: turns it copies word for word, and its snapshot."""
-    return grade(extract(contents, statuses, reporter), snapshot, kept_turns=kept_turns)
+    ground = extraction.result(reporter) if extraction is not None else extract(contents, statuses, reporter)
+    return grade(ground, snapshot, kept_turns=kept_turns)
 
 
 def history_text(contents: Sequence[dict[str, Any]]) -> str:

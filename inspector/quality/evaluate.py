@@ -37,6 +37,8 @@ class Row:
     seconds: float = 0.0
     extractor_misses: int | None = None  # planted facts the extractor did not find, plus facts it made up
     message: str = ""
+    omitted: tuple[tuple[str, int], ...] = ()  # lines of each kind the summariser left out to fit its budget
+    budget_tokens: int | None = None  # the most its snapshot could take (a summariser that says)
 
     @property
     def size_share(self) -> float | None:
@@ -84,4 +86,6 @@ async def evaluate(path: Path, summariser: Summariser, *, planted: Sequence[Plan
         target_recall=report.recall_of(TARGET_KINDS), false_claims=tuple(report.false_claims),
         snapshot_tokens=report.snapshot_tokens, replaced_tokens=report.replaced_tokens, seconds=took,
         extractor_misses=misses, message=result.message,
+        omitted=result.provenance.omitted if result.provenance else (),
+        budget_tokens=result.provenance.budget_tokens if result.provenance else None,
     )

@@ -140,7 +140,7 @@ class Report:
 # -- reading the snapshot ---------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Clause:
     section: str
     line: str  # the whole line
@@ -151,18 +151,21 @@ class Clause:
     spans: tuple[str, ...]  # its backticked spans
 
 
+_SEPARATOR = re.compile(r'`[^`]*`?|"[^"]*"?|; ')  # a span (to its end, or the line's) or a clause separator
+_TICKED = re.compile(r"`[^`\n]*`")
+_TOOL_NAME = re.compile(r"[a-z_]+")
+_NOT_RECORDED = re.compile(r"\bnot recorded\b", re.I)
+
+
 def _split_outside_spans(line: str) -> list[str]:
+    """The clauses of a line: split at ``; `` outside backticked and double-quoted spans."""
     if "; " not in line:
         return [line]
-    pieces, depth_tick, depth_quote, start = [], False, False, 0
-    for i, ch in enumerate(line):
-        if ch == "`" and not depth_quote:
-            depth_tick = not depth_tick
-        elif ch == '"' and not depth_tick:
-            depth_quote = not depth_quote
-        elif ch == ";" and not depth_tick and not depth_quote and line[i + 1: i + 2] == " ":
-            pieces.append(line[start:i])
-            start = i + 2
+    pieces, start = [], 0
+    for match in _SEPARATOR.finditer(line):
+        if match.group() == "; ":
+            pieces.append(line[start:match.start()])
+            start = match.end()
     pieces.append(line[start:])
     return [p for p in pieces if p.strip()]
 
@@ -179,7 +182,7 @@ def snapshot_lines(text: str) -> list[tuple[str, str]]:
     section = ""
     for raw in body.split("\n"):
         line = raw.strip()
-        tag = re.fullmatch(r"<(/?)([A-Za-z_][\w.-]*)\s*>(.*?)(?:</\2\s*>)?", line)
+        tag = re.fullmatch(r"<(/?)([A-Za-z_][\w.-]*)\s*>(.*?)(?:</\2\s*>)?", line) if line[:1] == "<" else None
         if tag:
             if tag.group(1):
                 section = ""
@@ -194,24 +197,29 @@ def snapshot_lines(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def clauses(text: str) -> list[Clause]:
+def clauses(text: str, lines: Sequence[tuple[str, str]] | None = None) -> list[Clause]:
+    """Every clause of a snapshot (``lines``: its ``snapshot_lines``, when read already)."""
     out = []
-    for section, line in snapshot_lines(text):
+    said: dict[str, tuple[frozenset[str], frozenset[str]]] = {}  # the words outside spans -> outcomes, ops
+    for section, line in snapshot_lines(text) if lines is None else lines:
         plain_line = _SPANS.sub(" ", line)
         head = plain_line.split(":", 1)[0] if ":" in plain_line[:48] else ""
         for piece in _split_outside_spans(line):
             plain = _SPANS.sub(" ", piece) + " " + head
-            ticks = tuple(s.strip("`") for s in re.findall(r"`[^`\n]*`", piece))
-            tools = " ".join(t for t in ticks if re.fullmatch(r"[a-z_]+", t))  # a tool's name says what it did
-            ops = _classes(_OPS, plain) | _classes(_OPS, tools)
-            out.append(Clause(section, line, piece, squash(piece.replace("`", "")),
-                              frozenset(_outcomes(plain)), frozenset(ops), ticks))
+            ticks = tuple(s.strip("`") for s in _TICKED.findall(piece))
+            tools = " ".join(t for t in ticks if _TOOL_NAME.fullmatch(t))  # a tool's name says what it did
+            key = f"{plain}\n{tools}"
+            known = said.get(key)
+            if known is None:
+                known = said[key] = (frozenset(_outcomes(plain)), frozenset(_classes(_OPS, plain) |
+                                                                            _classes(_OPS, tools)))
+            out.append(Clause(section, line, piece, squash(piece.replace("`", "")), known[0], known[1], ticks))
     return out
 
 
 def _outcomes(text: str) -> set[str]:
     found = _classes(_OUTCOMES, text)
-    if re.search(r"\bnot recorded\b", text, re.I):
+    if _NOT_RECORDED.search(text):
         found.discard("ok")
     return found
 
@@ -328,21 +336,30 @@ class _CommandFinder:
         return [k for k in found if not any(k != other and k in other for other in found)]
 
 
-class _LineIndex:
-    """Snapshot lines by the content words they hold."""
+_WORD_TOKEN = re.compile(r"[^\W_](?:[\w./'-]*[\w/])?")  # ``ground.words``' tokens, already stripped of .'-
 
-    def __init__(self, lines: Sequence[str]) -> None:
+
+class _LineIndex:
+    """Snapshot lines by the content words they hold (only the words some fact looks for)."""
+
+    def __init__(self, lines: Sequence[str], facts: Iterable[Fact]) -> None:
         self.lines = lines
+        self._joined: str | None = None
+        self._wanted = {fact.key: words(fact.key)[:8] for fact in facts}
+        looked_for = {w for ws in self._wanted.values() for w in ws}
         self.postings: dict[str, list[int]] = {}
-        for number, line in enumerate(lines):
-            for word in words(line):
-                self.postings.setdefault(word, []).append(number)
+        if looked_for:
+            for number, line in enumerate(lines):
+                for word in looked_for.intersection(_WORD_TOKEN.findall(line)):
+                    self.postings.setdefault(word, []).append(number)
 
     def holds(self, fact: Fact) -> bool:
         """One line holds two thirds of the fact's first eight content words."""
-        wanted = words(fact.key)[:8]
+        wanted = self._wanted[fact.key] if fact.key in self._wanted else words(fact.key)[:8]
         if not wanted:
-            return squash(fact.key) in "\n".join(self.lines)
+            if self._joined is None:
+                self._joined = "\n".join(self.lines)
+            return squash(fact.key) in self._joined
         need = math.ceil(len(wanted) * 2 / 3)
         counts: dict[int, int] = {}
         for word in wanted:
@@ -370,13 +387,15 @@ def grade(
     facts are kept whatever the snapshot says).  ``history_text``: the
     history's whole text, lower-case, to catch paths it never names.
     """
-    parts = clauses(snapshot)
-    lines = [squash(line) for _section, line in snapshot_lines(snapshot)]
-    index = _LineIndex(lines)
+    read_lines = snapshot_lines(snapshot)
+    parts = clauses(snapshot, read_lines)
+    lines = [squash(line) for _section, line in read_lines]
+    index = _LineIndex(lines, (f for f in ground.facts if f.kind not in ("path", "command")))
     flat_all = squash(snapshot.replace("`", ""))
     finder = _PathFinder(ground.ops_by_path)
     commands = _CommandFinder(_command_key(line) for line in ground.outcomes_by_command)
-    read = [_Read(c, commands.held_in(c), finder.named_in(c.flat)) for c in parts]
+    # a clause's paths count only where it says what was done to them
+    read = [_Read(c, commands.held_in(c), finder.named_in(c.flat) if c.ops else set()) for c in parts]
     said_paths: dict[str, set[str]] = {}
     said_commands: dict[str, set[str]] = {}
     for item in read:

@@ -81,6 +81,7 @@ _DULL_TEXT = """the a an and or but of to in on at by for with from into as is a
 _DULL = frozenset(_DULL_TEXT.split())
 
 TICK = 512  # turns between progress reports and cancellation checks
+STAGE = "fact check"  # the stage name progress reports carry
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,8 @@ def outcome_class(name: str, body: Any, status: str | None) -> tuple[str, str]:
         return "cancelled", ""
     if status == "error" or error is not None:
         return "failed", error_text
+    if status == "success" and name not in SHELL_NAMES:
+        return "ok", ""  # only a shell result's text can say otherwise
     text = _body_text(body)
     if name in SHELL_NAMES and text is not None:
         shell = _shell_class(text, status)
@@ -245,7 +248,7 @@ def rules_in(text: str) -> list[str]:
     return found
 
 
-@dataclass
+@dataclass(slots=True)
 class _Call:
     turn: int
     name: str
@@ -256,14 +259,17 @@ class _Call:
     # read once from ``args`` (plain fields: functools.cached_property takes a lock on every read in 3.11)
     command: str = field(init=False)
     paths: list[str] = field(init=False)
-    identity: str = field(init=False)
 
     def __post_init__(self) -> None:
         value = self.args.get("command")
         self.command = value if isinstance(value, str) and (self.name in SHELL_NAMES or "command" in self.args) \
             else ""
         self.paths = _paths(self.args) if self.name in TOOL_OPS else []
-        self.identity = first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
+
+    @property
+    def identity(self) -> str:
+        """What makes two calls the same action: the command's first line, else the tool and its paths."""
+        return first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
 
 
 def _snapshot_lines(text: str) -> list[str]:
@@ -292,24 +298,34 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
     for turn, content in enumerate(contents):
         if not turn % TICK:
             reporter.check()
-            reporter.report("fact check", turn, total)
-        parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+            reporter.report(STAGE, turn, total)
+        parts = content.get("parts")
+        if not isinstance(parts, list):
+            continue
         if content.get("role") == "model":
             for part in parts:
-                call = part.get("functionCall")
+                call = part.get("functionCall") if isinstance(part, dict) else None
                 if isinstance(call, dict):
-                    item = _Call(turn, str(call.get("name") or ""), call["args"] if isinstance(call.get("args"), dict)
-                                 else {})
+                    args = call.get("args")
+                    item = _Call(turn, str(call.get("name") or ""), args if isinstance(args, dict) else {})
                     calls.append(item)
-                    if isinstance(call.get("id"), str):
-                        by_id[call["id"]] = item
-                    open_calls.setdefault(item.name, deque()).append(item)
+                    ident = call.get("id")
+                    if isinstance(ident, str):
+                        by_id[ident] = item
+                    queue = open_calls.get(item.name)
+                    if queue is None:
+                        queue = open_calls[item.name] = deque()
+                    queue.append(item)
             continue
-        responses = [(n, p["functionResponse"]) for n, p in enumerate(parts)
-                     if isinstance(p.get("functionResponse"), dict)]
-        for number, response in responses:
-            item = by_id.pop(response["id"], None) if isinstance(response.get("id"), str) else None
-            waiting = open_calls.get(item.name if item is not None else str(response.get("name") or ""), deque())
+        answered = False
+        for number, part in enumerate(parts):
+            response = part.get("functionResponse") if isinstance(part, dict) else None
+            if not isinstance(response, dict):
+                continue
+            answered = True
+            ident = response.get("id")
+            item = by_id.pop(ident, None) if isinstance(ident, str) else None
+            waiting = open_calls.get(item.name if item is not None else str(response.get("name") or ""))
             while waiting and waiting[0].result_turn is not None:
                 waiting.popleft()
             if item is None:
@@ -319,7 +335,7 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
             item.result_turn = turn
             item.state, item.error = outcome_class(item.name, response.get("response"),
                                                    statuses.status(turn, number))
-        if responses:
+        if answered:
             continue
         for text in _user_text(content):
             if "<state_snapshot>" in text:
@@ -353,12 +369,15 @@ def _facts(calls: list[_Call], prompts: list[tuple[int, str]], previous: tuple[i
             commands.append(call.command.lower())
             note("command", line, call.state, turns, f"`{line}` -> {call.state}", commit_text(call.command))
     ground.shell_text = "\n".join(commands)
-    last_ok = {c.identity: n for n, c in enumerate(calls) if c.state == "ok"}
+    failed = any(c.state == "failed" for c in calls)
+    last_ok = {c.identity: n for n, c in enumerate(calls) if c.state == "ok"} if failed else {}
     for n, call in enumerate(calls):
+        if call.state != "failed":
+            continue
         message = " ".join(call.error.split())[:200]
         if message == "(empty)":
             message = ""
-        if call.state == "failed" and message and last_ok.get(call.identity, -1) < n:
+        if message and last_ok.get(call.identity, -1) < n:
             turns = [call.turn] if call.result_turn is None else [call.turn, call.result_turn]
             note("error", message, "", turns, message)
     for turn, text in prompts:

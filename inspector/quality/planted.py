@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from inspector.compaction.snapshot import text_lines
+
 FORMS = ("0.61", "earlier", "legacy")
 _AREAS = ("billing", "search", "auth", "export", "ledger", "inbox", "geo", "cache")
 _NOUNS = ("client", "parser", "limits", "models", "views", "store", "queue", "report")
@@ -172,7 +174,7 @@ def build(name: str, form: str, seed: int, *, previous: bool = False) -> Planted
         snapshot = _PREVIOUS.format(area=area, noun=noun)
         w.prompt(snapshot)
         w.answer("Got it. Thanks for the additional context!")
-        for line in snapshot.splitlines():
+        for line in text_lines(snapshot):
             if line.startswith("- "):
                 w.plant("previous", line[2:])
     rules = tuple(rng.sample(_RULES, 2))

@@ -245,7 +245,8 @@ def _plan_outputs(session_path: Path, truncations: Sequence[Truncation]) -> list
             if not exists:
                 raise StoreError(
                     session_path,
-                    f"tool output file {target} already exists with different content; nothing was written",
+                    f"tool output file {target} already exists with different content (written since the "
+                    "preview?); preview again. Nothing was written",
                     "conflict",
                 )
         except FileNotFoundError:
@@ -256,8 +257,10 @@ def _plan_outputs(session_path: Path, truncations: Sequence[Truncation]) -> list
     return outputs
 
 
-def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], hook: files.WriteHook | None) -> list[Path]:
-    written: list[Path] = []
+def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], hook: files.WriteHook | None,
+                   written: list[Path]) -> None:
+    """Write the outputs not there yet, adding each to ``written`` as it is (the caller removes them
+    if a later one fails)."""
     for output in outputs:
         if output.exists:
             continue
@@ -267,11 +270,11 @@ def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], hook: file
         except FileExistsError:
             if output.path.read_bytes() != output.data:
                 raise StoreError(
-                    session_path, f"tool output file {output.path} appeared with different content", "conflict"
+                    session_path, f"tool output file {output.path} appeared with different content while applying; "
+                    "preview again. The session was left as it was", "conflict"
                 ) from None
             continue
         written.append(output.path)
-    return written
 
 
 def apply_history(
@@ -358,6 +361,7 @@ def apply_history(
             planned_length=len(plan.data),
             output_files=tuple(str(o.path) for o in outputs),
             outputs_new=tuple(str(o.path) for o in outputs if not o.exists),
+            outputs_new_sha256=tuple(sha256(o.data) for o in outputs if not o.exists),
             turns_before=len(turns),
             turns_after=plan.turns_after,
             records_reused=plan.reused,
@@ -372,7 +376,7 @@ def apply_history(
             journalled = True
             if hook:
                 hook("journalled")
-            created = _write_outputs(path, outputs, hook)
+            _write_outputs(path, outputs, hook, created)
             if plan.append:
                 regions, carried, after = _append(path, base, plan.data, hook)
             else:

@@ -90,6 +90,7 @@ class JournalEntry:
     regions: tuple[Region, ...] = ()
     output_files: tuple[str, ...] = ()
     outputs_new: tuple[str, ...] = ()  # the output files this apply created (its revert removes them)
+    outputs_new_sha256: tuple[str, ...] = ()  # what each held (revert leaves a file someone rewrote since)
     turns_before: int = 0
     turns_after: int = 0
     records_reused: int = 0
@@ -106,6 +107,7 @@ class JournalEntry:
         data["regions"] = [asdict(r) for r in self.regions]
         data["output_files"] = list(self.output_files)
         data["outputs_new"] = list(self.outputs_new)
+        data["outputs_new_sha256"] = list(self.outputs_new_sha256)
         return data
 
     @classmethod

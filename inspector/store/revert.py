@@ -15,6 +15,7 @@ the current file beside the backups.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import secrets
 from collections.abc import Callable
@@ -315,11 +316,17 @@ def _finish(
 
 
 def _remove_outputs(entry: JournalEntry) -> None:
-    """The tool-output files the apply created go with it (and their folder, once empty)."""
+    """The tool-output files the apply created go with it (and their folder, once empty), each only
+    while it holds what the apply wrote: Gemini CLI numbers its own saved outputs from 1 and writes
+    over what is there, so a file rewritten since belongs to someone else now and stays.  (Journals
+    written before the hashes were kept name none: their files go, as they always did.)"""
     folders: set[Path] = set()
-    for name in entry.outputs_new:
+    hashes = entry.outputs_new_sha256 if len(entry.outputs_new_sha256) == len(entry.outputs_new) else None
+    for k, name in enumerate(entry.outputs_new):
         output = Path(name)
         with contextlib.suppress(OSError):
+            if hashes is not None and hashlib.sha256(output.read_bytes()).hexdigest() != hashes[k]:
+                continue
             output.unlink()
             folders.add(output.parent)
     for folder in folders:

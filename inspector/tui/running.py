@@ -99,9 +99,9 @@ class Counting:
         self.progress(f"summariser call {self.calls:,} ({plural(len(contents), 'turn')})", None)
         return str(await self.inner.summarise(system_prompt, contents))
 
-    def ground(self, statuses: ToolStatuses) -> None:
+    def ground(self, statuses: ToolStatuses, tokens: int | None = None) -> None:
         if isinstance(self.inner, Grounded):
-            self.inner.ground(statuses)
+            self.inner.ground(statuses, tokens)
 
     def use_reporter(self, reporter: Reporter) -> None:
         if isinstance(self.inner, Reporting):

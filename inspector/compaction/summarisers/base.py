@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 MASK = "***"
+NO_ROOM = "no_room"  # ``SummariserError.kind``: the snapshot's budget cannot hold even an empty snapshot
 
 
 class SummariserError(Exception):
@@ -23,7 +24,8 @@ class SummariserError(Exception):
     def __init__(self, message: str, *, kind: str = "error", status_code: int | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.kind = kind  # "auth" | "rate_limit" | "server" | "timeout" | "network" | "bad_response" | "error"
+        # "auth" | "rate_limit" | "server" | "timeout" | "network" | "bad_response" | "error" | "no_room"
+        self.kind = kind
         self.status_code = status_code
 
 
@@ -41,11 +43,12 @@ class Summariser(Protocol):
 class Grounded(Protocol):
     """A summariser that reads the recorded tool statuses and says which turns each of its lines comes from.
 
-    ``compress`` hands it the statuses (``ground``) before the calls, and asks
-    for the provenance of the final snapshot (``cite``) after them.
+    ``compress`` hands it the statuses (``ground``) before the calls, with the
+    estimated tokens of the history it will summarise when they are known
+    already, and asks for the provenance of the final snapshot (``cite``) after them.
     """
 
-    def ground(self, statuses: ToolStatuses) -> None: ...
+    def ground(self, statuses: ToolStatuses, tokens: int | None = None) -> None: ...
 
     def cite(self, snapshot: str) -> Provenance | None: ...
 

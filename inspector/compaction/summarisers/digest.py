@@ -31,15 +31,20 @@ REFERENCED_FILES = "--- Content from referenced files ---"  # Gemini CLI appends
 TEXT_LIMIT = 20_000  # characters of one prompt read for goals and rules
 PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path", "directory", "notebook_path")
 PATH_LIST_KEYS = ("paths", "file_paths", "absolute_paths")
+_PATH_KEY_SET = frozenset(PATH_KEYS)
+_PATH_ARGS = frozenset(PATH_KEYS + PATH_LIST_KEYS)
 
 
-@dataclass
+NOT_RECORDED = Outcome(UNKNOWN)
+
+
+@dataclass(slots=True)
 class Call:
     turn: int  # the model turn holding the functionCall
     name: str
     kind: str
     args: dict[str, Any]
-    outcome: Outcome = field(default_factory=lambda: Outcome(UNKNOWN))
+    outcome: Outcome = NOT_RECORDED
     result_turn: int | None = None  # the turn holding its result (None: no result recorded)
     paths: list[str] = field(init=False)  # read once (functools.cached_property locks on every read in 3.11)
 
@@ -52,6 +57,17 @@ class Call:
 
     def _paths(self) -> list[str]:
         out: list[str] = []
+        present = _PATH_ARGS.intersection(self.args)
+        if not present:
+            return out
+        if len(present) == 1:  # the usual case: one path argument
+            key = next(iter(present))
+            value = self.args[key]
+            if isinstance(value, str) and key in _PATH_KEY_SET:
+                return [value.strip()] if value.strip() else out
+            if isinstance(value, list) and key not in _PATH_KEY_SET:
+                return [v.strip() for v in value if isinstance(v, str) and v.strip()]
+            return out
         for key in PATH_KEYS:
             value = self.args.get(key)
             if isinstance(value, str) and value.strip():
@@ -110,14 +126,14 @@ def collect(
     digest = Digest(turns=len(history))
     by_id: dict[str, Call] = {}
     waiting: dict[str, deque[Call]] = {}  # name -> calls without a result yet, oldest first
+    recorded = statuses.by_part
     for index, content in enumerate(history):
         if tick is not None and not index & 1023:
             tick(index)
         parts = content.get("parts")
         if not isinstance(parts, list):
             continue
-        role = content.get("role")
-        if role == "model":
+        if content.get("role") == "model":
             _model_turn(digest, index, parts, by_id, waiting)
             continue
         answered = False
@@ -125,7 +141,7 @@ def collect(
             response = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(response, dict):
                 answered = True
-                _answer(index, number, response, statuses, by_id, waiting)
+                _answer(index, response, recorded.get((index, number)), by_id, waiting)
         if not answered:
             _user_turn(digest, index, parts)
     return digest
@@ -133,27 +149,37 @@ def collect(
 
 def _model_turn(digest: Digest, index: int, parts: list[Any], by_id: dict[str, Call],
                 waiting: dict[str, deque[Call]]) -> None:
-    texts = _visible_texts(parts)
-    if texts:
-        digest.agent_last = Prompt(index, texts[-1][:TEXT_LIMIT])
+    last: str | None = None
     for part in parts:
-        call = part.get("functionCall") if isinstance(part, dict) else None
-        if not isinstance(call, dict):
+        if not isinstance(part, dict):
             continue
-        name = str(call.get("name") or "tool")
-        args = call["args"] if isinstance(call.get("args"), dict) else {}
-        item = Call(index, name, tool_kind(name, args), args)
-        digest.calls.append(item)
-        if item.kind == "todos":
-            digest.todos = item
-        ident = call.get("id")
-        if isinstance(ident, str) and ident:
-            by_id[ident] = item
-        waiting.setdefault(name, deque()).append(item)
+        call = part.get("functionCall")
+        if isinstance(call, dict):
+            name = str(call.get("name") or "tool")
+            args = call.get("args")
+            if not isinstance(args, dict):
+                args = {}
+            item = Call(index, name, tool_kind(name, args), args)
+            digest.calls.append(item)
+            if item.kind == "todos":
+                digest.todos = item
+            ident = call.get("id")
+            if isinstance(ident, str) and ident:
+                by_id[ident] = item
+            queue = waiting.get(name)
+            if queue is None:
+                queue = waiting[name] = deque()
+            queue.append(item)
+        text = part.get("text")
+        if (isinstance(text, str) and not part.get("thought") and text.strip()
+                and not text.lstrip().startswith(CONTEXT_PREFIXES)):
+            last = text
+    if last is not None:
+        digest.agent_last = Prompt(index, last[:TEXT_LIMIT])
 
 
-def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolStatuses,
-            by_id: dict[str, Call], waiting: dict[str, deque[Call]]) -> None:
+def _answer(index: int, response: dict[str, Any], status: str | None, by_id: dict[str, Call],
+            waiting: dict[str, deque[Call]]) -> None:
     ident = response.get("id")
     name = str(response.get("name") or "tool")
     target = by_id.pop(ident, None) if isinstance(ident, str) else None
@@ -167,7 +193,7 @@ def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolSta
     if target is None or target.result_turn is not None:
         return
     target.result_turn = index
-    target.outcome = read_outcome(target.kind, response.get("response"), statuses.status(index, number))
+    target.outcome = read_outcome(target.kind, response.get("response"), status)
 
 
 def _user_turn(digest: Digest, index: int, parts: list[Any]) -> None:

@@ -33,10 +33,13 @@ _RULE = re.compile(
     r"mai|sempre|deve|somente)\b|^no\s|必须|不要|不能|只能|必ず|しないで|禁止",
     re.I,
 )
-_RULE_HINTS = ("must", "never", "always", "don", "do not", "only", "avoid", "sure", "ensure", "keep", "prefer",
-               "without", "should", "need", "has to", "have to", "at most", "at least", "require", "no ", "muss",
-               "nie", "immer", "nur", "kein", "jamais", "toujours", "ne pas", "doit", "uniquement", "nunca",
-               "siempre", "debe", "solo", "mai", "sempre", "deve", "somente", "必", "不", "只", "しないで", "禁止")
+# A text can hold a rule only if it has one of the words ``_RULE`` starts with (or its CJK forms).
+_RULE_WORD_TEXT = """must mustn never always don do only avoid make ensure keep prefer without should shouldn
+    need needs has have at required no muss nie niemals immer nur keine jamais toujours ne doit uniquement nunca
+    siempre debe solo mai sempre deve somente"""
+_RULE_WORDS = frozenset(_RULE_WORD_TEXT.split())
+_RULE_CJK = re.compile("必须|不要|不能|只能|必ず|しないで|禁止")
+_WORD = re.compile(r"\w+")
 _NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\()")
 _STOP_TEXT = """a an the and or but if then of to in on at by for with from into as is are was were be been it
     its this that these those there here i me my we our you your they them their not no do does did have has had
@@ -51,8 +54,15 @@ PREVIOUS, PREVIOUS_RULE = 900, 920
 PLAN, PENDING, MEMORY, FAILURE = 860, 850, 820, 800
 CHANGED, COMMIT, COMMAND_FAILED, COMMAND_OK = 780, 760, 700, 650
 OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
-EARLIER, AGENT, FIXED = 400, 300, 200
+EARLIER, FIXED, AGENT = 400, 300, 200
 FOCUS_BONUS, FOCUS_CAP = 250, 940
+
+# What each item states, in the words the budget report uses (``offline.fit`` drops the lowest tiers first).
+K_GOAL, K_LATEST, K_RULE, K_ROOT, K_PREVIOUS = "goal", "latest request", "constraint", "path base", "earlier snapshot"
+K_PLAN, K_PENDING, K_MEMORY, K_FAILURE = "plan", "call without result", "memory", "failure"
+K_CHANGED, K_COMMIT, K_COMMAND_FAILED, K_COMMAND = "changed path", "commit", "failed command", "command"
+K_OTHER_TOOL, K_READ_PATH, K_WEB = "other tool", "read/listed/searched path", "web lookup"
+K_EARLIER, K_AGENT, K_FIXED = "earlier request", "agent's last words", "fixed failure"
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,8 @@ class Item:
     turns: tuple[int, ...]
     group: str = ""  # items of one group share a line: "<group>: a; b"
     focused: bool = False
+    kind: str = ""  # what it states (``K_*``)
+    relative: bool = False  # names a path relative to the "path base" line: useless without it
 
 
 def clean(text: str, limit: int = QUOTE_CHARS) -> str:
@@ -87,8 +99,7 @@ def lead(text: str, limit: int = QUOTE_CHARS) -> str:
 
 def rule_sentences(text: str) -> list[str]:
     out: list[str] = []
-    low = text.lower()
-    if not any(word in low for word in _RULE_HINTS):
+    if _RULE_WORDS.isdisjoint(_WORD.findall(text.lower())) and not _RULE_CJK.search(text):
         return out  # none of the words a rule needs: skip the sentence-by-sentence test
     for piece in _SENTENCES.split(text):
         sentence = piece.strip()
@@ -107,7 +118,7 @@ def focus_words(focus: str | None) -> set[str]:
 
 def command_line(command: str) -> str:
     """What identifies a command: its first line's first 200 characters, a commit's message kept whole."""
-    lines = command.strip().splitlines() or [""]
+    lines = snap.text_lines(command.strip())
     head = clean(lines[0], COMMAND_CHARS)
     extra = len(lines) - 1
     if extra:
@@ -139,7 +150,8 @@ class _Items:
         self.focus = focus_words(focus)
         self._seen: set[tuple[str, str, str]] = set()
 
-    def add(self, section: str, priority: int, turn: int, text: str, turns: Iterable[int], group: str = "") -> None:
+    def add(self, section: str, kind: str, priority: int, turn: int, text: str, turns: Iterable[int],
+            group: str = "", *, relative: bool = False) -> None:
         text = text.strip()
         key = (section, group, snap.normalise_line(text))
         if not text or key in self._seen:
@@ -150,7 +162,7 @@ class _Items:
         if focused:
             priority = max(priority, min(priority + FOCUS_BONUS, FOCUS_CAP))
         self.items.append(Item(section, priority, turn * 64 + len(self.items) % 64, text,
-                               tuple(sorted(set(turns))), group, focused))
+                               tuple(sorted(set(turns))), group, focused, kind, relative))
 
 
 def build_items(digest: Digest, focus: str | None = None) -> list[Item]:
@@ -160,7 +172,7 @@ def build_items(digest: Digest, focus: str | None = None) -> list[Item]:
     root = _root(digest.calls)
     if root:
         first = next(c.turn for c in digest.calls if any(p.startswith(root + "/") for p in c.paths))
-        out.add("file_system_state", ROOT, -1, f"Paths below are relative to `{root}`", [first])
+        out.add("file_system_state", K_ROOT, ROOT, -1, f"Paths below are relative to `{root}`", [first])
     _commands(out, digest.calls)
     _paths(out, digest.calls, root)
     _failures(out, digest.calls, root)
@@ -179,10 +191,10 @@ def _previous(out: _Items, digest: Digest) -> None:
             if snap.normalise_line(text) in ("none", "(none)", ""):
                 continue
             if not known:
-                out.add("key_knowledge", PREVIOUS, turn, clean(f"{section.name}: {text}"), [turn])
+                out.add("key_knowledge", K_PREVIOUS, PREVIOUS, turn, clean(f"{section.name}: {text}"), [turn])
                 continue
             priority = {"overall_goal": GOAL, "active_constraints": PREVIOUS_RULE}.get(section.name, PREVIOUS)
-            out.add(section.name, priority, turn, clean(text, 400), [turn])
+            out.add(section.name, K_PREVIOUS, priority, turn, clean(text, 400), [turn])
 
 
 def _prompts(out: _Items, digest: Digest) -> None:
@@ -191,17 +203,17 @@ def _prompts(out: _Items, digest: Digest) -> None:
         return
     if digest.previous is None or not digest.previous.lines("overall_goal"):
         goal = next((p for p in prompts if len(p.text.split()) >= 4), prompts[0])
-        out.add("overall_goal", GOAL, goal.turn, f"The user asked: {lead(goal.text)}", [goal.turn])
+        out.add("overall_goal", K_GOAL, GOAL, goal.turn, f"The user asked: {lead(goal.text)}", [goal.turn])
     else:
         goal = None
     for prompt in prompts:
         for sentence in rule_sentences(prompt.text):
-            out.add("active_constraints", RULE, prompt.turn, quote(sentence, 300), [prompt.turn])
+            out.add("active_constraints", K_RULE, RULE, prompt.turn, quote(sentence, 300), [prompt.turn])
     latest = prompts[-1]
-    out.add("task_state", LATEST, latest.turn, f"Latest request: {lead(latest.text, 300)}", [latest.turn])
+    out.add("task_state", K_LATEST, LATEST, latest.turn, f"Latest request: {lead(latest.text, 300)}", [latest.turn])
     for prompt in prompts[:-1]:
         if prompt is not goal:
-            out.add("task_state", EARLIER + min(49, prompt.turn // 64), prompt.turn,
+            out.add("task_state", K_EARLIER, EARLIER + min(49, prompt.turn // 64), prompt.turn,
                     f"Earlier request: {lead(prompt.text, 160)}", [prompt.turn])
 
 
@@ -232,12 +244,13 @@ def _commands(out: _Items, calls: list[Call]) -> None:
         turns = [t for c in group for t in c.turns]
         states = [c.outcome for c in group]
         bad = any(o.state in (FAILED, CANCELLED) for o in states)
-        out.add("recent_actions", COMMAND_FAILED if bad else COMMAND_OK, last.turn,
+        out.add("recent_actions", K_COMMAND_FAILED if bad else K_COMMAND, COMMAND_FAILED if bad else COMMAND_OK,
+                last.turn,
                 f"`{line}` -> {_outcomes(states)}", turns)
         for call in group:
             message = commit_message(call.command() or "")
             if message:
-                out.add("artifact_trail", COMMIT, call.turn,
+                out.add("artifact_trail", K_COMMIT, COMMIT, call.turn,
                         f"Commit {quote(message, 300)} (its command ended {call.outcome.text()})", call.turns)
 
 
@@ -272,9 +285,10 @@ def _paths(out: _Items, calls: list[Call], root: str | None) -> None:
     for (op, path), group in touched.items():
         section = "artifact_trail" if op in ("WROTE", "EDITED", "CREATED") else "file_system_state"
         times = f" ({len(group):,} times)" if len(group) > 1 and section == "artifact_trail" else ""
-        priority = CHANGED if section == "artifact_trail" else READ_PATH
-        out.add(section, priority, group[-1].turn, f"`{_display(path, root)}`{times}",
-                [t for c in group for t in c.turns], group=op)
+        changed = section == "artifact_trail"
+        shown = _display(path, root)
+        out.add(section, K_CHANGED if changed else K_READ_PATH, CHANGED if changed else READ_PATH, group[-1].turn,
+                f"`{shown}`{times}", [t for c in group for t in c.turns], group=op, relative=shown != path)
 
 
 _MAIN_ARGS = ("query", "url", "pattern", "prompt", "fact")
@@ -289,18 +303,22 @@ def _identity(call: Call) -> str:
     return command_line(command) if command else f"{call.name} {' '.join(call.paths)} {_main_arg(call)}"
 
 
-def _subject(call: Call, root: str | None) -> str:
+def _subject(call: Call, root: str | None) -> tuple[str, bool]:
+    """What a call did, in a few words, and whether that names a path relative to ``root``."""
     command = call.command() if call.kind == "shell" else None
     if command:
-        return f"`{command_line(command)}`"
+        return f"`{command_line(command)}`", False
     paths = call.paths
     if paths:
-        return f"`{call.name}` on `{_display(paths[0], root)}`"
+        shown = _display(paths[0], root)
+        return f"`{call.name}` on `{shown}`", shown != paths[0]
     arg = _main_arg(call)
-    return f"`{call.name}` {quote(arg, 120)}" if arg else f"`{call.name}`"
+    return (f"`{call.name}` {quote(arg, 120)}" if arg else f"`{call.name}`"), False
 
 
 def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
+    if not any(call.outcome.state in (FAILED, CANCELLED) for call in calls):
+        return
     last_ok: dict[str, int] = {}
     for n, call in enumerate(calls):
         if call.outcome.state == OK:
@@ -310,41 +328,45 @@ def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
         if outcome.state not in (FAILED, CANCELLED):
             continue
         fixed = last_ok.get(_identity(call), -1) > n
-        text = f"{_subject(call, root)} {outcome.text()}"
+        subject, relative = _subject(call, root)
+        text = f"{subject} {outcome.text()}"
         if outcome.tail:
             text += f"; its output ended {quote(outcome.tail, 160)}"
         if fixed:
             text += "; a later run of it succeeded"
-        out.add("key_knowledge", FIXED if fixed else FAILURE, call.turn, text, call.turns)
+        out.add("key_knowledge", K_FIXED if fixed else K_FAILURE, FIXED if fixed else FAILURE, call.turn, text,
+                call.turns, relative=relative)
 
 
 def _others(out: _Items, digest: Digest, root: str | None) -> None:
     for call in digest.calls:
         args = call.args
         if call.kind == "memory" and isinstance(args.get("fact"), str):
-            out.add("key_knowledge", MEMORY, call.turn,
+            out.add("key_knowledge", K_MEMORY, MEMORY, call.turn,
                     f"Saved to memory: {quote(args['fact'])} -> {call.outcome.text()}", call.turns)
         elif call.kind == "web_search" and isinstance(args.get("query"), str):
-            out.add("key_knowledge", WEB, call.turn,
+            out.add("key_knowledge", K_WEB, WEB, call.turn,
                     f"Searched the web for {quote(args['query'], 160)} -> {call.outcome.text()}", call.turns)
         elif call.kind == "fetch":
             target = args.get("url") if isinstance(args.get("url"), str) else args.get("prompt")
             if isinstance(target, str):
-                out.add("key_knowledge", WEB, call.turn,
+                out.add("key_knowledge", K_WEB, WEB, call.turn,
                         f"Fetched {quote(target, 160)} -> {call.outcome.text()}", call.turns)
         elif call.kind == "other":
-            out.add("recent_actions", OTHER_TOOL, call.turn,
-                    f"{_subject(call, root)} -> {call.outcome.text()}", call.turns)
+            subject, relative = _subject(call, root)
+            out.add("recent_actions", K_OTHER_TOOL, OTHER_TOOL, call.turn, f"{subject} -> {call.outcome.text()}",
+                    call.turns, relative=relative)
     if digest.todos is not None:
         _plan(out, digest.todos)
     pending = [c for c in digest.calls if c.result_turn is None]
     if pending:
         call = pending[-1]
-        out.add("task_state", PENDING, call.turn, f"{_subject(call, root)} was called and has no result yet",
-                call.turns)
+        subject, relative = _subject(call, root)
+        out.add("task_state", K_PENDING, PENDING, call.turn, f"{subject} was called and has no result yet",
+                call.turns, relative=relative)
     if digest.agent_last is not None:
         last: Prompt = digest.agent_last
-        out.add("recent_actions", AGENT, last.turn, f"The agent's last message began: {lead(last.text, 200)}",
+        out.add("recent_actions", K_AGENT, AGENT, last.turn, f"The agent's last message began: {lead(last.text, 200)}",
                 [last.turn])
 
 
@@ -353,6 +375,6 @@ def _plan(out: _Items, call: Call) -> None:
     for i, todo in enumerate(todos if isinstance(todos, list) else []):
         if isinstance(todo, dict) and isinstance(todo.get("description"), str):
             status = str(todo.get("status") or "pending")
-            out.add("task_state", PLAN - min(i, 50), call.turn,
+            out.add("task_state", K_PLAN, PLAN - min(i, 50), call.turn,
                     f"Plan (write_todos): [{clean(status, 20)}] {clean(todo['description'], 160)}", call.turns)
 

@@ -17,20 +17,32 @@ turns it comes from (``cite``):
 An outcome is what Gemini CLI recorded (``compaction.outcomes``): the
 status of each call travels beside the history in a ``ToolStatuses`` map
 given to the constructor.  An earlier ``<state_snapshot>`` is merged section
-by section: its lines are kept.
+by section: its lines are kept while they fit.
 
-Lines are chosen by priority until 15% of the estimated tokens being
-replaced is spent, never less than 400 tokens: a compaction forced on a
-short history keeps its facts, and a history past the threshold (hundreds
-of thousands of tokens) is never near that floor.  An earlier snapshot's
-own size comes on top: it is
-already a summary, and what it knew is kept.  A section with no line is
-left out.  What goes first when the budget is short, in order: the agent's
-last words, failures a later run fixed, earlier requests, web lookups, then
-paths that were only read, listed or searched, then commands that
-succeeded (oldest first within each).  Like the Gemini path it answers two
-calls: the draft is the final selection cut to 80% of the budget, so the
-verification adds back what the draft left out.
+The snapshot is at most 15% of the estimated tokens it replaces, on any
+history (an earlier snapshot in it included), and never more than
+``CEILING_TOKENS`` (65,536): the longest answer Gemini 2.5 and 3 models give,
+so never a snapshot a model could not have written.  Past that a digest stops
+being a memory an agent can use: on a 10-million-token recording, 15% would be
+a snapshot larger than the whole window.  Whole lines are chosen by
+priority until that budget is spent; a line is never cut to fit, a line
+that does not fit is left out, and a section with no line is left out.
+What goes first when the budget is short, in order (oldest first within
+each): the agent's last words, failures a later run fixed, earlier
+requests, web lookups, calls of other tools, paths that were only read,
+listed or searched, commands that did not fail, then failed commands,
+commits, changed paths, failures, memory, a call without its result, the
+plan, the user's constraints, the earlier snapshot's lines, the latest
+request, and last the goal (lines that name the focus instruction's words
+rank higher).  A path shown relative to the "Paths below are relative to"
+line is only written with that line.  How many lines of each kind were
+left out is part of the provenance (``Provenance.omitted``); the facts they
+held show as lost in the independent check (``inspector.quality``).  When
+the budget cannot hold even the empty ``<state_snapshot>`` frame (a
+history of a few dozen tokens) the summariser fails with a message saying
+so.  Like the Gemini path it answers two calls: the draft is the final
+selection cut to 80% of the budget, so the verification adds back what the
+draft left out.
 """
 
 from __future__ import annotations
@@ -42,23 +54,26 @@ from typing import Any
 from inspector.compaction import snapshot as snap
 from inspector.compaction.prompts import FOCUS_HEADING, SECTIONS, VERIFY_REQUEST, is_request_text
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
-from inspector.compaction.summarisers.base import env_secrets, mask_secrets
+from inspector.compaction.summarisers.base import NO_ROOM, SummariserError, env_secrets, mask_secrets
 from inspector.compaction.summarisers.digest import collect
-from inspector.compaction.summarisers.lines import Item, build_items, focus_words
+from inspector.compaction.summarisers.lines import K_ROOT, Item, build_items, focus_words
 from inspector.progress import SILENT, Reporter
 from inspector.tokens import estimate_contents, text_quarters
 
 RATIO = 0.15
-FLOOR_TOKENS = 400  # a forced compaction of a short history keeps its facts (see the module docstring)
+CEILING_TOKENS = 65_536  # the most a Gemini 2.5 / 3 model writes in one answer (maxOutputTokens)
 DRAFT_SHARE = 0.8
 
 
 def render(items: Sequence[Item]) -> tuple[str, tuple[snap.LineSource, ...]]:
     """The snapshot text of ``items``, and where each of its lines comes from."""
-    out = ["<state_snapshot>"]
+    out = [OPEN]
     sources: list[snap.LineSource] = []
+    by_section: dict[str, list[Item]] = {}
+    for item in items:
+        by_section.setdefault(item.section, []).append(item)
     for name in SECTIONS:
-        lines = _section_lines([it for it in items if it.section == name])
+        lines = _section_lines(by_section.get(name, []))
         if not lines:
             continue  # an empty section says nothing: left out
         out.append(f"<{name}>")
@@ -66,7 +81,7 @@ def render(items: Sequence[Item]) -> tuple[str, tuple[snap.LineSource, ...]]:
             out.append(f"- {text}")
             sources.append(snap.LineSource(name, text, turns))
         out.append(f"</{name}>")
-    out.append("</state_snapshot>")
+    out.append(CLOSE)
     return "\n".join(out), tuple(sources)
 
 
@@ -93,51 +108,97 @@ def _section_lines(items: list[Item]) -> list[tuple[str, tuple[int, ...]]]:
     return lines
 
 
-def _cost(item: Item, groups_open: set[str]) -> int:
-    if item.group and item.group in groups_open:
-        return text_quarters(f"; {item.text}")
-    head = f"- {item.group}: " if item.group else "- "
-    return text_quarters(f"{head}{item.text}\n")
+OPEN, CLOSE = "<state_snapshot>", "</state_snapshot>"
+FRAME = text_quarters(f"{OPEN}\n{CLOSE}")  # what ``render([])`` takes
+
+
+class _Tally:
+    """The quarter tokens ``render`` of a set of items takes, kept as items come and go.
+
+    Summed piece by piece: exact for ASCII text, and never less than the
+    whole for any text (the estimate of a long non-ASCII text is its length).
+    """
+
+    def __init__(self) -> None:
+        self.quarters = FRAME
+        self._sections: dict[str, int] = {}
+        self._groups: dict[tuple[str, str], int] = {}
+
+    def cost(self, item: Item) -> int:
+        """What adding ``item`` takes: its line (or its place in its group's line), and its section's tags."""
+        if item.group:
+            opened = self._groups.get((item.section, item.group), 0) > 0
+            cost = text_quarters(f"; {item.text}") if opened else text_quarters(f"- {item.group}: {item.text}\n")
+        else:
+            cost = text_quarters(f"- {item.text}\n")
+        if not self._sections.get(item.section):
+            cost += text_quarters(f"<{item.section}>\n</{item.section}>\n")
+        return cost
+
+    def add(self, item: Item) -> None:
+        self.quarters += self.cost(item)
+        self._count(item, 1)
+
+    def remove(self, item: Item) -> None:
+        self._count(item, -1)
+        self.quarters -= self.cost(item)
+
+    def _count(self, item: Item, step: int) -> None:
+        self._sections[item.section] = self._sections.get(item.section, 0) + step
+        if item.group:
+            key = (item.section, item.group)
+            self._groups[key] = self._groups.get(key, 0) + step
+
+
+def _by_priority(items: Sequence[Item]) -> list[Item]:
+    return sorted(items, key=lambda it: (-it.priority, -it.seq))
 
 
 def fit(items: Sequence[Item], budget_quarters: int) -> list[Item]:
-    """The highest-priority items whose rendering fits the budget (an item too big is passed over)."""
+    """The highest-priority items whose rendering fits the budget (an item too big is passed over,
+    and so is a path shown relative to a "path base" line that did not fit)."""
     picked: list[Item] = []
-    used = text_quarters(render([])[0])
-    groups: set[str] = set()
-    sections: set[str] = set()
-    for item in sorted(items, key=lambda it: (-it.priority, -it.seq)):
-        cost = _cost(item, groups)
-        if item.section not in sections:
-            cost += text_quarters(f"<{item.section}>\n</{item.section}>\n")
-        if used + cost <= budget_quarters:
+    tally = _Tally()
+    based = False  # the "path base" line is in
+    for item in _by_priority(items):
+        if item.relative and not based:
+            continue
+        if tally.quarters + tally.cost(item) <= budget_quarters:
+            tally.add(item)
             picked.append(item)
-            used += cost
-            sections.add(item.section)
-            if item.group:
-                groups.add(item.group)
+            based = based or item.kind == K_ROOT
     return picked
 
 
 def trim(chosen: Sequence[Item], budget_quarters: int) -> list[Item]:
     """``chosen`` without its lowest-priority items, until its rendering fits the budget."""
-    kept = sorted(chosen, key=lambda it: (-it.priority, -it.seq))
-    used = text_quarters(render(kept)[0])
-    while kept and used > budget_quarters:
-        item = kept.pop()
-        used -= _cost(item, {item.group} if any(k.group == item.group for k in kept) else set())
-        if used <= budget_quarters:
-            used = text_quarters(render(kept)[0])  # exact, now that it seems to fit
+    kept = _by_priority(chosen)
+    tally = _Tally()
+    for item in kept:
+        tally.add(item)
+    while kept and tally.quarters > budget_quarters:
+        tally.remove(kept.pop())
     return kept
 
 
-def budget_quarters(history: Sequence[dict[str, Any]], ratio: float = RATIO, floor: int = FLOOR_TOKENS,
-                    carried: str = "") -> int:
-    """15% of the estimated tokens replaced; an earlier snapshot (``carried``) is already a summary, so
-    its own size is carried whole on top of 15% of the rest."""
-    carried_quarters = text_quarters(carried)
-    rest = max(0, estimate_contents(history) * 4 - carried_quarters)
-    return max(4 * floor, int(rest * ratio) + carried_quarters)
+def omitted(items: Sequence[Item], chosen: Sequence[Item]) -> tuple[tuple[str, int], ...]:
+    """How many items of each kind are not in ``chosen``, the kind dropped first first."""
+    kept = {id(it) for it in chosen}
+    counts: dict[str, int] = {}
+    lowest: dict[str, int] = {}
+    for item in items:
+        if id(item) not in kept:
+            counts[item.kind] = counts.get(item.kind, 0) + 1
+            lowest[item.kind] = min(lowest.get(item.kind, item.priority), item.priority)
+    return tuple(sorted(counts.items(), key=lambda kind_count: (lowest[kind_count[0]], kind_count[0])))
+
+
+def budget_quarters(history: Sequence[dict[str, Any]], ratio: float = RATIO, tokens: int | None = None) -> int:
+    """The snapshot's budget in quarter tokens: ``ratio`` of the estimated tokens replaced (an earlier
+    snapshot in ``history`` counts like any turn), at most ``CEILING_TOKENS``.  ``tokens``: the
+    history's estimate, if known."""
+    replaced = estimate_contents(history) if tokens is None else tokens
+    return min(int(replaced * 4 * ratio), CEILING_TOKENS * 4)
 
 
 def split_request(contents: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None, str | None, str]:
@@ -185,6 +246,12 @@ class _Run:
     items: list[Item]
     budget: int
     draft_text: str = ""
+    full: list[Item] | None = None  # the items that fit the whole budget (both calls use them)
+
+    def fitted(self) -> list[Item]:
+        if self.full is None:
+            self.full = fit(self.items, self.budget)
+        return self.full
 
 
 class OfflineSummariser:
@@ -205,23 +272,23 @@ class OfflineSummariser:
         statuses: ToolStatuses = NO_STATUSES,
         reporter: Reporter = SILENT,
         ratio: float = RATIO,
-        floor_tokens: int = FLOOR_TOKENS,
     ) -> None:
         self.model = model
         self.statuses = statuses
         self.reporter = reporter
         self.ratio = ratio
-        self.floor_tokens = floor_tokens
+        self.tokens: int | None = None
         self._run: _Run | None = None
         self._provenance: dict[str, snap.Provenance] = {}
 
     def use_reporter(self, reporter: Reporter) -> None:
         self.reporter = reporter
 
-    def ground(self, statuses: ToolStatuses) -> None:
-        """Read outcomes from these recorded statuses from now on."""
-        if statuses is not self.statuses:
-            self.statuses, self._run = statuses, None
+    def ground(self, statuses: ToolStatuses, tokens: int | None = None) -> None:
+        """Read outcomes from these recorded statuses from now on; ``tokens``: the estimated tokens of
+        the history the next calls summarise (measured here when not given)."""
+        if statuses is not self.statuses or tokens != self.tokens:
+            self.statuses, self.tokens, self._run = statuses, tokens, None
 
     async def summarise(self, system_prompt: str, contents: list[dict[str, Any]]) -> str:
         return self.summarise_sync(contents)
@@ -233,7 +300,12 @@ class OfflineSummariser:
     def summarise_sync(self, contents: Sequence[dict[str, Any]]) -> str:
         history, draft, focus, mode = split_request(contents)
         run = self._digest(history, focus)
-        full = fit(run.items, run.budget)
+        if run.budget < FRAME:
+            raise SummariserError(
+                f"the {run.budget / 4 / self.ratio:,.0f} tokens to summarise leave {run.budget / 4:,.1f} tokens for "
+                f"the snapshot ({self.ratio:.0%}), less than even an empty one takes ({FRAME / 4:,.1f})",
+                kind=NO_ROOM)
+        full = run.fitted()
         if mode == "verify" and draft is not None and draft.strip() == run.draft_text:
             chosen = full  # the check adds what the draft's smaller budget left out
         else:
@@ -242,7 +314,8 @@ class OfflineSummariser:
         text = mask_secrets(text, env_secrets())
         if mode == "draft":
             run.draft_text = text
-        self._provenance[text] = snap.Provenance(sources, focus_note(focus, run.items, chosen))
+        self._provenance[text] = snap.Provenance(sources, focus_note(focus, run.items, chosen),
+                                                 omitted(run.items, chosen), run.budget // 4)
         return text
 
     def _digest(self, history: list[dict[str, Any]], focus: str | None) -> _Run:
@@ -258,7 +331,6 @@ class OfflineSummariser:
 
         digest = collect(history, self.statuses, tick)
         reporter.report("offline digest", total, total)
-        carried = digest.previous.raw if digest.previous is not None else ""
-        budget = budget_quarters(history, self.ratio, self.floor_tokens, carried)
+        budget = budget_quarters(history, self.ratio, self.tokens)
         self._run = _Run(key, history, build_items(digest, focus), budget)
         return self._run

@@ -18,7 +18,7 @@ from textual.containers import Vertical
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from inspector.compaction.snapshot import Provenance, parse
+from inspector.compaction.snapshot import Provenance, parse, text_lines
 from inspector.format import plural, visible
 from inspector.tui.messages import ShowTurn
 
@@ -59,7 +59,7 @@ def describe_turn(index: int, content: dict[str, Any]) -> Text:
             response = part["functionResponse"]
             body = response.get("response")
             raw = body.get("output", body.get("error", "")) if isinstance(body, dict) else body
-            first = next((ln for ln in str(raw or "").splitlines() if ln.strip()), "")
+            first = next((ln for ln in text_lines(str(raw or "")) if ln.strip()), "")
             text.append(f"\n  result of {visible(str(response.get('name')), one_line=True)}: ", style="cyan")
             text.append(visible(first, one_line=True)[:PREVIEW_CHARS], style="dim")
     return text
