@@ -2,12 +2,13 @@
 
 Everything else about the package is in ``pyproject.toml``.  The modules
 listed in ``COMPILED`` do the per-message work on a 100 MB recording (parse
-checks, conversion to turns, token and JSON-length figures, the split and the
-tool-output budget); mypyc turns their type-annotated Python into C
-extensions, about twice as fast.  One hand-written C module,
-``inspector/session/_measure.c``, measures the message and turn shapes
-Gemini CLI writes (``figures.message_figures`` and ``content_figures`` fall
-back to their Python definitions for the rest) and counts newlines.  The
+checks, conversion to turns, token and JSON-length figures, the pairing of
+tool calls and the tool-output budget); mypyc turns their type-annotated
+Python into C extensions, together about 1.7x as fast (``bench/bench_mypyc.py``
+times each module left out; one that did not pay is not listed).  One small
+hand-written C module, ``inspector/_kernel.c``, measures a string as
+JavaScript does (UTF-16 length, ASCII units, ``JSON.stringify`` length) in one
+pass and counts newlines; ``jsjson.py`` holds its Python definition.  The
 same ``.py`` files stay the source of truth, and the package works without
 the extensions:
 
@@ -34,9 +35,7 @@ COMPILED = [
     "inspector/session/jsonl.py",
     "inspector/compaction/agentic.py",
     "inspector/compaction/budget.py",
-    "inspector/compaction/split.py",
     "inspector/analysis.py",
-    "inspector/commands/common.py",
 ]
 
 
@@ -64,7 +63,7 @@ class OptionalBuildExt(build_ext):
                 Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
 
 
-MEASURE = Extension("inspector.session._measure", ["inspector/session/_measure.c"])
+KERNEL = Extension("inspector._kernel", ["inspector/_kernel.c"])
 
 
 def _extensions() -> list:
@@ -82,7 +81,7 @@ def _extensions() -> list:
     try:
         # -O1: measured on the 107 MB bench session, as fast as -O3 (analyze --json 3.9-4.6 s
         # against 4.0-4.9 s) and about 10 s quicker to build, the wait a first install sees.
-        return [*mypycify(COMPILED, opt_level="1", group_name="inspector_core"), MEASURE]
+        return [*mypycify(COMPILED, opt_level="1", group_name="inspector_core"), KERNEL]
     except BaseException as exc:  # mypyc reports type errors with SystemExit
         _say(f"mypyc could not compile the core ({exc}); installing the pure-Python version")
         return []

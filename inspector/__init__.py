@@ -8,17 +8,17 @@ __version__ = "0.1.0"
 
 
 def build_info() -> str:
-    """"compiled" when the core runs as mypyc extensions with the C measure
+    """"compiled" when the core runs as mypyc extensions with the C string kernel
     (``setup.py``), "pure Python" when it runs without either."""
     import importlib.util
 
     from inspector import jsjson
 
     mypyc = not jsjson.__file__ or not jsjson.__file__.endswith(".py")
-    measure = importlib.util.find_spec("inspector.session._measure") is not None
-    if mypyc and measure:
+    kernel = importlib.util.find_spec("inspector._kernel") is not None
+    if mypyc and kernel:
         return "compiled"
-    return "pure Python" if not mypyc and not measure else "partly compiled"
+    return "pure Python" if not mypyc and not kernel else "partly compiled"
 
 
 def stale_extensions() -> list[str]:

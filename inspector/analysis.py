@@ -28,26 +28,9 @@ from inspector.context import ContextFigures, environment_quarters, environment_
 from inspector.jsjson import js_json_len
 from inspector.session import Session, Turn, history
 from inspector.session.errors import LoadWarning
-from inspector.session.figures import (
-    F_ANSWERS,
-    F_CALLS,
-    F_CANDIDATE,
-    F_JSON_LEN,
-    F_KIND,
-    F_QUARTERS,
-    F_RESPONSES,
-    F_ROLE,
-    F_SAFE_END,
-    F_USAGE,
-    USAGE_KEYS,
-    TurnFigures,
-    UsageColumn,
-    content_figures,
-    response_text,
-    turn_kind,
-    usage_of,
-)
+from inspector.session.figures import USAGE_KEYS, UsageColumn, content_figures, response_text, turn_kind, usage_of
 from inspector.session.loader import paused_gc
+from inspector.session.turn_index import TurnIndex
 from inspector.tokens import DEFAULT_THRESHOLD, token_limit
 
 __all__ = ["Analysis", "Rows", "analyze", "analyze_turns", "project_temp_dir", "turn_kind"]
@@ -282,13 +265,13 @@ def analyze_turns(
     threshold: float = DEFAULT_THRESHOLD,
     temp_dir: Path | None = None,
     warnings: list[LoadWarning] | None = None,
-    figures: Sequence[TurnFigures] | None = None,
+    index: TurnIndex | None = None,
     fresh_from: int = 0,
     environment_quarters: int = 0,
 ) -> Analysis:
-    """Analyse turns; ``figures`` (one per turn) when the loader computed them already."""
-    if figures is None:
-        figures = [
+    """Analyse turns; ``index`` (their figures) when the reader measured them already."""
+    if index is None:
+        index = TurnIndex.from_rows([
             content_figures(
                 t.content,
                 usage=usage_of(messages[t.message_index])
@@ -296,23 +279,22 @@ def analyze_turns(
                 and t.role == "model" else None,
             )
             for t in turns
-        ]
-    quarters = [f[F_QUARTERS] for f in figures]
-    json_chars = [f[F_JSON_LEN] for f in figures]
-    flags = [f[F_CANDIDATE] for f in figures]
-    safe_end = bool(figures) and figures[-1][F_SAFE_END]
-    split_point = find_split_point(json_chars, flags, safe_end) if figures else 0
+        ])
+    json_chars = index.json_lengths
+    flags = index.is_candidate
+    count = len(index)
+    safe_end = count > 0 and index.is_safe_end[-1]
+    split_point = find_split_point(json_chars, flags, safe_end) if count else 0
     candidates = [0, *[i for i, flag in enumerate(flags) if flag and i > 0]]
     if safe_end:
-        candidates.append(len(figures))
-    recorded = UsageColumn([f[F_USAGE] for f in figures])
-    agentic = crossing_free_model_turns([f[F_ROLE] for f in figures], [f[F_CALLS] for f in figures],
-                                        [f[F_ANSWERS] for f in figures])
+        candidates.append(count)
+    recorded = index.usage
+    agentic = crossing_free_model_turns(index.roles, index.calls, index.answers)
 
     limit = token_limit(model)
     last_prompt = last_prompt_tokens(recorded, fresh_from) or 0
     folder = str((temp_dir or Path(".")) / TOOL_OUTPUTS_DIR) + os.sep
-    responses = [f[F_RESPONSES] for f in figures]
+    responses = index.responses
 
     def text_of(i: int, j: int) -> str:
         return response_text(turns[i].content["parts"][j]["functionResponse"]["response"])
@@ -337,7 +319,7 @@ def analyze_turns(
 
     return Analysis(
         turns=turns,
-        quarters=quarters,
+        quarters=index.quarters,
         json_chars=json_chars,
         candidates=candidates,
         split_point=split_point,
@@ -348,7 +330,7 @@ def analyze_turns(
         model=model,
         recorded=recorded,
         warnings=list(warnings or []),
-        kinds=[f[F_KIND] for f in figures],
+        kinds=index.kinds,
         agentic_candidates=agentic,
         fresh_from=fresh_from,
         environment_quarters=environment_quarters,
@@ -383,9 +365,6 @@ def usage_fresh_from(session: Session, turns: Sequence[Turn]) -> int:
 def analyze(session: Session, *, model: str | None = None, threshold: float | None = None) -> Analysis:
     """Analyse a loaded session (``model`` / ``threshold`` override what it says)."""
     with paused_gc():
-        figures = None
-        if session.message_figures is not None:
-            figures = [f for per_message in session.message_figures for f in per_message]
         turns = history(session)
         return analyze_turns(
             turns,
@@ -394,7 +373,7 @@ def analyze(session: Session, *, model: str | None = None, threshold: float | No
             threshold=threshold if threshold is not None else DEFAULT_THRESHOLD,
             temp_dir=project_temp_dir(session.path),
             warnings=session.warnings,
-            figures=figures,
+            index=session.turn_index,
             fresh_from=usage_fresh_from(session, turns),
             environment_quarters=environment_quarters(environment_turn(session)),
         )

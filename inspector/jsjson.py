@@ -12,9 +12,9 @@ import codecs
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -45,7 +45,7 @@ def utf16_len(text: str) -> int:
     """``text.length`` in JavaScript: UTF-16 code units."""
     if text.isascii():
         return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return string_measures(text)[0]
 
 
 def js_utf8(text: str) -> bytes:
@@ -55,13 +55,6 @@ def js_utf8(text: str) -> bytes:
     except UnicodeEncodeError:
         return _join_pairs(text).encode("utf-8", "replace_with_fffd")
 
-
-def non_ascii_units(text: str) -> tuple[int, int]:
-    """(ASCII code units, non-ASCII code units) of ``text`` as JavaScript sees it."""
-    if text.isascii():
-        return len(text), 0
-    ascii_count = len(text.encode("ascii", "ignore"))
-    return ascii_count, utf16_len(text) - ascii_count
 
 
 def js_number(value: float | int) -> str:
@@ -195,11 +188,42 @@ def utf16_len_of_utf8(data: bytes) -> int:
 
 def js_string_json_len(text: str) -> int:
     """``JSON.stringify(text).length`` for a string."""
+    return string_measures(text)[2]
+
+
+# -- one string, measured in one pass -------------------------------------------------------------------
+#
+# The token estimate and the JSON length of every text a turn holds are taken
+# from one pass over it: ``inspector/_kernel.c`` (built at install, see
+# setup.py) where it could be built, else ``py_string_measures``, the definition
+# the C follows (tests/test_kernel.py compares them).
+
+StringMeasures = Callable[[str], tuple[int, int, int]]
+
+
+def py_string_measures(text: str) -> tuple[int, int, int]:
+    """(UTF-16 units, ASCII units, ``JSON.stringify(text).length``) of ``text``, as JavaScript counts them."""
+    if text.isascii():
+        units = ascii_units = len(text)
+    else:
+        units = len(text.encode("utf-16-le", "surrogatepass")) // 2
+        ascii_units = len(text.encode("ascii", "ignore"))
     try:
         data = _dumps(text)  # orjson escapes exactly as JavaScript does
     except TypeError:  # a lone surrogate
-        return utf16_len(_js_string(text))
-    return len(data) if text.isascii() else utf16_len_of_utf8(data)
+        return units, ascii_units, len(_js_string(text).encode("utf-16-le", "surrogatepass")) // 2
+    return units, ascii_units, len(data) if text.isascii() else utf16_len_of_utf8(data)
+
+
+def _kernel() -> StringMeasures:
+    try:
+        from inspector._kernel import measure_string
+    except ImportError:  # installed without a C compiler
+        return py_string_measures
+    return measure_string
+
+
+string_measures: Final[StringMeasures] = _kernel()
 
 
 def js_json_len(value: Any) -> int:
@@ -226,17 +250,20 @@ def _has_odd_number(value: Any) -> bool:
     if kind is str or value is None or kind is bool:
         return False
     if kind is dict:
-        for item in value.values():  # noqa: SIM110 - a plain loop is faster than any() here
+        mapping: dict[Any, Any] = value  # typed, so that the compiled loop uses dict primitives
+        for item in mapping.values():  # noqa: SIM110 - a plain loop is faster than any() here
             if type(item) is not str and _has_odd_number(item):
                 return True
         return False
     if kind is list:
-        for item in value:  # noqa: SIM110
+        items: list[Any] = value
+        for item in items:  # noqa: SIM110
             if type(item) is not str and _has_odd_number(item):
                 return True
         return False
     if kind is int:
-        return not -_SAFE_INT <= value <= _SAFE_INT
+        number: int = value
+        return not -_SAFE_INT <= number <= _SAFE_INT
     return True  # a float, or a subclass: let the correction decide
 
 

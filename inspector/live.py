@@ -53,25 +53,12 @@ from inspector.context import environment_quarters
 from inspector.live_budget import ShiftedTruncations, as_shifted, changed_weights, replan, split_point
 from inspector.live_pairing import Pairing
 from inspector.session import Session, Turn
-from inspector.session.figures import (
-    F_ANSWERS,
-    F_CALLS,
-    F_CANDIDATE,
-    F_JSON_LEN,
-    F_KIND,
-    F_QUARTERS,
-    F_RESPONSES,
-    F_ROLE,
-    F_SAFE_END,
-    F_USAGE,
-    TurnFigures,
-    UsageColumn,
-    response_text,
-)
+from inspector.session.figures import response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
-from inspector.session.jsonl import Message, _line_count, scan
+from inspector.session.jsonl import Message, line_count, scan
 from inspector.session.loader import paused_gc
 from inspector.session.records import MessageList, loads_line
+from inspector.session.turn_index import TurnIndex
 from inspector.tokens import token_limit
 
 Key = tuple[Any, Any]
@@ -85,10 +72,10 @@ class _Index:
     hasher: Any  # hashlib's sha256 over the bytes read so far
     prefix_json: list[int]  # prefix_json[i]: JSON length of turns before i
     prefix_quarters: list[int]  # the same for the estimate (Analysis keeps a copy)
-    flagged: list[int]  # turns that may start the kept part (F_CANDIDATE), 0 included
+    flagged: list[int]  # turns that may start the kept part (TurnIndex.is_candidate), 0 included
     responses: list[tuple[Any, ...]]  # every turn's ResponseFigures
     roles: list[str]
-    safe: list[bool]  # F_SAFE_END of every turn
+    safe: list[bool]  # TurnIndex.is_safe_end of every turn
     calls: list[tuple[Key, ...]]
     answers: list[tuple[Key, ...]]
     pairing: Pairing  # after every turn, marked at the last message's first turn
@@ -104,9 +91,10 @@ class _Spare:
     """Private copies of one state's long lists, which the next ``extend`` cuts and grows in place."""
 
     def __init__(self, session: Session, lists: dict[str, list[Any]],
-                 messages: tuple[list[Any], list[str] | None]) -> None:
+                 messages: tuple[list[Any], list[str] | None], figures: TurnIndex) -> None:
         self.session = session  # the state they were copied from (checked by identity)
         self.lists = lists
+        self.figures = figures  # a copy of the session's turn index (``TurnIndex.copy``)
         self.messages = messages  # the MessageList's own lists (``MessageList.copies``)
         self.lines = dict(session.message_lines)
 
@@ -135,14 +123,12 @@ def prepare(state: LiveState) -> None:
     messages = session.messages
     if index is None or index.spent or index.spare is not None or not isinstance(messages, MessageList):
         return
-    assert session.message_figures is not None
+    assert session.turn_index is not None
     lists: dict[str, list[Any]] = {
-        "turns": list(analysis.turns), "quarters": list(analysis.quarters), "json": list(analysis.json_chars),
-        "kinds": list(analysis.kinds), "usage": list(analysis.recorded.packed()),
-        "candidates": list(analysis.candidates), "prefix": list(analysis.prefix_quarters),
-        "agentic": list(analysis.agentic_candidates), "figures": list(session.message_figures),
+        "turns": list(analysis.turns), "candidates": list(analysis.candidates),
+        "prefix": list(analysis.prefix_quarters), "agentic": list(analysis.agentic_candidates),
     }
-    index.spare = _Spare(session, lists, messages.copies())
+    index.spare = _Spare(session, lists, messages.copies(), session.turn_index.copy())
 
 
 @dataclass(frozen=True)
@@ -161,7 +147,7 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
 
     Reads the file once more to prime the checksum (and checks it is the
     file that was read)."""
-    if session.format != "jsonl" or session.message_figures is None or not session.ends_with_newline:
+    if session.format != "jsonl" or session.turn_index is None or not session.ends_with_newline:
         return None
     hasher = hashlib.sha256()
     try:
@@ -177,10 +163,10 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         return None
     if hasher.hexdigest() != session.sha256:
         return None
-    figures = [f for per_message in session.message_figures for f in per_message]
-    roles = [f[F_ROLE] for f in figures]
-    calls = [f[F_CALLS] for f in figures]
-    answers = [f[F_ANSWERS] for f in figures]
+    figures = session.turn_index  # its columns are copied below: _Index's lists change in place
+    roles = list(figures.roles)
+    calls = list(figures.calls)
+    answers = list(figures.answers)
     last_start = _first_turn_of(analysis.turns, len(session.messages) - 1)
     pairing = Pairing()
     for i in range(len(figures)):
@@ -191,8 +177,8 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         pairing.mark()
     index = _Index(
         hasher, [0, *accumulate(analysis.json_chars)], list(analysis.prefix_quarters),
-        [i for i, f in enumerate(figures) if f[F_CANDIDATE]],
-        [f[F_RESPONSES] for f in figures], roles, [f[F_SAFE_END] for f in figures], calls, answers, pairing,
+        [i for i, flag in enumerate(figures.is_candidate) if flag],
+        list(figures.responses), roles, list(figures.is_safe_end), calls, answers, pairing,
         None, {}, _max_chars(analysis), _environment_position(session),
     )
     analysis = replace(analysis, truncations=as_shifted(analysis.truncations, _unshifted))
@@ -246,7 +232,7 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
     if index is None or index.spent or offset != session.size or not data.endswith(b"\n") or b"\x00" in data:
         return None
     old_messages = session.messages
-    assert isinstance(old_messages, MessageList) and session.message_figures is not None
+    assert isinstance(old_messages, MessageList) and session.turn_index is not None
     count = len(old_messages)
     last_id = next(reversed(session.message_lines), None) if session.message_lines else None
     items = scan(data, 0, None, session.line_count + 1, base=offset)
@@ -295,7 +281,7 @@ def _record(message: Message, data: bytes, offset: int) -> dict[str, Any]:
 def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[str, Message], data: bytes,
              offset: int, mtime_ns: int, sha256: str, spare: _Spare | None) -> Session:
     old = session.messages
-    assert isinstance(old, MessageList) and session.message_figures is not None
+    assert isinstance(old, MessageList) and session.turn_index is not None
     lazy = old.reads_file
     items: list[dict[str, Any] | tuple[int, int]] = [
         message[1] if lazy else _record(message, data, offset) for message in tail.values()  # type: ignore[misc]
@@ -308,12 +294,13 @@ def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[s
         metadata=metadata,
         messages=old.extended(keep, items, list(tail), spare.messages if spare is not None else None),
         message_lines=lines,
-        line_count=session.line_count + _line_count(data),
+        line_count=session.line_count + line_count(data),
         size=offset + len(data),
         sha256=sha256,
         mtime_ns=mtime_ns or session.mtime_ns,
         ends_with_newline=True,
-        message_figures=_grown(spare, "figures", session.message_figures, keep, [m[2] for m in tail.values()]),
+        turn_index=session.turn_index.extended(keep, [m[2] for m in tail.values()],
+                                               spare.figures if spare is not None else None),
         warnings=list(session.warnings),
     )
 
@@ -327,36 +314,36 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     count_before = len(old.turns)
     messages = session.messages
     new_turns: list[Turn] = _grown(spare, "turns", old.turns, first, ())
-    figures: list[TurnFigures] = []
     for offset_in_tail, message in enumerate(tail):
         position = keep + offset_in_tail
-        built = message_contents(messages[position])
-        for (content, is_result), f in zip(built, message[2], strict=True):
+        for content, is_result in message_contents(messages[position]):
             new_turns.append(Turn(len(new_turns), content, message[0], position, is_result))
-            figures.append(f)
     n = len(new_turns)
+    figures = session.turn_index  # every turn's figures, the new ones from ``first`` on
+    assert figures is not None and len(figures) == n
+    added = range(first, n)
 
-    # columns
-    quarters = _grown(spare, "quarters", old.quarters, first, [f[F_QUARTERS] for f in figures])
-    json_chars = _grown(spare, "json", old.json_chars, first, [f[F_JSON_LEN] for f in figures])
-    kinds = _grown(spare, "kinds", old.kinds, first, [f[F_KIND] for f in figures])
-    recorded = UsageColumn(_grown(spare, "usage", old.recorded.packed(), first, [f[F_USAGE] for f in figures]))
+    # columns: the session's turn index (the analysis shares its lists)
+    quarters, json_chars, kinds, recorded = figures.quarters, figures.json_lengths, figures.kinds, figures.usage
     del index.prefix_json[first + 1:]
     del index.prefix_quarters[first + 1:]
-    for f in figures:
-        index.prefix_json.append(index.prefix_json[-1] + f[F_JSON_LEN])
-        index.prefix_quarters.append(index.prefix_quarters[-1] + f[F_QUARTERS])
+    for i in added:
+        index.prefix_json.append(index.prefix_json[-1] + json_chars[i])
+        index.prefix_quarters.append(index.prefix_quarters[-1] + quarters[i])
     del index.flagged[bisect.bisect_left(index.flagged, first):]
-    index.flagged.extend(first + k for k, f in enumerate(figures) if f[F_CANDIDATE])
-    for column, key in ((index.responses, F_RESPONSES), (index.roles, F_ROLE), (index.calls, F_CALLS),
-                        (index.answers, F_ANSWERS), (index.safe, F_SAFE_END)):
+    index.flagged.extend(i for i in added if figures.is_candidate[i])
+    for column in (index.responses, index.roles, index.calls, index.answers, index.safe):
         del column[first:]
-        column.extend(f[key] for f in figures)
+    index.responses.extend(figures.responses[first:])
+    index.roles.extend(figures.roles[first:])
+    index.calls.extend(figures.calls[first:])
+    index.answers.extend(figures.answers[first:])
+    index.safe.extend(figures.is_safe_end[first:])
     safe_end = bool(n) and bool(index.safe[-1])
     candidates = _grown(spare, "candidates", old.candidates, bisect.bisect_left(old.candidates, first), ())
     if not candidates:
         candidates.append(0)
-    candidates += [first + k for k, f in enumerate(figures) if f[F_CANDIDATE] and first + k > 0]
+    candidates += [i for i in added if figures.is_candidate[i] and i > 0]
     if safe_end:
         candidates.append(n)
 

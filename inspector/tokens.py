@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from inspector.jsjson import js_json_len, non_ascii_units, truthy, utf16_len
+from inspector.jsjson import js_json_len, string_measures, truthy, utf16_len
 
 IMAGE_QUARTERS = 3_000 * 4
 PDF_QUARTERS = 25_800 * 4
@@ -35,11 +35,16 @@ def text_quarters(text: str) -> int:
     """Quarter tokens of one text, as ``estimateTextTokens``."""
     if text.isascii():
         return len(text)  # 0.25 per char; also right for the length/4 branch
-    length = utf16_len(text)
-    if length > MAX_CHARS_FOR_FULL_HEURISTIC:
-        return length
-    ascii_units, other_units = non_ascii_units(text)
-    return ascii_units + 6 * other_units
+    units, ascii_units, _ = string_measures(text)
+    return quarters_of(units, ascii_units)
+
+
+def quarters_of(units: int, ascii_units: int) -> int:
+    """Quarter tokens of a text of ``units`` UTF-16 units, ``ascii_units`` of them ASCII:
+    a quarter per ASCII unit and six per other unit, or ``length / 4`` for a long text."""
+    if units > MAX_CHARS_FOR_FULL_HEURISTIC:
+        return units
+    return ascii_units + 6 * (units - ascii_units)
 
 
 def media_quarters(part: dict[str, Any]) -> int | None:

@@ -77,3 +77,12 @@ def no_user_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     settings and cost depend on them); a test that wants some writes its own."""
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path_factory.getbasetemp() / "no-user-home"))
     monkeypatch.delenv("SESSION_INSPECTOR_COST", raising=False)
+
+
+@pytest.fixture
+def stream_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file read block by block from its file, in small blocks (a 100 MB recording's reading, made small)."""
+    from inspector.session import loader, reader
+
+    monkeypatch.setattr(loader, "STREAM_MIN_BYTES", 0)
+    monkeypatch.setattr(reader, "BLOCK_BYTES", 256)

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,14 @@ from tests.conftest import REPO, session_files
 
 def _run(pythonpath: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
+    options: list[str] = []
     if pythonpath is not None:
-        env["PYTHONPATH"] = str(pythonpath)
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, timeout=120,
+        # -S: no .pth files, so an editable install's finder cannot hand the copy a compiled module
+        # it lacks (it would find inspector/_kernel*.so in the source tree); site-packages by hand.
+        site = dict.fromkeys([sysconfig.get_path("purelib"), sysconfig.get_path("platlib")])
+        env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *site])
+        options.append("-S")
+    return subprocess.run([sys.executable, *options, *args], capture_output=True, text=True, env=env, timeout=120,
                           cwd=pythonpath or REPO)
 
 

@@ -44,7 +44,7 @@ def figures_of(session: Session, analysis: Analysis) -> dict[str, Any]:
         "turns": [(t.index, t.record_id, t.message_index, t.is_tool_result, t.content) for t in analysis.turns],
         "messages": list(session.messages),
         "message_lines": list(session.message_lines.items()),
-        "message_figures": session.message_figures,
+        "turn_index": session.turn_index,
         "metadata": session.metadata,
         "size": session.size,
         "sha256": session.sha256,

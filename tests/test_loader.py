@@ -12,6 +12,7 @@ import pytest
 
 from inspector.session import SessionError, load
 from inspector.session import jsonl as jsonl_module
+from inspector.session import reader as reader_module
 from inspector.session.records import MessageList
 
 META = {"sessionId": "s", "projectHash": "p"}
@@ -102,20 +103,20 @@ def _big_recording(count: int) -> bytes:
 _TWO_PROCESSES = """
 import sys
 from pathlib import Path
-from inspector.session import jsonl, parse
+from inspector.session import jsonl, parse, reader
 import os
 data = Path(sys.argv[1]).read_bytes()
 serial_items = jsonl.scan(data)
-jsonl.PARALLEL_MIN_BYTES = 0
-assert jsonl._parallel_ok(len(data)), "not single-threaded?"
-items, lines = jsonl.scan_file(data)
+reader.PARALLEL_MIN_BYTES = 0
+assert reader.parallel_mode(len(data)) == "fork", "not single-threaded?"
+items, lines = reader.scan_file(data)
 assert len(items) == len(serial_items)  # (figures of copies replaced later differ: each half skips its own)
 assert jsonl.replay(items).entries == jsonl.replay(serial_items).entries
 assert lines == data.count(b"\\n")
 parallel = parse(Path("x.jsonl"), data)
 os.environ["SESSION_INSPECTOR_SERIAL"] = "1"
 serial = parse(Path("x.jsonl"), data)
-assert parallel.message_figures == serial.message_figures
+assert parallel.turn_index == serial.turn_index
 assert list(parallel.messages) == list(serial.messages)
 assert parallel.warnings == serial.warnings and parallel.warnings
 print("same")
@@ -133,9 +134,9 @@ def test_two_process_reading_equals_one(tmp_path: Path) -> None:
 
 
 def test_no_fork_from_a_threaded_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(jsonl_module, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(jsonl_module.threading, "active_count", lambda: 2)
-    assert not jsonl_module._parallel_ok(len(_big_recording(10)))
+    monkeypatch.setattr(reader_module, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(reader_module.threading, "active_count", lambda: 2)
+    assert reader_module.parallel_mode(len(_big_recording(10))) == "spawn"
 
 
 def test_replaced_copies_are_not_measured_but_the_final_one_is() -> None:
@@ -158,26 +159,34 @@ def _turns_expected(where: object, data: bytes) -> bool:
 _STREAMED = """
 import hashlib, os, sys
 from pathlib import Path
-from inspector.session import jsonl, loader
+import threading
+from inspector.session import loader, reader
 from inspector.session.records import MessageList
 path = Path(sys.argv[1])
 data = path.read_bytes()
 os.environ["SESSION_INSPECTOR_SERIAL"] = "1"
 whole = loader.parse(path, data)  # the bytes held in memory, one process
 loader.STREAM_MIN_BYTES = 0
-jsonl.BLOCK_BYTES = int(sys.argv[2])  # many blocks, and lines longer than a block
-jsonl.PARALLEL_MIN_BYTES = 0
-for mode in ("serial", "parallel"):
-    if mode == "parallel":
+reader.BLOCK_BYTES = int(sys.argv[2])  # many blocks, and lines longer than a block
+reader.PARALLEL_MIN_BYTES = 0
+release = threading.Event()
+for mode in ("serial", "fork", "spawn"):
+    if mode == "fork":
         del os.environ["SESSION_INSPECTOR_SERIAL"]
-        assert jsonl._parallel_ok(len(data))
+    if mode == "spawn":  # another thread runs, as in the app: a fresh interpreter reads the second part
+        threading.Thread(target=release.wait).start()
+        def not_here(*args):
+            raise AssertionError("the spawned process failed: its part was read here")
+        reader.scan_tail = not_here
+    assert reader.parallel_mode(len(data)) == (None if mode == "serial" else mode)
     streamed = loader.load(path)
     assert isinstance(streamed.messages, MessageList) and streamed.messages._data is None, mode
     for field in ("format", "metadata", "message_lines", "line_count", "size", "sha256", "ends_with_newline",
-                  "warnings", "message_figures"):
+                  "warnings", "turn_index"):
         assert getattr(streamed, field) == getattr(whole, field), (mode, field)
     assert streamed.sha256 == hashlib.sha256(data).hexdigest()
     assert list(streamed.messages) == list(whole.messages), mode
+release.set()
 print("same")
 """
 
@@ -192,14 +201,6 @@ def test_streamed_reading_equals_reading_the_whole_file(tmp_path: Path, block: i
                           text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "same"
-
-
-@pytest.fixture
-def stream_everything(monkeypatch: pytest.MonkeyPatch) -> None:
-    from inspector.session import loader
-
-    monkeypatch.setattr(loader, "STREAM_MIN_BYTES", 0)
-    monkeypatch.setattr(jsonl_module, "BLOCK_BYTES", 256)
 
 
 @pytest.mark.usefixtures("stream_everything")

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from inspector.session.loader import STREAM_MIN_BYTES
 from inspector.tui.app import InspectorApp
-from inspector.tui.loading import CHUNK, Cancelled, read_session
+from inspector.tui.loading import Cancelled, read_session
 from inspector.tui.messages import LoadProgress, SessionLoaded
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
@@ -19,7 +20,7 @@ SIZE = (160, 45)
 
 @pytest.fixture(scope="module")
 def big_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A session a little over two read chunks, so reading reports progress."""
+    """A session a little over the size read block by block (and in two processes), with progress."""
     path = tmp_path_factory.mktemp("big") / "chats" / "session-big.jsonl"
     path.parent.mkdir(parents=True)
     filler = "lorem ipsum dolor sit amet " * 40
@@ -27,7 +28,7 @@ def big_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
         meta = {"sessionId": "big", "projectHash": "h" * 64, "startTime": "t", "lastUpdated": "t"}
         out.write(json.dumps(meta) + "\n")
         n = 0
-        while out.tell() < 2 * CHUNK + 200_000:
+        while out.tell() < STREAM_MIN_BYTES + 200_000:
             n += 1
             out.write(json.dumps({"id": f"u{n}", "timestamp": "t", "type": "user",
                                   "content": [{"text": f"prompt {n} {filler}"}]}) + "\n")

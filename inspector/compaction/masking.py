@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from inspector.jsjson import js_string_json_len, js_stringify, js_to_string, js_trim, truthy, utf16_len
-from inspector.session.figures import F_KIND, F_RESPONSES
 from inspector.session.history import message_contents
 from inspector.session.records import peek
 from inspector.tokens import content_parts, estimate_tokens
@@ -423,11 +422,11 @@ class TurnContents(Sequence[dict[str, Any]]):
     def __init__(self, session: Session, turns: Sequence[Turn]) -> None:
         self._messages = session.messages
         self._turns = turns
-        figures = session.message_figures
+        index = session.turn_index
         self._holds: list[bool] | None = None
-        if figures is not None and session.contents is None:
-            self._holds = [bool(f[F_RESPONSES]) or "other" in f[F_KIND].split("+")
-                           for per_message in figures for f in per_message]
+        if index is not None and session.contents is None:
+            self._holds = [bool(responses) or "other" in kind.split("+")
+                           for responses, kind in zip(index.responses, index.kinds, strict=True)]
             if len(self._holds) != len(turns):
                 self._holds = None
 

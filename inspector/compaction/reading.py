@@ -13,7 +13,7 @@ record (``statuses.call_statuses``).  On a big recording each record is
 parsed once and not kept (the turns are built from it as ``history``
 builds them; the contents read are equal to the turns', not the same
 objects), and on the command line a forked child reads the later part at
-the same time (``session.jsonl.in_two_processes``, as the loader does).
+the same time (``session.reader.in_two_processes``, as the loader does).
 Both happen once per reader, whoever asks first.
 """
 
@@ -32,7 +32,7 @@ from inspector.jsjson import js_json_len
 from inspector.progress import SILENT, Reporter
 from inspector.session.figures import response_figures, response_text
 from inspector.session.history import message_contents
-from inspector.session.jsonl import in_two_processes
+from inspector.session.reader import in_two_processes
 from inspector.session.records import peek
 from inspector.tokens import content_parts, parts_quarters
 
@@ -206,7 +206,7 @@ class HistoryReader:
         reporter.check()
         reporter.report(READING, 0, total)
         session = self._session
-        if session.contents is not None or session.message_figures is None:
+        if session.contents is not None or session.turn_index is None:
             # a checkpoint, or a file small enough that its turns hold their contents already
             held = [t.content for t in turns]
             statuses = NO_STATUSES if session.contents is not None else self._statuses(session.messages)

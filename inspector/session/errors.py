@@ -29,3 +29,7 @@ class LoadWarning:
 
     def to_json(self) -> dict[str, object]:
         return {"line": self.line, "message": self.message}
+
+
+class ReadCancelled(Exception):
+    """A read stopped because its caller asked it to (``reader.ReadWatch``)."""

@@ -1,52 +1,42 @@
-"""Per-message figures, computed once while a recording is read.
+"""Per-turn figures, computed once while a recording is read.
 
 A 100 MB recording holds ~170,000 turns; keeping every parsed message alive
-costs several times the file's size in memory.  So the loader computes, for
+costs several times the file's size in memory.  So the reader computes, for
 each message record as it parses it, the figures every later step needs
 (estimate, JSON length, split flags, kind, recorded usage, the sizes of its
 tool outputs) with the same functions the rest of the core uses, then keeps
 only these figures and the line's place in the file.  Contents are rebuilt
 from the line when someone asks for them.
+
+The turns are built by ``history.message_contents`` (the only definition of
+how a message becomes turns) and measured here, a string at a time through
+``jsjson.string_measures``.  The figures of a turn are a plain tuple, a *row*
+(marshal carries rows between the reader's two processes); the rest of the
+core reads them as columns by name (``turn_index.TurnIndex``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, overload
 
-from inspector.jsjson import js_json_len, js_string_json_len, truthy, utf16_len
+from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
 from inspector.session.history import message_contents
-from inspector.tokens import function_response_quarters, media_quarters, text_quarters
+from inspector.tokens import function_response_quarters, media_quarters, quarters_of
 
 USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
 
 
-# Figures are plain tuples (not NamedTuples): marshal carries them between the
-# two processes that read a big file, and nothing has to be rebuilt.  Fields:
-#
 # ResponseFigures, one functionResponse part as the tool-output budget sees it:
-R_PART = 0  # its index in the turn's parts
-R_HAS_RESPONSE = 1  # the part has a ``response`` (else the budget counts nothing)
-R_NAME = 2  # the tool name, or "unknown_tool"
-R_TOKENS = 3  # estimate of the text the budget measures
-R_LENGTH = 4  # that text's length in UTF-16 units
-R_PLAIN = 5  # the part is exactly {functionResponse: {..., response: {output: text}}}
+# (its index in the turn's parts, whether it has a ``response`` (else the budget
+# counts nothing), the tool name or "unknown_tool", the estimate of the text the
+# budget measures, that text's length in UTF-16 units, whether the part is exactly
+# {functionResponse: {..., response: {output: text}}}).
 ResponseFigures = tuple[int, bool, str, int, int, bool]
 
-# TurnFigures, one turn:
-F_RECORD_ID = 0
-F_ROLE = 1
-F_IS_TOOL_RESULT = 2
-F_QUARTERS = 3  # the estimate in quarter tokens
-F_JSON_LEN = 4  # JSON.stringify(content).length
-F_CANDIDATE = 5  # a user turn without a function response: the split may start here
-F_SAFE_END = 6  # a model turn without a function call: may end a fully summarised history
-F_KIND = 7  # turn_kind(content)
-F_RESPONSES = 8  # tuple of ResponseFigures
-F_USAGE = 9  # the recorded usage (model turns) as PackedUsage, or None
-F_CALLS = 10  # (id, name) of each function call, for pairing calls with responses
-F_ANSWERS = 11  # (id, name) of each function response
-TurnFigures = tuple[Any, ...]
+# One turn's row: TurnIndex's fields in their order (see content_figures).
+TurnRow = tuple[Any, ...]
+ROW_LENGTH = 12
 
 
 def _key(value: Any) -> tuple[Any, Any]:
@@ -83,14 +73,14 @@ def turn_kind(content: dict[str, Any]) -> str:
     return "+".join(seen) if seen else "empty"
 
 
-def _plain_response(fr: Any) -> tuple[int, int] | None:
-    """(JSON length, quarters) of the part ``{"functionResponse": fr}`` when ``fr`` is
-    ``{…, "response": {"output": text}}``.
+def _plain_response(fr: dict[str, Any]) -> tuple[int, int, int, int] | None:
+    """The part ``{"functionResponse": fr}`` when ``fr`` is ``{…, "response": {"output": text}}``
+    (string values only): (its JSON length, its quarters, the output's UTF-16 units and ASCII units).
 
     The shape every string tool result takes; measured without serialising
-    the output twice.  None for any other shape (measured the general way).
+    the output.  None for any other shape (measured the general way).
     """
-    if type(fr) is not dict or not fr:
+    if not fr:
         return None
     response = fr.get("response")
     if type(response) is not dict or len(response) != 1:
@@ -98,7 +88,8 @@ def _plain_response(fr: Any) -> tuple[int, int] | None:
     output = response.get("output")
     if type(output) is not str:
         return None
-    response_json = 11 + js_string_json_len(output)  # {"output":…}
+    units, ascii_units, output_json = string_measures(output)
+    response_json = 11 + output_json  # {"output":…}
     fr_json = 1 + 2 * len(fr)
     for key, value in fr.items():
         if key == "response":
@@ -109,13 +100,11 @@ def _plain_response(fr: Any) -> tuple[int, int] | None:
             return None  # nested parts, ids that are numbers, ...
     name = fr.get("name")
     quarters = (utf16_len(name) if type(name) is str else 0) + response_json
-    return 21 + fr_json, quarters  # {"functionResponse":…}
+    return 21 + fr_json, quarters, units, ascii_units  # {"functionResponse":…}
 
 
 def response_text(response: Any) -> str:
     """The text the budget measures: ``output``, else ``content``, else pretty JSON."""
-    from inspector.jsjson import js_stringify
-
     if isinstance(response, str):
         return response
     if isinstance(response, dict):
@@ -127,25 +116,35 @@ def response_text(response: Any) -> str:
 
 
 def response_figures(parts: list[Any]) -> tuple[ResponseFigures, ...]:
+    """Every function response of a turn's parts as the tool-output budget sees it."""
     found: list[ResponseFigures] = []
     for j, part in enumerate(parts):
-        if type(part) is not dict:
-            continue
-        fr = part.get("functionResponse")
-        if not isinstance(fr, dict):
-            continue
-        name = fr.get("name")
-        tool = shared(name) if isinstance(name, str) else "unknown_tool"
-        if "response" not in fr:
-            found.append((j, False, tool, 0, 0, False))
-            continue
-        response = fr["response"]
-        text = response_text(response)
-        plain = (
-            len(part) == 1 and type(response) is dict and len(response) == 1 and type(response.get("output")) is str
-        )
-        found.append((j, True, tool, text_quarters(text) // 4, utf16_len(text), plain))
+        if type(part) is dict:
+            fr = part.get("functionResponse")
+            if isinstance(fr, dict):
+                found.append(_response_entry(j, part, fr))
     return tuple(found)
+
+
+def _response_entry(j: int, part: dict[str, Any], fr: dict[str, Any]) -> ResponseFigures:
+    name = fr.get("name")
+    tool = shared(name) if isinstance(name, str) else "unknown_tool"
+    if "response" not in fr:
+        return (j, False, tool, 0, 0, False)
+    response = fr["response"]
+    text = response_text(response)
+    plain = len(part) == 1 and type(response) is dict and len(response) == 1 and type(response.get("output")) is str
+    if text.isascii():
+        return (j, True, tool, len(text) // 4, len(text), plain)
+    units, ascii_units, _ = string_measures(text)
+    return (j, True, tool, quarters_of(units, ascii_units) // 4, units, plain)
+
+
+def _plain_entry(j: int, fr: dict[str, Any], units: int, ascii_units: int) -> ResponseFigures:
+    """``_response_entry`` of a part ``_plain_response`` measured (its output's units given)."""
+    name = fr.get("name")
+    tool = shared(name) if isinstance(name, str) else "unknown_tool"
+    return (j, True, tool, quarters_of(units, ascii_units) // 4, units, True)
 
 
 # Usage as kept per turn: the six values when the record has exactly USAGE_KEYS in
@@ -216,90 +215,59 @@ _SHARED: dict[str, str] = {}
 
 
 def shared(text: str) -> str:
-    """One object for each distinct role and tool name (they repeat on every turn)."""
+    """One object for each distinct role, tool name and kind (they repeat on every turn)."""
     return _SHARED.setdefault(text, text)
-
-
-ContentMeasure = Callable[[dict[str, Any], str | None, bool, PackedUsage], TurnFigures | None]
-MessageMeasure = Callable[[dict[str, Any]], tuple[TurnFigures, ...] | None]
-
-
-def _c_measure() -> tuple[ContentMeasure | None, MessageMeasure | None]:
-    """``_measure.measure`` and ``measure_message`` (C, built at install), or None where they could not be built."""
-    try:
-        from inspector.session._measure import bind, measure, measure_message
-    except ImportError:
-        return None, None
-    bind(_SHARED)
-    return measure, measure_message
-
-
-_C_MEASURE, _C_MEASURE_MESSAGE = _c_measure()
 
 
 def content_figures(
     content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
     usage: PackedUsage = None,
-) -> TurnFigures:
-    """Every figure of one Content (see ``measured_content``).
+) -> TurnRow:
+    """Every figure of one Content, in one pass over its parts: its row.
 
-    The common shapes are measured by ``_measure.c``, which returns the same
-    tuple or None for a shape it leaves to the Python definition.
+    The estimate is ``tokens.parts_quarters``, the JSON length
+    ``jsjson.js_json_len`` and the responses ``response_figures``; a part's
+    JSON length is measured once and serves both (the estimate of a part that
+    is neither text, tool result nor media is its JSON length).
     """
-    if _C_MEASURE is not None:
-        found = _C_MEASURE(content, record_id, is_tool_result, usage)
-        if found is not None:
-            return found
-    return measured_content(content, record_id, is_tool_result, usage)
-
-
-def measured_content(
-    content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
-    usage: PackedUsage = None,
-) -> TurnFigures:
-    """Every figure of one Content, in one pass over its parts: the definition.
-
-    The estimate is ``tokens.parts_quarters`` and the JSON length
-    ``jsjson.js_json_len``; a part's JSON length is measured once and serves
-    both (the estimate of a part that is neither text, tool result nor media
-    is its JSON length).
-    """
-    parts = content.get("parts")
-    if not isinstance(parts, list):
-        parts = []
+    found = content.get("parts")
+    parts: list[Any] = found if isinstance(found, list) else []
     role = content.get("role")
     quarters = 0
     parts_json = 1 + len(parts) if parts else 2  # brackets and commas
     has_response = has_call = False
     calls: list[tuple[Any, Any]] = []
     answers: list[tuple[Any, Any]] = []
+    responses: list[ResponseFigures] = []
     labels: list[str] = []  # turn_kind, built in the same pass
-    for part in parts:
-        if type(part) is not dict:
-            size = js_json_len(part)
+    for j in range(len(parts)):
+        item = parts[j]
+        if type(item) is not dict:
+            size = js_json_len(item)
             quarters += size
             parts_json += size
             label = "other"
         else:
-            get = part.get
-            text = get("text")
-            response = get("functionResponse")
-            call = get("functionCall")
+            part: dict[str, Any] = item
+            text = part.get("text")
+            response = part.get("functionResponse")
+            call = part.get("functionCall")
+            plain = None
             if type(text) is str:
-                quarters += text_quarters(text)
+                units, ascii_units, text_json = string_measures(text)
+                quarters += quarters_of(units, ascii_units)
                 if len(part) == 1:  # {"text":…}
-                    parts_json += 9 + js_string_json_len(text)
+                    parts_json += 9 + text_json
                     label = "text"
-                elif len(part) == 2 and get("thought") is True and next(iter(part)) == "text":
-                    parts_json += 24 + js_string_json_len(text)  # {"text":…,"thought":true}
+                elif len(part) == 2 and part.get("thought") is True and next(iter(part)) == "text":
+                    parts_json += 24 + text_json  # {"text":…,"thought":true}
                     label = "thought"
                 else:
                     parts_json += js_json_len(part)
                     label = _part_label(part)
-            elif response is not None and len(part) == 1 and (plain := _plain_response(response)) is not None:
-                part_json, part_quarters = plain
-                parts_json += part_json
-                quarters += part_quarters
+            elif type(response) is dict and len(part) == 1 and (plain := _plain_response(response)) is not None:
+                parts_json += plain[0]
+                quarters += plain[1]
                 label = "tool result"
             else:
                 size = js_json_len(part)
@@ -310,6 +278,10 @@ def measured_content(
                     media = media_quarters(part)
                     quarters += size if media is None else media
                 label = _part_label(part)
+            if isinstance(response, dict):
+                fr: dict[str, Any] = response
+                responses.append(_plain_entry(j, fr, plain[2], plain[3]) if plain is not None
+                                 else _response_entry(j, part, fr))
             if response is not None and truthy(response):
                 has_response = True
                 answers.append(_key(response))
@@ -331,29 +303,16 @@ def measured_content(
         json_len,
         role == "user" and not has_response,
         role == "model" and not has_call,
-        "+".join(labels) if labels else "empty",
-        response_figures(parts) if has_response else (),
+        shared("+".join(labels)) if labels else "empty",
+        tuple(responses) if has_response else (),
         usage,
         tuple(calls),
         tuple(answers),
     )
 
 
-def message_figures(message: dict[str, Any]) -> tuple[TurnFigures, ...]:
-    """The figures of every turn one message becomes (see ``measured_message``).
-
-    ``_measure.c`` measures the messages Gemini CLI writes without building
-    their turns; it returns None for a shape it leaves to the Python definition.
-    """
-    if _C_MEASURE_MESSAGE is not None:
-        found = _C_MEASURE_MESSAGE(message)
-        if found is not None:
-            return found
-    return measured_message(message)
-
-
-def measured_message(message: dict[str, Any]) -> tuple[TurnFigures, ...]:
-    """The figures of every turn one message becomes (usage on its model turn): the definition."""
+def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
+    """The rows of every turn one message becomes (usage on its model turn)."""
     built = message_contents(message)
     if not built:
         return ()
@@ -362,3 +321,18 @@ def measured_message(message: dict[str, Any]) -> tuple[TurnFigures, ...]:
     return tuple(
         content_figures(content, ident, is_result, None if is_result else usage) for content, is_result in built
     )
+
+
+def transpose(per_message: Sequence[tuple[TurnRow, ...]]) -> tuple[list[list[Any]], list[int]]:
+    """The rows of every message's turns as ``ROW_LENGTH`` columns, and where each message's turns start
+    (``turn_index.TurnIndex.of_messages``; one pass, compiled)."""
+    columns: list[list[Any]] = [[] for _ in range(ROW_LENGTH)]
+    starts = [0]
+    count = 0
+    for rows in per_message:
+        for row in rows:
+            for k in range(ROW_LENGTH):
+                columns[k].append(row[k])
+        count += len(rows)
+        starts.append(count)
+    return columns, starts

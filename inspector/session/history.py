@@ -215,6 +215,14 @@ def _response_parts(calls: list[Any]) -> list[Any]:
     return parts
 
 
+def _holds_call_or_thought(parts: list[Any]) -> bool:
+    """Whether the message's own content already holds its calls or thoughts (then taken as it is)."""
+    for part in parts:
+        if isinstance(part, dict) and (truthy(part.get("functionCall")) or truthy(part.get("thought"))):
+            return True
+    return False
+
+
 def message_contents(message: dict[str, Any]) -> list[tuple[dict[str, Any], bool]]:
     """The turns one message becomes: ``(content, is_tool_result)``, none to two."""
     kind = message.get("type")
@@ -230,14 +238,13 @@ def message_contents(message: dict[str, Any]) -> list[tuple[dict[str, Any], bool
     listed = message.get("toolCalls")
     calls: list[Any] = listed if isinstance(listed, list) else []
     has_calls = len(calls) > 0
-    if any(isinstance(p, dict) and (truthy(p.get("functionCall")) or truthy(p.get("thought")))
-           for p in content_parts):
+    if _holds_call_or_thought(content_parts):
         model_parts = list(content_parts)
     else:
         model_parts = _thought_parts(message.get("thoughts"))
         model_parts.extend(content_parts)
-        if has_calls:
-            model_parts.extend(_call_part(call) for call in calls)
+        for call in calls:
+            model_parts.append(_call_part(call))
     if not model_parts:
         return []
     out = [({"role": "model", "parts": model_parts}, False)]
@@ -265,15 +272,15 @@ def history(session: Session) -> list[Turn]:
     """The curated history of a session: what Gemini CLI would resume with."""
     if session.contents is not None:
         return contents_to_turns(session.contents)
-    if session.message_figures is not None:
+    if session.turn_index is not None:
         return lazy_turns(session)
     return messages_to_turns(session.messages)
 
 
 def lazy_turns(session: Session) -> list[Turn]:
     """Turns whose content is rebuilt from the message when asked for."""
-    figures = session.message_figures
-    assert figures is not None
+    index = session.turn_index
+    assert index is not None
     messages = session.messages
 
     def source(turn: Turn) -> dict[str, Any]:
@@ -281,8 +288,9 @@ def lazy_turns(session: Session) -> list[Turn]:
         built = message_contents(messages[turn.message_index])
         return built[1 if turn.is_tool_result else 0][0]
 
+    record_ids, results, roles, starts = index.record_ids, index.is_tool_result, index.roles, index.message_starts
     turns: list[Turn] = []
-    for position, turn_figures in enumerate(figures):
-        for f in turn_figures:
-            turns.append(Turn(len(turns), None, f[0], position, f[2], role=f[1], source=source))  # id, result?, role
+    for position in range(len(starts) - 1):
+        for i in range(starts[position], starts[position + 1]):
+            turns.append(Turn(i, None, record_ids[i], position, results[i], role=roles[i], source=source))
     return turns

@@ -1,23 +1,19 @@
 """Reading a JSONL recording the way ``loadConversationRecord`` replays it.
 
 Two steps.  ``scan`` reads lines and turns each into a small item (a
-message with its figures, a rewind, a ``$set``, metadata, a skipped line);
-lines are independent, so a big file is scanned in two halves at once (a
-forked process takes the second half; see ``scan_file``).  ``replay`` then
-applies the items in file order: ids keep their first position, a repeated id
-replaces the message, ``$rewindTo`` drops a message and all after it (every
-message if the id is unknown), a ``$set.messages`` checkpoint replaces them
-all, ``$set`` merges metadata.
+message with the rows of its turns, a rewind, a ``$set``, metadata, a
+skipped line); lines are independent, so a big file is scanned in parts, in
+two processes at once (``reader``).  ``replay`` then applies the items in file
+order: ids keep their first position, a repeated id replaces the message,
+``$rewindTo`` drops a message and all after it (every message if the id is
+unknown), a ``$set.messages`` checkpoint replaces them all, ``$set`` merges
+metadata.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import marshal
-import os
 import re
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,23 +22,23 @@ import orjson
 
 from inspector.jsjson import JS_WHITESPACE
 from inspector.session.errors import LoadWarning
-from inspector.session.figures import TurnFigures, message_figures
+from inspector.session.figures import TurnRow, message_figures
 from inspector.session.records import loads_line
 from inspector.session.validate import check_message
 from inspector.session.yielding import let_others_run
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _BLANK_BYTES = b" \t\n\r\v\f"
-PARALLEL_MIN_BYTES = 8 << 20  # below this a second process costs more than it saves
 
 Where = dict[str, Any] | tuple[int, int]  # a record held in memory, or its line's (start, end)
-# One checked message: (id, where, figures, line, problem); figures are () when there is a problem.
-Message = tuple[str, Where, tuple[TurnFigures, ...], int, str | None]
+# One checked message: (id, where, rows, line, problem): the rows of its turns (figures.message_figures),
+# () when there is a problem.
+Message = tuple[str, Where, tuple[TurnRow, ...], int, str | None]
 
 
 def _c_count_newlines() -> Callable[[bytes, int, int], int] | None:
     try:
-        from inspector.session._measure import count_newlines as found
+        from inspector._kernel import count_newlines as found
     except ImportError:  # built without a C compiler
         return None
     return found
@@ -194,215 +190,11 @@ def scan(
     return items
 
 
-def in_two_processes(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
-    """``(first(), second())``, with ``second`` run at the same time in a forked child.
-
-    The child's result comes back through a pipe, marshalled (so it must be
-    made of plain values).  If the child fails, ``second`` runs here instead.
-    Only for a single-threaded process (see ``_parallel_ok``).
-    """
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: do the second part, send it, leave at once
-        status = 0
-        try:
-            os.close(reader)
-            payload = marshal.dumps(second())
-            with os.fdopen(writer, "wb") as out:
-                out.write(payload)
-        except BaseException:
-            status = 1
-        finally:
-            os._exit(status)
-    os.close(writer)
-    try:
-        done = first()
-    finally:
-        with os.fdopen(reader, "rb") as incoming:
-            payload = incoming.read()
-        _, status = os.waitpid(pid, 0)
-    if status != 0 or not payload:
-        return done, second()
-    return done, marshal.loads(payload)
-
-
-def scan_file(data: bytes) -> tuple[list[tuple[Any, ...]], int]:
-    """Every item of ``data`` and its line count; big files in two processes at once.
-
-    The forked child shares ``data`` without a copy.  Only done from a
-    single-threaded process (the command line): forking a threaded one (the
-    app) is not safe.
-    """
-    lines = _line_count(data)
-    if not _parallel_ok(len(data)) or b"\r" in data:
-        return scan(data), lines
-    # The child also has to send its items back: give it a little less than half.
-    middle = data.find(b"\n", len(data) * 53 // 100) + 1
-    if middle <= 0 or middle >= len(data):
-        return scan(data), lines
-    first_of_second = count_newlines(data, 0, middle) + 1
-    first, second = in_two_processes(lambda: scan(data, 0, middle, 1),
-                                     lambda: scan(data, middle, None, first_of_second))
-    return first + second, lines
-
-
-def _line_count(data: bytes) -> int:
+def line_count(data: bytes) -> int:
+    """The lines of ``data`` as Node's readline counts them."""
     if b"\r" in data:
         return sum(1 for _ in line_spans(data))
     return count_newlines(data, 0, len(data)) + (0 if data.endswith(b"\n") or not data else 1)
-
-
-def _parallel_ok(size: int) -> bool:
-    if size < PARALLEL_MIN_BYTES or not hasattr(os, "fork"):
-        return False
-    if os.environ.get("SESSION_INSPECTOR_SERIAL") or (os.cpu_count() or 1) < 2:
-        return False
-    return threading.active_count() == 1
-
-
-# -- reading a big recording from its file, block by block ----------------------------------------------
-#
-# A 100 MB recording is not held in memory: it is read in blocks of about
-# BLOCK_BYTES that end at a line break, once forwards (line numbers, a NUL or
-# CR byte, the checksum) and once backwards to scan, each block dropped when
-# done.  Messages are later read again from the file by their place (see
-# records.MessageList).
-
-BLOCK_BYTES = 4 << 20
-Block = tuple[int, int, int]  # (start, end, number of its first line)
-
-
-def read_at(fd: int, offset: int, length: int) -> bytes:
-    """Exactly ``length`` bytes at ``offset`` (fewer only at the end of the file)."""
-    chunks = []
-    while length > 0:
-        chunk = os.pread(fd, length, offset)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        offset += len(chunk)
-        length -= len(chunk)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-@dataclass
-class Blocks:
-    """What a forward pass over ``[start, stop)`` learned."""
-
-    blocks: list[Block] = field(default_factory=list)
-    newlines: int = 0
-    odd: str | None = None  # "nul", "cr" or "short": this reader cannot go on (the caller reads another way)
-
-
-def forward(fd: int, start: int, stop: int, first_line: int, hasher: Any = None, keep: bool = True) -> Blocks:
-    """Line-aligned blocks covering ``[start, stop)`` (``keep=False``: only count and hash)."""
-    found = Blocks()
-    pos = start
-    line = first_line
-    while pos < stop:
-        data = b""
-        cut = 0
-        while cut == 0:  # until a line ends in the block (a line may be longer than a block)
-            want = min(BLOCK_BYTES, stop - pos - len(data))
-            more = read_at(fd, pos + len(data), want)
-            if len(more) < want:
-                found.odd = "short"  # the file shrank while being read
-                return found
-            data += more
-            cut = len(data) if pos + len(data) == stop else data.rfind(b"\n") + 1
-        block = memoryview(data)[:cut]
-        if data.find(b"\x00", 0, cut) != -1:
-            found.odd = "nul"
-            return found
-        if data.find(b"\r", 0, cut) != -1:
-            found.odd = "cr"
-            return found
-        if hasher is not None:
-            hasher.update(block)
-        count = count_newlines(data, 0, cut)
-        if keep:
-            found.blocks.append((pos, pos + cut, line))
-        line += count
-        found.newlines += count
-        pos += cut
-    return found
-
-
-def backward(fd: int, blocks: list[Block], later: set[str] | None = None) -> list[tuple[Any, ...]]:
-    """The items of ``blocks``, scanned from the last block to the first, in file order."""
-    later = set() if later is None else later
-    parts: list[list[tuple[Any, ...]]] = []
-    for k in range(len(blocks) - 1, -1, -1):
-        start, end, line = blocks[k]
-        parts.append(scan(read_at(fd, start, end - start), 0, None, line, base=start, later=later))
-    items: list[tuple[Any, ...]] = []
-    for k in range(len(parts) - 1, -1, -1):
-        items.extend(parts[k])
-    return items
-
-
-@dataclass
-class Streamed:
-    """A recording read from its file: its items and facts about its bytes."""
-
-    items: list[tuple[Any, ...]]
-    line_count: int
-    sha256: str
-    ends_with_newline: bool
-
-
-def scan_fd(fd: int, size: int) -> Streamed | None:
-    """Every item of the file's first ``size`` bytes, read block by block (two processes
-    for a big file).  None when the file holds a NUL or CR byte or shrank: read it whole."""
-    last = read_at(fd, size - 1, 1) if size else b""
-    ends_with_newline = last == b"\n"
-    middle = _middle(fd, size) if _parallel_ok(size) else 0
-    if middle <= 0:
-        hasher = hashlib.sha256()
-        found = forward(fd, 0, size, 1, hasher)
-        if found.odd:
-            return None
-        items = backward(fd, found.blocks)
-        return Streamed(items, _count_lines(found.newlines, size, ends_with_newline), hasher.hexdigest(),
-                        ends_with_newline)
-
-    def first() -> tuple[Any, ...]:
-        found = forward(fd, 0, middle, 1)
-        return (found.odd, backward(fd, found.blocks) if not found.odd else [])
-
-    def second() -> tuple[Any, ...]:
-        # The child also hashes the whole file and counts the first half's lines
-        # (the parent has the child's items to load afterwards).
-        hasher = hashlib.sha256()
-        head = forward(fd, 0, middle, 1, hasher, keep=False)
-        if head.odd:
-            return (head.odd, [], 0, "")
-        tail = forward(fd, middle, size, head.newlines + 1, hasher)
-        if tail.odd:
-            return (tail.odd, [], 0, "")
-        return (None, backward(fd, tail.blocks), head.newlines + tail.newlines, hasher.hexdigest())
-
-    (odd_first, items), (odd_second, rest, newlines, sha256) = in_two_processes(first, second)
-    if odd_first or odd_second:
-        return None
-    items.extend(rest)
-    return Streamed(items, _count_lines(newlines, size, ends_with_newline), sha256, ends_with_newline)
-
-
-def _middle(fd: int, size: int) -> int:
-    """Where the parent's part ends: the first line start after 60% of the file.
-
-    The child has more to do per byte of its part (it hashes the whole file
-    and sends its items back), so the parent takes the larger part; 60% has
-    both finish at about the same time on the bench file."""
-    guess = size * 60 // 100
-    window = read_at(fd, guess, 1 << 20)
-    cut = window.find(b"\n")
-    return guess + cut + 1 if cut != -1 and guess + cut + 1 < size else 0
-
-
-def _count_lines(newlines: int, size: int, ends_with_newline: bool) -> int:
-    return newlines + (0 if ends_with_newline or not size else 1)
 
 
 @dataclass
@@ -468,13 +260,13 @@ def replay(items: list[tuple[Any, ...]]) -> Replayed:
     return state
 
 
-def collect(state: Replayed) -> tuple[list[Where], dict[str, int], list[tuple[TurnFigures, ...]]]:
-    """The replayed messages as the session keeps them: places, lines by id, figures."""
+def collect(state: Replayed) -> tuple[list[Where], dict[str, int], list[tuple[TurnRow, ...]]]:
+    """The replayed messages as the session keeps them: places, lines by id, and the rows of their turns."""
     wheres: list[Where] = []
     lines: dict[str, int] = {}
-    figures: list[tuple[TurnFigures, ...]] = []
+    rows: list[tuple[TurnRow, ...]] = []
     for ident, where, per_message, line, _ in state.entries.values():
         wheres.append(where)
         lines[ident] = line
-        figures.append(per_message)
-    return wheres, lines, figures
+        rows.append(per_message)
+    return wheres, lines, rows

@@ -13,7 +13,6 @@ Three formats, told apart by content, never by name:
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import hashlib
 import json
@@ -30,9 +29,10 @@ from typing import Any, Literal
 import orjson
 
 from inspector.session.errors import LoadWarning, SessionError
-from inspector.session.figures import TurnFigures
-from inspector.session.jsonl import collect, line_spans, read_at, replay, scan_fd, scan_file
+from inspector.session.jsonl import collect, line_spans, replay
+from inspector.session.reader import QUIET, ReadWatch, read_at, scan_fd, scan_file
 from inspector.session.records import MessageList, js_json_loads, loads_line
+from inspector.session.turn_index import TurnIndex
 from inspector.session.validate import check_content, check_message
 
 Format = Literal["jsonl", "json", "checkpoint"]
@@ -56,10 +56,11 @@ class Session:
     size: int = 0
     sha256: str = ""
     mtime_ns: int = 0
+    inode: int | None = None  # the file read (its mtime_ns and inode as it was opened)
     ends_with_newline: bool = True
     bare_checkpoint: bool = False
-    # JSONL only: the figures of every message's turns, computed while reading
-    message_figures: list[tuple[TurnFigures, ...]] | None = None
+    # JSONL only: every turn's figures, measured while reading (its message_starts map messages to turns)
+    turn_index: TurnIndex | None = None
 
     @property
     def session_id(self) -> str | None:
@@ -162,33 +163,40 @@ def paused_gc() -> Iterator[None]:
 STREAM_MIN_BYTES = 8 << 20  # recordings at least this big are read block by block, not held in memory
 
 
-def load(path: str | os.PathLike[str]) -> Session:
-    """Read a session file of any format.  Raises SessionError for bad input."""
+def load(path: str | os.PathLike[str], watch: ReadWatch = QUIET) -> Session:
+    """Read a session file of any format.  Raises SessionError for bad input, ReadCancelled
+    when ``watch`` says to stop."""
     path = Path(path)
     fd = open_session_file(path)
     try:
-        info = os.fstat(fd)
-        session = None
-        if info.st_size >= STREAM_MIN_BYTES:
-            with paused_gc():
-                session = _stream_jsonl(path, fd, info.st_size)
-        if session is None:
-            data = _read_all(path, fd)
-            with paused_gc():
-                session = parse(path, data)
+        return read_open(path, fd, watch)
     finally:
         os.close(fd)
-    with contextlib.suppress(OSError):
-        session.mtime_ns = path.stat().st_mtime_ns
+
+
+def read_open(path: Path, fd: int, watch: ReadWatch = QUIET) -> Session:
+    """``load`` of a file already open (``open_session_file``); the descriptor stays open."""
+    info = os.fstat(fd)
+    session = None
+    if info.st_size >= STREAM_MIN_BYTES:
+        with paused_gc():
+            session = _stream_jsonl(path, fd, info.st_size, watch)
+    if session is None:
+        data = _read_all(path, fd)
+        watch.check()
+        with paused_gc():
+            session = parse(path, data)
+    session.mtime_ns = info.st_mtime_ns
+    session.inode = info.st_ino
     return session
 
 
-def _stream_jsonl(path: Path, fd: int, size: int) -> Session | None:
+def _stream_jsonl(path: Path, fd: int, size: int, watch: ReadWatch) -> Session | None:
     """A big recording read from its file without holding its bytes; None when it
     is not plainly one (the caller then reads the whole file the usual way)."""
     if not _several_values(read_at(fd, 0, min(size, 1 << 20))):  # the start of the file, as parse() decides
         return None
-    streamed = scan_fd(fd, size)
+    streamed = scan_fd(fd, size, watch)
     if streamed is None:
         return None
     own = os.dup(fd)
@@ -335,7 +343,7 @@ def _jsonl_session(
     metadata = state.metadata
     if not metadata.get("sessionId") or not metadata.get("projectHash"):
         return None
-    wheres, lines, figures = collect(state)
+    wheres, lines, rows = collect(state)
     return Session(
         path=path,
         format="jsonl",
@@ -344,5 +352,5 @@ def _jsonl_session(
         warnings=state.warnings,
         message_lines=lines,
         line_count=line_count,
-        message_figures=figures,
+        turn_index=TurnIndex.of_messages(rows),
     )

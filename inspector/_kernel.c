@@ -1,0 +1,143 @@
+/*
+ * inspector._kernel: how JavaScript measures a string, in one pass, and a line count.
+ *
+ * measure_string(text) -> (units, ascii, json_len)
+ *   units:    text.length in JavaScript (UTF-16 code units; a character beyond
+ *             U+FFFF is two, and so is a surrogate pair Python holds as two
+ *             code points);
+ *   ascii:    how many of those units are ASCII (tokens.text_quarters counts
+ *             them at a quarter token, the others at a token and a half);
+ *   json_len: JSON.stringify(text).length (quotes, \" \\ \b \t \n \f \r,
+ *             \u00XX for the other control characters, \uDXXX for a lone
+ *             surrogate).
+ *
+ * count_newlines(data, start, stop) -> data.count(b"\n", start, stop), with memchr.
+ *
+ * Nothing else is here: which strings a turn holds and how they add up is
+ * Python (session/history.py builds turns, session/figures.py measures them).
+ * The Python definitions are jsjson.py_string_measures and bytes.count;
+ * tests/test_kernel.py checks this file against them on generated strings.
+ */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+/* Extra JSON characters an ASCII/Latin-1 character costs: 1 for \" \\ and the
+   short escapes, 5 for \u00XX. */
+static unsigned char escape_extra[256];
+
+static void init_escape_table(void) {
+    for (int c = 0; c < 0x20; c++) escape_extra[c] = 5;
+    escape_extra['\b'] = escape_extra['\t'] = escape_extra['\n'] = escape_extra['\f'] = escape_extra['\r'] = 1;
+    escape_extra['"'] = escape_extra['\\'] = 1;
+}
+
+static inline int is_high(Py_UCS4 c) { return c >= 0xD800 && c <= 0xDBFF; }
+static inline int is_low(Py_UCS4 c) { return c >= 0xDC00 && c <= 0xDFFF; }
+
+typedef struct {
+    Py_ssize_t units, ascii, json_len;
+} Measures;
+
+/* One pass over ``text`` (a str): its Measures. */
+static void measure(PyObject *text, Measures *out) {
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t escaped = n, ascii = 0, astral = 0;
+    if (kind == PyUnicode_1BYTE_KIND) { /* ASCII or Latin-1: one UTF-16 unit each */
+        const Py_UCS1 *p = data;
+        for (Py_ssize_t i = 0; i < n; i++) escaped += escape_extra[p[i]];
+        if (PyUnicode_IS_ASCII(text))
+            ascii = n;
+        else
+            for (Py_ssize_t i = 0; i < n; i++) ascii += p[i] < 0x80;
+    } else {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, i);
+            if (c < 0x80) {
+                ascii++;
+                escaped += escape_extra[c];
+            } else if (c > 0xFFFF) {
+                astral++;
+                escaped += 1; /* written as is: two UTF-16 units */
+            } else if (is_high(c) && i + 1 < n && is_low(PyUnicode_READ(kind, data, i + 1))) {
+                i++; /* a pair held as two code points: one character in JavaScript, two units */
+            } else if (is_high(c) || is_low(c)) {
+                escaped += 5; /* a lone surrogate: \udxxx */
+            }
+        }
+    }
+    out->units = n + astral;
+    out->ascii = ascii;
+    out->json_len = escaped + 2;
+}
+
+static int need_str(PyObject *text, const char *function) {
+    if (PyUnicode_Check(text)) return 0;
+    PyErr_Format(PyExc_TypeError, "%s(text): text must be a str", function);
+    return -1;
+}
+
+static PyObject *measure_string(PyObject *module, PyObject *text) {
+    if (need_str(text, "measure_string") < 0) return NULL;
+    Measures found;
+    measure(text, &found);
+    PyObject *values[3] = {PyLong_FromSsize_t(found.units), PyLong_FromSsize_t(found.ascii),
+                           PyLong_FromSsize_t(found.json_len)};
+    PyObject *result = values[0] && values[1] && values[2] ? PyTuple_New(3) : NULL;
+    if (result == NULL) {
+        for (int i = 0; i < 3; i++) Py_XDECREF(values[i]);
+        return NULL;
+    }
+    for (int i = 0; i < 3; i++) PyTuple_SET_ITEM(result, i, values[i]);
+    return result;
+}
+
+/* data.count(b"\n", start, stop) for 0 <= start <= stop; bytes.count looks at every
+   byte, memchr skips ahead (lines of a recording are hundreds of bytes long). */
+static PyObject *count_newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "count_newlines(data, start, stop)");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t stop = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (stop > view.len) stop = view.len;
+    if (start < 0 || start > stop) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "count_newlines: need 0 <= start <= stop");
+        return NULL;
+    }
+    const char *at = (const char *)view.buf + start;
+    const char *end = (const char *)view.buf + stop;
+    Py_ssize_t count = 0;
+    while (at < end && (at = memchr(at, '\n', (size_t)(end - at))) != NULL) {
+        count++;
+        at++;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(count);
+}
+
+static PyMethodDef methods[] = {
+    {"measure_string", measure_string, METH_O,
+     "measure_string(text): (UTF-16 units, ASCII units, JSON.stringify(text).length)"},
+    {"count_newlines", (PyCFunction)(void (*)(void))count_newlines, METH_FASTCALL,
+     "count_newlines(data, start, stop): data.count(b'\\n', start, stop), for 0 <= start <= stop"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_kernel", "How JavaScript measures a string, and a line count (see jsjson.py).", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__kernel(void) {
+    init_escape_table();
+    return PyModule_Create(&module_def);
+}

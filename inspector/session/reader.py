@@ -1,0 +1,343 @@
+"""Reading a big recording from its file: block by block, in two processes at once.
+
+A 100 MB recording is not held in memory: it is read in blocks of about
+``BLOCK_BYTES`` that end at a line break, once forwards (line numbers, a NUL
+or CR byte, the checksum) and once backwards to scan (``jsonl.scan``), each
+block dropped when done.  Messages are later read again from the file by
+their place (see ``records.MessageList``).
+
+Lines are independent, so a big file is scanned in two parts at once: this
+process takes the first ~60%, a second process the rest (it also hashes the
+whole file) and sends its items back, marshalled.  The second process is
+
+* a fork, when this process runs a single thread (the command line): it
+  starts at once and shares everything;
+* a fresh interpreter (``python -m inspector.session.reader``) given the
+  file's descriptor, when other threads run (the app): forking a threaded
+  process is unsafe (a lock held by another thread stays locked in the child).
+
+Both faces read through here (``loader.load``); a ``ReadWatch`` reports
+progress and stops the read between blocks (``ReadCancelled``).
+
+This module is not compiled (setup.py): its loops go a block at a time, and
+``python -m`` runs it as the second process.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import marshal
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from inspector.session.errors import ReadCancelled
+from inspector.session.jsonl import count_newlines, line_count, scan
+
+PARALLEL_MIN_BYTES = 8 << 20  # below this a second process costs more than it saves
+BLOCK_BYTES = 4 << 20
+Block = tuple[int, int, int]  # (start, end, number of its first line)
+Items = list[tuple[Any, ...]]
+Parallel = Literal["fork", "spawn"]
+
+
+def _quiet(phase: str, done: int, total: int) -> None:
+    pass
+
+
+def _never() -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class ReadWatch:
+    """How a long read says how far it got, and learns it should stop (between blocks)."""
+
+    progress: Callable[[str, int, int], None] = _quiet  # (phase, bytes done, bytes in all)
+    cancelled: Callable[[], bool] = _never
+
+    def check(self) -> None:
+        """Raises ReadCancelled when the reader should stop."""
+        if self.cancelled():
+            raise ReadCancelled
+
+    def report(self, phase: str, done: int, total: int) -> None:
+        """Say how far; raises ReadCancelled when the reader should stop."""
+        self.check()
+        self.progress(phase, done, total)
+
+
+QUIET = ReadWatch()
+
+
+def parallel_mode(size: int) -> Parallel | None:
+    """How a file of ``size`` bytes is read in two processes here, or None: in one."""
+    if size < PARALLEL_MIN_BYTES or os.environ.get("SESSION_INSPECTOR_SERIAL") or (os.cpu_count() or 1) < 2:
+        return None
+    if threading.active_count() == 1 and hasattr(os, "fork"):
+        return "fork"
+    return "spawn"
+
+
+# -- two processes ----------------------------------------------------------------------------------
+
+
+def in_two_processes(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
+    """``(first(), second())``, with ``second`` run at the same time in a forked child.
+
+    The child's result comes back through a pipe, marshalled (so it must be
+    made of plain values).  If the child fails, ``second`` runs here instead.
+    Only for a single-threaded process (see ``parallel_mode``).
+    """
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: do the second part, send it, leave at once
+        status = 0
+        try:
+            os.close(reader)
+            payload = marshal.dumps(second())
+            with os.fdopen(writer, "wb") as out:
+                out.write(payload)
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as incoming:
+        try:
+            done = first()
+        except BaseException:
+            os.kill(pid, 9)  # stopped (cancelled) or failed: the child's part is not wanted
+            os.waitpid(pid, 0)
+            raise
+        payload = incoming.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not payload:
+        return done, second()
+    return done, marshal.loads(payload)
+
+
+def beside_a_spawned_process(first: Callable[[], Any], fd: int, middle: int, size: int) -> tuple[Any, Any]:
+    """``(first(), scan_tail(fd, middle, size))``, the second run at the same time by a fresh interpreter
+    that is handed the descriptor (safe from a threaded process).  If it fails, it runs here instead."""
+    package_root = str(Path(__file__).resolve().parents[2])  # the same inspector package as this one
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "inspector.session.reader", str(fd), str(middle), str(size)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, pass_fds=(fd,), env=env,
+    )
+    assert child.stdout is not None
+    with child.stdout as incoming:
+        try:
+            done = first()
+        except BaseException:
+            child.kill()
+            child.wait()
+            raise
+        payload = incoming.read()
+    if child.wait() != 0 or not payload:
+        return done, scan_tail(fd, middle, size)
+    return done, marshal.loads(payload)
+
+
+def scan_file(data: bytes) -> tuple[Items, int]:
+    """Every item of ``data`` held in memory and its line count; big files in two processes at once
+    when this process may fork (the child shares ``data`` without a copy), else in one."""
+    lines = line_count(data)
+    if parallel_mode(len(data)) != "fork" or b"\r" in data:
+        return scan(data), lines
+    # The child also has to send its items back: give it a little less than half.
+    middle = data.find(b"\n", len(data) * 53 // 100) + 1
+    if middle <= 0 or middle >= len(data):
+        return scan(data), lines
+    first_of_second = count_newlines(data, 0, middle) + 1
+    first, second = in_two_processes(lambda: scan(data, 0, middle, 1),
+                                     lambda: scan(data, middle, None, first_of_second))
+    return first + second, lines
+
+
+# -- block by block ---------------------------------------------------------------------------------
+
+
+def read_at(fd: int, offset: int, length: int) -> bytes:
+    """Exactly ``length`` bytes at ``offset`` (fewer only at the end of the file)."""
+    chunks = []
+    while length > 0:
+        chunk = os.pread(fd, length, offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        offset += len(chunk)
+        length -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+@dataclass
+class Blocks:
+    """What a forward pass over ``[start, stop)`` learned."""
+
+    blocks: list[Block] = field(default_factory=list)
+    newlines: int = 0
+    odd: str | None = None  # "nul", "cr" or "short": this reader cannot go on (the caller reads another way)
+
+
+def forward(fd: int, start: int, stop: int, first_line: int, hasher: Any = None, keep: bool = True,
+            on_block: Callable[[int], None] | None = None) -> Blocks:
+    """Line-aligned blocks covering ``[start, stop)`` (``keep=False``: only count and hash);
+    ``on_block(bytes)`` after each block."""
+    found = Blocks()
+    pos = start
+    line = first_line
+    while pos < stop:
+        data = b""
+        cut = 0
+        while cut == 0:  # until a line ends in the block (a line may be longer than a block)
+            want = min(BLOCK_BYTES, stop - pos - len(data))
+            more = read_at(fd, pos + len(data), want)
+            if len(more) < want:
+                found.odd = "short"  # the file shrank while being read
+                return found
+            data += more
+            cut = len(data) if pos + len(data) == stop else data.rfind(b"\n") + 1
+        block = memoryview(data)[:cut]
+        if data.find(b"\x00", 0, cut) != -1:
+            found.odd = "nul"
+            return found
+        if data.find(b"\r", 0, cut) != -1:
+            found.odd = "cr"
+            return found
+        if hasher is not None:
+            hasher.update(block)
+        count = count_newlines(data, 0, cut)
+        if keep:
+            found.blocks.append((pos, pos + cut, line))
+        line += count
+        found.newlines += count
+        pos += cut
+        if on_block is not None:
+            on_block(cut)
+    return found
+
+
+def backward(fd: int, blocks: list[Block], later: set[str] | None = None,
+             on_block: Callable[[int], None] | None = None) -> Items:
+    """The items of ``blocks``, scanned from the last block to the first, in file order;
+    ``on_block(bytes)`` after each block."""
+    later = set() if later is None else later
+    parts: list[Items] = []
+    for k in range(len(blocks) - 1, -1, -1):
+        start, end, line = blocks[k]
+        parts.append(scan(read_at(fd, start, end - start), 0, None, line, base=start, later=later))
+        if on_block is not None:
+            on_block(end - start)
+    items: Items = []
+    for k in range(len(parts) - 1, -1, -1):
+        items.extend(parts[k])
+    return items
+
+
+@dataclass
+class Streamed:
+    """A recording read from its file: its items and facts about its bytes."""
+
+    items: Items
+    line_count: int
+    sha256: str
+    ends_with_newline: bool
+
+
+class _Progress:
+    """Bytes done in one phase, reported through a watch (scaled to the whole file when this
+    process reads only part of it)."""
+
+    def __init__(self, watch: ReadWatch, phase: str, part: int, total: int) -> None:
+        self.watch, self.phase, self.part, self.total, self.done = watch, phase, max(part, 1), total, 0
+
+    def __call__(self, size: int) -> None:
+        self.done += size
+        self.watch.report(self.phase, self.done * self.total // self.part, self.total)
+
+
+def scan_fd(fd: int, size: int, watch: ReadWatch = QUIET) -> Streamed | None:
+    """Every item of the file's first ``size`` bytes, read block by block (two processes for a
+    big file).  None when the file holds a NUL or CR byte or shrank: read it whole."""
+    last = read_at(fd, size - 1, 1) if size else b""
+    ends_with_newline = last == b"\n"
+    mode = parallel_mode(size)
+    middle = _middle(fd, size) if mode is not None else 0
+    if mode is None or middle <= 0:
+        hasher = hashlib.sha256()
+        found = forward(fd, 0, size, 1, hasher, on_block=_Progress(watch, "reading", size, size))
+        if found.odd:
+            return None
+        items = backward(fd, found.blocks, on_block=_Progress(watch, "parsing", size, size))
+        return Streamed(items, _count_lines(found.newlines, size, ends_with_newline), hasher.hexdigest(),
+                        ends_with_newline)
+
+    def first() -> tuple[Any, ...]:
+        found = forward(fd, 0, middle, 1, on_block=_Progress(watch, "reading", middle, size))
+        if found.odd:
+            return (found.odd, [])
+        return (None, backward(fd, found.blocks, on_block=_Progress(watch, "parsing", middle, size)))
+
+    if mode == "fork":
+        (odd_first, items), (odd_second, rest, newlines, sha256) = in_two_processes(
+            first, lambda: scan_tail(fd, middle, size))
+    else:
+        (odd_first, items), (odd_second, rest, newlines, sha256) = beside_a_spawned_process(first, fd, middle, size)
+    if odd_first or odd_second:
+        return None
+    items.extend(rest)
+    return Streamed(items, _count_lines(newlines, size, ends_with_newline), sha256, ends_with_newline)
+
+
+def scan_tail(fd: int, middle: int, size: int) -> tuple[Any, ...]:
+    """The second process's part: ``(odd, items of [middle, size), newlines of the file, sha256)``.
+
+    It also hashes the whole file and counts the first part's lines (the
+    first process has the second's items to load afterwards)."""
+    hasher = hashlib.sha256()
+    head = forward(fd, 0, middle, 1, hasher, keep=False)
+    if head.odd:
+        return (head.odd, [], 0, "")
+    tail = forward(fd, middle, size, head.newlines + 1, hasher)
+    if tail.odd:
+        return (tail.odd, [], 0, "")
+    return (None, backward(fd, tail.blocks), head.newlines + tail.newlines, hasher.hexdigest())
+
+
+def _middle(fd: int, size: int) -> int:
+    """Where the first process's part ends: the first line start after 60% of the file.
+
+    The second process has more to do per byte of its part (it hashes the
+    whole file and sends its items back), so the first takes the larger part;
+    60% has both finish at about the same time on the bench file."""
+    guess = size * 60 // 100
+    window = read_at(fd, guess, 1 << 20)
+    cut = window.find(b"\n")
+    return guess + cut + 1 if cut != -1 and guess + cut + 1 < size else 0
+
+
+def _count_lines(newlines: int, size: int, ends_with_newline: bool) -> int:
+    return newlines + (0 if ends_with_newline or not size else 1)
+
+
+def _main(argv: list[str]) -> int:
+    """The spawned second process: ``python -m inspector.session.reader FD MIDDLE SIZE``."""
+    fd, middle, size = (int(value) for value in argv)
+    gc.disable()  # as loader.paused_gc does for the first part: nothing read forms a cycle
+    payload = marshal.dumps(scan_tail(fd, middle, size))
+    with os.fdopen(sys.stdout.fileno(), "wb", closefd=False) as out:
+        out.write(payload)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))

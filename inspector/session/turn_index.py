@@ -1,0 +1,99 @@
+"""Every turn's figures, one column per figure: what the reader hands the rest of the core.
+
+The reader measures each turn once while it parses the file
+(``figures.content_figures``) and hands the figures over as a ``TurnIndex``:
+one list per figure, turn ``i`` at position ``i`` of each.  Analysis, masking,
+cost and the live view read the figures by name (``index.quarters[i]``),
+never through positions in a row.  The rows the reader builds are its own
+(tuples, because marshal carries them between its two processes); only
+``figures.transpose`` and ``of_messages`` know their layout, which is this
+class's field order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from inspector.session.figures import ResponseFigures, UsageColumn, transpose
+
+CallKey = tuple[Any, Any]  # (id, name) of a function call or response, for pairing them
+
+
+@dataclass(frozen=True, slots=True)
+class TurnIndex:
+    """Every turn's figures, by field; ``message_starts`` maps a recording's messages to turns."""
+
+    record_ids: list[str | None]  # the message record each turn came from
+    roles: list[str]
+    is_tool_result: list[bool]  # the functionResponse turn built from a message's toolCalls
+    quarters: list[int]  # the token estimate in quarter tokens (tokens.parts_quarters)
+    json_lengths: list[int]  # JSON.stringify(content).length
+    is_candidate: list[bool]  # a user turn without a function response: the split may start here
+    is_safe_end: list[bool]  # a model turn without a function call: may end a fully summarised history
+    kinds: list[str]  # figures.turn_kind: "text", "thought+tool call", ...
+    responses: list[tuple[ResponseFigures, ...]]  # each function response as the tool-output budget sees it
+    usage: UsageColumn  # the usage recorded on a model turn, else None
+    calls: list[tuple[CallKey, ...]]  # (id, name) of each function call
+    answers: list[tuple[CallKey, ...]]  # (id, name) of each function response
+    # For a recording: message m became turns message_starts[m] .. message_starts[m + 1] - 1
+    # (len = messages + 1).  Empty when the turns were measured from contents.
+    message_starts: list[int]
+
+    def __len__(self) -> int:
+        return len(self.quarters)
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[tuple[Any, ...]]) -> TurnIndex:
+        """The index of turns measured one by one (``figures.content_figures``), not from a recording."""
+        index = cls.of_messages([tuple(rows)])
+        index.message_starts.clear()
+        return index
+
+    @classmethod
+    def of_messages(cls, per_message: Sequence[tuple[tuple[Any, ...], ...]]) -> TurnIndex:
+        """The index of a recording's messages, given the reader's rows of each message's turns."""
+        columns, starts = transpose(per_message)
+        (record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds, responses,
+         usage, calls, answers) = columns
+        return cls(record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds,
+                   responses, UsageColumn(usage), calls, answers, starts)
+
+    def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]],
+                 own: TurnIndex | None = None) -> TurnIndex:
+        """This index's first ``keep`` messages, then the messages measured in ``per_message`` (a
+        recording that grew), as a new index; this one stays as it is.  ``own``: a copy of this
+        index made ahead (``copy``), cut and grown in place instead of copying the columns now."""
+        first = self.message_starts[keep]
+        tail = TurnIndex.of_messages(per_message)
+        grown = own if own is not None else self.head(first, keep)
+        for column, more in zip(grown._columns(), tail._columns(), strict=True):
+            del column[first:]
+            column.extend(more)
+        del grown.message_starts[keep + 1:]
+        grown.message_starts.extend(first + start for start in tail.message_starts[1:])
+        return grown
+
+    def head(self, turns: int, messages: int) -> TurnIndex:
+        """A new index of the first ``turns`` turns, the first ``messages`` messages'."""
+        return TurnIndex(
+            self.record_ids[:turns], self.roles[:turns], self.is_tool_result[:turns], self.quarters[:turns],
+            self.json_lengths[:turns], self.is_candidate[:turns], self.is_safe_end[:turns], self.kinds[:turns],
+            self.responses[:turns], UsageColumn(self.usage.packed()[:turns]), self.calls[:turns],
+            self.answers[:turns], self.message_starts[:messages + 1])
+
+    def copy(self) -> TurnIndex:
+        """A new index with columns of its own (``extended`` may then change them in place)."""
+        return self.head(len(self), len(self.message_starts) - 1)
+
+    def _columns(self) -> tuple[list[Any], ...]:
+        """Every per-turn column as a list (``usage`` as the list it packs), in field order."""
+        return (self.record_ids, self.roles, self.is_tool_result, self.quarters, self.json_lengths,
+                self.is_candidate, self.is_safe_end, self.kinds, self.responses, self.usage.packed(), self.calls,
+                self.answers)
+
+    def turns_of(self, message: int) -> range:
+        """The turns message ``message`` of a recording became."""
+        return range(self.message_starts[message], self.message_starts[message + 1])
+

@@ -1,0 +1,126 @@
+"""One reader for both faces: progress, stopping, and the app's read equal to the CLI's."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector.analysis import analyze
+from inspector.session import load
+from inspector.session.errors import ReadCancelled
+from inspector.session.reader import ReadWatch
+from inspector.session.records import MessageList
+from inspector.tui.loading import Cancelled, read_session
+from inspector.watch import state_of
+
+META = {"sessionId": "s", "projectHash": "p"}
+
+
+def recording(path: Path, turns: int, ending: bytes = b"\n") -> Path:
+    lines = [json.dumps(META)]
+    for i in range(turns):
+        lines.append(json.dumps({"id": f"u{i}", "type": "user", "content": [{"text": f"question {i} é😀"}]}))
+        lines.append(json.dumps({"id": f"g{i}", "type": "gemini", "content": f"answer {i}", "model": "gemini-2.5-pro",
+                                 "tokens": {"input": 10 + i, "output": 1, "cached": 0, "thoughts": 0, "tool": 0,
+                                            "total": 11 + i},
+                                 "toolCalls": [{"id": f"c{i}", "name": "ls", "args": {"dir": "."},
+                                                "result": "a\n" * (i % 7), "status": "success"}]}))
+    data = "\n".join(lines).encode() + ending
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.usefixtures("stream_everything")
+def test_progress_covers_the_file_in_both_passes(tmp_path: Path) -> None:
+    path = recording(tmp_path / "s.jsonl", 60)
+    seen: list[tuple[str, int, int]] = []
+    session = load(path, ReadWatch(progress=lambda phase, done, total: seen.append((phase, done, total))))
+    assert isinstance(session.messages, MessageList) and session.messages.reads_file
+    size = path.stat().st_size
+    for phase in ("reading", "parsing"):
+        done = [d for p, d, total in seen if p == phase and total == size]
+        assert len(done) > 3 and done == sorted(done) and done[-1] == size, phase
+    assert [p for p, _, _ in seen] == sorted((p for p, _, _ in seen), key=["reading", "parsing"].index)
+
+
+@pytest.mark.usefixtures("stream_everything")
+def test_a_read_stops_between_blocks_when_asked(tmp_path: Path) -> None:
+    path = recording(tmp_path / "s.jsonl", 60)
+    calls: list[int] = []
+
+    def cancelled() -> bool:
+        calls.append(1)
+        return len(calls) > 5
+
+    with pytest.raises(ReadCancelled):
+        load(path, ReadWatch(cancelled=cancelled))
+    assert len(calls) == 6  # stopped at the first block after being asked, not at the end
+
+
+_STOP_TWO_PROCESSES = """
+import os, sys, threading
+from pathlib import Path
+from inspector.session import loader, reader
+from inspector.session.errors import ReadCancelled
+loader.STREAM_MIN_BYTES = 0
+reader.PARALLEL_MIN_BYTES = 0
+reader.BLOCK_BYTES = 512
+if sys.argv[2] == "spawn":
+    release = threading.Event()
+    threading.Thread(target=release.wait, daemon=True).start()
+assert reader.parallel_mode(1) == sys.argv[2]
+asked = []
+def cancelled():
+    asked.append(1)
+    return len(asked) > 3
+try:
+    loader.load(Path(sys.argv[1]), reader.ReadWatch(cancelled=cancelled))
+except ReadCancelled:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+        print("a child is left")
+    except ChildProcessError:
+        print("stopped, no child left")
+"""
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn"])
+def test_stopping_a_two_process_read_ends_the_second_process(tmp_path: Path, mode: str) -> None:
+    path = recording(tmp_path / "s.jsonl", 400)
+    done = subprocess.run([sys.executable, "-c", _STOP_TWO_PROCESSES, str(path), mode], capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "stopped, no child left"
+
+
+@pytest.mark.usefixtures("stream_everything")
+@pytest.mark.parametrize("ending", [b"\n", b'\n{"id": "half-writ'], ids=["complete", "last line half written"])
+def test_the_app_reads_as_the_command_line_does(tmp_path: Path, ending: bytes) -> None:
+    path = recording(tmp_path / "s.jsonl", 80, ending)
+    loaded = read_session(path, threshold=0.5)
+    cli = load(path)
+    assert isinstance(loaded.session.messages, MessageList) and loaded.session.messages.reads_file
+    assert loaded.analysis.to_json(path, "jsonl", "s") == analyze(cli, threshold=0.5).to_json(path, "jsonl", "s")
+    assert loaded.session.turn_index == cli.turn_index
+    info = path.stat()
+    assert loaded.file_state == state_of(path, path.read_bytes(), info.st_ino, info.st_mtime_ns)
+
+
+def test_the_app_reads_a_small_file_whole_with_the_same_watch_state(tmp_path: Path) -> None:
+    path = recording(tmp_path / "s.jsonl", 5, b"\n{")
+    loaded = read_session(path, threshold=0.5)
+    info = path.stat()
+    assert loaded.file_state == state_of(path, path.read_bytes(), info.st_ino, info.st_mtime_ns)
+
+
+@pytest.mark.usefixtures("stream_everything")
+def test_the_app_stops_reading_when_asked(tmp_path: Path) -> None:
+    path = recording(tmp_path / "s.jsonl", 60)
+    phases: list[str] = []
+    with pytest.raises(Cancelled):
+        read_session(path, progress=lambda phase, done, total: phases.append(phase), cancelled=lambda: len(phases) > 2)
+    assert "analysing" not in phases
