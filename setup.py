@@ -66,16 +66,34 @@ class OptionalBuildExt(build_ext):
 KERNEL = Extension("inspector._kernel", ["inspector/_kernel.c"])
 
 
+def _stale_extensions(here: Path) -> list[Path]:
+    """Extensions an earlier build left beside the sources (an editable install builds in place)."""
+    found: list[Path] = []
+    for source in [*COMPILED, "inspector/_kernel.c"]:
+        module = here / source
+        found.extend(module.parent.glob(module.stem + ".*.so"))
+        found.extend(module.parent.glob(module.stem + ".*.pyd"))
+    found.extend(here.glob("inspector_core__mypyc.*"))
+    return found
+
+
+def _pure(here: Path, why: str) -> list:
+    """No extensions this time, and none left from an earlier build: a stale one would shadow its
+    edited ``.py`` (the tests refuse to run against one)."""
+    for stale in _stale_extensions(here):
+        stale.unlink(missing_ok=True)
+    _say(f"{why}; installing the pure-Python version")
+    return []
+
+
 def _extensions() -> list:
+    here = Path(__file__).resolve().parent
     if os.environ.get("SESSION_INSPECTOR_PURE"):
-        _say("SESSION_INSPECTOR_PURE is set; installing the pure-Python version")
-        return []
+        return _pure(here, "SESSION_INSPECTOR_PURE is set")
     try:
         from mypyc.build import mypycify
     except ImportError:
-        _say("mypyc is not available; installing the pure-Python version")
-        return []
-    here = Path(__file__).resolve().parent
+        return _pure(here, "mypyc is not available")
     old = Path.cwd()
     os.chdir(here)  # mypyc wants paths relative to the project
     try:
@@ -83,8 +101,7 @@ def _extensions() -> list:
         # against 4.0-4.9 s) and about 10 s quicker to build, the wait a first install sees.
         return [*mypycify(COMPILED, opt_level="1", group_name="inspector_core"), KERNEL]
     except BaseException as exc:  # mypyc reports type errors with SystemExit
-        _say(f"mypyc could not compile the core ({exc}); installing the pure-Python version")
-        return []
+        return _pure(here, f"mypyc could not compile the core ({exc})")
     finally:
         os.chdir(old)
 
