@@ -34,6 +34,7 @@ def records(tokens: str) -> list[str]:
 BAD_USAGE = [
     ('{"input": 1e400, "output": 1, "cached": 0, "total": 2}', "tokens.input must be a finite number"),
     ('{"input": 1' + "0" * 400 + ', "output": 1}', "tokens.input must be a finite number"),
+    ('{"input": 1' + "0" * 5000 + ', "output": 1}', "tokens.input must be a finite number"),  # past Python's int
     ('{"input": "12", "output": 1, "cached": 0, "total": 2}', "tokens.input must be a number, not text"),
     ('{"input": true, "output": 1, "cached": 0, "total": 2}', "tokens.input must be a number, not true/false"),
 ]

@@ -90,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
 
         refuse_store_file(args.file)
     session = load(args.file)
+    if args.apply:
+        from inspector.store.apply import refuse_unread_lines
+
+        refuse_unread_lines(session)
     analysis = analyze(session, model=request.model, threshold=resolve_threshold(args.threshold).value)
     context = compaction_context(session, analysis)
     turns = analysis.turns

@@ -19,10 +19,13 @@ class SessionError(Exception):
 
 @dataclass(frozen=True)
 class LoadWarning:
-    """Something skipped while reading, as Gemini CLI skips it too."""
+    """Something skipped while reading, as Gemini CLI skips it too (``gemini_reads``: a line Gemini CLI
+    does read but this reader cannot follow, such as one nested thousands of levels deep; an apply
+    would drop its message from what Gemini CLI resumes, so the store refuses one)."""
 
     line: int | None
     message: str
+    gemini_reads: bool = False
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.message}" if self.line is not None else self.message

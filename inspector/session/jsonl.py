@@ -121,7 +121,7 @@ def scan(
     places are kept as file offsets).
 
     Items: ``("m", Message)``, ``("r", line, target)``, ``("s", line, update, listed | None)``,
-    ``("h", line, metadata, listed | None)``, ``("w", line, warning text)``.
+    ``("h", line, metadata, listed | None)``, ``("w", line, warning text, Gemini CLI reads the line)``.
     """
     items: list[tuple[Any, ...]] = []
     view = memoryview(data)
@@ -153,13 +153,17 @@ def scan(
         except orjson.JSONDecodeError:
             try:
                 record = loads_line(raw)  # what orjson refuses and JavaScript may accept
-            except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+            except RecursionError:
+                items.append(("w", number, "nested deeper than this reader follows (Gemini CLI reads it): skipped "
+                                           "here, and an apply is refused while it is", True))
+                continue
+            except (json.JSONDecodeError, ValueError) as exc:
                 if is_blank(bytes(raw)):
                     continue
                 reason = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
                 last = line_end == size and view[size - 1:size] != b"\n"
                 what = "incomplete last line (still being written?)" if last else "not valid JSON"
-                items.append(("w", number, f"{what}: {reason}; skipped"))
+                items.append(("w", number, f"{what}: {reason}; skipped", False))
                 continue
         if type(record) is not dict:
             continue
@@ -254,7 +258,7 @@ def replay(items: list[tuple[Any, ...]]) -> Replayed:
             if item[3] is not None and not _add(state, item[3]):
                 break
         else:  # "w"
-            state.warnings.append(LoadWarning(item[1], item[2]))
+            state.warnings.append(LoadWarning(item[1], item[2], item[3]))
             if state.first_error is None:
                 state.first_error = item[1]
     return state

@@ -26,9 +26,16 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _js_int(digits: str) -> int | float:
+    """An integer literal: exact, as the rest of the core compares it the way JavaScript reads it
+    (``jsjson``), except past the length Python turns into an ``int`` at all (4,300 digits), where
+    JavaScript's double is what is left of it (``Infinity`` from 309 digits on)."""
+    return int(digits) if len(digits) <= 4000 else float(digits)
+
+
 def js_json_loads(text: str) -> Any:
     """``JSON.parse``: the standard parser without its NaN/Infinity extension."""
-    return json.loads(text, parse_constant=_no_constant)
+    return json.loads(text, parse_constant=_no_constant, parse_int=_js_int)
 
 
 def loads_line(raw: bytes | memoryview) -> Any:

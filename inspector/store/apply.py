@@ -82,6 +82,16 @@ def refuse_store_file(path: Path) -> None:
         )
 
 
+def refuse_unread_lines(session: Session) -> None:
+    """Never apply over a line Gemini CLI reads and this reader could not: the new history would
+    leave its message out of what Gemini CLI resumes."""
+    unread = next((w for w in session.warnings if w.gemini_reads), None)
+    if unread is not None:
+        raise StoreError(session.path, f"line {unread.line} could not be read here but Gemini CLI reads it; "
+                                       "applying would drop it from what Gemini CLI resumes. Nothing was written",
+                         "invalid")
+
+
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -301,6 +311,7 @@ def apply_history(
     """
     path = session.path
     refuse_store_file(path)
+    refuse_unread_lines(session)
     info = journal or JournalInfo()
     sources = list(sources) if sources is not None else [None] * len(new_history)
     base_sha = expected_sha256 or session.sha256
