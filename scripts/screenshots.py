@@ -105,6 +105,7 @@ async def main() -> int:
     copy = work / "chats" / "coding-task.jsonl"
     copy.parent.mkdir(parents=True)
     shutil.copyfile(REPO / samples / "coding-task.jsonl", copy)
+    parent = with_subagent(work / "delegating" / "chats", samples)
     shots = [
         ("session-view", samples / "long-migration.jsonl", keys()),
         ("split-moved", samples / "long-migration.jsonl", keys("right_square_bracket", "right_square_bracket")),
@@ -124,6 +125,8 @@ async def main() -> int:
         ("search", samples / "long-migration.jsonl", keys("slash", *"auth", "enter")),
         ("filter-largest", samples / "long-migration.jsonl", keys("F", *"tool result", "enter", "o")),
         ("session-search", samples, keys("s", *"CHANGELOG", "enter")),
+        ("figures", samples / "long-migration.jsonl", keys("i")),
+        ("subagents", parent, keys("b")),
         ("masking", samples / "long-migration.jsonl",
          keys("colon", *str(first_masked_turn(samples / "long-migration.jsonl")), "enter")),
     ]
@@ -193,6 +196,23 @@ def export_shot() -> int:
         shutil.rmtree(work, ignore_errors=True)
     print(f"wrote {(OUT / 'export-html.png').relative_to(REPO)}")
     return 0
+
+
+def with_subagent(chats: Path, samples: Path) -> Path:
+    """A copy of coding-task.jsonl in ``chats`` with one subagent session under it, written where and
+    as Gemini CLI writes them (``chats/<parent session id>/<id>.jsonl``, ``kind: subagent``)."""
+    import json
+
+    chats.mkdir(parents=True)
+    parent = chats / "coding-task.jsonl"
+    shutil.copyfile(REPO / samples / "coding-task.jsonl", parent)
+    parent_id = json.loads(parent.read_text(encoding="utf-8").splitlines()[0])["sessionId"]
+    lines = (REPO / samples / "gemini-cli-0.61-tool-calls.jsonl").read_text(encoding="utf-8").splitlines()
+    meta = {**json.loads(lines[0]), "sessionId": "5b0e7c2a-subagent", "kind": "subagent"}
+    agent = chats / parent_id / "5b0e7c2a.jsonl"
+    agent.parent.mkdir()
+    agent.write_text("\n".join([json.dumps(meta), *lines[1:]]) + "\n", encoding="utf-8")
+    return parent
 
 
 def first_masked_turn(path: Path) -> int:
