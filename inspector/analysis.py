@@ -33,7 +33,7 @@ from inspector.session.loader import paused_gc
 from inspector.session.turn_index import TurnIndex
 from inspector.tokens import DEFAULT_THRESHOLD, token_limit
 
-__all__ = ["Analysis", "Rows", "analyze", "analyze_turns", "project_temp_dir", "turn_kind"]
+__all__ = ["Analysis", "Rows", "analyze", "analyze_turns", "project_temp_dir", "row_batches", "turn_kind"]
 
 
 def project_temp_dir(session_path: Path) -> Path:
@@ -174,8 +174,8 @@ class Analysis:
         usage = self.recorded.packed()
         k0, k1, k2, k3, k4, k5 = USAGE_KEYS
         count = len(turns)
-        for (start, rows), (_, usages) in zip(_row_batches(count, reuse, _HISTORY_ROW),
-                                              _row_batches(count, reuse, _USAGE_ROW), strict=True):
+        for (start, rows), (_, usages) in zip(row_batches(count, reuse, _HISTORY_ROW),
+                                              row_batches(count, reuse, _USAGE_ROW), strict=True):
             for k in range(len(rows)):
                 i = start + k
                 t = turns[i]
@@ -197,7 +197,7 @@ class Analysis:
 
     def _truncation_batches(self, reuse: bool) -> Iterator[list[dict[str, Any]]]:
         truncations = self.truncations
-        for start, rows in _row_batches(len(truncations), reuse, _TRUNCATION_ROW):
+        for start, rows in row_batches(len(truncations), reuse, _TRUNCATION_ROW):
             for k in range(len(rows)):
                 tr = truncations[start + k]
                 row = rows[k]
@@ -215,7 +215,7 @@ _USAGE_ROW: dict[str, Any] = dict.fromkeys(USAGE_KEYS)
 _TRUNCATION_ROW: dict[str, Any] = dict.fromkeys(("turn", "tool", "original_tokens", "new_tokens", "output_file"))
 
 
-def _row_batches(count: int, reuse: bool, blank: dict[str, Any]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+def row_batches(count: int, reuse: bool, blank: dict[str, Any]) -> Iterator[tuple[int, list[dict[str, Any]]]]:
     """``(start, rows)`` for each batch of ``count`` rows: copies of ``blank`` for the caller
     to fill, the same objects batch after batch with ``reuse`` (see ``Rows``)."""
     rows: list[dict[str, Any]] = []

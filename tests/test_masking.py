@@ -15,7 +15,6 @@ from inspector.analysis import project_temp_dir
 from inspector.compaction.masking import (
     MaskedMarker,
     MaskingSettings,
-    TurnContents,
     masking_settings,
     outputs_folder,
     plan_masking,
@@ -149,23 +148,25 @@ def test_markers_name_their_saved_files_which_open_or_are_said_gone(isolated: Pa
 
 
 def same_plan(session: Session, where: str) -> None:
-    """The plan over contents built on demand is the plan over the turns' own contents."""
+    """The plan from the reader's figures (reading back only the outputs it may mask) is the
+    plan over the turns' own contents, with every part measured again."""
     turns = history(session)
     folder = outputs_folder(str(project_temp_dir(session.path)), session.session_id)
-    for cfg in (MaskingSettings(), MaskingSettings(300, 0, False)):
-        lazy = session_masking(TurnContents(session, turns), project_temp_dir(session.path), session.session_id, cfg)
+    for cfg in (MaskingSettings(), MaskingSettings(300, 0, False), MaskingSettings(0, 0, False)):
+        from_figures = session_masking(session, turns, cfg)
         whole = plan_masking([t.content for t in turns], cfg, folder=folder)
-        assert lazy == whole, where
+        assert from_figures == whole, where
+        assert [p.snippet for p in from_figures.parts] == [p.snippet for p in whole.parts], where
 
 
 @pytest.mark.parametrize("path", session_files(), ids=lambda p: p.name)
-def test_contents_built_on_demand_give_the_same_plan(path: Path) -> None:
+def test_the_readers_figures_give_the_same_plan(path: Path) -> None:
     same_plan(load(path), str(path))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=jsonl_files())
-def test_contents_built_on_demand_give_the_same_plan_on_generated_files(
+def test_the_readers_figures_give_the_same_plan_on_generated_files(
         data: bytes, tmp_path_factory: pytest.TempPathFactory) -> None:
     path = tmp_path_factory.mktemp("lazy") / "session.jsonl"
     path.write_bytes(data)

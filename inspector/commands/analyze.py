@@ -35,7 +35,7 @@ def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost:
     masking = masking_of(session, result.turns)
     data["masking"] = masking.to_json()
     switch = resolve_cost(cost)
-    data["cost"] = cost_of(session, result, switch, model).to_json()
+    data["cost"] = cost_of(session, result, switch, model).to_json(lazy=lazy)
     if switch.enabled:
         before = result.context_tokens
         saving = prompt_saving(result.model, before, before - masking.tokens_saved) if masking.parts else None

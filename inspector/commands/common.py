@@ -45,16 +45,19 @@ _fraction = number(float, lambda v: 0 < v <= 1, "must be above 0 and at most 1")
 def print_json(value: Any) -> None:
     """Write ``value`` as indented JSON on stdout.
 
-    A top-level value that is ``analysis.Rows`` is written in batches as
-    they are produced, so 170,000 rows never exist as one
-    list nor as one string; the bytes are the same as for a list.  On a
-    terminal, characters that could drive it are written as ``\\u`` escapes.
+    Every ``analysis.Rows`` inside ``value`` (a value of an object, at any
+    depth) is written in batches as they are produced, so 170,000 rows never
+    exist as one list nor as one string; the bytes are the same as for a
+    list.  On a terminal, characters that could drive it are written as
+    ``\\u`` escapes.
     """
     out: Any = sys.stdout.buffer
     if sys.stdout.isatty():
         out = _TerminalSafe(out)
-    if isinstance(value, dict) and any(_is_rows(v) for v in value.values()):
-        _write_streamed(value, out)
+    found: dict[str, tuple[Any, int]] = {}
+    marked = _mark_rows(value, 0, found)
+    if found:
+        _write_streamed(marked, found, out)
     else:
         out.write(_dumps(value) + b"\n")
     out.flush()
@@ -62,6 +65,17 @@ def print_json(value: Any) -> None:
 
 def _is_rows(value: Any) -> bool:
     return hasattr(value, "batches")  # analysis.Rows (not imported: the writer knows JSON, not analyses)
+
+
+def _mark_rows(value: Any, depth: int, found: dict[str, tuple[Any, int]]) -> Any:
+    """``value`` with each Rows in an object replaced by a mark (noted in ``found`` with its depth)."""
+    if _is_rows(value):
+        mark = f"\x00rows:{len(found)}\x00"
+        found[mark] = (value, depth)
+        return mark
+    if isinstance(value, dict) and any(_is_rows(item) or isinstance(item, dict) for item in value.values()):
+        return {key: _mark_rows(item, depth + 1, found) for key, item in value.items()}
+    return value
 
 
 def _dumps(value: Any) -> bytes:
@@ -113,32 +127,41 @@ def _literal_json(data: bytes) -> bytes:
     return _RAW_UNSAFE.sub(_escaped_bytes, data)
 
 
-def _write_streamed(value: dict[str, Any], out: Any) -> None:
-    marks = {key: f"\x00rows:{key}\x00" for key, item in value.items() if _is_rows(item)}
-    head = _dumps({key: marks.get(key, item) for key, item in value.items()})
-    for key, mark in marks.items():
+def _write_streamed(marked: Any, found: dict[str, tuple[Any, int]], out: Any) -> None:
+    head = _dumps(marked)
+    for mark, (rows, depth) in found.items():
         before, _, head = head.partition(_dumps(mark))
         out.write(before)
-        _write_rows(value[key], out)
+        _write_rows(rows, depth, out)
     out.write(head + b"\n")
 
 
-def _write_rows(rows: Any, out: Any) -> None:
-    """A list of objects (``analysis.Rows``) as orjson indents it at depth 1 of an object.
+def _write_rows(rows: Any, depth: int, out: Any) -> None:
+    """A list of objects (``analysis.Rows``) as orjson indents it at ``depth``.
 
-    Each batch is dumped as ``{"": [...]}``, which puts its objects at the
-    right depth; the wrapper's first 10 and last 6 bytes are cut off.
+    Each batch is dumped inside as many ``{"": ...}`` as ``depth``, which puts
+    its objects at the right depth; the wrappers are cut off.
     """
+    head, tail = _wrapping(depth)
     first = True
     for batch in rows.batches():
         if not batch:
             continue
-        text = _dumps({"": batch})  # '{\n  "": [\n    {...},\n    {...}\n  ]\n}'
+        text = _dumps(_wrapped(batch, depth))
         out.write(b"[\n" if first else b",\n")
-        out.write(memoryview(text)[len(_WRAP_HEAD):-len(_WRAP_TAIL)])
+        out.write(memoryview(text)[head:-tail])
         first = False
-    out.write(b"[]" if first else b"\n  ]")
+    out.write(b"[]" if first else b"\n" + b"  " * depth + b"]")
 
 
-_WRAP_HEAD = b'{\n  "": [\n'
-_WRAP_TAIL = b"\n  ]\n}"
+def _wrapped(value: Any, depth: int) -> Any:
+    for _ in range(depth):
+        value = {"": value}
+    return value
+
+
+def _wrapping(depth: int) -> tuple[int, int]:
+    """How many bytes come before a wrapped list's first item's indent, and after its last item."""
+    probe = _dumps(_wrapped([0], depth))
+    at = probe.rindex(b"0")
+    return at - 2 * (depth + 1), len(probe) - at - 1

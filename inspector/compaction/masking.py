@@ -25,14 +25,22 @@ from __future__ import annotations
 import math
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
-from inspector.jsjson import js_string_json_len, js_stringify, js_to_string, js_trim, truthy, utf16_len
+from inspector.jsjson import js_stringify, js_to_string, js_trim, truthy, utf16_len
+from inspector.session.figures import (
+    MASKED_OUTPUT,
+    MASKING_TAG,
+    NULL_PART,
+    OutputFigures,
+    content_figures,
+)
 from inspector.session.history import message_contents
 from inspector.session.records import peek
+from inspector.session.turn_index import TurnIndex
 from inspector.tokens import content_parts, estimate_tokens
 
 if TYPE_CHECKING:
@@ -41,7 +49,6 @@ if TYPE_CHECKING:
 DEFAULT_PROTECTION_THRESHOLD = 50_000
 DEFAULT_MIN_PRUNABLE_THRESHOLD = 30_000
 DEFAULT_PROTECT_LATEST_TURN = True
-MASKING_TAG = "tool_output_masked"
 TOOL_OUTPUTS_DIR = "tool-outputs"
 SHELL_TOOL = "run_shell_command"
 EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode"})
@@ -53,7 +60,6 @@ _UNSAFE_FILENAME = re.compile(r"[^a-zA-Z0-9_-]")
 _SHELL_SECTION = re.compile(
     "(?:^|(?<=[\n\r\u2028\u2029]))(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): "
 )
-_SAVED_AT = re.compile(r"Output too large\. Full output available at: ([^\n]*)\n</" + MASKING_TAG + ">")
 
 
 @dataclass(frozen=True)
@@ -154,22 +160,6 @@ def outputs_folder(project_temp_dir: str, session_id: str | None) -> str:
     return f"{folder}/session-{sanitize_filename_part(session_id)}" if session_id else folder
 
 
-def _contains_tag(value: Any) -> bool:
-    """Whether ``JSON.stringify(value, null, 2)`` contains ``<tool_output_masked``.
-
-    The tag holds no character JSON escapes, so it is in the text exactly when
-    it is inside one of the value's strings (a key or a value).
-    """
-    needle = "<" + MASKING_TAG
-    if isinstance(value, str):
-        return needle in value
-    if isinstance(value, dict):
-        return any(needle in k or _contains_tag(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_contains_tag(v) for v in value)
-    return False
-
-
 def _units(text: str) -> bytes:
     return text.encode("utf-16-le", "surrogatepass")
 
@@ -231,57 +221,106 @@ def masked_snippet(tool: str, response: Any, content: str, output_file: str) -> 
             f"{output_file}\n</{MASKING_TAG}>")
 
 
-class _Throws(Exception):
-    """The reference would throw here (sanitizeFilenamePart of a value that is not a string)."""
+def _output_file(folder: str, tool: str, call: str, tail: str) -> str:
+    """Where the reference saves an output: ``<folder>/<tool>_<call id>_<random>.txt``."""
+    return f"{folder}/{sanitize_filename_part(tool).lower()}_{sanitize_filename_part(call).lower()}_{tail}.txt"
 
 
-def _file_name(name: Any, call_id: Any, tail: str, now_ms: str) -> str:
-    tool = name if truthy(name) else "unknown_tool"
-    call = call_id if truthy(call_id) else now_ms
-    if not isinstance(tool, str) or not isinstance(call, str):
-        raise _Throws(f"TypeError: a tool name or call id that is not a string ({js_to_string(tool)!r})")
-    return f"{sanitize_filename_part(tool).lower()}_{sanitize_filename_part(call).lower()}_{tail}.txt"
-
-
-def _part_tokens(part: dict[str, Any], fr: dict[str, Any]) -> int:
-    """``estimateTokenCountSync([part])``, measured without serialising the common shape
-    ``{"functionResponse": {"id", "name", "response": {"output": text}}}``."""
-    response = fr.get("response")
-    if len(part) == 1 and "parts" not in fr and type(response) is dict and len(response) == 1:
-        output = response.get("output")
-        if type(output) is str:
-            name = fr.get("name")
-            return ((utf16_len(name) if isinstance(name, str) else 0) + 11 + js_string_json_len(output)) // 4
-    return estimate_tokens([part])
-
-
+# The masked part's fixed text: the marker's wrapper, ``{"output":""}``, and the file name's separators.
 _WRAPPER = utf16_len(f"<{MASKING_TAG}>\n\n\nOutput too large. Full output available at: \n</{MASKING_TAG}>")
+_FIXED_QUARTERS = 12 + _WRAPPER + len("/__.txt")
 
 
-def _least_masked_tokens(name: Any, output_file: str) -> int:
-    """A floor under the masked part's estimate: its name, ``{"output":""}`` and the
-    marker's fixed text and file name, with an empty preview."""
-    quarters = (utf16_len(name) if isinstance(name, str) else 0) + 12 + _WRAPPER + utf16_len(output_file)
-    return quarters // 4
+def plan_outputs(
+    outputs: Sequence[tuple[OutputFigures, ...]],
+    part_of: Callable[[int, int], dict[str, Any]],
+    settings: MaskingSettings | None = None,
+    *,
+    folder: str = TOOL_OUTPUTS_DIR,
+    random_tail: str = RANDOM_TAIL,
+    now_ms: str = NOW_MS,
+) -> MaskingPlan:
+    """What ``ToolOutputMaskingService.mask`` would do to a history whose tool outputs are
+    ``outputs`` (``TurnIndex.outputs``: each turn's, as the reader measured them).
+
+    The walk needs only these figures.  ``part_of(turn, part)`` gives a part
+    itself, asked only for an output that may save tokens once masked (its
+    marker's preview is made from the output): most outputs are too small
+    for that, and are never read again."""
+    settings = settings or MaskingSettings()
+    protection = settings.protection_threshold_tokens
+    cumulative = 0
+    boundary = False
+    prunable_tokens = 0
+    # (turn, part, tokens, tool, call id) of each prunable output whose marker may be smaller, newest first
+    candidates: list[tuple[int, int, int, str, str]] = []
+    throws: str | None = None  # the first prunable output whose file the reference cannot name (it throws)
+    markers: list[MaskedMarker] = []  # newest first, reversed at the end
+    failure: str | None = None
+    fixed = _FIXED_QUARTERS + utf16_len(folder) + utf16_len(random_tail)
+    lengths: dict[str, int] = {}  # utf16_len of each tool name (they repeat)
+    start = len(outputs) - 2 if settings.protect_latest_turn else len(outputs) - 1
+    for i in range(len(outputs) - 1, -1, -1):
+        entries = outputs[i]
+        if not entries:
+            continue
+        scanned = i <= start and failure is None
+        for k in range(len(entries) - 1, -1, -1):
+            j, state, quarters, name, call_id, saved = entries[k]
+            if state == NULL_PART:
+                if scanned:
+                    failure = "TypeError: a part that is null"  # the reference throws here and masks nothing
+                    scanned = False
+                continue
+            if state == MASKED_OUTPUT:
+                markers.append(MaskedMarker(i, j, name if isinstance(name, str) else "unknown_tool", saved))
+                continue
+            if not scanned or (isinstance(name, str) and name in EXEMPT_TOOLS):
+                continue
+            tokens = quarters // 4
+            if not boundary:
+                cumulative += tokens
+                if cumulative <= protection:
+                    continue
+                boundary = True
+            prunable_tokens += tokens
+            tool = name if truthy(name) else "unknown_tool"
+            call = call_id if truthy(call_id) else now_ms
+            if not isinstance(tool, str) or not isinstance(call, str):
+                if throws is None:
+                    throws = f"TypeError: a tool name or call id that is not a string ({js_to_string(tool)!r})"
+                continue
+            tool_units = lengths.get(tool)
+            if tool_units is None:
+                tool_units = lengths[tool] = utf16_len(tool)
+            # A floor under the masked part's estimate: its name, the fixed text and the file name,
+            # with an empty preview (a sanitized name is as long as the name).  Skips most small outputs.
+            name_units = tool_units if name is tool else 0
+            if (name_units + fixed + tool_units + utf16_len(call)) // 4 < tokens:
+                candidates.append((i, j, tokens, tool, call))
+    found = tuple(reversed(markers))
+    if failure is not None:
+        return MaskingPlan(settings, markers=found, failure=failure)
+    if prunable_tokens < settings.min_prunable_threshold_tokens:
+        return MaskingPlan(settings, prunable_tokens=prunable_tokens, markers=found)
+    if throws is not None:
+        return MaskingPlan(settings, prunable_tokens=prunable_tokens, markers=found, failure=throws)
+    masked: list[MaskedPart] = []
+    for i, j, tokens, tool, call in candidates:
+        output_file = _output_file(folder, tool, call, random_tail)
+        part = part_of(i, j)
+        fr = part["functionResponse"]
+        response = fr["response"]
+        snippet = masked_snippet(tool, response, js_stringify(response, indent=2), output_file)
+        new_tokens = estimate_tokens([{**part, "functionResponse": {**fr, "response": {"output": snippet}}}])
+        if tokens - new_tokens > 0:
+            masked.append(MaskedPart(i, j, tool, tokens, new_tokens, output_file, snippet))
+    return MaskingPlan(settings, parts=tuple(masked), prunable_tokens=prunable_tokens, markers=found)
 
 
-def _marker(i: int, j: int, fr: dict[str, Any]) -> MaskedMarker:
-    response = fr.get("response")
-    text = response.get("output") if isinstance(response, dict) else response
-    hits = _SAVED_AT.findall(text) if isinstance(text, str) else []
-    name = fr.get("name")
-    return MaskedMarker(i, j, name if isinstance(name, str) else "unknown_tool", hits[-1] if hits else None)
-
-
-def find_markers(contents: Sequence[dict[str, Any]]) -> tuple[MaskedMarker, ...]:
-    """Every tool output already masked, with the file its marker names."""
-    found: list[MaskedMarker] = []
-    for i, content in enumerate(contents):
-        for j, part in enumerate(content_parts(content)):
-            fr = part.get("functionResponse") if isinstance(part, dict) else None
-            if isinstance(fr, dict) and _contains_tag(fr.get("response")):
-                found.append(_marker(i, j, fr))
-    return tuple(found)
+def _outputs_of(contents: Sequence[dict[str, Any]]) -> list[tuple[OutputFigures, ...]]:
+    """The tool outputs of ``contents``, measured as the reader measures a recording's."""
+    return TurnIndex.from_rows([content_figures(content) for content in contents]).outputs
 
 
 def plan_masking(
@@ -294,69 +333,9 @@ def plan_masking(
 ) -> MaskingPlan:
     """What ``ToolOutputMaskingService.mask`` would do to ``contents`` (the history
     Gemini CLI holds before the next turn).  ``folder`` is where outputs are saved
-    (see ``outputs_folder``).  Each content is read once, newest first (and again
-    only for a part that may be masked), so ``contents`` may build them on demand."""
-    settings = settings or MaskingSettings()
-    cumulative = 0
-    boundary = False
-    prunable_tokens = 0
-    prunable: list[tuple[int, int, int, Any, Any]] = []  # (turn, part, tokens, name, id), newest first
-    markers: list[MaskedMarker] = []  # newest first, reversed at the end
-    failure: str | None = None
-    start = len(contents) - 2 if settings.protect_latest_turn else len(contents) - 1
-    for i in range(len(contents) - 1, -1, -1):
-        parts = content_parts(contents[i])
-        scanned = i <= start and failure is None
-        for j in range(len(parts) - 1, -1, -1):
-            part = parts[j]
-            if part is None and scanned:
-                failure = "TypeError: a part that is null"  # the reference throws here and masks nothing
-                scanned = False
-            fr = part.get("functionResponse") if isinstance(part, dict) else None
-            if not truthy(fr) or not isinstance(fr, dict):
-                continue  # a truthy non-object has no name or response
-            response = fr.get("response")
-            if _contains_tag(response):
-                markers.append(_marker(i, j, fr))
-                continue
-            name = fr.get("name")
-            if not scanned or (isinstance(name, str) and name in EXEMPT_TOOLS) or not truthy(response):
-                continue
-            tokens = _part_tokens(part, fr)
-            if not boundary:
-                cumulative += tokens
-                if cumulative > settings.protection_threshold_tokens:
-                    boundary = True
-                    prunable_tokens += tokens
-                    prunable.append((i, j, tokens, name, fr.get("id")))
-            else:
-                prunable_tokens += tokens
-                prunable.append((i, j, tokens, name, fr.get("id")))
-    found = tuple(reversed(markers))
-    if failure is not None:
-        return MaskingPlan(settings, markers=found, failure=failure)
-    if prunable_tokens < settings.min_prunable_threshold_tokens:
-        return MaskingPlan(settings, prunable_tokens=prunable_tokens, markers=found)
-    masked: list[MaskedPart] = []
-    for i, j, tokens, name, call_id in prunable:
-        try:
-            output_file = f"{folder}/{_file_name(name, call_id, random_tail, now_ms)}"
-        except _Throws as error:
-            return MaskingPlan(settings, prunable_tokens=prunable_tokens, markers=found, failure=str(error))
-        if _least_masked_tokens(name, output_file) >= tokens:
-            continue  # the marker alone is as big as the output: no saving (skips most small outputs)
-        part = content_parts(contents[i])[j]
-        fr = part["functionResponse"]
-        tool = name if truthy(name) else "unknown_tool"
-        response = fr["response"]
-        content = js_stringify(response, indent=2)
-        snippet = masked_snippet(tool if isinstance(tool, str) else "", response, content, output_file)
-        new_part = {**part, "functionResponse": {**fr, "response": {"output": snippet}}}
-        new_tokens = estimate_tokens([new_part])
-        if tokens - new_tokens > 0:
-            masked.append(MaskedPart(i, j, tool if isinstance(tool, str) else "unknown_tool", tokens, new_tokens,
-                                     output_file, snippet))
-    return MaskingPlan(settings, parts=tuple(masked), prunable_tokens=prunable_tokens, markers=found)
+    (see ``outputs_folder``)."""
+    return plan_outputs(_outputs_of(contents), lambda i, j: content_parts(contents[i])[j], settings,
+                        folder=folder, random_tail=random_tail, now_ms=now_ms)
 
 
 _SETTING_KEYS = (
@@ -399,65 +378,38 @@ def masking_settings(project_dir: Path | None = None) -> MaskingSettings:
     )
 
 
-def session_masking(
-    contents: Sequence[dict[str, Any]], project_temp_dir: Path, session_id: str | None,
-    settings: MaskingSettings | None = None,
-) -> MaskingPlan:
-    """The plan for a session's history, its outputs saved where Gemini CLI would put them."""
-    return plan_masking(contents, settings, folder=outputs_folder(str(project_temp_dir), session_id))
+def session_masking(session: Session, turns: Sequence[Turn], settings: MaskingSettings | None = None,
+                    ) -> MaskingPlan:
+    """The plan for a loaded session's history (``turns``), its outputs saved where Gemini CLI
+    would put them.  A recording's figures come from the reader (``TurnIndex.outputs``), and only
+    the outputs the plan may mask are read again from their lines."""
+    from inspector.analysis import project_temp_dir
 
+    folder = outputs_folder(str(project_temp_dir(session.path)), session.session_id)
+    index = session.turn_index
+    if index is None or session.contents is not None or len(index) != len(turns):
+        return plan_masking([t.content for t in turns], settings, folder=folder)
+    messages = session.messages
+    read: dict[int, list[Any]] = {}  # the parts of the turn read last (a turn's outputs come together)
 
-class TurnContents(Sequence[dict[str, Any]]):
-    """A session's turn contents for one pass, built on demand and not kept.
+    def part_of(i: int, j: int) -> dict[str, Any]:
+        parts = read.get(i)
+        if parts is None:
+            turn = turns[i]
+            assert turn.message_index is not None
+            built = message_contents(peek(messages, turn.message_index))[1 if turn.is_tool_result else 0][0]
+            read.clear()
+            parts = read[i] = content_parts(built)
+        part: dict[str, Any] = parts[j]
+        return part
 
-    A big recording's turns are built from their message lines when read and
-    then kept (``Turn.content``); a plan over 170,000 turns would keep them all.
-    This view builds each one through the loader's own ``message_contents``
-    and drops it, and gives an empty content for a turn the loader's figures
-    show holds no function response and no part that is not an object.
-    """
-
-    _EMPTY: dict[str, Any] = {"parts": []}  # noqa: RUF012 - read only
-
-    def __init__(self, session: Session, turns: Sequence[Turn]) -> None:
-        self._messages = session.messages
-        self._turns = turns
-        index = session.turn_index
-        self._holds: list[bool] | None = None
-        if index is not None and session.contents is None:
-            self._holds = [bool(responses) or "other" in kind.split("+")
-                           for responses, kind in zip(index.responses, index.kinds, strict=True)]
-            if len(self._holds) != len(turns):
-                self._holds = None
-
-    def __len__(self) -> int:
-        return len(self._turns)
-
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if self._holds is None:
-            return self._turns[index].content
-        if not self._holds[index]:
-            return self._EMPTY
-        turn = self._turns[index]
-        assert turn.message_index is not None
-        return message_contents(peek(self._messages, turn.message_index))[1 if turn.is_tool_result else 0][0]
+    return plan_outputs(index.outputs, part_of, settings, folder=folder)
 
 
 def masking_of(session: Session, turns: Sequence[Turn], project_dir: Path | None = None) -> MaskingPlan:
     """What masking does to a loaded session's history next turn, with the settings
     Gemini CLI would read: the one function both the CLI and the app call."""
-    from inspector.analysis import project_temp_dir
-
-    return session_masking(TurnContents(session, turns), project_temp_dir(session.path), session.session_id,
-                           masking_settings(project_dir))
+    return session_masking(session, turns, masking_settings(project_dir))
 
 
 SAVED_SHOWN_BYTES = 1 << 20  # the most of a saved output read for showing

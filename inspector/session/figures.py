@@ -17,6 +17,7 @@ core reads them as columns by name (``turn_index.TurnIndex``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, overload
 
@@ -34,9 +35,24 @@ USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
 # {functionResponse: {..., response: {output: text}}}).
 ResponseFigures = tuple[int, bool, str, int, int, bool]
 
+# OutputFigures, one part of a turn as tool-output masking sees it (compaction/masking.py): a
+# functionResponse part whose response is truthy, or a part that is null (the reference throws on it).
+# (its index in the turn's parts, its state (below), its estimate in quarter tokens
+# (``estimateTokenCountSync([part])`` times 4), the response's ``name`` and ``id`` as recorded,
+# and for an output already masked the file its marker names, else None).
+OutputFigures = tuple[int, int, int, Any, Any, "str | None"]
+OUTPUT = 0  # a tool output masking may count
+PLAIN_OUTPUT = 1  # the same, exactly {"functionResponse": {..., "response": {"output": text}}} (no nested parts)
+MASKED_OUTPUT = 2  # already masked: its response holds a <tool_output_masked> marker
+NULL_PART = 3  # a part that is null
+
+MASKING_TAG = "tool_output_masked"
+_TAG_OPEN = "<" + MASKING_TAG
+_SAVED_AT = re.compile(r"Output too large\. Full output available at: ([^\n]*)\n</" + MASKING_TAG + ">")
+
 # One turn's row: TurnIndex's fields in their order (see content_figures).
 TurnRow = tuple[Any, ...]
-ROW_LENGTH = 12
+ROW_LENGTH = 14
 
 
 def _key(value: Any) -> tuple[Any, Any]:
@@ -211,6 +227,48 @@ class UsageColumn(Sequence[dict[str, Any] | None]):
         return int(value) if isinstance(value, (int, float)) else None
 
 
+def holds_masking_tag(value: Any) -> bool:
+    """Whether ``JSON.stringify(value, null, 2)`` contains ``<tool_output_masked``.
+
+    The tag holds no character JSON escapes, so it is in the text exactly when
+    it is inside one of the value's strings (a key or a value).
+    """
+    if type(value) is str:
+        text: str = value
+        return _TAG_OPEN in text
+    if type(value) is dict:
+        mapping: dict[Any, Any] = value
+        for key, item in mapping.items():  # noqa: SIM110 - a plain loop is faster than any() compiled
+            if (type(key) is str and _TAG_OPEN in key) or holds_masking_tag(item):
+                return True
+        return False
+    if type(value) is list:
+        items: list[Any] = value
+        for item in items:  # noqa: SIM110 - a plain loop is faster than any() compiled
+            if holds_masking_tag(item):
+                return True
+        return False
+    return False
+
+
+def marker_path(response: Any) -> str | None:
+    """The file a ``<tool_output_masked>`` marker names (its last mention), else None."""
+    text = response.get("output") if isinstance(response, dict) else response
+    hits = _SAVED_AT.findall(text) if isinstance(text, str) else []
+    return str(hits[-1]) if hits else None
+
+
+def _output_entry(j: int, part: dict[str, Any], fr: dict[str, Any], quarters: int, key: tuple[Any, Any],
+                  ) -> OutputFigures:
+    """The ``OutputFigures`` of a part ``{..., "functionResponse": fr}`` whose response is truthy."""
+    response = fr.get("response")
+    if holds_masking_tag(response):
+        return (j, MASKED_OUTPUT, quarters, key[1], key[0], marker_path(response))
+    plain = (len(part) == 1 and "parts" not in fr and type(response) is dict and len(response) == 1
+             and type(response.get("output")) is str)
+    return (j, PLAIN_OUTPUT if plain else OUTPUT, quarters, key[1], key[0], None)
+
+
 _SHARED: dict[str, str] = {}
 
 
@@ -221,14 +279,16 @@ def shared(text: str) -> str:
 
 def content_figures(
     content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
-    usage: PackedUsage = None,
+    usage: PackedUsage = None, model: str | None = None,
 ) -> TurnRow:
     """Every figure of one Content, in one pass over its parts: its row.
 
     The estimate is ``tokens.parts_quarters``, the JSON length
     ``jsjson.js_json_len`` and the responses ``response_figures``; a part's
     JSON length is measured once and serves both (the estimate of a part that
-    is neither text, tool result nor media is its JSON length).
+    is neither text, tool result nor media is its JSON length), and each tool
+    output's estimate serves masking (``outputs``).  ``model``: the model the
+    turn's record names.
     """
     found = content.get("parts")
     parts: list[Any] = found if isinstance(found, list) else []
@@ -239,14 +299,18 @@ def content_figures(
     calls: list[tuple[Any, Any]] = []
     answers: list[tuple[Any, Any]] = []
     responses: list[ResponseFigures] = []
+    outputs: list[OutputFigures] = []
     labels: list[str] = []  # turn_kind, built in the same pass
     for j in range(len(parts)):
         item = parts[j]
+        before = quarters
         if type(item) is not dict:
             size = js_json_len(item)
             quarters += size
             parts_json += size
             label = "other"
+            if item is None:
+                outputs.append((j, NULL_PART, 0, None, None, None))
         else:
             part: dict[str, Any] = item
             text = part.get("text")
@@ -284,7 +348,10 @@ def content_figures(
                                  else _response_entry(j, part, fr))
             if response is not None and truthy(response):
                 has_response = True
-                answers.append(_key(response))
+                key = _key(response)
+                answers.append(key)
+                if isinstance(response, dict) and truthy(response.get("response")):
+                    outputs.append(_output_entry(j, part, response, quarters - before, key))
             if call is not None and truthy(call):
                 has_call = True
                 calls.append(_key(call))
@@ -308,7 +375,15 @@ def content_figures(
         usage,
         tuple(calls),
         tuple(answers),
+        model,
+        tuple(outputs) if outputs else (),
     )
+
+
+def recorded_model(message: dict[str, Any]) -> str | None:
+    """The model a message record names (None: it names none)."""
+    model = message.get("model")
+    return shared(model) if type(model) is str and model else None
 
 
 def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
@@ -317,9 +392,12 @@ def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
     if not built:
         return ()
     ident = message.get("id")
-    usage = usage_of(message) if message.get("type") == "gemini" else None
+    gemini = message.get("type") == "gemini"
+    usage = usage_of(message) if gemini else None
+    model = recorded_model(message) if gemini else None
     return tuple(
-        content_figures(content, ident, is_result, None if is_result else usage) for content, is_result in built
+        content_figures(content, ident, is_result, None if is_result else usage, None if is_result else model)
+        for content, is_result in built
     )
 
 

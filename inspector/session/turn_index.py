@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.session.figures import ResponseFigures, UsageColumn, transpose
+from inspector.session.figures import OutputFigures, ResponseFigures, UsageColumn, transpose
 
 CallKey = tuple[Any, Any]  # (id, name) of a function call or response, for pairing them
 
@@ -37,6 +37,8 @@ class TurnIndex:
     usage: UsageColumn  # the usage recorded on a model turn, else None
     calls: list[tuple[CallKey, ...]]  # (id, name) of each function call
     answers: list[tuple[CallKey, ...]]  # (id, name) of each function response
+    models: list[str | None]  # the model a model turn's record names (None: none, or not a model turn)
+    outputs: list[tuple[OutputFigures, ...]]  # each tool output as masking sees it, and each null part
     # For a recording: message m became turns message_starts[m] .. message_starts[m + 1] - 1
     # (len = messages + 1).  Empty when the turns were measured from contents.
     message_starts: list[int]
@@ -56,9 +58,9 @@ class TurnIndex:
         """The index of a recording's messages, given the reader's rows of each message's turns."""
         columns, starts = transpose(per_message)
         (record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds, responses,
-         usage, calls, answers) = columns
+         usage, calls, answers, models, outputs) = columns
         return cls(record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds,
-                   responses, UsageColumn(usage), calls, answers, starts)
+                   responses, UsageColumn(usage), calls, answers, models, outputs, starts)
 
     def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]],
                  own: TurnIndex | None = None) -> TurnIndex:
@@ -81,7 +83,7 @@ class TurnIndex:
             self.record_ids[:turns], self.roles[:turns], self.is_tool_result[:turns], self.quarters[:turns],
             self.json_lengths[:turns], self.is_candidate[:turns], self.is_safe_end[:turns], self.kinds[:turns],
             self.responses[:turns], UsageColumn(self.usage.packed()[:turns]), self.calls[:turns],
-            self.answers[:turns], self.message_starts[:messages + 1])
+            self.answers[:turns], self.models[:turns], self.outputs[:turns], self.message_starts[:messages + 1])
 
     def copy(self) -> TurnIndex:
         """A new index with columns of its own (``extended`` may then change them in place)."""
@@ -91,7 +93,7 @@ class TurnIndex:
         """Every per-turn column as a list (``usage`` as the list it packs), in field order."""
         return (self.record_ids, self.roles, self.is_tool_result, self.quarters, self.json_lengths,
                 self.is_candidate, self.is_safe_end, self.kinds, self.responses, self.usage.packed(), self.calls,
-                self.answers)
+                self.answers, self.models, self.outputs)
 
     def turns_of(self, message: int) -> range:
         """The turns message ``message`` of a recording became."""
