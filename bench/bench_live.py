@@ -15,7 +15,9 @@ the call's result - three lines, the last replacing the one before.
   append and the process's RSS every 100 appends;
 * app: the real app (Pilot) and the real watcher; M appends (default 1,000),
   each written once the one before is on screen, after the passes that
-  follow the load are done (``--unsettled``: at once).  For each: the time
+  follow the load are done (``--unsettled``: at once; ``--paced``: each one
+  only once the app has also finished the work that follows the previous
+  one, as when Gemini CLI writes a turn every few seconds).  For each: the time
   from the watcher's event reaching the screen (``FileChanged``) to the new
   row drawn by Textual, and from the write to the row drawn (this includes
   watchfiles noticing the change); RSS every 100 appends; the cyclic
@@ -115,7 +117,7 @@ def bench_core(path: Path, appends: int) -> None:
 
 
 async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: Path | None = None,
-                    leak_check: bool = False) -> None:
+                    leak_check: bool = False, paced: bool = False) -> None:
     from inspector.tui.app import InspectorApp
     from inspector.tui.messages import FileChanged, SessionLoaded
     from inspector.tui.screens.session import SessionScreen
@@ -180,6 +182,8 @@ async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: P
         base = 100_000
         with path.open("ab") as handle:
             for n in range(appends):
+                while paced and any(w.group != "watch" and not w.is_finished for w in view.workers):
+                    await pilot.pause(0.005)  # waiting for the previous append's work to end, not timing it
                 events.clear()
                 arrived.clear()
                 count = len(view.loaded.analysis.turns) if view.loaded else 0
@@ -209,7 +213,9 @@ async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: P
               f"p95 {sorted(after_event)[int(len(after_event) * 0.95)] * 1000:.0f} ms over {appends:,} appends "
               f"({extended:,} extended, {appends - extended:,} read again)")
         print(f"app: write -> new row drawn (with the watcher's debounce): median "
-              f"{statistics.median(after_write) * 1000:.0f} ms")
+              f"{statistics.median(after_write) * 1000:.0f} ms, p95 "
+              f"{sorted(after_write)[int(len(after_write) * 0.95)] * 1000:.0f} ms "
+              f"({'each written once the app finished the one before' if paced else 'written back to back'})")
         print("app: RSS (MB) after appends: " + ", ".join(f"{n:,}: {mb:,.0f}" for n, mb in memory))
         gc.callbacks.remove(on_gc)
         if leak_check:  # what the app's freezes (tui/long_lived.py) kept from being collected
@@ -239,6 +245,8 @@ def main() -> int:
     parser.add_argument("--marker", type=Path, help="write the pid here when the appends start (for a profiler)")
     parser.add_argument("--leak-check", action="store_true",
                         help="at the end, count what the app's gc.freeze calls kept from being collected")
+    parser.add_argument("--paced", action="store_true",
+                        help="write each append once the app has finished its work on the one before")
     args = parser.parse_args()
     faulthandler.dump_traceback_later(240, repeat=True)  # where it is, when it takes long
     if not args.session.is_file():
@@ -252,7 +260,7 @@ def main() -> int:
     if args.app_appends:
         shutil.copyfile(args.session, copy)
         asyncio.run(bench_app(copy, args.app_appends, settled=not args.unsettled, marker=args.marker,
-                              leak_check=args.leak_check))
+                              leak_check=args.leak_check, paced=args.paced))
     return 0
 
 

@@ -261,8 +261,9 @@ class WatchOptions:
     poll_delay_ms: int = 50
     # watchfiles' own batching step, and how often its thread looks for changes: an append is
     # reported 1-2 steps after it is written.  Idle, each look costs a few microseconds
-    # (bench/bench_idle.py: about 0.1-0.2% of a core at 50 ms, 0.5% at 10 ms).
-    step_ms: int = 50
+    # (bench/bench_idle.py: 0.2% of a core and an append after 83 ms at 50 ms; 0.4% and 32 ms
+    # at 20 ms; 0.45% and 12 ms at 10 ms).  20 ms keeps an append on screen within 100 ms.
+    step_ms: int = 20
     # How long watchfiles waits for a change before it reports "nothing yet"; the first such report
     # says the watch is in place (``ready``).  Idle, the watcher wakes only this often: debouncing
     # has timers of its own.
