@@ -182,7 +182,7 @@ async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: P
         base = 100_000
         with path.open("ab") as handle:
             for n in range(appends):
-                while paced and any(w.group != "watch" and not w.is_finished for w in view.workers):
+                while paced and not view.live_settled:
                     await pilot.pause(0.005)  # waiting for the previous append's work to end, not timing it
                 events.clear()
                 arrived.clear()

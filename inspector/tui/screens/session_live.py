@@ -223,6 +223,13 @@ class SessionLive(InspectorScreen):
         self.load_session("live")
 
     # -- after a version is on screen -----------------------------------------------------------
+    @property
+    def live_settled(self) -> bool:
+        """Nothing left of the last append's work: no extension under way, the version shown
+        copied ahead for the next one, no worker but the watcher's running."""
+        return not self._extending and not self._appends and self._unsettled is None and all(
+            worker.is_finished for worker in self.workers if worker.group != "watch")
+
     def on_table_drawn(self, message: TableDrawn) -> None:
         if self._unsettled is not None and self._unsettled is self.loaded:
             self.settle()
