@@ -29,15 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from inspector.analysis import Rows, row_batches
+from inspector.price_table import ModelPrices, Rate, model_prices
 from inspector.session.figures import PackedUsage, UsageColumn, recorded_model, usage_dict
 
 if TYPE_CHECKING:
-    from genai_prices.types import TieredPrices
-
     from inspector.analysis import Analysis
     from inspector.session import Session
-
-    Rate = Decimal | TieredPrices
 
 MILLION = Decimal(1_000_000)
 OFF_WORDS = frozenset({"0", "off", "false", "no"})
@@ -49,17 +46,6 @@ SUBSCRIPTION_AUTH = "oauth-personal"  # Gemini CLI's "Login with Google"
 class CostSwitch:
     enabled: bool
     reason: str  # why: "--no-cost", the environment, the settings file, or "default"
-
-
-@dataclass(frozen=True)
-class ModelPrices:
-    """One model's prices per million tokens, as the price table gives them."""
-
-    model_id: str
-    model_name: str
-    input: Rate
-    cached: Rate | None
-    output: Rate
 
 
 @dataclass(frozen=True)
@@ -231,22 +217,6 @@ def resolve_cost(explicit: bool | None = None, project_dir: Path | None = None) 
                 return CostSwitch(False, f"signed in with Google ({path}): no per-token cost")
             return CostSwitch(True, f"signed in with {chosen} ({path})")
     return CostSwitch(True, "default")
-
-
-@functools.lru_cache(maxsize=64)
-def model_prices(model: str) -> ModelPrices | None:
-    """The price table's entry for a Gemini model, or None when it has none."""
-    from genai_prices import Usage, calc_price
-
-    try:
-        found = calc_price(Usage(input_tokens=0, output_tokens=0), model, provider_id="google")
-    except LookupError:
-        return None
-    table = found.model_price
-    if table.input_mtok is None or table.output_mtok is None:
-        return None
-    return ModelPrices(found.model.id, found.model.name or found.model.id, table.input_mtok,
-                       table.cache_read_mtok, table.output_mtok)
 
 
 def _rate(price: Rate, prompt: int) -> tuple[Decimal, int | None]:

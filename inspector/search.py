@@ -30,6 +30,7 @@ from typing import Any
 
 from inspector.catalog import Candidate, describe_session
 from inspector.session import Session, SessionError, history, load
+from inspector.user_cache import cache_dir
 
 SCHEMA = 1
 TURN_BITS = 24  # up to 16,777,215 turns a session
@@ -65,12 +66,6 @@ class IndexReport:
     read: int  # read (new or changed)
     failed: int  # could not be read (kept out until they change)
     removed: int  # gone from disk, dropped from the index
-
-
-def cache_dir() -> Path:
-    """Where the app keeps what it can rebuild: ``$XDG_CACHE_HOME/session-inspector`` (else ``~/.cache``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "session-inspector"
 
 
 def default_index_path() -> Path:

@@ -77,6 +77,8 @@ def no_user_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     settings and cost depend on them); a test that wants some writes its own."""
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path_factory.getbasetemp() / "no-user-home"))
     monkeypatch.delenv("SESSION_INSPECTOR_COST", raising=False)
+    # nor writes the user's cache (the search index, the prices looked up)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "user-cache"))
 
 
 @pytest.fixture
