@@ -35,12 +35,17 @@ def _journal(path: Path) -> Path:
     return store_dir(path) / JOURNAL_NAME
 
 
-@pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
-def test_a_torn_last_line_is_cut_off_before_the_next_apply(name: str, tmp_path: Path) -> None:
+def _applied_copy(tmp_path: Path, name: str) -> tuple[Path, bytes, bytes]:
+    """A copy of the sample ``name`` with one compaction applied: its path, its bytes before, and after."""
     path = sample_copy(tmp_path, name)
     original = path.read_bytes()
     _apply(path)
-    once = path.read_bytes()
+    return path, original, path.read_bytes()
+
+
+@pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
+def test_a_torn_last_line_is_cut_off_before_the_next_apply(name: str, tmp_path: Path) -> None:
+    path, original, once = _applied_copy(tmp_path, name)
     # a write cut short by a full disk or a crash: half an event, no newline
     with _journal(path).open("ab") as handle:
         handle.write(b'{"event":"applied","id":"0001-')
@@ -83,10 +88,7 @@ def test_a_short_write_then_full_disk_on_the_journal_leaves_no_fragment(tmp_path
 
 @pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
 def test_a_full_disk_on_the_journal_before_a_revert_changes_nothing(name: str, tmp_path: Path) -> None:
-    path = sample_copy(tmp_path, name)
-    original = path.read_bytes()
-    _apply(path)
-    applied = path.read_bytes()
+    path, original, applied = _applied_copy(tmp_path, name)
     journal = _journal(path).read_bytes()
     calls = {"n": 0}
 
@@ -112,10 +114,7 @@ REVERT_STEPS = ("journal-write", "temp-created", "temp-written", "checked", "ren
 @pytest.mark.parametrize("step", REVERT_STEPS)
 @pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
 def test_a_crash_during_revert_leaves_the_journal_telling_the_truth(name: str, step: str, tmp_path: Path) -> None:
-    path = sample_copy(tmp_path, name)
-    original = path.read_bytes()
-    _apply(path)
-    applied = path.read_bytes()
+    path, original, applied = _applied_copy(tmp_path, name)
 
     def crash(now: str) -> None:
         if now == step:
