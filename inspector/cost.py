@@ -229,6 +229,14 @@ def _rate(price: Rate, prompt: int) -> tuple[Decimal, int | None]:
     return price.base, None
 
 
+def _rates(prices: ModelPrices, prompt: int) -> tuple[Decimal, Decimal, Decimal, int | None]:
+    """The input, cached-input and output rates for a prompt of ``prompt`` tokens, and the
+    input tier's start (None: base); cached input is billed as input where the table has no price."""
+    input_rate, start = _rate(prices.input, prompt)
+    cached_rate = _rate(prices.cached, prompt)[0] if prices.cached is not None else input_rate
+    return input_rate, cached_rate, _rate(prices.output, prompt)[0], start
+
+
 def _trailing_zeros(number: int, most: int) -> int:
     """How many zeros ``number`` ends with in decimal, at most ``most`` (``most`` for 0)."""
     count = 0
@@ -279,9 +287,7 @@ def _counts(usage: PackedUsage | Mapping[str, Any]) -> Counts | None:
 def _band(prices: ModelPrices, prompt: int) -> _Band | None:
     """The band of prompts of ``prompt`` tokens (None: a rate that is no finite number, priced the
     Decimal way)."""
-    input_rate, start = _rate(prices.input, prompt)
-    cached_rate = _rate(prices.cached, prompt)[0] if prices.cached is not None else input_rate
-    output_rate = _rate(prices.output, prompt)[0]
+    input_rate, cached_rate, output_rate, start = _rates(prices, prompt)
     rates = (input_rate, cached_rate, output_rate)
     if not all(rate.is_finite() for rate in rates):
         return None
@@ -328,9 +334,7 @@ def price_usage(usage: Mapping[str, Any], model: str) -> Price | None:
     if counts is None:
         return None
     prompt, cached, output = counts
-    input_rate, start = _rate(prices.input, prompt)
-    cached_rate = _rate(prices.cached, prompt)[0] if prices.cached is not None else input_rate
-    output_rate = _rate(prices.output, prompt)[0]
+    input_rate, cached_rate, output_rate, start = _rates(prices, prompt)
     usd = ((prompt - cached) * input_rate + cached * cached_rate + output * output_rate) / MILLION
     return Price(usd, prices.model_name, _tier_words(prices, start))
 
