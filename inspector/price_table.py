@@ -131,7 +131,6 @@ class _Kept:
         self.path = path
         self.key = key
         self.entries: dict[str, ModelPrices | None] = {}
-        self.raw: dict[str, Any] = {}
         if key is not None:
             self._read()
 
@@ -146,19 +145,18 @@ class _Kept:
             return
         models: dict[str, Any] = data["models"]
         try:
-            entries = {name: _entry_of(value) for name, value in models.items()}
+            self.entries = {name: _entry_of(value) for name, value in models.items()}
         except ValueError:
             return  # not what this module writes: start afresh
-        self.entries, self.raw = entries, dict(models)
 
     def keep(self, model: str, prices: ModelPrices | None) -> None:
-        if self.key is None or len(model) > LONGEST_NAME or len(self.raw) >= MOST_MODELS:
+        if self.key is None or len(model) > LONGEST_NAME or len(self.entries) >= MOST_MODELS:
             return
         self.entries[model] = prices
-        self.raw[model] = _entry_json(prices)
         from inspector.store.files import atomic_write
 
-        data = json.dumps({"key": self.key, "models": self.raw}, ensure_ascii=True, sort_keys=True)
+        models = {name: _entry_json(entry) for name, entry in self.entries.items()}
+        data = json.dumps({"key": self.key, "models": models}, ensure_ascii=True, sort_keys=True)
         with contextlib.suppress(OSError):
             self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(self.path, data.encode("ascii"))
