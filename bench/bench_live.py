@@ -145,7 +145,7 @@ async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: P
         print(f"app: loaded and primed, RSS {rss_mb():,.0f} MB", flush=True)
         if settled:  # the passes that follow a full read (agentic candidates, masking and cost) done first
             started = time.perf_counter()
-            while any(w.group != "watch" and not w.is_finished for w in view.workers):
+            while not view.live_settled:
                 await pilot.pause(0.05)
             print(f"app: background passes after the load finished {time.perf_counter() - started:.1f} s later, "
                   f"RSS {rss_mb():,.0f} MB", flush=True)
