@@ -14,6 +14,7 @@ import asyncio
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,7 @@ def test_the_extraction_in_a_child_finds_what_it_finds_here(long_session: Path) 
     read = compaction_context(session, analysis).reader.read()
     here = extract(read.contents, read.statuses)
     with background.Extraction(read.contents, read.statuses, parallel=True) as extraction:
-        assert extraction._pid  # a child was forked
+        assert extraction.child_pid  # a child was forked
         there = extraction.result(SILENT)
     assert there == here and len(here.facts) > 100
 
@@ -107,7 +108,7 @@ def test_an_extraction_no_longer_wanted_leaves_no_process(long_session: Path) ->
     analysis = analyze(session)
     read = compaction_context(session, analysis).reader.read()
     extraction = background.Extraction(read.contents, read.statuses, parallel=True)
-    pid = extraction._pid
+    pid = extraction.child_pid
     assert pid
     extraction.close()
     with pytest.raises(ProcessLookupError):
@@ -118,13 +119,13 @@ def test_a_compaction_cancelled_midway_stops_its_child(long_session: Path, monke
     from inspector.progress import Cancelled, Progress, Reporter
 
     started: list[int] = []
-    real = background.Extraction._fork
 
-    def fork(self: background.Extraction) -> None:
-        real(self)
-        started.append(self._pid)
+    class Forked(background.ForkedCall):
+        def __init__(self, work: Callable[[], Any]) -> None:
+            super().__init__(work)
+            started.append(self.pid)
 
-    monkeypatch.setattr(background.Extraction, "_fork", fork)
+    monkeypatch.setattr(background, "ForkedCall", Forked)
     monkeypatch.setattr(background, "fork_allowed", lambda work, minimum: True)
     heard: list[Progress] = []
     session = load(long_session)

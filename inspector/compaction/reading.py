@@ -19,7 +19,6 @@ Both happen once per reader, whoever asks first.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -32,7 +31,7 @@ from inspector.jsjson import js_json_len
 from inspector.progress import SILENT, Reporter
 from inspector.session.figures import response_figures, response_text
 from inspector.session.history import message_contents
-from inspector.session.reader import in_two_processes
+from inspector.session.reader import in_two_processes, second_process
 from inspector.session.records import peek
 from inspector.tokens import content_parts, parts_quarters
 
@@ -50,11 +49,7 @@ def fork_allowed(work: int, minimum: int) -> bool:
     """Whether ``work`` units may be shared with a forked child: enough of them, a second CPU, a
     single-threaded process (the command line; forking the app's threads is not safe), and no
     ``SESSION_INSPECTOR_SERIAL``."""
-    if work < minimum or not hasattr(os, "fork") or (os.cpu_count() or 1) < 2:
-        return False
-    if os.environ.get("SESSION_INSPECTOR_SERIAL"):
-        return False
-    return threading.active_count() == 1
+    return work >= minimum and second_process() == "fork"
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,6 @@ wanted (the summariser failed, the user cancelled) is killed.
 
 from __future__ import annotations
 
-import contextlib
-import marshal
-import os
-import signal
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +20,7 @@ from inspector.compaction.reading import fork_allowed
 from inspector.compaction.statuses import ToolStatuses
 from inspector.progress import Reporter
 from inspector.quality.ground import STAGE, Fact, Ground, extract
+from inspector.session.reader import ForkedCall
 
 PARALLEL_MIN_TURNS = 10_000  # below this a fork costs more than it saves
 
@@ -46,39 +43,22 @@ class Extraction:
         self._contents = contents
         self._statuses = statuses
         self._ground: Ground | None = None
-        self._pid = 0
-        self._reader = -1
-        if parallel:
-            self._fork()
+        self._child = ForkedCall(lambda: _plain(extract(contents, statuses))) if parallel else None
 
-    def _fork(self) -> None:
-        reader, writer = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: extract, send the facts, leave at once
-            status = 1
-            try:
-                os.close(reader)
-                payload = marshal.dumps(_plain(extract(self._contents, self._statuses)))
-                with os.fdopen(writer, "wb") as out:
-                    out.write(payload)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(writer)
-        self._pid, self._reader = pid, reader
+    @property
+    def child_pid(self) -> int:
+        """The forked child's process id while it runs (0: none)."""
+        return self._child.pid if self._child is not None else 0
 
     def result(self, reporter: Reporter) -> Ground:
         """The facts: the child's when it sent them, else read here (with progress and cancellation)."""
-        if self._ground is None and self._pid:
+        if self._ground is None and self._child is not None:
             reporter.check()
             reporter.report(STAGE, 0, len(self._contents))
-            with os.fdopen(self._reader, "rb") as incoming:
-                payload = incoming.read()
-            self._reader = -1
-            _, status = os.waitpid(self._pid, 0)
-            self._pid = 0
-            if status == 0 and payload:
-                self._ground = _from_plain(marshal.loads(payload))
+            sent, value = self._child.result()
+            self._child = None
+            if sent:
+                self._ground = _from_plain(value)
                 reporter.report(STAGE, len(self._contents), len(self._contents))
         if self._ground is None:
             self._ground = extract(self._contents, self._statuses, reporter)
@@ -86,14 +66,9 @@ class Extraction:
 
     def close(self) -> None:
         """Stop a child whose facts were never asked for."""
-        if self._reader >= 0:
-            os.close(self._reader)
-            self._reader = -1
-        if self._pid:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
-            self._pid = 0
+        if self._child is not None:
+            self._child.kill()
+            self._child = None
 
     def __enter__(self) -> Extraction:
         return self

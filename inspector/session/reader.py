@@ -25,10 +25,12 @@ This module is not compiled (setup.py): its loops go a block at a time, and
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import marshal
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -76,51 +78,82 @@ class ReadWatch:
 QUIET = ReadWatch()
 
 
-def parallel_mode(size: int) -> Parallel | None:
-    """How a file of ``size`` bytes is read in two processes here, or None: in one."""
-    if size < PARALLEL_MIN_BYTES or os.environ.get("SESSION_INSPECTOR_SERIAL") or (os.cpu_count() or 1) < 2:
+def second_process() -> Parallel | None:
+    """How work may be shared with a second process here, or None: not at all (one CPU, or
+    ``SESSION_INSPECTOR_SERIAL``).  A fork only from a single-threaded process (the command
+    line); anywhere else a fresh interpreter."""
+    if os.environ.get("SESSION_INSPECTOR_SERIAL") or (os.cpu_count() or 1) < 2:
         return None
     if threading.active_count() == 1 and hasattr(os, "fork"):
         return "fork"
     return "spawn"
 
 
+def parallel_mode(size: int) -> Parallel | None:
+    """How a file of ``size`` bytes is read in two processes here, or None: in one."""
+    return second_process() if size >= PARALLEL_MIN_BYTES else None
+
+
 # -- two processes ----------------------------------------------------------------------------------
 
 
-def in_two_processes(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
-    """``(first(), second())``, with ``second`` run at the same time in a forked child.
+class ForkedCall:
+    """``work()`` begun now in a forked child; ``result()`` waits for its value, sent back
+    through a pipe, marshalled (so it must be made of plain values); ``kill()`` stops a child
+    whose value is no longer wanted.  Only for a single-threaded process (``second_process``)."""
 
-    The child's result comes back through a pipe, marshalled (so it must be
-    made of plain values).  If the child fails, ``second`` runs here instead.
-    Only for a single-threaded process (see ``parallel_mode``).
-    """
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: do the second part, send it, leave at once
-        status = 0
-        try:
-            os.close(reader)
-            payload = marshal.dumps(second())
-            with os.fdopen(writer, "wb") as out:
-                out.write(payload)
-        except BaseException:
+    def __init__(self, work: Callable[[], Any]) -> None:
+        reader, writer = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: do the work, send it, leave at once
             status = 1
-        finally:
-            os._exit(status)
-    os.close(writer)
-    with os.fdopen(reader, "rb") as incoming:
-        try:
-            done = first()
-        except BaseException:
-            os.kill(pid, 9)  # stopped (cancelled) or failed: the child's part is not wanted
-            os.waitpid(pid, 0)
-            raise
-        payload = incoming.read()
-    _, status = os.waitpid(pid, 0)
-    if status != 0 or not payload:
-        return done, second()
-    return done, marshal.loads(payload)
+            try:
+                os.close(reader)
+                payload = marshal.dumps(work())
+                with os.fdopen(writer, "wb") as out:
+                    out.write(payload)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(writer)
+        self._pid, self._reader = pid, reader
+
+    @property
+    def pid(self) -> int:
+        """The child's process id (0 once it has been waited for)."""
+        return self._pid
+
+    def result(self) -> tuple[bool, Any]:
+        """``(True, value)`` once the child has sent it, ``(False, None)`` when it failed."""
+        with os.fdopen(self._reader, "rb") as incoming:
+            self._reader = -1
+            payload = incoming.read()
+        _, status = os.waitpid(self._pid, 0)
+        self._pid = 0
+        return (True, marshal.loads(payload)) if status == 0 and payload else (False, None)
+
+    def kill(self) -> None:
+        if self._reader >= 0:
+            os.close(self._reader)
+            self._reader = -1
+        if self._pid:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGKILL)
+            os.waitpid(self._pid, 0)
+            self._pid = 0
+
+
+def in_two_processes(first: Callable[[], Any], second: Callable[[], Any]) -> tuple[Any, Any]:
+    """``(first(), second())``, with ``second`` run at the same time in a forked child
+    (``ForkedCall``).  If the child fails, ``second`` runs here instead."""
+    child = ForkedCall(second)
+    try:
+        done = first()
+    except BaseException:
+        child.kill()  # stopped (cancelled) or failed: the child's part is not wanted
+        raise
+    sent, value = child.result()
+    return done, value if sent else second()
 
 
 def beside_a_spawned_process(first: Callable[[], Any], fd: int, middle: int, size: int) -> tuple[Any, Any]:
