@@ -13,12 +13,35 @@ if TYPE_CHECKING:  # Rich is imported only where a renderable is drawn
 
 # What must never reach a terminal from session text: C0 controls but tab and
 # newline (ESC starts every escape sequence, BEL ends OSC titles/clipboard
-# writes, CR and BS overwrite what is shown), DEL, the C1 controls (U+009B is
-# a one-character CSI on many terminals), the bidirectional overrides that
-# reorder what a reader sees ("Trojan Source"), and lone surrogates (not
-# characters at all: writing one raises UnicodeEncodeError).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-_UNSAFE_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# writes, CR and BS overwrite what is shown), the ``TERMINAL_DRIVERS`` below,
+# and lone surrogates (not characters at all: writing one raises
+# UnicodeEncodeError).
+#
+# DEL, the C1 controls (U+009B is a one-character CSI on many terminals), and
+# the bidirectional marks and overrides that reorder what a reader sees
+# ("Trojan Source"): inclusive ranges of code points.
+TERMINAL_DRIVERS = ((0x7F, 0x9F), (0x200E, 0x200F), (0x202A, 0x202E), (0x2066, 0x2069))
+_DRIVERS = "".join(f"{chr(low)}-{chr(high)}" for low, high in TERMINAL_DRIVERS)
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f{_DRIVERS}\ud800-\udfff]")
+_UNSAFE_LINE = re.compile(f"[\x00-\x1f{_DRIVERS}\ud800-\udfff]")
+
+
+def drivers_in_utf8() -> re.Pattern[bytes]:
+    """``TERMINAL_DRIVERS`` as a pattern over UTF-8 bytes; in valid UTF-8 each match is one
+    whole character.  Each range is cut where its characters' encodings stop sharing all but
+    their last byte."""
+    parts: list[bytes] = []
+    for low, high in TERMINAL_DRIVERS:
+        start = low
+        while start <= high:
+            first = chr(start).encode()
+            end = start
+            while end < high and chr(end + 1).encode()[:-1] == first[:-1] and len(chr(end + 1).encode()) == len(first):
+                end += 1
+            last = chr(end).encode()
+            parts.append(re.escape(first[:-1]) + b"[" + re.escape(first[-1:]) + b"-" + re.escape(last[-1:]) + b"]")
+            start = end + 1
+    return re.compile(b"|".join(parts))
 _NAMED = {"\r": "\\r", "\n": "\\n", "\t": "\\t", "\x1b": "\\e"}
 
 

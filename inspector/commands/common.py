@@ -11,6 +11,8 @@ from typing import Any
 
 import orjson
 
+from inspector.format import drivers_in_utf8
+
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", type=Path, help="a session file (.jsonl, legacy .json or a /chat save checkpoint)")
@@ -102,14 +104,13 @@ class _TerminalSafe:
         self.raw.flush()
 
 
-# Characters JSON may carry raw that must not reach a terminal: DEL, the C1
-# controls (U+009B is a one-character CSI) and the bidirectional overrides.
-# In valid UTF-8 a match starts a character, and every one of them sits
-# inside a string (JSON's own syntax is ASCII), where \uXXXX means the same.
-# Only on a terminal: a program reading the JSON gets the characters as they
-# are (a scan of 80 MB of output costs ~0.4 s), and could not be protected
+# Characters JSON may carry raw that must not reach a terminal (``format.TERMINAL_DRIVERS``:
+# DEL, the C1 controls, the bidirectional marks and overrides; JSON escapes C0 itself).
+# Every one of them sits inside a string (JSON's own syntax is ASCII), where \uXXXX
+# means the same.  Only on a terminal: a program reading the JSON gets the characters
+# as they are (a scan of 80 MB of output costs ~0.4 s), and could not be protected
 # anyway (it decodes the escapes).
-_RAW_UNSAFE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+_RAW_UNSAFE = drivers_in_utf8()
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")  # (re reads the escapes: mypyc takes no surrogate literal)
 
 
