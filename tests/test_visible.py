@@ -47,3 +47,22 @@ def test_nothing_unsafe_survives(text: str) -> None:
     shown.encode("utf-8")  # no lone surrogate left: a terminal write cannot fail
     kept = visible(text)
     assert not any(_is_control(ch) for ch in kept if ch not in "\n\t")
+
+
+def test_the_utf8_pattern_matches_exactly_the_characters_that_drive_a_terminal() -> None:
+    """The byte pattern JSON output is escaped with on a terminal, built from ``TERMINAL_DRIVERS``,
+    matches the encoding of each of those characters whole, and nothing in any other character."""
+    from inspector.format import TERMINAL_DRIVERS, drivers_in_utf8
+
+    pattern = drivers_in_utf8()
+    drivers = {code for low, high in TERMINAL_DRIVERS for code in range(low, high + 1)}
+    wrong = []
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue  # no UTF-8 form
+        encoded = chr(code).encode()
+        if (pattern.fullmatch(encoded) is not None) != (code in drivers) or (
+                code not in drivers and pattern.search(encoded) is not None):
+            wrong.append(code)
+    assert wrong == []
+    assert visible("".join(map(chr, sorted(drivers)))).count("\\") == len(drivers)
