@@ -45,7 +45,7 @@ class SessionActions(InspectorScreen):
     preview: Preview | None = None
     _running_dialog: RunningScreen | None = None
     _last_focus: str = ""
-    _run_options: RunOptions = RunOptions()
+    _run_options: RunOptions = RunOptions()  # the strategy and target the next run uses (S, the f dialog)
     can_undo: bool = False  # an apply of this file can be undone (read from the journal at each load)
 
     @property
@@ -59,11 +59,6 @@ class SessionActions(InspectorScreen):
         raise NotImplementedError  # SessionScreen redraws its header and table
 
     # -- compaction -----------------------------------------------------------------------
-    @property
-    def run_options(self) -> RunOptions:
-        """The strategy and target the next run uses (chosen with S or in the f dialog)."""
-        return self._run_options
-
     def set_run_options(self, options: RunOptions) -> None:
         self._run_options = RunOptions(options.strategy, options.target)
         self.show_strategy()
