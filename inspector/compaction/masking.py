@@ -35,6 +35,7 @@ from inspector.session.figures import (
     MASKED_OUTPUT,
     MASKING_TAG,
     NULL_PART,
+    PLAIN_OUTPUT,
     OutputFigures,
     content_figures,
 )
@@ -56,10 +57,12 @@ RANDOM_TAIL = "xxxxxx"  # stands for the reference's random file-name tail (same
 NOW_MS = "1" * 13  # stands for Date.now() where a response has no id (13 digits until 2286)
 
 _UNSAFE_FILENAME = re.compile(r"[^a-zA-Z0-9_-]")
-# ``^`` with the m flag in JavaScript: the start, or after any line terminator.
-_SHELL_SECTION = re.compile(
-    "(?:^|(?<=[\n\r\u2028\u2029]))(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): "
-)
+# A section of the shell tool's output starts a line (``^`` with the m flag in JavaScript: the start,
+# or after any line terminator).  Found as a line terminator and the name, which the regex engine
+# seeks by its first character, several times faster than a lookbehind tried at every position.
+_SECTION_NAMES = "(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): "
+_SECTION_AT_START = re.compile(_SECTION_NAMES)
+_SECTION_AFTER_BREAK = re.compile("[\n\r\u2028\u2029]" + _SECTION_NAMES)
 
 
 @dataclass(frozen=True)
@@ -182,6 +185,22 @@ def _simple_preview(content: str) -> str:
     return "\n".join(lines[:10]) + f"\n\n... [{omitted} lines omitted] ...\n\n" + "\n".join(lines[-10:])
 
 
+def shell_sections(content: str) -> list[str]:
+    """``content.split(/^(Output|Error|...): /m)``: the text before the first section, then each
+    section's name and its text."""
+    pieces: list[str] = []
+    pos = 0
+    first = _SECTION_AT_START.match(content)
+    if first is not None:
+        pieces += ["", first.group(1)]
+        pos = first.end()
+    for found in _SECTION_AFTER_BREAK.finditer(content, pos):
+        pieces += [content[pos:found.start() + 1], found.group(1)]  # the line terminator ends the text before
+        pos = found.end()
+    pieces.append(content[pos:])
+    return pieces
+
+
 def _shell_preview(response: Any) -> str:
     """``formatShellPreview``: the shell tool's sections, its output cut to head and tail."""
     fields = response if isinstance(response, dict) else {}
@@ -191,7 +210,7 @@ def _shell_preview(response: Any) -> str:
         content = ""
     if not isinstance(content, str):
         return js_stringify(content) if isinstance(content, (dict, list)) else js_to_string(content)
-    pieces = _SHELL_SECTION.split(content)
+    pieces = shell_sections(content)
     if len(pieces) < 3:
         return _simple_preview(content)
     shown: list[str] = []
@@ -293,10 +312,16 @@ def plan_outputs(
             tool_units = lengths.get(tool)
             if tool_units is None:
                 tool_units = lengths[tool] = utf16_len(tool)
-            # A floor under the masked part's estimate: its name, the fixed text and the file name,
-            # with an empty preview (a sanitized name is as long as the name).  Skips most small outputs.
+            # A floor under the masked part's estimate: its name, the fixed text, the file name (a
+            # sanitized name is as long as the name) and the least its preview can be.  Skips most
+            # small outputs.
             name_units = tool_units if name is tool else 0
-            if (name_units + fixed + tool_units + utf16_len(call)) // 4 < tokens:
+            floor = name_units + fixed + tool_units + utf16_len(call)
+            if state == PLAIN_OUTPUT and tool != SHELL_TOOL:
+                # The preview (_head_tail) of an {"output": text} response: its pretty JSON, at least
+                # as long as its JSON (the estimate less the name), whole up to 500 units, else 521.
+                floor += min(quarters - name_units, 501)
+            if floor // 4 < tokens:
                 candidates.append((i, j, tokens, tool, call))
     found = tuple(reversed(markers))
     if failure is not None:
