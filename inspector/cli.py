@@ -23,6 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from inspector import __version__, build_info
+from inspector.commands.common import holding, release_held
 
 COMMANDS = {
     "analyze": "where every token goes: per-turn estimates, usage and the split",
@@ -61,7 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> int:
+    """Run a command (or the app); its exit code.  ``process_ends``: the process ends right
+    after (``entry``), so what a command held to the end (``commands.common.hold_until_exit``)
+    is not let go here."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")):
         return _run_app(args_list)
@@ -73,11 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from inspector.session.errors import SessionError
 
     try:
-        code = int(args._module.run(args))
-        if getattr(args._module, "READ_ONLY", False):
-            global _FREE_AT_EXIT
-            _FREE_AT_EXIT = False
-        return code
+        return int(args._module.run(args))
     except SessionError as exc:
         from inspector.format import visible
 
@@ -88,17 +88,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-
-
-_FREE_AT_EXIT = True
+    finally:
+        if not process_ends:
+            release_held()
 
 
 def entry() -> None:
-    """The console script: ``main``, then, after a command that only reads, leave
-    without freeing what it built (a 170,000-turn analysis takes ~0.1 s to free,
-    for nothing: the process ends)."""
-    code = main()
-    if not _FREE_AT_EXIT:
+    """The console script: ``main``, then, after a command that held what it built to the end
+    (a command that only reads), leave without freeing it."""
+    code = main(process_ends=True)
+    if holding():
         try:
             sys.stdout.flush()
             sys.stderr.flush()

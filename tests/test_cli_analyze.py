@@ -62,3 +62,44 @@ def test_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert path.name in out
     assert f"turns: {len(result.turns)}" in out
     assert f"split: {result.split_point} (reference)" in out
+
+
+def test_a_command_run_in_process_lets_go_of_what_it_held(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """``analyze`` holds the session and its analysis for the process's end (the console script then
+    leaves without freeing them); ``cli.main`` in a process that goes on lets go of them."""
+    from inspector.commands import analyze as command
+    from inspector.commands.common import holding, release_held
+
+    args = cli.build_parser().parse_args(["analyze", "--json", str(SAMPLES / "coding-task.jsonl")])
+    assert command.run(args) == 0
+    assert holding()
+    release_held()
+    assert not holding()
+    assert cli.main(["analyze", "--json", str(SAMPLES / "coding-task.jsonl")]) == 0
+    assert not holding()
+    capsysbinary.readouterr()
+
+
+@pytest.mark.parametrize("json_flag", [["--json"], []], ids=["json", "text"])
+def test_the_console_script_writes_everything_before_it_leaves(
+    capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch, json_flag: list[str],
+) -> None:
+    """The console script leaves with os._exit after a command that held what it built: every byte the
+    command wrote still reaches a pipe, and the exit code is the command's."""
+    import os
+    import subprocess
+    import sys
+
+    path = str(SAMPLES / "long-migration.jsonl")
+    monkeypatch.setenv("COLUMNS", "100")
+    assert cli.main(["analyze", *json_flag, path]) == 0
+    expected = capsysbinary.readouterr().out
+    done = subprocess.run([sys.executable, "-m", "inspector", "analyze", *json_flag, path], capture_output=True,
+                          env={**os.environ, "COLUMNS": "100"}, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected
+    assert len(expected) > 1000
+    bad = subprocess.run([sys.executable, "-m", "inspector", "analyze", *json_flag, str(SAMPLES)],
+                         capture_output=True, check=False)
+    assert bad.returncode == 2
+    assert bad.stderr.count(b"\n") == 1

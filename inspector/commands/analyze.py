@@ -6,15 +6,12 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-from inspector.commands.common import add_session_arguments, print_json
+from inspector.commands.common import add_session_arguments, hold_until_exit, print_json
 from inspector.commands.output import say
 
 if TYPE_CHECKING:
     from inspector.analysis import Analysis
     from inspector.session import Session
-
-READ_ONLY = True  # nothing to write or flush but stdout: the CLI may skip freeing memory at exit
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_session_arguments(parser)
@@ -51,8 +48,11 @@ def run(args: argparse.Namespace) -> int:
     session = load(args.file)
     threshold = resolve_threshold(args.threshold)
     result = analyze(session, model=args.model, threshold=threshold.value)
+    hold_until_exit(session, result)  # nothing to write but stdout: the process may end without freeing them
     if args.json:
-        print_json(json_report(session, result, lazy=True, cost=args.cost, model=args.model))
+        report = json_report(session, result, lazy=True, cost=args.cost, model=args.model)
+        hold_until_exit(report)
+        print_json(report)
     else:
         from inspector.report import print_analysis
 

@@ -12,10 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from inspector.commands.common import number
+from inspector.commands.common import hold_until_exit, number, print_json
 
 EXIT_BAD_INPUT = 2
-READ_ONLY = True
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,9 +42,8 @@ def run(args: argparse.Namespace) -> int:
     except SearchError as exc:
         print(f"session-inspector: {visible(str(exc), one_line=True)}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    hold_until_exit(hits, report)  # only read: the process may end without freeing them
     if args.json:
-        from inspector.commands.common import print_json
-
         print_json({
             "query": args.text,
             "files": report.files,
