@@ -3,8 +3,11 @@
     python bench/make_big_session.py          # once: bench/out/big-session.jsonl (~107 MB)
     python bench/bench_analyze.py [FILE] [--runs 3]
 
-Both run as whole processes with stdout to /dev/null, best of ``--runs`` timed
-runs (plus one more that samples the process tree's memory):
+Each runs as a whole process with stdout to /dev/null, in ``--runs`` rounds
+that run each command once, in a rotating order (plus one more run each that
+samples the process tree's memory).  On a shared machine whose speed drifts,
+a ratio of runs made in the same round is fairer than one of two best times
+taken minutes apart; both are reported.
 
 * project:   ``python -m inspector analyze --json FILE``
 * project core: the same read, analysis and JSON rows without the masking
@@ -14,7 +17,7 @@ runs (plus one more that samples the process tree's memory):
   convertSessionToClientHistory, per-turn estimateTokenCountSync and JSON
   lengths, the total, findCompressSplitPoint, a JSON report)
 
-Reported: wall time and its ratio, and peak memory two ways: the largest
+Reported: wall time (best and median) and its ratio, and peak memory two ways: the largest
 single process (``ru_maxrss`` from ``wait4``) and the peak of the summed RSS
 of the whole process tree, sampled every 5 ms from /proc (the project reads a
 big file in two processes at once; their shared pages are counted twice).
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import threading
@@ -104,11 +108,21 @@ def run_once(command: list[str], sample_tree: bool = False) -> tuple[float, int,
     return wall, usage.ru_maxrss // 1024, peak_tree // 1024
 
 
-def best(command: list[str], runs: int) -> tuple[float, int, int]:
-    """Best wall time of ``runs`` unsampled runs; memory from those and one sampled run."""
-    results = [run_once(command) for _ in range(runs)]
-    sampled = run_once(command, sample_tree=True)
-    return min(r[0] for r in results), max(max(r[1] for r in results), sampled[1]), sampled[2]
+def interleaved(commands: dict[str, list[str]], runs: int) -> dict[str, list[float]]:
+    """Wall times of ``runs`` rounds, each running every command once (in a rotating order), so
+    that a ratio compares runs made under the same conditions of a shared, noisy machine."""
+    names = list(commands)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for k in range(runs):
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            times[name].append(run_once(commands[name])[0])
+    return times
+
+
+def memory(command: list[str]) -> tuple[int, int]:
+    """(largest single process, peak of the process tree) in MB, from one sampled run."""
+    _, largest, tree = run_once(command, sample_tree=True)
+    return largest, tree
 
 
 def main() -> int:
@@ -123,23 +137,31 @@ def main() -> int:
 
     dist = reference_src()
     size_mb = args.file.stat().st_size / 1e6
-    project = [sys.executable, "-m", "inspector", "analyze", "--json", str(args.file)]
-    mine = best(project, args.runs)
-    core = best([sys.executable, "-c", CORE, str(args.file)], args.runs)
-    print(f"file: {args.file} ({size_mb:.1f} MB), best of {args.runs}")
-    print(f"project:   {mine[0]:6.2f} s   peak RSS {mine[1]:5d} MB (largest process), {mine[2]:5d} MB (process tree)")
-    print(f"  core:    {core[0]:6.2f} s   peak RSS {core[1]:5d} MB (largest process), {core[2]:5d} MB (process tree)"
-          "   (without the masking plan and cost)")
+    commands = {
+        "project": [sys.executable, "-m", "inspector", "analyze", "--json", str(args.file)],
+        "core": [sys.executable, "-c", CORE, str(args.file)],
+    }
+    if not isinstance(dist, Missing):
+        commands["reference"] = ["node", str(BENCH / "ref_analyze.mjs"), str(dist), str(args.file)]
+    times = interleaved(commands, args.runs)
+    print(f"file: {args.file} ({size_mb:.1f} MB), {args.runs} interleaved rounds: best (median)")
+    labels = {"project": "project:  ", "core": "  core:   ", "reference": "reference:"}
+    for name, command in commands.items():
+        largest, tree = memory(command)
+        note = "   (without the masking plan and cost)" if name == "core" else ""
+        print(f"{labels[name]} {min(times[name]):6.2f} s ({statistics.median(times[name]):.2f} s)   peak RSS "
+              f"{largest:5d} MB (largest process), {tree:5d} MB (process tree){note}")
+        if name != "reference":
+            print(f"{'':12}memory / file size: {largest / size_mb:.2f}x largest process, {tree / size_mb:.2f}x "
+                  "process tree (target <= 2.5x)")
     if isinstance(dist, Missing):
         print(f"reference: skipped ({dist.reason})")
         return 0
-    theirs = best(["node", str(BENCH / "ref_analyze.mjs"), str(dist), str(args.file)], args.runs)
-    print(f"reference: {theirs[0]:6.2f} s   peak RSS {theirs[1]:5d} MB (largest process), "
-          f"{theirs[2]:5d} MB (process tree)")
-    print(f"wall time ratio project/reference: {mine[0] / theirs[0]:.2f}x, core {core[0] / theirs[0]:.2f}x "
-          "(target <= 0.35x)")
-    print(f"project peak memory / file size: {mine[1] / size_mb:.2f}x largest process, "
-          f"{mine[2] / size_mb:.2f}x process tree, core {core[1] / size_mb:.2f}x (target <= 2.5x)")
+    for name in ("project", "core"):
+        ratios = [mine / theirs for mine, theirs in zip(times[name], times["reference"], strict=True)]
+        print(f"wall time ratio {name}/reference: best {min(times[name]) / min(times['reference']):.2f}x; "
+              f"per round {statistics.median(ratios):.2f}x median, {min(ratios):.2f}-{max(ratios):.2f}x "
+              "(target <= 0.35x)")
     return 0
 
 
