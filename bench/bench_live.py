@@ -248,7 +248,7 @@ def main() -> int:
     parser.add_argument("--paced", action="store_true",
                         help="write each append once the app has finished its work on the one before")
     args = parser.parse_args()
-    faulthandler.dump_traceback_later(240, repeat=True)  # where it is, when it takes long
+    faulthandler.dump_traceback_later(600, repeat=True)  # where it is, when it takes long (a whole run: ~5 min)
     if not args.session.is_file():
         print(f"{args.session} is missing: run bench/make_big_session.py first", file=sys.stderr)
         return 2
