@@ -79,7 +79,36 @@ def test_null_function_call_is_refused(tmp_path: Path) -> None:
 def test_checkpoint_with_a_bad_turn(tmp_path: Path) -> None:
     path = tmp_path / "checkpoint-x.json"
     path.write_text(json.dumps({"history": [{"role": "user", "parts": [{"text": "hi"}]}, {"role": "robot"}]}))
-    assert_refused(path, "history[1]", "role")
+    assert_refused(path, "history[1]", "role", line=1)
+
+
+def test_a_pretty_printed_file_names_the_line_of_the_bad_value(tmp_path: Path) -> None:
+    """Legacy recordings and /chat save checkpoints are one indented document: the error names the
+    line the wrong value starts on, as a JSONL error names its line."""
+    samples = Path(__file__).resolve().parents[1] / "sample_sessions"
+    legacy = json.loads((samples / "legacy-pomodoro.json").read_text())
+    legacy["messages"][3]["content"] = 5
+    path = tmp_path / "session-legacy.json"
+    text = json.dumps(legacy, indent=2)
+    path.write_text(text)
+    ident = legacy["messages"][3]["id"]
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if ident in row) - 1  # the line of its "{"
+    assert_refused(path, "messages[3]", "content", "not a number", line=line)
+
+    saved = json.loads((samples / "gemini-cli-0.61-chat-save.json").read_text())
+    saved["history"][2]["parts"] = 7
+    path = tmp_path / "checkpoint-tag.json"
+    text = json.dumps(saved, indent=2)
+    path.write_text(text)
+    opening = [n for n, row in enumerate(text.splitlines(), 1) if row == "    {"]
+    assert_refused(path, "history[2]", "'parts' must be a list, not a number", line=opening[2])
+
+    for value, kind in (({}, "an object"), ("x", "text"), (None, "null"), (3, "a number")):
+        path.write_text(json.dumps({"authType": "oauth-personal", "history": value}, indent=2))
+        assert_refused(path, "'history' must be a list of turns", f"not {kind}", line=3)
+        path.write_text(json.dumps({"sessionId": "s", "projectHash": "p", "messages": value}, indent=2))
+        if value is not None:  # a null list of messages is an empty session, as Gemini CLI reads it
+            assert_refused(path, "'messages' must be a list", f"not {kind}", line=4)
 
 
 def test_empty_file(tmp_path: Path) -> None:

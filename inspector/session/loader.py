@@ -30,10 +30,11 @@ import orjson
 
 from inspector.session.errors import LoadWarning, SessionError
 from inspector.session.jsonl import collect, line_spans, replay
+from inspector.session.locate import line_of
 from inspector.session.reader import QUIET, ReadWatch, read_at, scan_fd, scan_file
 from inspector.session.records import MessageList, js_json_loads, loads_line
 from inspector.session.turn_index import TurnIndex
-from inspector.session.validate import check_content, check_message
+from inspector.session.validate import check_content, check_message, type_name
 
 Format = Literal["jsonl", "json", "checkpoint"]
 
@@ -276,7 +277,7 @@ def _json_error(path: Path, data: bytes) -> SessionError:
 
 def _from_document(path: Path, data: bytes, doc: Any) -> Session:
     if isinstance(doc, list):
-        return _checkpoint(path, {}, doc, bare=True)
+        return _checkpoint(path, data, {}, doc, bare=True)
     if not isinstance(doc, dict):
         raise SessionError(path, "not a Gemini CLI session: the file holds a single JSON value, not an object")
     if "sessionId" in doc:
@@ -286,35 +287,42 @@ def _from_document(path: Path, data: bytes, doc: Any) -> Session:
             # metadata line, maybe with messages; repeated ids collapse) and
             # falls back to the legacy reading only if that finds no metadata.
             return _read_jsonl(path, data, legacy=doc)
-        return _legacy(path, doc)
-    history = doc.get("history")
-    if isinstance(history, list):
-        return _checkpoint(path, {k: v for k, v in doc.items() if k != "history"}, history, bare=False)
-    raise SessionError(path, "not a Gemini CLI session (no sessionId, projectHash or history)")
+        return _legacy(path, data, doc)
+    if "history" not in doc:
+        raise SessionError(path, "not a Gemini CLI session (no sessionId, projectHash or history)")
+    history = doc["history"]
+    if not isinstance(history, list):
+        raise _wrong(path, data, ["history"], f"'history' must be a list of turns, not {type_name(history)}")
+    return _checkpoint(path, data, {k: v for k, v in doc.items() if k != "history"}, history, bare=False)
 
 
-def _legacy(path: Path, doc: dict[str, Any]) -> Session:
+def _wrong(path: Path, data: bytes, where: Sequence[str | int], problem: str) -> SessionError:
+    """The error about the value at ``where`` in the document ``data``, naming the line it starts on."""
+    return SessionError(path, problem, line_of(data, where))
+
+
+def _legacy(path: Path, data: bytes, doc: dict[str, Any]) -> Session:
     messages = doc.get("messages")
     if messages is None:
         messages = []
     if not isinstance(messages, list):
-        raise SessionError(path, "'messages' must be a list")
+        raise _wrong(path, data, ["messages"], f"'messages' must be a list, not {type_name(messages)}")
     for i, record in enumerate(messages):
         if not isinstance(record, dict):
-            raise SessionError(path, f"messages[{i}] must be an object")
+            raise _wrong(path, data, ["messages", i], f"messages[{i}] must be an object, not {type_name(record)}")
         problem = check_message(record)
         if problem:
             ident = record.get("id")
-            raise SessionError(path, f"messages[{i}] (id {ident!r}): {problem}")
+            raise _wrong(path, data, ["messages", i], f"messages[{i}] (id {ident!r}): {problem}")
     metadata = {k: v for k, v in doc.items() if k != "messages"}
     return Session(path=path, format="json", metadata=metadata, messages=messages)
 
 
-def _checkpoint(path: Path, wrapper: dict[str, Any], history: list[Any], bare: bool) -> Session:
+def _checkpoint(path: Path, data: bytes, wrapper: dict[str, Any], history: list[Any], bare: bool) -> Session:
     for i, content in enumerate(history):
         problem = check_content(content)
         if problem:
-            raise SessionError(path, f"history[{i}]: {problem}")
+            raise _wrong(path, data, [i] if bare else ["history", i], f"history[{i}]: {problem}")
     return Session(path=path, format="checkpoint", metadata=wrapper, contents=history, bare_checkpoint=bare)
 
 
@@ -324,7 +332,7 @@ def _read_jsonl(path: Path, data: bytes, legacy: dict[str, Any] | None = None) -
     if session is not None:
         return session
     if legacy is not None:
-        return _legacy(path, legacy)
+        return _legacy(path, data, legacy)
     if any(item[0] == "w" for item in items):
         raise _json_error(path, data)
     raise SessionError(path, "not a Gemini CLI session: no line holds sessionId and projectHash")

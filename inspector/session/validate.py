@@ -14,7 +14,8 @@ import sys
 from typing import Any
 
 
-def _type_name(value: Any) -> str:
+def type_name(value: Any) -> str:
+    """What a JSON value is, for a person: null, true/false, a number, text, a list, an object."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -33,10 +34,10 @@ def check_part(part: Any, where: str, strict: bool = False) -> str | None:
     if isinstance(part, str):
         return None
     if not isinstance(part, dict):
-        return f"{where} must be an object or text, not {_type_name(part)}"
+        return f"{where} must be an object or text, not {type_name(part)}"
     text = part.get("text")
     if text is not None and not isinstance(text, str):
-        return f"{where}.text must be text, not {_type_name(text)}"
+        return f"{where}.text must be text, not {type_name(text)}"
     for key in ("functionCall", "functionResponse", "inlineData", "fileData"):
         value = part.get(key)
         if value is None:
@@ -45,21 +46,21 @@ def check_part(part: Any, where: str, strict: bool = False) -> str | None:
                 return f"{where}.{key} must be an object, not null"
             continue
         if not isinstance(value, dict):
-            return f"{where}.{key} must be an object, not {_type_name(value)}"
+            return f"{where}.{key} must be an object, not {type_name(value)}"
     inline = part.get("inlineData")
     if strict and isinstance(inline, dict):
         mime = inline.get("mimeType")
         if mime is not None and not isinstance(mime, str):
-            return f"{where}.inlineData.mimeType must be text, not {_type_name(mime)}"
+            return f"{where}.inlineData.mimeType must be text, not {type_name(mime)}"
     response = part.get("functionResponse")
     if isinstance(response, dict):
         name = response.get("name")
         if name is not None and not isinstance(name, str):
-            return f"{where}.functionResponse.name must be text, not {_type_name(name)}"
+            return f"{where}.functionResponse.name must be text, not {type_name(name)}"
         nested = response.get("parts")
         if nested is not None:
             if not isinstance(nested, list):
-                return f"{where}.functionResponse.parts must be a list, not {_type_name(nested)}"
+                return f"{where}.functionResponse.parts must be a list, not {type_name(nested)}"
             for i, inner in enumerate(nested):
                 problem = check_part(inner, f"{where}.functionResponse.parts[{i}]")
                 if problem:
@@ -84,41 +85,41 @@ def check_parts(value: Any, where: str, strict: bool = False) -> str | None:
             if problem:
                 return problem
         return None
-    return f"{where} must be text, a part or a list of parts, not {_type_name(value)}"
+    return f"{where} must be text, a part or a list of parts, not {type_name(value)}"
 
 
 def check_message(record: dict[str, Any]) -> str | None:
     """Problems with one message record (its ``id`` is known to be text)."""
     kind = record.get("type")
     if kind is not None and not isinstance(kind, str):
-        return f"'type' must be text, not {_type_name(kind)}"
+        return f"'type' must be text, not {type_name(kind)}"
     problem = check_parts(record.get("content"), "content", strict=True)
     if problem:
         return problem
     calls = record.get("toolCalls")
     if calls is not None:
         if not isinstance(calls, list):
-            return f"'toolCalls' must be a list, not {_type_name(calls)}"
+            return f"'toolCalls' must be a list, not {type_name(calls)}"
         for i, call in enumerate(calls):
             if not isinstance(call, dict):
-                return f"toolCalls[{i}] must be an object, not {_type_name(call)}"
+                return f"toolCalls[{i}] must be an object, not {type_name(call)}"
             result = call.get("result")
             if isinstance(result, list):
                 problem = check_parts(result, f"toolCalls[{i}].result")
                 if problem:
                     return problem
             elif result is not None and not isinstance(result, (str, dict)):
-                return f"toolCalls[{i}].result must be text, a part or a list of parts, not {_type_name(result)}"
+                return f"toolCalls[{i}].result must be text, a part or a list of parts, not {type_name(result)}"
     thoughts = record.get("thoughts")
     if thoughts is not None:
         if not isinstance(thoughts, list):
-            return f"'thoughts' must be a list, not {_type_name(thoughts)}"
+            return f"'thoughts' must be a list, not {type_name(thoughts)}"
         for i, thought in enumerate(thoughts):
             if not isinstance(thought, dict):
-                return f"thoughts[{i}] must be an object, not {_type_name(thought)}"
+                return f"thoughts[{i}] must be an object, not {type_name(thought)}"
     tokens = record.get("tokens")
     if tokens is not None and not isinstance(tokens, dict):
-        return f"'tokens' must be an object, not {_type_name(tokens)}"
+        return f"'tokens' must be an object, not {type_name(tokens)}"
     for key, value in (tokens or {}).items():
         problem = check_count(value)
         if problem:
@@ -136,7 +137,7 @@ def check_count(value: Any) -> str | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return f"must be a number, not {_type_name(value)}"
+        return f"must be a number, not {type_name(value)}"
     if (isinstance(value, float) and not math.isfinite(value)) or (isinstance(value, int) and abs(value) > MAX_DOUBLE):
         return "must be a finite number, not one too large to read (it reads as infinity)"
     return None
@@ -148,16 +149,16 @@ MAX_DOUBLE = int(sys.float_info.max)  # an int: compiled code compares ints with
 def check_content(content: Any) -> str | None:
     """One Content of a ``/chat save`` checkpoint."""
     if not isinstance(content, dict):
-        return f"must be an object with 'role' and 'parts', not {_type_name(content)}"
+        return f"must be an object with 'role' and 'parts', not {type_name(content)}"
     role = content.get("role")
     if role not in ("user", "model"):
         return f"'role' must be \"user\" or \"model\", not {role!r}"
     parts = content.get("parts")
     if not isinstance(parts, list):
-        return f"'parts' must be a list, not {_type_name(parts)}"
+        return f"'parts' must be a list, not {type_name(parts)}"
     for i, part in enumerate(parts):
         if not isinstance(part, dict):
-            return f"parts[{i}] must be an object, not {_type_name(part)}"
+            return f"parts[{i}] must be an object, not {type_name(part)}"
         problem = check_part(part, f"parts[{i}]")
         if problem:
             return problem
