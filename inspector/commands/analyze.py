@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from inspector.analysis import Analysis
     from inspector.session import Session
 
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_session_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a report")

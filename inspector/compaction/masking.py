@@ -167,9 +167,12 @@ def _units(text: str) -> bytes:
     return text.encode("utf-16-le", "surrogatepass")
 
 
+_WHOLE_PREVIEW_UNITS = 500  # content up to this many UTF-16 units is its own preview
+
+
 def _head_tail(content: str) -> str:
     """The general preview: the first and last 250 UTF-16 units of long content."""
-    if utf16_len(content) <= 500:
+    if utf16_len(content) <= _WHOLE_PREVIEW_UNITS:
         return content
     units = _units(content)
     head = units[:500].decode("utf-16-le", "surrogatepass")
@@ -319,8 +322,9 @@ def plan_outputs(
             floor = name_units + fixed + tool_units + utf16_len(call)
             if state == PLAIN_OUTPUT and tool != SHELL_TOOL:
                 # The preview (_head_tail) of an {"output": text} response: its pretty JSON, at least
-                # as long as its JSON (the estimate less the name), whole up to 500 units, else 521.
-                floor += min(quarters - name_units, 501)
+                # as long as its JSON (the estimate less the name), kept whole up to the limit, else
+                # cut to 521 units (more than the limit).
+                floor += min(quarters - name_units, _WHOLE_PREVIEW_UNITS + 1)
             if floor // 4 < tokens:
                 candidates.append((i, j, tokens, tool, call))
     found = tuple(reversed(markers))

@@ -53,6 +53,14 @@ def _find(data: bytes, at: int, path: Path) -> int:
     return at
 
 
+def _string_end(data: bytes, at: int) -> int:
+    """Where the JSON string starting at ``at`` ends (past its closing quote)."""
+    found = _STRING.match(data, at)
+    if found is None:
+        raise _NotThere
+    return found.end()
+
+
 def _member(data: bytes, at: int, key: str) -> int:
     """The offset of the last member ``key`` of the object starting at ``at``."""
     if data[at:at + 1] != b"{":
@@ -62,14 +70,13 @@ def _member(data: bytes, at: int, key: str) -> int:
     if data[at:at + 1] == b"}":
         raise _NotThere
     while True:
-        name = _STRING.match(data, at)
-        if name is None:
-            raise _NotThere
-        at = _skip_space(data, name.end())
+        name_end = _string_end(data, at)
+        name = data[at:name_end]
+        at = _skip_space(data, name_end)
         if data[at:at + 1] != b":":
             raise _NotThere
         value = _skip_space(data, at + 1)
-        if json.loads(name.group().decode("utf-8", "surrogatepass")) == key:
+        if json.loads(name.decode("utf-8", "surrogatepass")) == key:
             found = value
         at = _skip_space(data, _end_of_value(data, value))
         if data[at:at + 1] == b"}":
@@ -103,10 +110,7 @@ def _end_of_value(data: bytes, at: int) -> int:
     """Where the value starting at ``at`` ends (a container is skipped by counting brackets)."""
     first = data[at:at + 1]
     if first == b'"':
-        found = _STRING.match(data, at)
-        if found is None:
-            raise _NotThere
-        return found.end()
+        return _string_end(data, at)
     if first not in (b"{", b"["):
         scalar = _SCALAR.match(data, at)
         if scalar is None:
@@ -119,10 +123,7 @@ def _end_of_value(data: bytes, at: int) -> int:
             raise _NotThere
         char = mark.group()
         if char == b'"':
-            string = _STRING.match(data, mark.start())
-            if string is None:
-                raise _NotThere
-            at = string.end()
+            at = _string_end(data, mark.start())
             continue
         depth += 1 if char in (b"{", b"[") else -1
         at = mark.end()
