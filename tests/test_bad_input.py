@@ -82,26 +82,30 @@ def test_checkpoint_with_a_bad_turn(tmp_path: Path) -> None:
     assert_refused(path, "history[1]", "role", line=1)
 
 
+def _row_of(text: str, fragment: str) -> int:
+    """The line (from 1) of the only row of ``text`` holding ``fragment``."""
+    rows = [n for n, row in enumerate(text.splitlines(), 1) if fragment in row]
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
 def test_a_pretty_printed_file_names_the_line_of_the_bad_value(tmp_path: Path) -> None:
     """Legacy recordings and /chat save checkpoints are one indented document: the error names the
-    line the wrong value starts on, as a JSONL error names its line."""
+    line the wrong value is on, as a JSONL error names its line."""
     samples = Path(__file__).resolve().parents[1] / "sample_sessions"
     legacy = json.loads((samples / "legacy-pomodoro.json").read_text())
     legacy["messages"][3]["content"] = 5
     path = tmp_path / "session-legacy.json"
     text = json.dumps(legacy, indent=2)
     path.write_text(text)
-    ident = legacy["messages"][3]["id"]
-    line = next(n for n, row in enumerate(text.splitlines(), 1) if ident in row) - 1  # the line of its "{"
-    assert_refused(path, "messages[3]", "content", "not a number", line=line)
+    assert_refused(path, "messages[3]", "'content' must be text", "not a number", line=_row_of(text, '"content": 5'))
 
     saved = json.loads((samples / "gemini-cli-0.61-chat-save.json").read_text())
     saved["history"][2]["parts"] = 7
     path = tmp_path / "checkpoint-tag.json"
     text = json.dumps(saved, indent=2)
     path.write_text(text)
-    opening = [n for n, row in enumerate(text.splitlines(), 1) if row == "    {"]
-    assert_refused(path, "history[2]", "'parts' must be a list, not a number", line=opening[2])
+    assert_refused(path, "history[2]", "'parts' must be a list, not a number", line=_row_of(text, '"parts": 7'))
 
     for value, kind in (({}, "an object"), ("x", "text"), (None, "null"), (3, "a number")):
         path.write_text(json.dumps({"authType": "oauth-personal", "history": value}, indent=2))
@@ -109,6 +113,39 @@ def test_a_pretty_printed_file_names_the_line_of_the_bad_value(tmp_path: Path) -
         path.write_text(json.dumps({"sessionId": "s", "projectHash": "p", "messages": value}, indent=2))
         if value is not None:  # a null list of messages is an empty session, as Gemini CLI reads it
             assert_refused(path, "'messages' must be a list", f"not {kind}", line=4)
+
+
+def test_a_value_deep_inside_a_record_is_named_by_its_own_line(tmp_path: Path) -> None:
+    """A wrong value many lines into a pretty-printed message or turn: the error names the line of
+    that value and spells its path inside the record."""
+    record = {"id": "m-1", "type": "gemini", "content": "checking", "thoughts": [],
+              "toolCalls": [{"id": "c-0", "name": "ls", "args": {"dir": "."}, "result": "ok"},
+                            {"id": "c-1", "name": "read", "args": {"path": "a.py"},
+                             "result": [{"functionResponse": {"id": "c-1", "name": "read",
+                                                              "parts": [{"text": "x"}, {"text": 42}]}}]}],
+              "tokens": {"input": 10, "output": 2}}
+    path = tmp_path / "session-deep.json"
+    text = json.dumps({"sessionId": "s", "projectHash": "p", "messages": [{"id": "u", "type": "user",
+                                                                            "content": "hi"}, record]}, indent=2)
+    path.write_text(text)
+    assert_refused(path, "messages[1] (id 'm-1')", "toolCalls[1].result[0].functionResponse.parts[1].text",
+                   "must be text, not a number", line=_row_of(text, '"text": 42'))
+
+    record["toolCalls"][1]["result"] = "fine"
+    record["tokens"]["output"] = "two"
+    text = json.dumps({"sessionId": "s", "projectHash": "p", "messages": [record]}, indent=2)
+    path.write_text(text)
+    assert_refused(path, "tokens.output must be a number, not text", line=_row_of(text, '"output": "two"'))
+
+    turn = {"role": "model", "parts": [{"text": "a"}, {"functionCall": {"name": "ls", "args": {}}},
+                                       {"inlineData": "not an object"}]}
+    path = tmp_path / "checkpoint-deep.json"
+    for document in ([{"role": "user", "parts": [{"text": "hi"}]}, turn],
+                     {"history": [{"role": "user", "parts": [{"text": "hi"}]}, turn]}):
+        text = json.dumps(document, indent=2)
+        path.write_text(text)
+        assert_refused(path, "history[1]: parts[2].inlineData must be an object, not text",
+                       line=_row_of(text, '"inlineData"'))
 
 
 def test_empty_file(tmp_path: Path) -> None:

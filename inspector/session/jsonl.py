@@ -89,7 +89,7 @@ def _message(record: dict[str, Any], where: Where, line: int, later: set[str], l
     ``listed_as``: how a problem names it when it is an item of a list (else by its id)."""
     ident = record["id"]
     problem = check_message(record)
-    if problem:
+    if problem is not None:
         label = listed_as if listed_as is not None else f"message {ident!r}"
         return ident, where, (), line, f"{label}: {problem}"
     if ident in later:

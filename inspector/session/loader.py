@@ -297,7 +297,8 @@ def _from_document(path: Path, data: bytes, doc: Any) -> Session:
 
 
 def _wrong(path: Path, data: bytes, where: Sequence[str | int], problem: str) -> SessionError:
-    """The error about the value at ``where`` in the document ``data``, naming the line it starts on."""
+    """The error about the value at ``where`` in the document ``data``, naming the line it starts on
+    (the wrong value's own line, for a problem ``validate`` found inside a record)."""
     return SessionError(path, problem, line_of(data, where))
 
 
@@ -311,9 +312,9 @@ def _legacy(path: Path, data: bytes, doc: dict[str, Any]) -> Session:
         if not isinstance(record, dict):
             raise _wrong(path, data, ["messages", i], f"messages[{i}] must be an object, not {type_name(record)}")
         problem = check_message(record)
-        if problem:
+        if problem is not None:
             ident = record.get("id")
-            raise _wrong(path, data, ["messages", i], f"messages[{i}] (id {ident!r}): {problem}")
+            raise _wrong(path, data, ["messages", i, *problem.path], f"messages[{i}] (id {ident!r}): {problem}")
     metadata = {k: v for k, v in doc.items() if k != "messages"}
     return Session(path=path, format="json", metadata=metadata, messages=messages)
 
@@ -321,8 +322,9 @@ def _legacy(path: Path, data: bytes, doc: dict[str, Any]) -> Session:
 def _checkpoint(path: Path, data: bytes, wrapper: dict[str, Any], history: list[Any], bare: bool) -> Session:
     for i, content in enumerate(history):
         problem = check_content(content)
-        if problem:
-            raise _wrong(path, data, [i] if bare else ["history", i], f"history[{i}]: {problem}")
+        if problem is not None:
+            where = [i, *problem.path] if bare else ["history", i, *problem.path]
+            raise _wrong(path, data, where, f"history[{i}]: {problem}")
     return Session(path=path, format="checkpoint", metadata=wrapper, contents=history, bare_checkpoint=bare)
 
 
