@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.analysis import Analysis, turn_kind
-from inspector.commands.output import terminal_console
+from inspector.commands.output import Fields, Hanging, terminal_console
 from inspector.format import percent, plural, share_bar, usage_text, visible
 from inspector.session import Session
 from inspector.settings import Threshold
@@ -29,31 +29,31 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     console = terminal_console()
     total = result.total_estimated_tokens
     limit = result.token_limit
-    console.print(
-        Text.assemble(
-            (visible(session.path.name, one_line=True), "bold"),
-            f"  {session.format}  model: {visible(result.model or 'not recorded', one_line=True)}  "
-            f"session: {visible(session.session_id or '-', one_line=True)}",
-        )
-    )
+    console.print(Fields(
+        Text(visible(session.path.name, one_line=True), "bold"),
+        session.format,
+        f"model: {visible(result.model or 'not recorded', one_line=True)}",
+        f"session: {visible(session.session_id or '-', one_line=True)}",
+    ))
     context = result.context
-    console.print(
-        Text.assemble(
-            "context: ", (f"{context.deciding_tokens:,}", "bold"),
-            f" / {limit:,} ({percent(context.share)}, {context.source})   ",
-            ("would compress now", "yellow") if result.would_compress
-            else ("below the threshold: Gemini CLI would not compress yet", "dim"),
-        )
-    )
-    console.print(f"  {context.reason()}; threshold from {threshold.source}")
-    console.print(f"  {context.estimate_note()}")
+    console.print(Fields(
+        Text.assemble("context: ", (f"{context.deciding_tokens:,}", "bold"),
+                      f" / {limit:,} ({percent(context.share)}, {context.source})"),
+        Text("would compress now", "yellow") if result.would_compress
+        else Text("below the threshold: Gemini CLI would not compress yet", "dim"),
+        gap=3,
+    ))
+    console.print(Hanging(f"{context.reason()}; threshold from {threshold.source}"))
+    console.print(Hanging(context.estimate_note()))
     figures = result.split_figures(result.split_point)
-    console.print(
-        f"turns: {len(result.turns):,}   split: {result.split_point:,} (reference)   "
-        f"summarise {figures['summarised_turns']:,} turns / {figures['summarised_tokens']:,} tokens, "
+    console.print(Fields(
+        f"turns: {len(result.turns):,}",
+        f"split: {result.split_point:,} (reference)",
+        f"summarise {figures['summarised_turns']:,} turns / {figures['summarised_tokens']:,} tokens",
         f"keep {figures['kept_turns']:,} turns / {figures['kept_tokens']:,} tokens "
-        f"({percent(float(figures['kept_share']))})"
-    )
+        f"({percent(float(figures['kept_share']))})",
+        gap=3,
+    ))
     if result.compress_split_point != result.split_point:
         console.print(f"the tool-output budget moves Gemini CLI's split to {result.compress_split_point:,}")
 

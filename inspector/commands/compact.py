@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
-from inspector.commands.output import say_error, terminal_console
+from inspector.commands.output import Fields, Hanging, say_error, terminal_console
 from inspector.format import plural, visible
 
 if TYPE_CHECKING:
@@ -122,8 +122,7 @@ def run(args: argparse.Namespace) -> int:
                     "provider_choice": choice.to_json(),
                     "draft_final_diff": _draft_diff(result).to_json() if result.snapshot else None})
     else:
-        print(visible(f"provider: {choice.label()}: {choice.reason}"))
-        print_report(session, result, applying=args.apply)
+        print_report(session, result, applying=args.apply, provider=f"provider: {choice.label()}: {choice.reason}")
     for warning in session.warnings if not args.json else []:
         print(visible(f"warning: {session.path}: {warning}", one_line=True), file=sys.stderr)
 
@@ -142,38 +141,42 @@ def _draft_diff(result: CompressionResult) -> SnapshotDiff:
     return diff(result.draft_snapshot or "", result.snapshot or "")
 
 
-def print_report(session: Session, result: CompressionResult, *, applying: bool = False) -> None:
+def print_report(session: Session, result: CompressionResult, *, applying: bool = False,
+                 provider: str | None = None) -> None:
+    """The readable report of a compaction; ``provider``: why this summariser, said first."""
     from rich.rule import Rule
     from rich.text import Text
 
     from inspector.commands.diff import render_diff
 
     console = terminal_console()
+    if provider is not None:
+        console.print(Fields(visible(provider)))
     ok = not result.status.failed
-    console.print(Text.assemble((visible(session.path.name, one_line=True), "bold"), f"  {session.format}",
-                                f"  strategy: {result.strategy}",
-                                f"  provider: {result.provider}",
-                                f"  model: {visible(result.model or '-', one_line=True)}"))
+    console.print(Fields(Text(visible(session.path.name, one_line=True), "bold"), session.format,
+                         f"strategy: {result.strategy}", f"provider: {result.provider}",
+                         f"model: {visible(result.model or '-', one_line=True)}"))
     console.print(Text.assemble("status: ", (result.status.value, "bold green" if ok else "bold red")))
     if result.message:
-        console.print(Text(visible(result.message), "yellow" if ok else "red"))
+        console.print(Hanging(Text(visible(result.message), "yellow" if ok else "red")))
     before, after = result.original_token_count, result.new_token_count
     change = f" ({(after - before) / before:+.1%})" if before else ""
-    recorded = f"   recorded last prompt: {result.recorded_prompt_tokens:,}" \
-        if result.recorded_prompt_tokens is not None else ""
-    console.print(f"tokens (estimate): {before:,} -> {after:,}{change}{recorded}")
+    recorded = () if result.recorded_prompt_tokens is None else \
+        (f"recorded last prompt: {result.recorded_prompt_tokens:,}",)
+    console.print(Fields(f"tokens (estimate): {before:,} -> {after:,}{change}", *recorded, gap=3))
     if result.split_point is not None:
         kind = f" ({result.split_kind})" if result.split_kind else ""
-        console.print(f"split{kind}: {result.split_point:,} - summarised turns 0-{result.split_point - 1:,}, "
-                      f"kept from turn {result.split_point:,}"
-                      + (f" (summariser got the {result.summarised_with} turns)" if result.summarised_with else ""))
+        got = (f"(summariser got the {result.summarised_with} turns)",) if result.summarised_with else ()
+        console.print(Fields(f"split{kind}: {result.split_point:,} - summarised turns 0-{result.split_point - 1:,},",
+                             f"kept from turn {result.split_point:,}", *got, gap=1))
     if result.stages:
         from inspector.commands.compare import stage_table
 
         console.print(stage_table(result.stages))
     if result.truncations:
-        console.print(f"tool-output budget: {plural(len(result.truncations), 'output')} cut to an excerpt "
-                      f"(full text would be saved under {result.truncations[0].output_file.rsplit('/', 2)[0]})")
+        folder = visible(result.truncations[0].output_file.rsplit("/", 2)[0], one_line=True)
+        console.print(Fields(f"tool-output budget: {plural(len(result.truncations), 'output')} cut to an excerpt",
+                             f"(full text would be saved under {folder})", gap=1))
     if result.facts is not None:
         report = result.facts
         console.print(f"fact recall: {report.recall:.1%} ({report.kept:,} of {report.total:,})")

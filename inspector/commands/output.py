@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
 
 from inspector.format import literal_segments, visible
@@ -24,6 +24,7 @@ from inspector.format import literal_segments, visible
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType
     from rich.segment import Segment
+    from rich.text import Text
 
 
 def say(text: str, *, file: TextIO | None = None) -> None:
@@ -51,3 +52,53 @@ def _literal_console() -> type[Console]:
             return literal_segments(super().render(renderable, options))
 
     return LiteralConsole
+
+
+class Fields:
+    """Short items of a report's heading on one line, ``gap`` spaces apart.  Where they do not
+    fit the terminal, the line breaks between two items, never inside one ("model:" is never
+    left at the end of a line without its value), and the next line is indented by ``indent``.
+    An item wider than the terminal wraps as text does."""
+
+    def __init__(self, *items: Text | str, gap: int = 2, indent: int = 2) -> None:
+        self.items, self.gap, self.indent = items, gap, indent
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        from rich.text import Text
+
+        width = options.max_width
+        line, used, empty = Text(), 0, True
+        for item in self.items:
+            text = item if isinstance(item, Text) else Text(item)
+            if not empty and used + self.gap + text.cell_len > width:
+                yield line
+                line, used, empty = Text(" " * self.indent), self.indent, True
+            elif not empty:
+                line.append(" " * self.gap)
+                used += self.gap
+            if used + text.cell_len > width:  # too wide even on a line of its own: wrapped, set in
+                *whole, last = text.wrap(console, max(width - max(used, self.indent), 1))
+                for piece in whole:
+                    piece.rstrip()
+                    yield line + piece
+                    line = Text(" " * self.indent)
+                text, used = last, self.indent
+            line.append_text(text)
+            used += text.cell_len
+            empty = False
+        yield line
+
+
+class Hanging:
+    """A sentence of a report set in by ``indent``, its wrapped lines too (no trailing spaces)."""
+
+    def __init__(self, text: Text | str, indent: int = 2) -> None:
+        self.text, self.indent = text, indent
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
+        from rich.text import Text
+
+        text = self.text if isinstance(self.text, Text) else Text(self.text)
+        for line in text.wrap(console, max(options.max_width - self.indent, 1)):
+            line.rstrip()
+            yield Text(" " * self.indent) + line

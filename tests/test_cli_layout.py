@@ -1,0 +1,85 @@
+"""The readable reports of ``analyze`` and ``compact`` in a terminal 80 columns wide (or narrower).
+
+A heading's items (the file, its format, ``model: …``, ``session: …``) break
+between two items, never inside one, and a line that goes on is set in by two
+spaces; a sentence under a heading wraps set in as well; no line is wider than
+the terminal or ends in spaces.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+
+from inspector.analysis import analyze
+from inspector.cli import main
+from inspector.session import load
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
+
+
+@pytest.fixture(autouse=True)
+def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def report(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, width: int, *args: str) -> list[str]:
+    monkeypatch.setenv("COLUMNS", str(width))
+    assert main(list(args)) in (0, 1)
+    return capsys.readouterr().out.splitlines()
+
+
+def heading(lines: list[str], until: str) -> list[str]:
+    """The report's lines before the first that holds ``until``."""
+    return lines[:next(k for k, line in enumerate(lines) if until in line)]
+
+
+def whole_on_one_line(lines: list[str], item: str) -> None:
+    assert sum(item in line for line in lines) == 1, (item, lines)
+
+
+def test_analyze_heading_breaks_between_items(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                              tmp_path: Path) -> None:
+    path = tmp_path / "session-2026-11-24T09-00-a-rather-long-name-for-a-session-file.jsonl"
+    shutil.copyfile(SAMPLES / "long-migration.jsonl", path)
+    session = load(path)
+    result = analyze(session)
+    model, ident = f"model: {result.model}", f"session: {session.session_id}"
+    for width in (60, 80):
+        lines = report(capsys, monkeypatch, width, "analyze", str(path))
+        top = heading(lines, "┃")  # up to the table
+        assert all(cell_len(line) <= width for line in lines), width
+        assert all(line == line.rstrip() for line in top), top
+        whole_on_one_line(top, model)
+        whole_on_one_line(top, ident)
+        whole_on_one_line(top, f"split: {result.split_point} (reference)")
+        assert not any(line.rstrip().endswith(("model:", "session:", "split:")) for line in top), top
+        starts = ("context:", "turns:", path.name[:20], "the tool-output budget")  # (the name may wrap)
+        for line in top:  # a heading, or a line that goes on under one (set in)
+            assert line.startswith(starts) or (line.startswith("  ") and line[2] != " "), line
+        assert len(top) > 6  # the heading did not fit in six lines of this width
+
+    lines = report(capsys, monkeypatch, 240, "analyze", str(path))
+    assert lines[0].startswith(path.name) and model in lines[0] and ident in lines[0]
+
+
+def test_compact_heading_breaks_between_items(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                              tmp_path: Path) -> None:
+    path = tmp_path / "chats" / "session-2026-11-24T09-00-migration.jsonl"
+    path.parent.mkdir()
+    shutil.copyfile(SAMPLES / "long-migration.jsonl", path)
+    lines = report(capsys, monkeypatch, 80, "compact", str(path), "--force")
+    top = heading(lines, "fact recall")
+    assert top[0].startswith("provider: offline:")
+    assert all(cell_len(line) <= 80 and line == line.rstrip() for line in top), top
+    whole_on_one_line(top, "model: gemini-2.5-pro")
+    whole_on_one_line(top, "provider: offline ")
+    whole_on_one_line(top, "(summariser got the original turns)")
+    assert any(line.startswith("  ") for line in top[1:])  # the provider's reason goes on, set in
+    for line in top:
+        assert line.startswith(("provider:", path.name, "status:", "tokens", "split", "tool-output")) \
+            or (line.startswith("  ") and line[2] != " "), line
