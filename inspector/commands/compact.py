@@ -193,7 +193,8 @@ def print_report(session: Session, result: CompressionResult, *, applying: bool 
         console.print(Text(visible(result.provenance.omitted_text() or ""), "yellow"))
     if result.snapshot:
         console.print(Rule("final snapshot"))
-        console.print(Text(visible(result.snapshot)))
+        for line in visible(result.snapshot).split("\n"):  # a long line goes on set in, under its bullet
+            console.print(Fields(line))
         console.print(Rule("draft -> final"))
         render_diff(console, _draft_diff(result), old_label="draft", new_label="final")
     if not applying:
