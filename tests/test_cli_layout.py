@@ -83,3 +83,10 @@ def test_compact_heading_breaks_between_items(capsys: pytest.CaptureFixture[str]
     for line in top:
         assert line.startswith(("provider:", path.name, "status:", "tokens", "split", "tool-output")) \
             or (line.startswith("  ") and line[2] != " "), line
+
+    start = next(k for k, line in enumerate(lines) if "final snapshot" in line) + 1
+    snapshot = lines[start:next(k for k, line in enumerate(lines) if "draft -> final" in line)]
+    assert snapshot[0] == "<state_snapshot>" and any(len(line) > 70 for line in snapshot)
+    for line in snapshot:  # an XML tag, a bullet, or a bullet's long line going on, set in
+        assert cell_len(line) <= 80 and line == line.rstrip(), line
+        assert line.startswith(("<", "- ")) or (line.startswith("  ") and line[2] != " "), line
