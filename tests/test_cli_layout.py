@@ -90,3 +90,29 @@ def test_compact_heading_breaks_between_items(capsys: pytest.CaptureFixture[str]
     for line in snapshot:  # an XML tag, a bullet, or a bullet's long line going on, set in
         assert cell_len(line) <= 80 and line == line.rstrip(), line
         assert line.startswith(("<", "- ")) or (line.startswith("  ") and line[2] != " "), line
+
+
+def test_history_entries_break_between_items(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Path) -> None:
+    from inspector.store import read_history
+
+    path = tmp_path / "chats" / "session-2026-11-24T09-00-migration.jsonl"
+    path.parent.mkdir()
+    shutil.copyfile(SAMPLES / "long-migration.jsonl", path)
+    for _ in range(2):
+        report(capsys, monkeypatch, 80, "compact", str(path), "--force", "--apply")
+    entries = read_history(path).entries
+    assert len(entries) == 2
+    for argv in (["history", str(path)], ["history", "--snapshots", str(path)], ["revert", "--list", str(path)]):
+        lines = report(capsys, monkeypatch, 80, *argv)
+        assert all(cell_len(line) <= 80 and line == line.rstrip() for line in lines), lines
+        for entry in entries:
+            whole_on_one_line(lines, f"backup {entry.backup}")
+            assert sum(line.startswith(f"{entry.id}  {entry.applied_at}") for line in lines) == 1
+        for line in lines:  # an entry's first line, or one going on under it (set in); a snapshot further in
+            assert line.startswith((str(path)[:20], *(e.id for e in entries), "  ")), line
+        if "--snapshots" in argv:
+            assert "    <state_snapshot>" in lines and any(line.startswith("      ") for line in lines)
+        wide = report(capsys, monkeypatch, 1000, *argv)
+        for entry in entries:  # wide enough: each entry on one line, from its id to its backup
+            assert sum(line.startswith(entry.id) and line.endswith(f"backup {entry.backup}") for line in wide) == 1

@@ -113,7 +113,11 @@ def test_apply_history_revert_show_journal_text_literally(
         assert code == 0 and "applied: appended a checkpoint" in out
         assert "nothing was written" not in out, "an apply must not first say nothing was written (12.8)"
     for argv in (["history", path], ["history", "--snapshots", path], ["revert", "--list", path]):
-        code, out, _ = _run(capsysbinary, argv)
+        code, out, _ = _run(capsysbinary, argv)  # 80 columns: the long text is wrapped, still shown, never sent
+        assert code == 0 and visible(HOSTILE, one_line=True)[:40] in out, argv
+        with pytest.MonkeyPatch.context() as wide:  # wide enough to hold it on one line
+            wide.setenv("COLUMNS", "1000")
+            code, out, _ = _run(capsysbinary, argv)
         assert code == 0 and visible(HOSTILE, one_line=True) in out, argv
     code, out, _ = _run(capsysbinary, ["history", "--json", path], terminal=True)
     assert code == 0 and json.loads(out)["entries"][0]["info"]["model"] == f"gemini-2.5-pro{HOSTILE}"

@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
-from inspector.commands.output import Fields, Hanging, say_error, terminal_console
+from inspector.commands.output import Fields, Hanging, print_snapshot, say_error, terminal_console
 from inspector.format import plural, visible
 
 if TYPE_CHECKING:
@@ -193,8 +193,7 @@ def print_report(session: Session, result: CompressionResult, *, applying: bool 
         console.print(Text(visible(result.provenance.omitted_text() or ""), "yellow"))
     if result.snapshot:
         console.print(Rule("final snapshot"))
-        for line in visible(result.snapshot).split("\n"):  # a long line goes on set in, under its bullet
-            console.print(Fields(line))
+        print_snapshot(console, result.snapshot)
         console.print(Rule("draft -> final"))
         render_diff(console, _draft_diff(result), old_label="draft", new_label="final")
     if not applying:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
-from inspector.commands.output import say_error
+from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console
 from inspector.format import plural, visible
 
 if TYPE_CHECKING:
@@ -20,7 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--snapshots", action="store_true", help="print each applied snapshot in full")
 
 
-def entry_line(entry: JournalEntry) -> str:
+def entry_fields(entry: JournalEntry) -> Fields:
+    """One apply in the journal: on one line where the terminal is wide enough, else broken
+    between its items (padded so that the entries line up on a wide one)."""
     info = entry.info
     tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
               if info.tokens_before is not None and info.tokens_after is not None else "tokens -")
@@ -28,9 +30,9 @@ def entry_line(entry: JournalEntry) -> str:
     who = "/".join(x for x in (info.provider, info.model) if x) or "-"
     took = f"{info.duration_seconds:.1f} s" if info.duration_seconds is not None else "-"
     state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
-    line = (f"{entry.id}  {entry.applied_at}  {state:<10} {info.status:<10} {split:<9} {tokens:<24} "
-            f"turns {entry.turns_before:,} -> {entry.turns_after:,}  {who}  {took}  backup {entry.backup}")
-    return visible(line, one_line=True)  # the journal holds session text (model, provider, status)
+    items = (entry.id, entry.applied_at, f"{state:<9}", f"{info.status:<10}", f"{split:<9}", f"{tokens:<23}",
+             f"turns {entry.turns_before:,} -> {entry.turns_after:,}", who, took, f"backup {entry.backup}")
+    return Fields(*(visible(item, one_line=True) for item in items))  # the journal holds session text
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,10 +53,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"{name}: no compaction was applied to this file")
         return 0
     count, can = len(journal.entries), len(journal.undoable())
-    print(f"{name}: {plural(count, 'apply', 'applies')}, {can:,} can be undone "
-          f"(journal: {visible(str(journal.path), one_line=True)})")
+    console = terminal_console()
+    console.print(Fields(f"{name}: {plural(count, 'apply', 'applies')}, {can:,} can be undone",
+                         f"(journal: {visible(str(journal.path), one_line=True)})", gap=1))
     for entry in journal.entries:
-        print(entry_line(entry))
+        console.print(entry_fields(entry))
         if args.snapshots and entry.info.snapshot:
-            print("    " + visible(entry.info.snapshot).replace("\n", "\n    "))
+            print_snapshot(console, entry.info.snapshot, margin=4)
     return 0

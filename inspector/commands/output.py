@@ -55,22 +55,23 @@ def _literal_console() -> type[Console]:
 
 
 class Fields:
-    """Short items of a report's heading on one line, ``gap`` spaces apart.  Where they do not
-    fit the terminal, the line breaks between two items, never inside one ("model:" is never
-    left at the end of a line without its value), and the next line is indented by ``indent``.
-    An item wider than the terminal wraps as text does."""
+    """Short items of a report's heading on one line, ``gap`` spaces apart (set in by ``margin``).
+    Where they do not fit the terminal, the line breaks between two items, never inside one
+    ("model:" is never left at the end of a line without its value), and the next line is set
+    in ``indent`` more.  An item wider than the terminal wraps as text does, set in the same."""
 
-    def __init__(self, *items: Text | str, gap: int = 2, indent: int = 2) -> None:
-        self.items, self.gap, self.indent = items, gap, indent
+    def __init__(self, *items: Text | str, gap: int = 2, indent: int = 2, margin: int = 0) -> None:
+        self.items, self.gap, self.indent, self.margin = items, gap, margin + indent, margin
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
         from rich.text import Text
 
         width = options.max_width
-        line, used, empty = Text(), 0, True
+        line, used, empty = Text(" " * self.margin), self.margin, True
         for item in self.items:
             text = item if isinstance(item, Text) else Text(item)
             if not empty and used + self.gap + text.cell_len > width:
+                line.rstrip()  # an item may be padded (to line up with the lines above and below)
                 yield line
                 line, used, empty = Text(" " * self.indent), self.indent, True
             elif not empty:
@@ -86,6 +87,7 @@ class Fields:
             line.append_text(text)
             used += text.cell_len
             empty = False
+        line.rstrip()
         yield line
 
 
@@ -102,3 +104,10 @@ class Hanging:
         for line in text.wrap(console, max(options.max_width - self.indent, 1)):
             line.rstrip()
             yield Text(" " * self.indent) + line
+
+
+def print_snapshot(console: Console, snapshot: str, margin: int = 0) -> None:
+    """A ``<state_snapshot>`` line by line, set in by ``margin``; a line too long for the terminal
+    goes on set in two more, under its bullet."""
+    for line in visible(snapshot).split("\n"):
+        console.print(Fields(line, margin=margin))

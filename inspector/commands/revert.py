@@ -41,10 +41,12 @@ def run(args: argparse.Namespace) -> int:
         elif not entries:
             print(f"{name}: nothing to undo")
         else:
-            from inspector.commands.history import entry_line
+            from inspector.commands.history import entry_fields
+            from inspector.commands.output import terminal_console
 
+            console = terminal_console()
             for entry in entries:
-                print(entry_line(entry))
+                console.print(entry_fields(entry))
         return 0
     try:
         results = revert(args.file, steps=args.steps, force=args.force)
