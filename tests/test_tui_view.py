@@ -201,6 +201,39 @@ async def test_palette_runs_split_next() -> None:
         assert screen.split == screen.loaded.analysis.step(reference, 1)
 
 
+async def test_the_empty_palette_lists_the_apps_commands_then_textuals_the_same_each_time() -> None:
+    """One provider: the app's commands in the order of its keys, then Textual's own by name, each
+    once.  (With two providers the list came in whichever order they answered.)"""
+    from textual.command import CommandList, CommandPalette
+
+    from inspector.tui.commands import palette_commands
+
+    app = build_app(pick_sample())
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await opened(pilot)
+        ours = [command.name for command in palette_commands(screen)]
+        theirs = sorted(c.title for c in app.get_system_commands(screen) if c.discover and c.title not in ours)
+        assert "Quit" in ours and {"Keys", "Theme"} <= set(theirs)
+        for _ in range(3):
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            palette = app.screen
+            assert isinstance(palette, CommandPalette)
+            listed = palette.query_one(CommandList)
+            for _ in range(50):  # the providers answer in a task: until every entry is in
+                if listed.option_count >= len(ours) + len(theirs):
+                    break
+                await pilot.pause()
+            names = [str(listed.get_option_at_index(i).prompt).split("\n")[0] for i in range(listed.option_count)]
+            assert names == ours + theirs
+            await pilot.press("escape")
+            await pilot.pause()
+        await pilot.press("ctrl+p", *"theme")
+        await pilot.pause()
+        assert any("Theme" in str(app.screen.query_one(CommandList).get_option_at_index(i).prompt)
+                   for i in range(app.screen.query_one(CommandList).option_count))
+
+
 async def test_palette_discover_offers_every_session_action() -> None:
     from inspector.tui.commands import InspectorCommands
     from inspector.tui.screens.session import SessionScreen

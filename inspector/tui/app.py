@@ -26,7 +26,7 @@ class InspectorApp(App[None]):
 
     TITLE = "session-inspector"
     CSS_PATH = Path(__file__).with_name("app.tcss")
-    COMMANDS: ClassVar = App.COMMANDS | {InspectorCommands}
+    COMMANDS: ClassVar = {InspectorCommands}  # the app's commands, then Textual's (one provider: a fixed order)
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark,f1", "help", "Help", id="app.help", key_display="?",
                 tooltip="every key of this screen"),

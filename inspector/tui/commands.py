@@ -4,11 +4,15 @@ The entries come from the bindings themselves (their description, tooltip and
 key), so the palette offers exactly what the footer and the help screen show,
 and an action that cannot run now (``check_action``) is left out.  ``discover``
 fills the empty palette with the same list.
+
+Textual's own commands (keys, theme, screenshot, quit...) come after the app's
+from the same provider: with two providers the empty palette listed them in
+whichever order the two answered, which changed from run to run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -52,19 +56,26 @@ def palette_commands(screen: Screen[Any]) -> Iterator[PaletteCommand]:
 
 
 class InspectorCommands(Provider):
-    """Offers the app's actions in the command palette."""
+    """Offers the app's actions in the command palette, then Textual's own (by name)."""
 
-    def _runner(self, command: PaletteCommand):  # type: ignore[no-untyped-def]
-        return partial(command.target.run_action, command.action)
+    def _entries(self) -> Iterator[tuple[str, str, Callable[[], object], bool]]:
+        """(name, help, what it runs, shown in the empty palette) of every command, in order."""
+        names = set()
+        for command in palette_commands(self.screen):
+            names.add(command.name)
+            yield command.name, command.help, partial(command.target.run_action, command.action), True
+        for system in sorted(self.app.get_system_commands(self.screen), key=lambda c: c.title):
+            if system.title not in names:  # "Quit": the app's own, with its key
+                yield system.title, system.help, system.callback, system.discover
 
     async def discover(self) -> Hits:
-        for command in palette_commands(self.screen):
-            yield DiscoveryHit(command.name, self._runner(command), help=command.help)
+        for name, help_text, run, shown in self._entries():
+            if shown:
+                yield DiscoveryHit(name, run, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for command in palette_commands(self.screen):
-            score = matcher.match(command.name)
+        for name, help_text, run, _ in self._entries():
+            score = matcher.match(name)
             if score > 0:
-                yield Hit(score, matcher.highlight(command.name), self._runner(command),
-                          text=command.name, help=command.help)
+                yield Hit(score, matcher.highlight(name), run, text=name, help=help_text)
