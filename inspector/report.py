@@ -60,7 +60,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name, justify in (("#", "right"), ("role", "left"), ("kind", "left"), ("est. tok", "right"),
                           ("in/out/cached", "right"), ("share", "right"), ("", "left")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]  # (a figure is never cut)
     rows = _visible_rows(result, show_all)
     previous = -1
     for i in rows:

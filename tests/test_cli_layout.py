@@ -116,3 +116,31 @@ def test_history_entries_break_between_items(capsys: pytest.CaptureFixture[str],
         wide = report(capsys, monkeypatch, 1000, *argv)
         for entry in entries:  # wide enough: each entry on one line, from its id to its backup
             assert sum(line.startswith(entry.id) and line.endswith(f"backup {entry.backup}") for line in wide) == 1
+
+
+def test_no_figure_is_cut_in_a_narrow_terminal(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                               tmp_path: Path) -> None:
+    """The tables of ``analyze`` and ``compact --compare`` fold a figure that does not fit its cell
+    onto the next line; none is cut to an ellipsis.  The comparison fits 80 columns."""
+    import json
+
+    path = tmp_path / "chats" / "session-2026-11-24T09-00-migration.jsonl"
+    path.parent.mkdir()
+    shutil.copyfile(SAMPLES / "long-migration.jsonl", path)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["compact", str(path), "--compare", "--json"]) == 0
+    results = json.loads(capsys.readouterr().out)["compare"]
+    lines = report(capsys, monkeypatch, 80, "compact", str(path), "--compare")
+    assert all(cell_len(line) <= 80 for line in lines) and "…" not in "\n".join(lines)
+    assert [name for name in results if name in lines[1]] == list(results)  # a column each, side by side
+    for label, key in (("tokens before", "original_token_count"), ("after", "new_token_count")):
+        row = next(line for line in lines if line.split("│")[0].strip() == label)
+        assert [int(cell.strip().replace(",", "")) for cell in row.split("│")[1:]] == \
+            [results[name][key] for name in results]
+
+    lines = report(capsys, monkeypatch, 60, "analyze", "--all", str(path))
+    assert "…" not in "\n".join(lines)
+    result = analyze(load(path))
+    text = "\n".join(lines).replace("│", " ")
+    for i in range(len(result.turns)):
+        assert f" {result.turn_tokens(i):,} " in text

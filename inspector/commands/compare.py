@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
 
-from inspector.commands.output import terminal_console
+from inspector.commands.output import Fields, terminal_console
 from inspector.format import visible
 
+if TYPE_CHECKING:
+    from inspector.compaction.staged import StageReport
+    from inspector.compaction.strategies import Comparison
+    from inspector.session import Session
 
-def stage_table(stages: list[Any]) -> Table:
+
+def stage_table(stages: list[StageReport]) -> Table:
     table = Table(title="stages", show_edge=False, header_style="bold", title_justify="left")
     for name, justify in (("stage", "left"), ("ran", "left"), ("before", "right"), ("after", "right"),
                           ("saved", "right"), ("", "left")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]  # (a figure is never cut)
     for stage in stages:
         table.add_row(stage.name, "yes" if stage.applied else "skipped", f"{stage.tokens_before:,}",
                       f"{stage.tokens_after:,}", f"{stage.saved:,}", Text(stage.detail),
@@ -23,28 +28,39 @@ def stage_table(stages: list[Any]) -> Table:
     return table
 
 
-def print_comparison(session: Any, comparison: Any) -> None:
+def print_comparison(session: Session, comparison: Comparison) -> None:
+    """The strategies side by side: one column each, one row per figure (fits 80 columns; a
+    figure that does not fit its cell goes on to the next line, never cut)."""
     console = terminal_console()
-    console.print(Text.assemble((visible(session.path.name, one_line=True), "bold"),
-                                f"  {session.format}  - both strategies, same history"))
+    console.print(Fields(Text(visible(session.path.name, one_line=True), "bold"), session.format,
+                         "- both strategies, same history"))
     table = Table(show_edge=False, header_style="bold")
-    for name, justify in (("strategy", "left"), ("status", "left"), ("tokens before", "right"),
-                          ("after", "right"), ("saved", "right"), ("stages / split", "left"),
-                          ("fact recall", "right"), ("snapshot", "right")):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    table.add_column("", style="bold", overflow="fold")
+    for name in comparison.results:
+        table.add_column(name, justify="right", overflow="fold")
+    rows: list[tuple[str, list[Text | str]]] = [
+        ("status", []), ("tokens before", []), ("after", []), ("saved", []), ("stages / split", []),
+        ("fact recall", []), ("snapshot", []),
+    ]
     for name, result in comparison.results.items():
         before, after = result.original_token_count, result.new_token_count
         how = ", ".join(s.name for s in result.stages or [] if s.applied) if result.stages is not None \
             else (f"split {result.split_point:,}" if result.split_point is not None else "-")
         recall = comparison.recall[name]
-        snapshot = f"{len(result.snapshot):,} chars" if result.snapshot else "-"
-        table.add_row(name, Text(result.status.value, "red" if result.status.failed else "green"),
-                      f"{before:,}", f"{after:,}", f"{before - after:,}", how,
-                      f"{recall:.1%}" if recall is not None else "-", snapshot)
+        cells: list[Text | str] = [
+            Text(result.status.value, "red" if result.status.failed else "green"), f"{before:,}", f"{after:,}",
+            f"{before - after:,}", how, f"{recall:.1%}" if recall is not None else "-",
+            f"{len(result.snapshot):,} chars" if result.snapshot else "-",
+        ]
+        for (_, row), cell in zip(rows, cells, strict=True):
+            row.append(cell)
+    for label, row in rows:
+        table.add_row(label, *row)
     console.print(table)
-    console.print(Text("fact recall: the facts of the whole history found in the whole new history, "
-                       "measured the same way for both", "dim"))
+    console.print(Fields(Text("fact recall: the facts of the whole history found in the whole new history, "
+                              "measured the same way for both", "dim")))
     for name, result in comparison.results.items():
         if result.message:
-            console.print(Text(visible(f"{name}: {result.message}"), "dim"))
-    console.print("apply one with: session-inspector compact FILE --strategy NAME [same options] --apply")
+            console.print(Fields(Text(visible(f"{name}: {result.message}"), "dim")))
+    console.print(Fields("apply one with:", "session-inspector compact FILE --strategy NAME [same options] --apply",
+                         gap=1))
