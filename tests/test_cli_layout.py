@@ -144,3 +144,19 @@ def test_no_figure_is_cut_in_a_narrow_terminal(capsys: pytest.CaptureFixture[str
     text = "\n".join(lines).replace("│", " ")
     for i in range(len(result.turns)):
         assert f" {result.turn_tokens(i):,} " in text
+
+
+def test_a_long_diff_line_goes_on_clear_of_the_marks(capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    long = "- The user asked: " + " ".join(f"word{i}" for i in range(40))
+    old = tmp_path / "old.xml"
+    new = tmp_path / "new.xml"
+    old.write_text(f"<state_snapshot>\n<overall_goal>\n{long}\n</overall_goal>\n</state_snapshot>\n")
+    new.write_text(f"<state_snapshot>\n<overall_goal>\n{long} more\n- short\n</overall_goal>\n</state_snapshot>\n")
+    lines = report(capsys, monkeypatch, 80, "diff", str(old), str(new))
+    body = lines[lines.index("<overall_goal>  changed") + 1:]
+    assert all(cell_len(line) <= 80 and line == line.rstrip() for line in body)
+    marks = [line[:4] for line in body if not line.startswith("      ")]
+    assert marks == ["  - ", "  + ", "  + "]  # each change starts on a line of its own, with its mark
+    words = " ".join(line[4:] if line[:4] in ("  - ", "  + ") else line.strip() for line in body)
+    assert words == f"{long} {long} more - short"  # the rest of each goes on, set in past the marks

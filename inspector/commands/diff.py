@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
-from inspector.commands.output import terminal_console
+from inspector.commands.output import Fields, terminal_console
 from inspector.format import plural, visible
 
 if TYPE_CHECKING:
@@ -93,12 +93,9 @@ def render_diff(console: Console, result: SnapshotDiff, *, old_label: str = "old
             continue
         console.print(header)
         for change in section.changes:
-            if change.op == "added":
-                console.print(Text("  + ", "green") + Text(visible(change.text, one_line=True), "green"))
-            elif change.op == "removed":
-                console.print(Text("  - ", "red") + Text(visible(change.text, one_line=True), "red"))
-            else:
-                console.print(Text("    ", "dim") + Text(visible(change.text, one_line=True), "dim"))
+            mark, colour = {"added": ("+ ", "green"), "removed": ("- ", "red")}.get(change.op, ("  ", "dim"))
+            # a line too long for the terminal goes on under its text, clear of the + / - column
+            console.print(Fields(Text(mark + visible(change.text, one_line=True), colour), margin=2, indent=4))
 
 
 def run(args: argparse.Namespace) -> int:
