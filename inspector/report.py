@@ -6,7 +6,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.analysis import Analysis, turn_kind
-from inspector.commands.output import Fields, Hanging, terminal_console
+from inspector.commands.output import Fields, terminal_console
 from inspector.format import percent, plural, share_bar, usage_text, visible
 from inspector.session import Session
 from inspector.settings import Threshold
@@ -43,8 +43,8 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
         else Text("below the threshold: Gemini CLI would not compress yet", "dim"),
         gap=3,
     ))
-    console.print(Hanging(f"{context.reason()}; threshold from {threshold.source}"))
-    console.print(Hanging(context.estimate_note()))
+    console.print(Fields(f"{context.reason()}; threshold from {threshold.source}", margin=2, indent=0))
+    console.print(Fields(context.estimate_note(), margin=2, indent=0))
     figures = result.split_figures(result.split_point)
     console.print(Fields(
         f"turns: {len(result.turns):,}",

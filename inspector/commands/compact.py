@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
-from inspector.commands.output import Fields, Hanging, print_snapshot, say_error, terminal_console
+from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console
 from inspector.format import plural, visible
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def print_report(session: Session, result: CompressionResult, *, applying: bool 
                          f"model: {visible(result.model or '-', one_line=True)}"))
     console.print(Text.assemble("status: ", (result.status.value, "bold green" if ok else "bold red")))
     if result.message:
-        console.print(Hanging(Text(visible(result.message), "yellow" if ok else "red")))
+        console.print(Fields(Text(visible(result.message), "yellow" if ok else "red"), margin=2, indent=0))
     before, after = result.original_token_count, result.new_token_count
     change = f" ({(after - before) / before:+.1%})" if before else ""
     recorded = () if result.recorded_prompt_tokens is None else \

@@ -58,7 +58,9 @@ class Fields:
     """Short items of a report's heading on one line, ``gap`` spaces apart (set in by ``margin``).
     Where they do not fit the terminal, the line breaks between two items, never inside one
     ("model:" is never left at the end of a line without its value), and the next line is set
-    in ``indent`` more.  An item wider than the terminal wraps as text does, set in the same."""
+    in ``indent`` more.  An item wider than the terminal wraps as text does, set in the same;
+    so one item is a sentence whose wrapped lines go on set in (``margin=2, indent=0``: all of
+    it set in).  No line ends in spaces."""
 
     def __init__(self, *items: Text | str, gap: int = 2, indent: int = 2, margin: int = 0) -> None:
         self.items, self.gap, self.indent, self.margin = items, gap, margin + indent, margin
@@ -89,21 +91,6 @@ class Fields:
             empty = False
         line.rstrip()
         yield line
-
-
-class Hanging:
-    """A sentence of a report set in by ``indent``, its wrapped lines too (no trailing spaces)."""
-
-    def __init__(self, text: Text | str, indent: int = 2) -> None:
-        self.text, self.indent = text, indent
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[Text]:
-        from rich.text import Text
-
-        text = self.text if isinstance(self.text, Text) else Text(self.text)
-        for line in text.wrap(console, max(options.max_width - self.indent, 1)):
-            line.rstrip()
-            yield Text(" " * self.indent) + line
 
 
 def print_snapshot(console: Console, snapshot: str, margin: int = 0) -> None:
