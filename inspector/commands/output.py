@@ -80,7 +80,7 @@ class Fields:
                 line.append(" " * self.gap)
                 used += self.gap
             if used + text.cell_len > width:  # too wide even on a line of its own: wrapped, set in
-                *whole, last = text.wrap(console, max(width - max(used, self.indent), 1))
+                *whole, last = text.wrap(console, max(width - self.indent, 1))  # (used <= indent here)
                 for piece in whole:
                     piece.rstrip()
                     yield line + piece
