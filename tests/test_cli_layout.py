@@ -8,6 +8,7 @@ the terminal or ends in spaces.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -25,6 +26,15 @@ SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 def no_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def migration(tmp_path: Path) -> Path:
+    """A copy of the long sample where Gemini CLI keeps sessions (``chats/``), for commands that write."""
+    path = tmp_path / "chats" / "session-2026-11-24T09-00-migration.jsonl"
+    path.parent.mkdir()
+    shutil.copyfile(SAMPLES / "long-migration.jsonl", path)
+    return path
 
 
 def report(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, width: int, *args: str) -> list[str]:
@@ -68,11 +78,8 @@ def test_analyze_heading_breaks_between_items(capsys: pytest.CaptureFixture[str]
 
 
 def test_compact_heading_breaks_between_items(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-                                              tmp_path: Path) -> None:
-    path = tmp_path / "chats" / "session-2026-11-24T09-00-migration.jsonl"
-    path.parent.mkdir()
-    shutil.copyfile(SAMPLES / "long-migration.jsonl", path)
-    lines = report(capsys, monkeypatch, 80, "compact", str(path), "--force")
+                                              migration: Path) -> None:
+    lines = report(capsys, monkeypatch, 80, "compact", str(migration), "--force")
     top = heading(lines, "fact recall")
     assert top[0].startswith("provider: offline:")
     assert all(cell_len(line) <= 80 and line == line.rstrip() for line in top), top
@@ -81,7 +88,7 @@ def test_compact_heading_breaks_between_items(capsys: pytest.CaptureFixture[str]
     whole_on_one_line(top, "(summariser got the original turns)")
     assert any(line.startswith("  ") for line in top[1:])  # the provider's reason goes on, set in
     for line in top:
-        assert line.startswith(("provider:", path.name, "status:", "tokens", "split", "tool-output")) \
+        assert line.startswith(("provider:", migration.name, "status:", "tokens", "split", "tool-output")) \
             or (line.startswith("  ") and line[2] != " "), line
 
     start = next(k for k, line in enumerate(lines) if "final snapshot" in line) + 1
@@ -93,24 +100,22 @@ def test_compact_heading_breaks_between_items(capsys: pytest.CaptureFixture[str]
 
 
 def test_history_entries_break_between_items(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-                                             tmp_path: Path) -> None:
+                                             migration: Path) -> None:
     from inspector.store import read_history
 
-    path = tmp_path / "chats" / "session-2026-11-24T09-00-migration.jsonl"
-    path.parent.mkdir()
-    shutil.copyfile(SAMPLES / "long-migration.jsonl", path)
     for _ in range(2):
-        report(capsys, monkeypatch, 80, "compact", str(path), "--force", "--apply")
-    entries = read_history(path).entries
+        report(capsys, monkeypatch, 80, "compact", str(migration), "--force", "--apply")
+    entries = read_history(migration).entries
     assert len(entries) == 2
-    for argv in (["history", str(path)], ["history", "--snapshots", str(path)], ["revert", "--list", str(path)]):
+    file = str(migration)
+    for argv in (["history", file], ["history", "--snapshots", file], ["revert", "--list", file]):
         lines = report(capsys, monkeypatch, 80, *argv)
         assert all(cell_len(line) <= 80 and line == line.rstrip() for line in lines), lines
         for entry in entries:
             whole_on_one_line(lines, f"backup {entry.backup}")
             assert sum(line.startswith(f"{entry.id}  {entry.applied_at}") for line in lines) == 1
         for line in lines:  # an entry's first line, or one going on under it (set in); a snapshot further in
-            assert line.startswith((str(path)[:20], *(e.id for e in entries), "  ")), line
+            assert line.startswith((str(migration)[:20], *(e.id for e in entries), "  ")), line
         if "--snapshots" in argv:
             assert "    <state_snapshot>" in lines and any(line.startswith("      ") for line in lines)
         wide = report(capsys, monkeypatch, 1000, *argv)
@@ -119,18 +124,13 @@ def test_history_entries_break_between_items(capsys: pytest.CaptureFixture[str],
 
 
 def test_no_figure_is_cut_in_a_narrow_terminal(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-                                               tmp_path: Path) -> None:
+                                               migration: Path) -> None:
     """The tables of ``analyze`` and ``compact --compare`` fold a figure that does not fit its cell
     onto the next line; none is cut to an ellipsis.  The comparison fits 80 columns."""
-    import json
-
-    path = tmp_path / "chats" / "session-2026-11-24T09-00-migration.jsonl"
-    path.parent.mkdir()
-    shutil.copyfile(SAMPLES / "long-migration.jsonl", path)
     monkeypatch.setenv("COLUMNS", "80")
-    assert main(["compact", str(path), "--compare", "--json"]) == 0
+    assert main(["compact", str(migration), "--compare", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)["compare"]
-    lines = report(capsys, monkeypatch, 80, "compact", str(path), "--compare")
+    lines = report(capsys, monkeypatch, 80, "compact", str(migration), "--compare")
     assert all(cell_len(line) <= 80 for line in lines) and "…" not in "\n".join(lines)
     assert [name for name in results if name in lines[1]] == list(results)  # a column each, side by side
     for label, key in (("tokens before", "original_token_count"), ("after", "new_token_count")):
@@ -138,9 +138,9 @@ def test_no_figure_is_cut_in_a_narrow_terminal(capsys: pytest.CaptureFixture[str
         assert [int(cell.strip().replace(",", "")) for cell in row.split("│")[1:]] == \
             [results[name][key] for name in results]
 
-    lines = report(capsys, monkeypatch, 60, "analyze", "--all", str(path))
+    lines = report(capsys, monkeypatch, 60, "analyze", "--all", str(migration))
     assert "…" not in "\n".join(lines)
-    result = analyze(load(path))
+    result = analyze(load(migration))
     text = "\n".join(lines).replace("│", " ")
     for i in range(len(result.turns)):
         assert f" {result.turn_tokens(i):,} " in text
