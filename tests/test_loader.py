@@ -16,6 +16,7 @@ from inspector.session import reader as reader_module
 from inspector.session.records import MessageList
 
 META = {"sessionId": "s", "projectHash": "p"}
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_sessions"
 
 
 def write(path: Path, records: list[object], end: str = "\n") -> Path:
@@ -71,6 +72,30 @@ def test_a_one_line_recording_is_read_as_jsonl(tmp_path: Path) -> None:
     session = load(path)
     assert session.format == "jsonl"
     assert [m["content"][0]["text"] for m in session.messages] == ["two"]
+
+
+@pytest.mark.parametrize("ident", [1.5, 7, None, ["a"], {"a": 1}, True])
+def test_a_legacy_message_whose_id_is_not_text_keeps_its_turns(tmp_path: Path, ident: object) -> None:
+    # Gemini CLI builds a legacy file's history without reading ids, so it resumes such a file;
+    # the inspector reads it too (the turn just has no record id) instead of failing in the middle.
+    from inspector.analysis import analyze
+
+    sample = json.loads((SAMPLES / "legacy-pomodoro.json").read_text(encoding="utf-8"))
+    odd = json.loads(json.dumps(sample))
+    odd["messages"][1]["id"] = ident
+    (tmp_path / "plain.json").write_text(json.dumps(sample, indent=2))
+    (tmp_path / "odd.json").write_text(json.dumps(odd, indent=2))
+    plain, changed = analyze(load(tmp_path / "plain.json")), analyze(load(tmp_path / "odd.json"))
+    assert [t.content for t in changed.turns] == [t.content for t in plain.turns]
+    assert list(changed.quarters) == list(plain.quarters)
+    moved = [t.index for t in changed.turns if t.message_index == 1]
+    assert moved and all(changed.turns[i].record_id is None for i in moved)
+    assert all(changed.turns[i].record_id == plain.turns[i].record_id for i in range(len(plain.turns))
+               if i not in moved)
+    shown = subprocess.run([sys.executable, "-m", "inspector", "analyze", "--json", str(tmp_path / "odd.json")],
+                           capture_output=True, text=True, check=False)
+    assert shown.returncode == 0, shown.stderr
+    assert [row["record_id"] for row in json.loads(shown.stdout)["history"]][moved[0]] is None
 
 
 def test_the_first_bad_message_in_file_order_is_reported(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
-from inspector.session.history import message_contents
+from inspector.session.history import message_contents, message_id
 from inspector.tokens import function_response_quarters, media_quarters, quarters_of
 
 USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
@@ -391,7 +391,7 @@ def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
     built = message_contents(message)
     if not built:
         return ()
-    ident = message.get("id")
+    ident = message_id(message)
     gemini = message.get("type") == "gemini"
     usage = usage_of(message) if gemini else None
     model = recorded_model(message) if gemini else None

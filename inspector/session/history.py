@@ -255,10 +255,18 @@ def message_contents(message: dict[str, Any]) -> list[tuple[dict[str, Any], bool
     return out
 
 
+def message_id(message: dict[str, Any]) -> str | None:
+    """A message's id, or None when it has none that is text.  A JSONL line whose id is not text
+    is no message at all, but a legacy file's message keeps its place whatever its id holds:
+    Gemini CLI never reads the id to build the history."""
+    ident = message.get("id")
+    return ident if type(ident) is str else None
+
+
 def messages_to_turns(messages: Sequence[dict[str, Any]]) -> list[Turn]:
     turns: list[Turn] = []
     for position, message in enumerate(messages):
-        ident = message.get("id")
+        ident = message_id(message)
         for content, is_result in message_contents(message):
             turns.append(Turn(len(turns), content, ident, position, is_result))
     return turns
