@@ -53,7 +53,7 @@ from inspector.context import environment_quarters
 from inspector.live_budget import ShiftedTruncations, as_shifted, changed_weights, replan, split_point
 from inspector.live_pairing import Pairing
 from inspector.session import Session, Turn
-from inspector.session.figures import response_text
+from inspector.session.figures import CallKey, response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
 from inspector.session.jsonl import Message, line_count, scan
 from inspector.session.loader import paused_gc
@@ -61,7 +61,6 @@ from inspector.session.records import MessageList, loads_line
 from inspector.session.turn_index import TurnIndex
 from inspector.tokens import token_limit
 
-Key = tuple[Any, Any]
 T = TypeVar("T")
 
 
@@ -76,8 +75,8 @@ class _Index:
     responses: list[tuple[Any, ...]]  # every turn's ResponseFigures
     roles: list[str]
     safe: list[bool]  # TurnIndex.is_safe_end of every turn
-    calls: list[tuple[Key, ...]]
-    answers: list[tuple[Key, ...]]
+    calls: list[tuple[CallKey, ...]]
+    answers: list[tuple[CallKey, ...]]
     pairing: Pairing  # after every turn, marked at the last message's first turn
     saturated: tuple[int, int] | None  # where the budget walk went over
     weights: dict[int, tuple[int, tuple[tuple[int, str], ...]]]  # live_budget.changed_weights's memory

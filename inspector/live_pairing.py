@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-Key = tuple[Any, Any]
+from inspector.session.figures import CallKey
 
 _UNSET = object()
 
@@ -24,8 +24,8 @@ class Pairing:
     writes that message again the pairing goes back to before it (``undo``) instead of being
     copied before every message.  ``low``: how short ``found`` has been since it was set."""
 
-    by_id: dict[Any, int] = field(default_factory=dict)
-    pending: dict[Any, list[int]] = field(default_factory=dict)
+    by_id: dict[str, int] = field(default_factory=dict)
+    pending: dict[str | None, list[int]] = field(default_factory=dict)
     found: list[int] = field(default_factory=list)
     log: list[tuple[Any, ...]] | None = None  # what to do to go back to the mark (None: no mark)
     low: int = 0
@@ -55,7 +55,7 @@ class Pairing:
                 found.append(args[0])
         self.log = None
 
-    def add(self, i: int, role: str, calls: tuple[Key, ...], answers: tuple[Key, ...]) -> None:
+    def add(self, i: int, role: str, calls: tuple[CallKey, ...], answers: tuple[CallKey, ...]) -> None:
         log = self.log
         covered = False
         for ident, name in answers:

@@ -126,3 +126,48 @@ def test_cli_compare_and_its_refusal_to_apply(capsys: pytest.CaptureFixture[str]
     assert main(["compact", str(path), "--compare", "--apply", "--provider", "offline"]) == 2
     assert "apply one with --strategy" in capsys.readouterr().err
     assert path.read_bytes() == before
+
+
+def _recast_calls(value: Any, recast: Any) -> Any:
+    """``value`` (a JSONL line's record) with the (id, name) of every tool call and function call
+    or response in it ``recast``."""
+    if isinstance(value, list):
+        return [_recast_calls(item, recast) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {key: _recast_calls(item, recast) for key, item in value.items()}
+    for key in ("functionCall", "functionResponse"):
+        inner = out.get(key)
+        if isinstance(inner, dict) and "id" in inner:
+            inner["id"], inner["name"] = recast(inner["id"], inner["name"])
+    for call in out.get("toolCalls") or []:
+        call["id"], call["name"] = recast(call["id"], call["name"])
+    return out
+
+
+RECASTS = {
+    "ids are objects": lambda ident, name: ({"call": ident}, name),
+    "ids are lists": lambda ident, name: ([ident, 1], name),
+    "ids are numbers": lambda ident, name: (int.from_bytes(ident.encode()[-6:], "big"), name),
+}
+
+
+@pytest.mark.parametrize("recast", RECASTS.values(), ids=RECASTS.keys())
+@pytest.mark.parametrize("sample", ["long-migration.jsonl", "gemini-cli-0.61-tool-calls.jsonl"])
+def test_calls_whose_ids_are_not_text_pair_as_text_ones_do(
+        tmp_path: Path, sample: str, recast: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    # Gemini CLI loads such a file (nothing it does with a history reads the ids' type); the
+    # inspector used to stop with "unhashable type" while finding the agentic split points.
+    from inspector.compaction.pairs import pair_calls
+
+    source = Path(__file__).resolve().parents[1] / "sample_sessions" / sample
+    lines = source.read_text(encoding="utf-8").splitlines()
+    recast_lines = [json.dumps(_recast_calls(json.loads(line), recast)) for line in lines]
+    path = tmp_path / sample
+    path.write_text("\n".join(recast_lines) + "\n", encoding="utf-8")
+    plain, odd = analyze(load(source)), analyze(load(path))
+    assert odd.agentic_candidates == plain.agentic_candidates
+    assert pair_calls([t.content for t in odd.turns]) == pair_calls([t.content for t in plain.turns])
+    assert agentic_candidates([t.content for t in odd.turns]) == odd.agentic_candidates  # as a checkpoint is read
+    assert main(["analyze", "--json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["agentic_split_candidates"] == plain.agentic_candidates

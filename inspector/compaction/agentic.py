@@ -13,20 +13,19 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.jsjson import truthy
+from inspector.session.figures import CallKey, pair_key
 
-Key = tuple[Any, Any]  # (id, name) of a function call or response
 
-
-def crossing_free_model_turns(roles: list[str], calls: list[tuple[Key, ...]],
-                              answers: list[tuple[Key, ...]]) -> list[int]:
+def crossing_free_model_turns(roles: list[str], calls: list[tuple[CallKey, ...]],
+                              answers: list[tuple[CallKey, ...]]) -> list[int]:
     """Model turns (never 0) no call/response pair spans, from per-turn keys.
 
     Pairing follows ``pairs.pair_calls``: a response belongs to the earlier
     call with its id, or, without an id, to the oldest unanswered id-less
     call of its name.
     """
-    by_id: dict[Any, int] = {}
-    pending: dict[Any, list[int]] = {}  # id-less calls by name, oldest first
+    by_id: dict[str, int] = {}
+    pending: dict[str | None, list[int]] = {}  # id-less calls by name, oldest first
     count = len(roles)
     crossing = [0] * (count + 1)
     for i in range(count):
@@ -60,12 +59,13 @@ def crossing_free_model_turns(roles: list[str], calls: list[tuple[Key, ...]],
     return found
 
 
-def _keys(content: dict[str, Any], field: str) -> list[Key]:
+def _keys(content: dict[str, Any], field: str) -> list[CallKey]:
     keys = []
     for part in content.get("parts") or []:
         value = part.get(field) if isinstance(part, dict) else None
-        if isinstance(value, dict) and truthy(value):
-            keys.append((value.get("id"), value.get("name")))
+        key = pair_key(value) if truthy(value) else None
+        if key is not None:
+            keys.append(key)
     return keys
 
 

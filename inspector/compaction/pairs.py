@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.session.figures import pair_key
+
 ORPHAN_RESPONSE = "[A result of {name} stood here; the call that asked for it was compacted away.]"
 MISSING_RESPONSE = "[No result kept for this call of {name}: it was compacted away.]"
 
@@ -19,7 +21,7 @@ MISSING_RESPONSE = "[No result kept for this call of {name}: it was compacted aw
 class CallRef:
     turn: int
     part: int
-    name: str
+    name: str | None
     id: str | None
 
 
@@ -43,22 +45,23 @@ def pair_calls(contents: list[dict[str, Any]]) -> dict[tuple[int, int], tuple[in
 
     A response belongs to the earlier call with the same id (answered already
     or not: Gemini CLI's own histories repeat results); without an id, to the
-    oldest unanswered call of the same name.
+    oldest unanswered call of the same name.  Ids and names are compared as
+    ``figures.pair_key`` gives them, as the agentic split compares them.
     """
     by_id: dict[str, CallRef] = {}
     pending: list[CallRef] = []
     pairs: dict[tuple[int, int], tuple[int, int]] = {}
     for i, content in enumerate(contents):
         for j, call in function_calls(content):
-            ref = CallRef(i, j, str(call.get("name", "")), call.get("id"))
+            ident, name = pair_key(call) or (None, None)
+            ref = CallRef(i, j, name, ident)
             pending.append(ref)
-            if ref.id:
-                by_id[str(ref.id)] = ref
+            if ident:
+                by_id[ident] = ref
         for j, response in function_responses(content):
-            rid = response.get("id")
-            match = by_id.get(str(rid)) if rid else None
+            rid, name = pair_key(response) or (None, None)
+            match = by_id.get(rid) if rid else None
             if match is None:
-                name = str(response.get("name", ""))
                 match = next((c for c in pending if not c.id and c.name == name), None)
             if match is not None:
                 if match in pending:

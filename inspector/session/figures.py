@@ -55,11 +55,27 @@ TurnRow = tuple[Any, ...]
 ROW_LENGTH = 14
 
 
-def _key(value: Any) -> tuple[Any, Any]:
+# (id, name) by which a function call and its response are paired: text, or None for none.
+CallKey = tuple[str | None, str | None]
+
+
+def _key_text(value: Any) -> str | None:
+    if value is None or type(value) is str:
+        return value
+    return js_stringify(value)
+
+
+def pair_key(value: Any) -> CallKey | None:
+    """The ``(id, name)`` by which a ``functionCall`` or ``functionResponse`` object is paired
+    with its other half (the agentic split, ``compaction.pairs``), or None for one that is no
+    object.  The id counts only when it is truthy.  A value that is not text (a number, a list, an
+    object) stands as its JSON text, so that it pairs like any other and is never an unhashable
+    key."""
     if type(value) is not dict:
-        return (None, None)
+        return None
+    ident = value.get("id")
     name = value.get("name")
-    return (value.get("id"), shared(name) if type(name) is str else name)
+    return (_key_text(ident) if truthy(ident) else None, shared(name) if type(name) is str else _key_text(name))
 
 
 def _part_label(part: dict[str, Any]) -> str:
@@ -258,15 +274,19 @@ def marker_path(response: Any) -> str | None:
     return str(hits[-1]) if hits else None
 
 
-def _output_entry(j: int, part: dict[str, Any], fr: dict[str, Any], quarters: int, key: tuple[Any, Any],
-                  ) -> OutputFigures:
-    """The ``OutputFigures`` of a part ``{..., "functionResponse": fr}`` whose response is truthy."""
+def _output_entry(j: int, part: dict[str, Any], fr: dict[str, Any], quarters: int) -> OutputFigures:
+    """The ``OutputFigures`` of a part ``{..., "functionResponse": fr}`` whose response is truthy:
+    its tool name and call id as written (masking names its file from them, or throws as the
+    reference does on one that is not text)."""
     response = fr.get("response")
+    name = fr.get("name")
+    if type(name) is str:
+        name = shared(name)
     if holds_masking_tag(response):
-        return (j, MASKED_OUTPUT, quarters, key[1], key[0], marker_path(response))
+        return (j, MASKED_OUTPUT, quarters, name, fr.get("id"), marker_path(response))
     plain = (len(part) == 1 and "parts" not in fr and type(response) is dict and len(response) == 1
              and type(response.get("output")) is str)
-    return (j, PLAIN_OUTPUT if plain else OUTPUT, quarters, key[1], key[0], None)
+    return (j, PLAIN_OUTPUT if plain else OUTPUT, quarters, name, fr.get("id"), None)
 
 
 _SHARED: dict[str, str] = {}
@@ -296,8 +316,8 @@ def content_figures(
     quarters = 0
     parts_json = 1 + len(parts) if parts else 2  # brackets and commas
     has_response = has_call = False
-    calls: list[tuple[Any, Any]] = []
-    answers: list[tuple[Any, Any]] = []
+    calls: list[CallKey] = []
+    answers: list[CallKey] = []
     responses: list[ResponseFigures] = []
     outputs: list[OutputFigures] = []
     labels: list[str] = []  # turn_kind, built in the same pass
@@ -348,13 +368,16 @@ def content_figures(
                                  else _response_entry(j, part, fr))
             if response is not None and truthy(response):
                 has_response = True
-                key = _key(response)
-                answers.append(key)
-                if isinstance(response, dict) and truthy(response.get("response")):
-                    outputs.append(_output_entry(j, part, response, quarters - before, key))
+                key = pair_key(response)
+                if key is not None:
+                    answers.append(key)
+                    if truthy(response.get("response")):
+                        outputs.append(_output_entry(j, part, response, quarters - before))
             if call is not None and truthy(call):
                 has_call = True
-                calls.append(_key(call))
+                key = pair_key(call)
+                if key is not None:
+                    calls.append(key)
         if label not in labels:
             labels.append(label)
     if type(role) is str and len(content) == 2 and next(iter(content)) == "role" and "parts" in content \

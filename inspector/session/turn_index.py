@@ -16,9 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.session.figures import OutputFigures, ResponseFigures, UsageColumn, transpose
-
-CallKey = tuple[Any, Any]  # (id, name) of a function call or response, for pairing them
+from inspector.session.figures import CallKey, OutputFigures, ResponseFigures, UsageColumn, transpose
 
 
 @dataclass(frozen=True, slots=True)
