@@ -335,3 +335,29 @@ def test_symlinked_session_keeps_its_link(tmp_path: Path) -> None:
     assert link.is_symlink() and same(contents(real), new)
     revert(link)
     assert link.is_symlink() and real.read_bytes() == original
+
+
+def test_a_number_past_the_doubles_in_a_tool_call_applies_and_reverts(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Gemini CLI reads 1e400 written as an integer as Infinity and writes it back as null; the file
+    # resumes, so it must apply.  The read-back check used to fail on it with an OverflowError.
+    from inspector.cli import main
+
+    path = copy_session(REPO / "sample_sessions" / "long-migration.jsonl", tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    with_calls = [i for i, line in enumerate(lines) if '"toolCalls"' in line]
+    for i in (with_calls[0], with_calls[-1]):  # one summarised, one kept
+        record = json.loads(lines[i])
+        record["toolCalls"][0]["args"]["limit"] = 10**400
+        record["toolCalls"][0]["args"]["offset"] = -(10**309)
+        lines[i] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = path.read_bytes()
+    assert main(["compact", "--provider", "offline", "--apply", str(path)]) == 0, capsys.readouterr().err
+    assert path.read_bytes() != before
+    kept = [part["functionCall"]["args"]["limit"] for turn in contents(path) for part in turn["parts"]
+            if "limit" in part.get("functionCall", {}).get("args", {})]
+    # the kept call's argument, written as Gemini CLI writes it (null); the summarised one is gone
+    assert kept == [None]
+    assert main(["revert", str(path)]) == 0
+    assert path.read_bytes() == before

@@ -49,12 +49,13 @@ def js_number(value: int | float) -> float:
     """
     try:
         return float(value)
-    except OverflowError:
-        return math.copysign(math.inf, value)
+    except OverflowError:  # an integer: compared, not converted
+        return math.inf if value > 0 else -math.inf
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equality as Gemini CLI sees it: ``True`` is not ``1``, ``1`` equals ``1.0``, numbers are doubles."""
+    """Equality as Gemini CLI sees it: ``True`` is not ``1``, ``1`` equals ``1.0``, numbers are doubles,
+    and a number past the doubles is the null it is written as."""
     return _difference(a, b, "") is None
 
 
@@ -78,9 +79,20 @@ def _difference(a: Any, b: Any, where: str) -> tuple[str, Any, Any] | None:
             if found:
                 return found
         return None
-    if isinstance(a, (int, float)):
-        return None if isinstance(b, (int, float)) and js_number(a) == js_number(b) else (where, a, b)
+    if isinstance(a, (int, float)) or isinstance(b, (int, float)):
+        x, y = _as_written(a), _as_written(b)
+        return None if type(x) is type(y) and x == y else (where, a, b)
     return None if type(a) is type(b) and a == b else (where, a, b)
+
+
+def _as_written(value: Any) -> Any:
+    """A number as Gemini CLI holds it and writes it: a double, and null for one past the doubles'
+    range (JSON has no Infinity: ``JSON.stringify`` writes null, so that is what a file and the
+    model get, whichever of the two a history holds)."""
+    if not isinstance(value, (int, float)):
+        return value
+    number = js_number(value)
+    return number if math.isfinite(number) else None
 
 
 def first_difference(got: Sequence[Content], want: Sequence[Content]) -> str | None:

@@ -29,6 +29,7 @@ text = st.builds(lambda p, t: p + t, st.sampled_from(PREFIXES), st.lists(chars, 
 ODD_NUMBERS = [
     1.0, -1.0, 0.5, 1e21, 1e20, 1e-7, 1e-6, -0.0, 0.1, 1e300, 5e-324, 2.0**53, 2**53 + 1, 2**63, 2**64 + 7,
     12345678901234567890, 123456789012345678901234567890, -(2**70), 1e16, 123456789.125, 0,
+    10**400, -(10**309),  # past the doubles: Infinity in JavaScript, written back as null
 ]
 numbers = st.one_of(
     st.sampled_from(ODD_NUMBERS),
@@ -103,7 +104,11 @@ tool_calls = st.lists(
     ),
     max_size=3,
 )
-tokens = st.fixed_dictionaries({}, optional={k: numbers for k in ("input", "output", "cached", "thoughts", "total")})
+# Token counts are figures the project shows: one past the doubles is refused with a one-line error
+# (tests/test_bad_input.py), so they are drawn from the numbers JavaScript holds as finite.
+finite_numbers = numbers.filter(lambda n: abs(n) < 2**1024)
+tokens = st.fixed_dictionaries({}, optional={k: finite_numbers for k in ("input", "output", "cached", "thoughts",
+                                                                          "total")})
 
 
 def message(kind: str | None = None) -> st.SearchStrategy[dict[str, Any]]:
