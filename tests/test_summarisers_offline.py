@@ -9,6 +9,7 @@ the whole history (0 false claims).
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from inspector.compaction.prompts import VERIFY_REQUEST, anchor_text, focus_text
 from inspector.compaction.request import compaction_context, compaction_request
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.strategies import run_request
+from inspector.compaction.summarisers.base import SummariserError
 from inspector.compaction.summarisers.offline import OfflineSummariser
 from inspector.progress import Cancelled, Progress, Reporter
 from inspector.quality.grade import mentions
@@ -208,7 +210,7 @@ def test_focus_raises_what_it_names_and_says_how() -> None:
 
 
 def test_a_focus_it_cannot_honour_says_so() -> None:
-    summariser = OfflineSummariser()
+    summariser = OfflineSummariser(ratio=ROOMY)
     out = summariser.summarise_sync([*_reads(3), request("answer in French, please")])
     note = summariser.cite(out)
     assert note is not None and note.focus_note is not None
@@ -304,7 +306,9 @@ def test_a_short_budget_drops_the_lowest_kinds_first_and_every_line_it_drops_wou
     everything = roomy.summarise_sync([*history, request()])
     assert roomy.cite(everything).omitted == ()  # type: ignore[union-attr]
     tokens = estimate_contents(history)
-    for share in (0.12, 0.08, 0.05, 0.03):
+    with pytest.raises(SummariserError, match="hold none of the"):  # too short for any line: no empty snapshot
+        OfflineSummariser(ratio=0.03).summarise_sync([*history, request()])
+    for share in (0.12, 0.08, 0.05):
         summariser = OfflineSummariser(ratio=share)
         out = summariser.summarise_sync([*history, request()])
         provenance = summariser.cite(out)
@@ -326,18 +330,39 @@ def test_a_short_budget_drops_the_lowest_kinds_first_and_every_line_it_drops_wou
 
 
 def test_a_budget_too_small_for_even_an_empty_snapshot_fails_saying_so() -> None:
-    from inspector.compaction.summarisers.base import SummariserError
-
     history = [{"role": "user", "parts": [{"text": "hi"}]}, {"role": "model", "parts": [{"text": "Hello!"}]}]
     with pytest.raises(SummariserError, match="less than even an empty one"):
         OfflineSummariser().summarise_sync([*history, request()])
 
 
-async def test_a_tiny_history_compacts_to_a_well_formed_snapshot_within_15_percent() -> None:
+def test_a_budget_that_holds_the_frame_but_no_line_fails_instead_of_an_empty_snapshot(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Gemini CLI's own three-prompt session, forced: 15% of its 80 summarised tokens holds the empty
+    # <state_snapshot> frame but none of its lines.  An empty snapshot was applied before, replacing the
+    # three requests with nothing (fact recall 0%).
+    from inspector.cli import main
+
+    source = SAMPLES / "gemini-cli-0.61-three-prompts.jsonl"
+    path = tmp_path / source.name
+    path.write_bytes(source.read_bytes())
+    assert main(["compact", "--provider", "offline", "--force", "--json", str(path)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "COMPRESSION_FAILED_SUMMARISER_ERROR"
+    assert "hold none of the" in report["message"] and "an empty snapshot would forget" in report["message"]
+    assert main(["compact", "--provider", "offline", "--force", "--apply", str(path)]) != 0
+    assert path.read_bytes() == source.read_bytes()
+    roomier = OfflineSummariser(ratio=0.6)  # with room for a line, the same history gets a snapshot that says it
+    session = load(source)
+    text = roomier.summarise_sync([*[t.content for t in analyze(session).turns][:6], request()])
+    assert "<overall_goal>" in text or "<task_state>" in text
+
+
+async def test_a_small_history_compacts_to_a_well_formed_snapshot_within_15_percent() -> None:
     from inspector.compaction.compress import compress
 
     ask = "Rename the helper in utils.py to parse_row, and update every caller in the reports package too."
-    answer = "Done: the helper is now parse_row; its four callers in reports/ use the new name, and the tests pass."
+    answer = ("Done: the helper is now parse_row; its four callers in reports/ use the new name, and the tests "
+              "pass. " * 6)
     history = [{"role": "user", "parts": [{"text": ask}]},
                {"role": "model", "parts": [{"text": answer}]},
                {"role": "user", "parts": [{"text": f"Good. {ask.replace('Rename', 'Also rename')} Keep it short."}]},
@@ -349,7 +374,7 @@ async def test_a_tiny_history_compacts_to_a_well_formed_snapshot_within_15_perce
     assert result.facts is not None and result.facts.false_claims == []
     assert result.facts.snapshot_tokens <= 0.15 * result.facts.replaced_tokens
     parsed = snap.parse(result.snapshot or "")
-    assert parsed.found and all(s.lines for s in parsed.sections)  # no empty section is written
+    assert parsed.found and parsed.sections and all(s.lines for s in parsed.sections)  # no empty section is written
     assert result.provenance is not None and result.provenance.omitted  # what did not fit is said
     assert "omitted" in result.to_json()["provenance"]
 

@@ -39,8 +39,9 @@ line is only written with that line.  How many lines of each kind were
 left out is part of the provenance (``Provenance.omitted``); the facts they
 held show as lost in the independent check (``inspector.quality``).  When
 the budget cannot hold even the empty ``<state_snapshot>`` frame (a
-history of a few dozen tokens) the summariser fails with a message saying
-so.  Like the Gemini path it answers two calls: the draft is the final
+history of a few dozen tokens), or holds the frame but none of the lines the
+history gives, the summariser fails with a message saying so: an empty
+snapshot would replace a memory with nothing.  Like the Gemini path it answers two calls: the draft is the final
 selection cut to 80% of the budget, so the verification adds back what the
 draft left out.
 """
@@ -306,6 +307,13 @@ class OfflineSummariser:
                 f"the snapshot ({self.ratio:.0%}), less than even an empty one takes ({FRAME / 4:,.1f})",
                 kind=NO_ROOM)
         full = run.fitted()
+        if run.items and not full:
+            shortest = min((_Tally().cost(item) for item in run.items if not item.relative), default=0)
+            raise SummariserError(
+                f"the {run.budget / 4:,.1f} tokens left for the snapshot ({self.ratio:.0%} of what it replaces) hold "
+                f"none of the {len(run.items):,} lines the history gives (the shortest takes "
+                f"{(FRAME + shortest) / 4:,.1f} with the frame): an empty snapshot would forget all of it",
+                kind=NO_ROOM)
         if mode == "verify" and draft is not None and draft.strip() == run.draft_text:
             chosen = full  # the check adds what the draft's smaller budget left out
         else:
