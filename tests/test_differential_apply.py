@@ -95,25 +95,49 @@ CONTEXT_AS_THOUGHT = [{"id": "a", "timestamp": "2026-01-01T00:00:00Z", "type": "
                        "content": {"text": "<session_context>", "thought": True}}]
 
 
+def _document(value: Any, indent: int | None, raw: bool) -> bytes:
+    """``value`` as JSON; ``raw``: not escaped, a lone surrogate written as the three bytes no UTF-8
+    decoder accepts (Node reads them as U+FFFD, as a writer other than Gemini CLI may leave them)."""
+    if not raw:
+        return json.dumps(value, indent=indent, ensure_ascii=True).encode()
+    return json.dumps(value, indent=indent, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
 @SETTINGS
-@given(messages=gen.messages, pretty=st.booleans(), cut=st.floats(0, 1))
-@example(messages=CONTEXT_AS_THOUGHT, pretty=False, cut=0.0)
+@given(messages=gen.messages, pretty=st.booleans(), raw=st.booleans(), cut=st.floats(0, 1))
+@example(messages=CONTEXT_AS_THOUGHT, pretty=False, raw=False, cut=0.0)
+@example(messages=[{"id": "a", "timestamp": "2026-01-01T00:00:00Z", "type": "user", "content": [{"text": "hi \ud800"}]},
+                  {"id": "b", "timestamp": "2026-01-01T00:00:00Z", "type": "gemini", "content": [{"text": "ok"}]}],
+         pretty=True, raw=True, cut=1.0)
 def test_generated_legacy_file_applies(reference: RefServer, folder: Path, messages: list[dict[str, Any]],
-                                       pretty: bool, cut: float) -> None:
+                                       pretty: bool, raw: bool, cut: float) -> None:
     path = folder / "session-legacy.json"
-    path.write_text(json.dumps({**gen.METADATA, "messages": messages}, indent=2 if pretty else None,
-                               ensure_ascii=True), encoding="utf-8")
+    path.write_bytes(_document({**gen.METADATA, "messages": messages}, 2 if pretty else None, raw))
     _check(reference, path, cut)
 
 
 @SETTINGS
-@given(messages=gen.messages, cut=st.floats(0, 1))
+@given(messages=gen.messages, raw=st.booleans(), cut=st.floats(0, 1))
 def test_generated_checkpoint_applies(reference: RefServer, folder: Path, messages: list[dict[str, Any]],
-                                      cut: float) -> None:
+                                      raw: bool, cut: float) -> None:
     # a /chat save file: the history Gemini CLI would resume from these messages
     answer = reference.call("convert", messages=messages)
     contents = [json.loads(turn) for turn in answer["history"]]
     path = folder / "checkpoint-tag.json"
-    path.write_text(json.dumps({"history": contents, "authType": "oauth-personal"}, indent=2, ensure_ascii=True),
-                    encoding="utf-8")
+    path.write_bytes(_document({"history": contents, "authType": "oauth-personal"}, 2, raw))
     _check(reference, path, cut)
+
+
+@pytest.mark.parametrize("session_id", [True, 7, {"a": 1}, 10**400], ids=["true", "7", "object", "1e400"])
+def test_a_session_id_a_set_line_made_not_text_applies(reference: RefServer, folder: Path,
+                                                       session_id: object) -> None:
+    # after-compression.jsonl's line 15 is the {"$set": {"sessionId": ...}} Gemini CLI wrote when it
+    # compressed; here a later writer made the id something else.  Apply used to write the id back
+    # as null (or stand in a header whose id was not text) and refuse: the records would not load.
+    source = Path(__file__).resolve().parents[1] / "sample_sessions" / "after-compression.jsonl"
+    lines = source.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[14]).keys() == {"$set"} and "sessionId" in json.loads(lines[14])["$set"]
+    lines[14] = json.dumps({"$set": {"sessionId": session_id}})
+    path = folder / source.name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _check(reference, path, 0.5)

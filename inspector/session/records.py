@@ -39,7 +39,7 @@ def js_json_loads(text: str) -> Any:
 
 
 def loads_line(raw: bytes | memoryview) -> Any:
-    """One line as ``JSON.parse`` reads it (after Node decoded it as UTF-8)."""
+    """One line (or a whole document) as ``JSON.parse`` reads it (after Node decoded it as UTF-8)."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:

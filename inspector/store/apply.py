@@ -34,6 +34,7 @@ from inspector.jsjson import js_stringify, js_utf8
 from inspector.session.errors import SessionError
 from inspector.session.history import Turn, messages_to_turns
 from inspector.session.loader import Session, parse
+from inspector.session.records import loads_line
 from inspector.store import files
 from inspector.store.baseline import (
     Baseline,
@@ -143,13 +144,11 @@ def preview_state(session: Session, expected_sha256: str | None = None, expected
 
 
 def _parse_whole(path: Path, data: bytes) -> Any:
+    """The document as Gemini CLI reads it (invalid UTF-8 as U+FFFD, as the loader reads it too)."""
     try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        try:
-            return json.loads(data.decode("utf-8"))
-        except (ValueError, RecursionError):
-            raise StoreError(path, "the file is no longer readable JSON; nothing was written", "changed") from None
+        return loads_line(data)
+    except (ValueError, RecursionError):
+        raise StoreError(path, "the file is no longer readable JSON; nothing was written", "changed") from None
 
 
 def _indent_of(data: bytes) -> int | None:
@@ -192,10 +191,10 @@ def _plan(
         messages = context_records(session.messages) + built.records + extra
         want = list(new_history) + [t.content for t in messages_to_turns(extra)]
         if session.format == "jsonl":
-            lines = [
-                {"$set": {"sessionId": session.session_id}},
-                {"$set": {"messages": messages, "lastUpdated": timestamp}},
-            ]
+            # Gemini CLI's two lines; the id's only where it is text (a $set may have made it anything,
+            # and one written back as null would leave a file no longer read as a session).
+            lines = [{"$set": {"sessionId": session.session_id}}] if session.session_id is not None else []
+            lines.append({"$set": {"messages": messages, "lastUpdated": timestamp}})
             text = "".join(js_json(line) + "\n" for line in lines)
             lead = b"\n" if current and not current.endswith(b"\n") else b""
             data = lead + text.encode("utf-8")
@@ -214,8 +213,9 @@ def _plan(
     if plan.append:
         # A $set.messages line replaces every message before it, so the
         # messages after the apply depend only on the lines appended; a
-        # metadata line stands in for the rest of the file.
-        header = js_json({k: session.metadata.get(k) for k in ("sessionId", "projectHash")}).encode()
+        # metadata line stands in for the rest of the file (its values are never read back: the
+        # file's own, once a $set has merged into them, need not be text).
+        header = js_json({"sessionId": "read-back", "projectHash": "read-back"}).encode()
         got = _read_back(path, header + b"\n" + plan.data.lstrip(b"\n"))
     else:
         got = _read_back(path, plan.data)
