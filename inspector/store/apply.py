@@ -193,7 +193,8 @@ def _plan(
         if session.format == "jsonl":
             # Gemini CLI's two lines; the id's only where it is text (a $set may have made it anything,
             # and one written back as null would leave a file no longer read as a session).
-            lines = [{"$set": {"sessionId": session.session_id}}] if session.session_id is not None else []
+            lines: list[dict[str, Any]] = [{"$set": {"sessionId": session.session_id}}] \
+                if session.session_id is not None else []
             lines.append({"$set": {"messages": messages, "lastUpdated": timestamp}})
             text = "".join(js_json(line) + "\n" for line in lines)
             lead = b"\n" if current and not current.endswith(b"\n") else b""
