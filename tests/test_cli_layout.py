@@ -160,3 +160,22 @@ def test_a_long_diff_line_goes_on_clear_of_the_marks(capsys: pytest.CaptureFixtu
     assert marks == ["  - ", "  + ", "  + "]  # each change starts on a line of its own, with its mark
     words = " ".join(line[4:] if line[:4] in ("  - ", "  + ") else line.strip() for line in body)
     assert words == f"{long} {long} more - short"  # the rest of each goes on, set in past the marks
+
+
+@pytest.mark.parametrize("argv", [
+    ("analyze", "--all"),
+    ("compact", "--compare"),
+    ("compact", "--strategy", "staged"),
+    ("compact",),
+], ids=" ".join)
+def test_no_report_line_ends_in_spaces(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                       migration: Path, argv: tuple[str, ...]) -> None:
+    """A table pads its last column to the width it takes: those spaces are not written (a report
+    saved to a file or compared with diff has no trailing blanks), and every column is named."""
+    lines = report(capsys, monkeypatch, 80, *argv, str(migration))
+    assert len(lines) > 5
+    assert [line for line in lines if line != line.rstrip()] == []
+    if "staged" in argv:
+        header = next(line for line in lines if line.lstrip().startswith("stage "))
+        assert [cell.strip() for cell in header.split("┃")] == ["stage", "ran", "before", "after", "saved",
+                                                                  "what it did"]

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def stage_table(stages: list[StageReport]) -> Table:
     table = Table(title="stages", show_edge=False, header_style="bold", title_justify="left")
     for name, justify in (("stage", "left"), ("ran", "left"), ("before", "right"), ("after", "right"),
-                          ("saved", "right"), ("", "left")):
+                          ("saved", "right"), ("what it did", "left")):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]  # (a figure is never cut)
     for stage in stages:
         table.add_row(stage.name, "yes" if stage.applied else "skipped", f"{stage.tokens_before:,}",

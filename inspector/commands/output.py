@@ -15,6 +15,7 @@ through these, so none of it is ever sent to the terminal raw:
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TextIO
@@ -38,8 +39,43 @@ def say_error(text: str) -> None:
 
 
 def terminal_console() -> Console:
-    """A Rich console for a report whose text may come from a session (see the module doc)."""
-    return _literal_console()(markup=False, emoji=False, highlight=False)
+    """A Rich console for a report whose text may come from a session (see the module doc).
+    No line it writes ends in spaces (a table pads its last column to the width it takes)."""
+    return _literal_console()(markup=False, emoji=False, highlight=False, file=_NoTrailingSpaces(sys.stdout))
+
+
+# The end of a line: spaces and colour codes (Rich closes a padded cell's style after its spaces).
+_LINE_END = re.compile(r"(?:[ ]|\x1b\[[0-9;]*m)+(?=\n)")
+_COLOUR_CODE = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _codes_only(found: re.Match[str]) -> str:
+    return "".join(_COLOUR_CODE.findall(found.group()))
+
+
+class _NoTrailingSpaces:
+    """``stream`` with the spaces that end each line left out.  Rich writes whole lines at a
+    time (a print's text at once), so a line is never cut between two writes."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(_LINE_END.sub(_codes_only, text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return self._stream.encoding
 
 
 @functools.cache
