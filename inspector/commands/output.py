@@ -18,7 +18,7 @@ import functools
 import re
 import sys
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, cast
 
 from inspector.format import literal_segments, visible
 
@@ -41,7 +41,8 @@ def say_error(text: str) -> None:
 def terminal_console() -> Console:
     """A Rich console for a report whose text may come from a session (see the module doc).
     No line it writes ends in spaces (a table pads its last column to the width it takes)."""
-    return _literal_console()(markup=False, emoji=False, highlight=False, file=_NoTrailingSpaces(sys.stdout))
+    return _literal_console()(markup=False, emoji=False, highlight=False,
+                                 file=cast("TextIO", _NoTrailingSpaces(sys.stdout)))  # (what Rich uses of a file)
 
 
 # The end of a line: spaces and colour codes (Rich closes a padded cell's style after its spaces).
