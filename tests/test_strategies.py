@@ -171,3 +171,55 @@ def test_calls_whose_ids_are_not_text_pair_as_text_ones_do(
     assert agentic_candidates([t.content for t in odd.turns]) == odd.agentic_candidates  # as a checkpoint is read
     assert main(["analyze", "--json", str(path)]) == 0
     assert json.loads(capsys.readouterr().out)["agentic_split_candidates"] == plain.agentic_candidates
+
+
+def _recast_call_names(value: Any, recast: Any) -> Any:
+    """``value`` with the name of every tool call and function call in it ``recast`` (responses
+    keep theirs: a response's name must be text, and the loader says so)."""
+    if isinstance(value, list):
+        return [_recast_call_names(item, recast) for item in value]
+    if not isinstance(value, dict):
+        return value
+    out = {key: _recast_call_names(item, recast) for key, item in value.items()}
+    inner = out.get("functionCall")
+    if isinstance(inner, dict) and "name" in inner:
+        inner["name"] = recast(inner["name"])
+    for call in out.get("toolCalls") or []:
+        call["name"] = recast(call["name"])
+    return out
+
+
+NAME_RECASTS = {
+    "names are objects": lambda name: {"tool": name},
+    "names are lists": lambda name: [name],
+    "names are numbers": lambda name: 7,
+}
+
+
+@pytest.mark.parametrize("recast", NAME_RECASTS.values(), ids=NAME_RECASTS.keys())
+@pytest.mark.parametrize("sample", ["coding-task.jsonl", "gemini-cli-0.61-tool-calls.jsonl",
+                                    "checkpoint-bare-array.json"])
+def test_every_strategy_runs_on_calls_whose_names_are_not_text(
+        tmp_path: Path, sample: str, recast: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    # Gemini CLI loads such a file; the staged strategy's duplicate-reads stage used to stop
+    # with "unhashable type" looking the name up among the read tools (and so did --compare).
+    source = Path(__file__).resolve().parents[1] / "sample_sessions" / sample
+    path = tmp_path / sample
+    if source.suffix == ".jsonl":
+        lines = source.read_text(encoding="utf-8").splitlines()
+        path.write_text("\n".join(json.dumps(_recast_call_names(json.loads(line), recast)) for line in lines) + "\n",
+                        encoding="utf-8")
+    else:
+        path.write_text(json.dumps(_recast_call_names(json.loads(source.read_text(encoding="utf-8")), recast)),
+                        encoding="utf-8")
+    before = path.read_bytes()
+    assert main(["compact", str(path), "--provider", "offline", "--force", "--compare", "--json"]) == 0
+    compared = json.loads(capsys.readouterr().out)["compare"]
+    assert set(compared) == {"reference", "staged"}
+    for strategy in (["--strategy", "staged"], ["--agentic"], []):
+        code = main(["compact", str(path), "--provider", "offline", "--force", "--apply", *strategy])
+        err = capsys.readouterr().err
+        assert code in (0, 1) and "Traceback" not in err
+        if path.read_bytes() != before:
+            assert main(["revert", str(path)]) == 0
+            assert path.read_bytes() == before

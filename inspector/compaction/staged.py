@@ -185,7 +185,8 @@ def dedupe_file_reads(contents: list[dict[str, Any]], config: StagedConfig) -> t
     reads: dict[tuple[str, ...], list[tuple[int, int]]] = {}
     for response_at, call_at in sorted(pair_calls(contents).items()):
         call = calls[call_at]
-        if call.get("name") in READ_TOOLS and (paths := _read_paths(call)) and not _args_window(call):
+        name = call.get("name")  # any JSON value in a file Gemini CLI loads: only text names a read tool
+        if isinstance(name, str) and name in READ_TOOLS and (paths := _read_paths(call)) and not _args_window(call):
             reads.setdefault(paths, []).append(response_at)
     out = list(contents)
     touched_tokens = 0
