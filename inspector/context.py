@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.format import percent
+from inspector.format import percent, plural
 from inspector.session.loader import Session
 
 
@@ -75,7 +75,7 @@ class ContextFigures:
         if self.over_threshold:
             return None
         source = "the last recorded prompt" if self.recorded_prompt_tokens is not None else "the estimate"
-        return (f"{self.deciding_tokens:,} tokens ({source}) is under the threshold "
+        return (f"{plural(self.deciding_tokens, 'token')} ({source}) is under the threshold "
                 f"({self.threshold:g} x {self.token_limit:,} = {self.threshold_tokens:,}); use --force to compress "
                 "anyway")
 

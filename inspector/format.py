@@ -143,6 +143,13 @@ def percent(share: float) -> str:
     return f"{share * 100:.1f}%"
 
 
+def turn_span(start: int, stop: int) -> str:
+    """Turns ``start`` to ``stop - 1`` in words: "turns 0-41", "turn 0", "no turns"."""
+    if stop <= start:
+        return "no turns"
+    return f"turn {start:,}" if stop == start + 1 else f"turns {start:,}-{stop - 1:,}"
+
+
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``count`` with thousands separators and the noun in the right number: "1 turn", "2,048 turns"."""
     return f"{count:,} {noun if count == 1 else many or noun + 's'}"

@@ -139,3 +139,22 @@ def test_what_did_not_fit_in_15_percent_is_said(session: Path, capsys: pytest.Ca
     assert main(["compact", str(session), "--force"]) == 0
     out = capsys.readouterr().out
     assert "left out to keep the snapshot within" in " ".join(out.split())
+
+
+def test_a_split_with_nothing_before_it_reads_plainly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One prompt not yet answered, forced: Gemini CLI's split is 0, and the split line says so in
+    words, never as the range "turns 0--1"; the threshold line says "1 token", not "1 tokens"."""
+    lines = [{"sessionId": "s-1", "projectHash": "p", "startTime": "2026-11-24T09:00:00.000Z",
+              "lastUpdated": "2026-11-24T09:00:00.000Z", "kind": "main"},
+             {"id": "u0", "timestamp": "2026-11-24T09:00:00.000Z", "type": "user", "content": [{"text": "tell"}]}]
+    path = tmp_path / "chats" / "session-2026-11-24T09-00-s1.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    code, data = run_json(capsys, str(path), "--force")
+    assert (code, data["split_point"], data["original_token_count"]) == (0, 0, 1)
+    assert main(["compact", str(path), "--force"]) == 0
+    out = capsys.readouterr().out
+    assert "split (reference): 0 - nothing before it to summarise, kept from turn 0" in out and "0--" not in out
+    assert main(["compact", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "1 token (the estimate) is under the threshold" in " ".join(out.split())

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
 from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console
-from inspector.format import plural, visible
+from inspector.format import plural, turn_span, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -167,8 +167,9 @@ def print_report(session: Session, result: CompressionResult, *, applying: bool 
     if result.split_point is not None:
         kind = f" ({result.split_kind})" if result.split_kind else ""
         got = (f"(summariser got the {result.summarised_with} turns)",) if result.summarised_with else ()
-        console.print(Fields(f"split{kind}: {result.split_point:,} - summarised turns 0-{result.split_point - 1:,},",
-                             f"kept from turn {result.split_point:,}", *got, gap=1))
+        split = result.split_point
+        summarised = f"summarised {turn_span(0, split)}," if split else "nothing before it to summarise,"
+        console.print(Fields(f"split{kind}: {split:,} - {summarised}", f"kept from turn {split:,}", *got, gap=1))
     if result.stages:
         from inspector.commands.compare import stage_table
 

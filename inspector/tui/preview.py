@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inspector.compaction.compress import CompressionResult
+from inspector.format import turn_span
 
 if TYPE_CHECKING:
     from inspector.tui.loading import Loaded
@@ -53,11 +54,11 @@ class Preview:
         split = self.result.split_point
         if self.staged:
             used = ", ".join(self.stages_used) or "no stage"
-            summary = f"; the summary covers turns 0-{split - 1:,}" if split else ""
+            summary = f"; the summary covers {turn_span(0, split)}" if split else ""
             return f"staged: {used}{summary}; turns that no stage changed are kept verbatim"
         kind = self.result.split_kind
         how = f" ({kind} split)" if kind else ""
-        return f"summarise turns 0-{(split or 0) - 1:,}{how}, keep the rest verbatim"
+        return f"summarise {turn_span(0, split or 0)}{how}, keep the rest verbatim"
 
     @property
     def status(self) -> str:

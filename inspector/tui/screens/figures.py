@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from inspector.format import percent, visible
+from inspector.format import percent, turn_span, visible
 from inspector.tui.loading import Loaded
 
 
@@ -40,8 +40,8 @@ def figure_rows(loaded: Loaded, split: int) -> list[tuple[str, str, str]]:
                  f"(threshold from {visible(loaded.threshold.source, one_line=True)})"))
     rows.append(("history (estimate)", f"{analysis.total_estimated_tokens:,}",
                  f"the table's total, Gemini CLI's own estimate from the characters of each turn: "
-                 f"turns 0-{max(split - 1, 0):,} summarised {summarised:,} + turns {split:,}-{max(last, 0):,} "
-                 f"kept {kept:,}" if split and analysis.turns else "the table's total: every turn's estimate"))
+                 f"{turn_span(0, split)} summarised {summarised:,} + {turn_span(split, last + 1)} kept {kept:,}"
+                 if split and analysis.turns else "the table's total: every turn's estimate"))
     if context.environment_tokens:
         rows.append(("environment turn", f"{context.environment_tokens:,}",
                      "the <session_context> turn Gemini CLI sends before the history; not a row of the table"))

@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from inspector.format import turn_span
 from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
 from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, Reverted
@@ -131,7 +132,7 @@ class SessionActions(InspectorScreen):
     def start_compaction(self, options: RunOptions) -> None:
         if self.loaded is None:
             return
-        what = f"turns 0-{self.split - 1:,} of {self.path.name}" if self.split else self.path.name
+        what = f"{turn_span(0, self.split)} of {self.path.name}" if self.split else self.path.name
         if not self.loaded.analysis.would_compress:
             self.notify("The session is below the compression threshold, so Gemini CLI would not compress it "
                         "on its own; c compacts it anyway, as /compress does.", title="Below the threshold",

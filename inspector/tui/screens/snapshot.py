@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from inspector.compaction.snapshot import diff
-from inspector.format import plural, visible
+from inspector.format import plural, turn_span, visible
 from inspector.tui.messages import ShowTurn
 from inspector.tui.preview import Preview
 from inspector.tui.widgets.facts_table import FactsTable
@@ -77,9 +77,9 @@ def summary_text(preview: Preview) -> Text:
         used = ", ".join(preview.stages_used) or "none"
         text.append(f"stages used: {used}")
         if result.split_point:
-            text.append(f"; summary of turns 0-{result.split_point - 1:,}")
+            text.append(f"; summary of {turn_span(0, result.split_point)}")
     else:
-        text.append(f"split {split:,}{kind}: summarised turns 0-{split - 1:,}, kept from {split:,}" if split
+        text.append(f"split {split:,}{kind}: summarised {turn_span(0, split)}, kept from {split:,}" if split
                     else "split 0")
     if not preview.staged and result.split_point is not None and result.split_point != preview.split:
         text.append(f" (the budget-truncated history splits there; the table showed {preview.split:,})",
