@@ -13,6 +13,7 @@ Figures printed (targets: first screen within 2 s, a split step within 50 ms):
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import random
@@ -127,7 +128,10 @@ async def measure(path: Path, steps: int = 20) -> dict[str, float]:
 
 
 def main() -> int:
-    path = Path(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("session", nargs="?", type=Path, default=DEFAULT,
+                        help=f"the session to open (default: {DEFAULT.relative_to(REPO)}, made if missing)")
+    path = parser.parse_args().session
     if not path.exists():
         print(f"making {path} ...", flush=True)
         make_big_session(path)
