@@ -141,20 +141,29 @@ def test_what_did_not_fit_in_15_percent_is_said(session: Path, capsys: pytest.Ca
     assert "left out to keep the snapshot within" in " ".join(out.split())
 
 
-def test_a_split_with_nothing_before_it_reads_plainly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """One prompt not yet answered, forced: Gemini CLI's split is 0, and the split line says so in
-    words, never as the range "turns 0--1"; the threshold line says "1 token", not "1 tokens"."""
+@pytest.mark.parametrize(("answered", "want"), [
+    (False, "split (reference): 0 - summarised no turns, kept turn 0"),
+    (True, "split (reference): 2 - summarised turns 0-1, kept no turns"),
+], ids=["nothing before the split", "nothing after it"])
+def test_a_split_at_either_end_reads_plainly(tmp_path: Path, capsys: pytest.CaptureFixture[str], answered: bool,
+                                             want: str) -> None:
+    """One prompt, answered or not, forced: Gemini CLI splits before every turn or after the last,
+    and the split line says so in words, never as a range such as "turns 0--1" or a turn that is
+    not there; the threshold line says "1 token", not "1 tokens"."""
     lines = [{"sessionId": "s-1", "projectHash": "p", "startTime": "2026-11-24T09:00:00.000Z",
               "lastUpdated": "2026-11-24T09:00:00.000Z", "kind": "main"},
              {"id": "u0", "timestamp": "2026-11-24T09:00:00.000Z", "type": "user", "content": [{"text": "tell"}]}]
+    if answered:
+        lines.append({"id": "g0", "timestamp": "2026-11-24T09:00:01.000Z", "type": "gemini", "content": "ok"})
     path = tmp_path / "chats" / "session-2026-11-24T09-00-s1.jsonl"
     path.parent.mkdir()
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     code, data = run_json(capsys, str(path), "--force")
-    assert (code, data["split_point"], data["original_token_count"]) == (0, 0, 1)
-    assert main(["compact", str(path), "--force"]) == 0
+    assert code in (0, 1) and data["split_point"] == (2 if answered else 0)
+    assert main(["compact", str(path), "--force"]) == code
     out = capsys.readouterr().out
-    assert "split (reference): 0 - nothing before it to summarise, kept from turn 0" in out and "0--" not in out
+    assert want in out and "0--" not in out
     assert main(["compact", str(path)]) == 0
-    out = capsys.readouterr().out
-    assert "1 token (the estimate) is under the threshold" in " ".join(out.split())
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"{data['original_token_count']} token{'' if data['original_token_count'] == 1 else 's'} (the estimate)" \
+        in out and "1 tokens" not in out

@@ -122,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
                     "provider_choice": choice.to_json(),
                     "draft_final_diff": _draft_diff(result).to_json() if result.snapshot else None})
     else:
-        print_report(session, result, applying=args.apply, provider=f"provider: {choice.label()}: {choice.reason}")
+        print_report(session, result, len(turns), applying=args.apply,
+                     provider=f"provider: {choice.label()}: {choice.reason}")
     for warning in session.warnings if not args.json else []:
         print(visible(f"warning: {session.path}: {warning}", one_line=True), file=sys.stderr)
 
@@ -141,9 +142,10 @@ def _draft_diff(result: CompressionResult) -> SnapshotDiff:
     return diff(result.draft_snapshot or "", result.snapshot or "")
 
 
-def print_report(session: Session, result: CompressionResult, *, applying: bool = False,
+def print_report(session: Session, result: CompressionResult, turn_count: int, *, applying: bool = False,
                  provider: str | None = None) -> None:
-    """The readable report of a compaction; ``provider``: why this summariser, said first."""
+    """The readable report of a compaction of a history of ``turn_count`` turns; ``provider``: why
+    this summariser, said first."""
     from rich.rule import Rule
     from rich.text import Text
 
@@ -168,8 +170,8 @@ def print_report(session: Session, result: CompressionResult, *, applying: bool 
         kind = f" ({result.split_kind})" if result.split_kind else ""
         got = (f"(summariser got the {result.summarised_with} turns)",) if result.summarised_with else ()
         split = result.split_point
-        summarised = f"summarised {turn_span(0, split)}," if split else "nothing before it to summarise,"
-        console.print(Fields(f"split{kind}: {split:,} - {summarised}", f"kept from turn {split:,}", *got, gap=1))
+        console.print(Fields(f"split{kind}: {split:,} - summarised {turn_span(0, split)},",
+                             f"kept {turn_span(split, turn_count)}", *got, gap=1))
     if result.stages:
         from inspector.commands.compare import stage_table
 
