@@ -10,6 +10,9 @@ if TYPE_CHECKING:  # Rich is imported only where a renderable is drawn
     from rich.console import Console, ConsoleOptions, RenderableType
     from rich.measure import Measurement
     from rich.segment import Segment
+    from rich.table import Table
+
+    from inspector.compaction.staged import StageReport
 
 # What must never reach a terminal from session text: C0 controls but tab and
 # newline (ESC starts every escape sequence, BEL ends OSC titles/clipboard
@@ -153,3 +156,22 @@ def turn_span(start: int, stop: int) -> str:
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``count`` with thousands separators and the noun in the right number: "1 turn", "2,048 turns"."""
     return f"{count:,} {noun if count == 1 else many or noun + 's'}"
+
+
+def stage_table(stages: Iterable[StageReport], *, expand: bool = False) -> Table:
+    """The staged strategy's stages, as both faces show them: ran or skipped, tokens before and
+    after, saved, and what the stage did.  A figure that does not fit its cell goes on to the next
+    line, never cut."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(show_edge=False, expand=expand, header_style="bold")
+    for name, justify in (("stage", "left"), ("ran", "left"), ("before", "right"), ("after", "right"),
+                          ("saved", "right"), ("detail", "left")):
+        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for stage in stages:
+        ran = Text("ran", style="bold green") if stage.applied else Text("skipped", style="dim")
+        table.add_row(Text(stage.name, style="bold" if stage.applied else "dim"), ran, f"{stage.tokens_before:,}",
+                      f"{stage.tokens_after:,}", f"{stage.saved:,}", Text(stage.detail),
+                      style=None if stage.applied else "dim")
+    return table

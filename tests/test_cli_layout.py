@@ -178,4 +178,4 @@ def test_no_report_line_ends_in_spaces(capsys: pytest.CaptureFixture[str], monke
     if "staged" in argv:
         header = next(line for line in lines if line.lstrip().startswith("stage "))
         assert [cell.strip() for cell in header.split("┃")] == ["stage", "ran", "before", "after", "saved",
-                                                                  "what it did"]
+                                                                  "detail"]

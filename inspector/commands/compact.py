@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
 from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console
-from inspector.format import plural, turn_span, visible
+from inspector.format import plural, stage_table, turn_span, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -173,8 +173,7 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
         console.print(Fields(f"split{kind}: {split:,} - summarised {turn_span(0, split)},",
                              f"kept {turn_span(split, turn_count)}", *got, gap=1))
     if result.stages:
-        from inspector.commands.compare import stage_table
-
+        console.print(Text("stages", "italic"))
         console.print(stage_table(result.stages))
     if result.truncations:
         folder = visible(result.truncations[0].output_file.rsplit("/", 2)[0], one_line=True)

@@ -11,21 +11,8 @@ from inspector.commands.output import Fields, terminal_console
 from inspector.format import visible
 
 if TYPE_CHECKING:
-    from inspector.compaction.staged import StageReport
     from inspector.compaction.strategies import Comparison
     from inspector.session import Session
-
-
-def stage_table(stages: list[StageReport]) -> Table:
-    table = Table(title="stages", show_edge=False, header_style="bold", title_justify="left")
-    for name, justify in (("stage", "left"), ("ran", "left"), ("before", "right"), ("after", "right"),
-                          ("saved", "right"), ("what it did", "left")):
-        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]  # (a figure is never cut)
-    for stage in stages:
-        table.add_row(stage.name, "yes" if stage.applied else "skipped", f"{stage.tokens_before:,}",
-                      f"{stage.tokens_after:,}", f"{stage.saved:,}", Text(stage.detail),
-                      style=None if stage.applied else "dim")
-    return table
 
 
 def print_comparison(session: Session, comparison: Comparison) -> None:

@@ -5,16 +5,18 @@ The snapshot is model output (untrusted): it is only ever put in ``Text``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from inspector.compaction.snapshot import SnapshotDiff, parse
-from inspector.format import Literal
+from inspector.format import Literal, stage_table
+
+if TYPE_CHECKING:
+    from inspector.compaction.staged import StageReport
 
 
 def snapshot_renderable(text: str | None) -> RenderableType:
@@ -64,19 +66,11 @@ def diff_renderable(changes: SnapshotDiff, old_label: str, new_label: str) -> Re
     return Group(*parts)
 
 
-def stages_renderable(stages: list[Any]) -> RenderableType:
-    """The staged strategy's stages: ran or skipped, tokens before -> after, saved, what it did."""
+def stages_renderable(stages: list[StageReport]) -> RenderableType:
+    """The staged strategy's stages (``format.stage_table``) and what they saved together."""
     if not stages:
         return Text("No stage ran: the history already fits the target.", style="dim")
-    table = Table(show_edge=False, expand=True, header_style="bold")
-    for name, justify in (("stage", "left"), ("ran", "left"), ("before", "right"), ("after", "right"),
-                          ("saved", "right"), ("detail", "left")):
-        table.add_column(name, justify=justify, no_wrap=name != "detail")  # type: ignore[arg-type]
-    for stage in stages:
-        ran = Text("ran", style="bold green") if stage.applied else Text("skipped", style="dim")
-        table.add_row(Text(stage.name, style="bold" if stage.applied else "dim"), ran,
-                      f"{stage.tokens_before:,}", f"{stage.tokens_after:,}", f"{stage.saved:,}", Text(stage.detail),
-                      style=None if stage.applied else "dim")
+    table = stage_table(stages, expand=True)
     saved = sum(stage.saved for stage in stages if stage.applied)
     first, last = stages[0].tokens_before, stages[-1].tokens_after
     foot = Text.assemble(("stages: ", "bold"), f"{first:,} -> {last:,} tokens, {saved:,} saved by the stages that ran",
