@@ -153,6 +153,14 @@ def turn_span(start: int, stop: int) -> str:
     return f"turn {start:,}" if stop == start + 1 else f"turns {start:,}-{stop - 1:,}"
 
 
+def split_words(split: int, kind: str | None, turn_count: int | None) -> tuple[str, str]:
+    """A split of a history of ``turn_count`` turns in words, as both faces say it, in two pieces
+    a line may break between: ("split 152 (reference): summarised turns 0-151,", "kept turns 152-209")."""
+    named = f" ({kind})" if kind else ""
+    kept = f"kept {turn_span(split, turn_count)}" if turn_count is not None else f"kept from turn {split:,}"
+    return f"split {split:,}{named}: summarised {turn_span(0, split)},", kept
+
+
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``count`` with thousands separators and the noun in the right number: "1 turn", "2,048 turns"."""
     return f"{count:,} {noun if count == 1 else many or noun + 's'}"

@@ -142,8 +142,8 @@ def test_what_did_not_fit_in_15_percent_is_said(session: Path, capsys: pytest.Ca
 
 
 @pytest.mark.parametrize(("answered", "want"), [
-    (False, "split (reference): 0 - summarised no turns, kept turn 0"),
-    (True, "split (reference): 2 - summarised turns 0-1, kept no turns"),
+    (False, "split 0 (reference): summarised no turns, kept turn 0"),
+    (True, "split 2 (reference): summarised turns 0-1, kept no turns"),
 ], ids=["nothing before the split", "nothing after it"])
 def test_a_split_at_either_end_reads_plainly(tmp_path: Path, capsys: pytest.CaptureFixture[str], answered: bool,
                                              want: str) -> None:

@@ -271,3 +271,24 @@ async def test_live_view_stays_put_unless_at_the_bottom(tmp_path: Path) -> None:
         await settle(pilot)
         assert table.row_count == len(view.loaded.analysis.turns) + 1
         assert table.scroll_y == table.max_scroll_y  # at the bottom: it follows the new turns
+
+
+async def test_the_app_and_the_command_line_word_the_split_alike(session_file: Path) -> None:
+    """The preview's split line and ``compact``'s are one sentence (both sides as turn ranges)."""
+    import os
+    import subprocess
+    import sys
+
+    cli = subprocess.run([sys.executable, "-m", "inspector", "compact", str(session_file), "--force",
+                          "--threshold", "0.5", "--provider", "offline"], capture_output=True, text=True,
+                         env={**os.environ, "COLUMNS": "200"}, check=True)
+    said = next(line for line in cli.stdout.splitlines() if line.startswith("split "))
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await screen_after(pilot, "c", SnapshotScreen)
+        turns = len(screen.preview.source.analysis.turns) if screen.preview.source else 0
+        summary = plain(screen.query_one("#preview-summary").content)
+    split = screen.preview.result.split_point
+    sentence = f"split {split} (reference): summarised turns 0-{split - 1}, kept turns {split}-{turns - 1}"
+    assert said.startswith(sentence) and sentence in " ".join(summary.split())

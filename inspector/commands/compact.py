@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
 from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console
-from inspector.format import plural, stage_table, turn_span, visible
+from inspector.format import plural, split_words, stage_table, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -167,11 +167,8 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
         (f"recorded last prompt: {result.recorded_prompt_tokens:,}",)
     console.print(Fields(f"tokens (estimate): {before:,} -> {after:,}{change}", *recorded, gap=3))
     if result.split_point is not None:
-        kind = f" ({result.split_kind})" if result.split_kind else ""
         got = (f"(summariser got the {result.summarised_with} turns)",) if result.summarised_with else ()
-        split = result.split_point
-        console.print(Fields(f"split{kind}: {split:,} - summarised {turn_span(0, split)},",
-                             f"kept {turn_span(split, turn_count)}", *got, gap=1))
+        console.print(Fields(*split_words(result.split_point, result.split_kind, turn_count), *got, gap=1))
     if result.stages:
         console.print(Text("stages", "italic"))
         console.print(stage_table(result.stages))

@@ -38,6 +38,11 @@ class Preview:
     recall: float | None = None  # from a comparison: the whole history's facts in the whole new history
 
     @property
+    def turn_count(self) -> int | None:
+        """The turns of the history it was computed from (None: not known)."""
+        return len(self.source.analysis.turns) if self.source is not None else None
+
+    @property
     def strategy(self) -> str:
         return self.result.strategy
 

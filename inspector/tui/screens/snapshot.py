@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from inspector.compaction.snapshot import diff
-from inspector.format import plural, turn_span, visible
+from inspector.format import plural, split_words, turn_span, visible
 from inspector.tui.messages import ShowTurn
 from inspector.tui.preview import Preview
 from inspector.tui.widgets.facts_table import FactsTable
@@ -72,15 +72,13 @@ def summary_text(preview: Preview) -> Text:
         text.append(f"\n{note}", style="dim")
     text.append("\n")
     split = result.split_point if result.split_point is not None else preview.split
-    kind = f" ({result.split_kind})" if result.split_kind else ""
     if preview.staged:
         used = ", ".join(preview.stages_used) or "none"
         text.append(f"stages used: {used}")
         if result.split_point:
             text.append(f"; summary of {turn_span(0, result.split_point)}")
     else:
-        text.append(f"split {split:,}{kind}: summarised {turn_span(0, split)}, kept from {split:,}" if split
-                    else "split 0")
+        text.append(" ".join(split_words(split, result.split_kind, preview.turn_count)))
     if not preview.staged and result.split_point is not None and result.split_point != preview.split:
         text.append(f" (the budget-truncated history splits there; the table showed {preview.split:,})",
                     style="dim")
