@@ -167,3 +167,14 @@ def test_a_split_at_either_end_reads_plainly(tmp_path: Path, capsys: pytest.Capt
     out = " ".join(capsys.readouterr().out.split())
     assert f"{data['original_token_count']} token{'' if data['original_token_count'] == 1 else 's'} (the estimate)" \
         in out and "1 tokens" not in out
+
+
+def test_apply_of_a_result_that_is_not_compressed_says_nothing_was_written(
+        session: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Below the threshold ``compact --apply`` gives NOOP: one line on stderr says the file was
+    left alone (as every other refusal says it), and the file is byte for byte as it was."""
+    before = session.read_bytes()
+    assert main(["compact", str(session), "--apply", "--threshold", "0.99"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"session-inspector: {session}: nothing was written: the result is NOOP, not COMPRESSED"]
+    assert session.read_bytes() == before

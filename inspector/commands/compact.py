@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
             from inspector.commands.apply import apply_from_cli
 
             return int(apply_from_cli(args, session, turns, result))
-        print(f"session-inspector: nothing applied: the result is {result.status.value}", file=sys.stderr)
+        say_error(f"{args.file}: nothing was written: the result is {result.status.value}, not COMPRESSED")
     return EXIT_FAILED if result.status.failed else 0
 
 
