@@ -64,7 +64,7 @@ if mode == "apply":
     apply_history(session, turns, new, [None, None, *turns[2:]], hook=hook)
 else:
     revert(path, hook=hook)
-print(len(calls), time.perf_counter() - began, flush=True)
+print(len(calls), time.perf_counter() - began, ",".join(calls), flush=True)
 """
 
 
@@ -82,8 +82,16 @@ def _run(mode: str, path: Path, kill_at: int) -> tuple[bool, int, float]:
     if child.returncode == -signal.SIGKILL:
         return True, kill_at, 0.0
     assert child.returncode == 0, err
-    calls, seconds = out.split()[-2:]
+    calls, seconds, _ = out.split()[-3:]
     return False, int(calls), float(seconds)
+
+
+def _steps(mode: str, path: Path) -> list[str]:
+    """The write steps an apply (or revert) of ``path`` goes through, in order (the file is used up)."""
+    child = _child(mode, path, 0)
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    return out.split()[-1].split(",")
 
 
 def _apply_here(path: Path) -> None:
@@ -376,3 +384,27 @@ def test_short_writes_and_a_full_disk_on_the_journal(tmp_path: Path) -> None:
         else:
             survived += 1
     _figures("short write + ENOSPC on the journal", tries, survived, lost)
+
+
+def test_a_kill_while_the_recording_is_written_never_cuts_a_line(tmp_path: Path) -> None:
+    """SIGKILL half way through writing the compacted recording, then Gemini CLI appends its next
+    message.  Written by appending, the kill could leave half a line without its newline (the
+    kernel stops a long write at a page when a fatal signal comes), and Gemini CLI's line would
+    join it: a line no reader parses, its message lost.  The recording is written whole beside
+    itself and swapped in, so the file is still the original, Gemini CLI's line reads, and the
+    journal settles the apply as never having reached the file."""
+    steps = _steps("apply", sample_copy(tmp_path / "dry", "coding-task.jsonl"))
+    partial = [k + 1 for k, step in enumerate(steps) if step == "temp-partial"]
+    assert len(partial) >= 2, steps  # the backup's write, then the recording's
+    path = sample_copy(tmp_path / "live", "coding-task.jsonl")
+    original = path.read_bytes()
+    killed, _, _ = _run("apply", path, partial[-1])
+    assert killed
+    line = b'{"id":"gemini-next","timestamp":"2099-01-01T00:00:00.000Z","type":"user","content":"next"}\n'
+    with path.open("ab") as gemini:  # appendFileSync, as Gemini CLI records
+        gemini.write(line)
+    assert path.read_bytes() == original + line
+    assert history(load(path))[-1].content == {"role": "user", "parts": [{"text": "next"}]}
+    [result] = revert(path)
+    assert result.note == "the apply had not changed the file"
+    assert path.read_bytes() == original + line and undoable(path) == []

@@ -86,7 +86,7 @@ def test_jsonl_crash_after_append_is_still_revertible(tmp_path: Path) -> None:
     turns = history(session)
     new, sources = compacted(turns, analyze(session).split_point)
     with pytest.raises(Crash):
-        apply_history(session, turns, new, sources, hook=crash_at("append-written"))
+        apply_history(session, turns, new, sources, hook=crash_at("appended"))  # on disk, not yet journalled
     assert same([t.content for t in history(load(path))], new)
     with path.open("ab") as gemini:  # Gemini CLI keeps recording
         gemini.write(b'{"$set":{"lastUpdated":"2026-01-01T00:00:00.000Z"}}\n')
@@ -130,7 +130,9 @@ def test_full_disk_on_the_backup_writes_nothing(tmp_path: Path) -> None:
     assert read_history(path).entries == []
 
 
-def test_short_append_then_full_disk_leaves_the_jsonl_as_it_was(tmp_path: Path) -> None:
+def test_short_write_then_full_disk_leaves_the_jsonl_as_it_was(tmp_path: Path) -> None:
+    """The recording is written whole beside itself and swapped in: a write the OS cuts short,
+    then a full disk, leave it byte for byte (no half line for Gemini CLI's next line to join)."""
     path = sample_copy(tmp_path, "coding-task.jsonl")
     original = path.read_bytes()
     session = load(path)
@@ -139,16 +141,20 @@ def test_short_append_then_full_disk_leaves_the_jsonl_as_it_was(tmp_path: Path) 
     calls = {"n": 0}
 
     def hook(step: str) -> int | None:
-        if step == "append-write":
+        if step == "temp-write":
             calls["n"] += 1
-            if calls["n"] == 1:
-                return 100  # the OS takes only 100 bytes...
+            if calls["n"] <= 2:  # the backup's writes pass
+                return None
+            if calls["n"] == 3:
+                return 100  # the OS takes only 100 bytes of the session's...
             raise OSError(errno.ENOSPC, "No space left on device")  # ...then the disk is full
         return None
 
     with pytest.raises(StoreError, match="no space left on device"):
         apply_history(session, turns, new, sources, hook=hook)
+    assert calls["n"] == 4
     assert path.read_bytes() == original
+    assert _temps(tmp_path) == []
 
 
 def test_append_failure_after_another_writer_keeps_their_line_whole(tmp_path: Path) -> None:

@@ -8,8 +8,9 @@ Order of work, so that a failure at any point loses nothing:
 3. check every tool-output file can be written without overwriting a
    different one (else refuse);
 4. back up the file (atomically) and journal the intent;
-5. write the full tool outputs, then the session (JSONL: append like Gemini
-   CLI's /compress; legacy JSON and checkpoints: atomic rewrite);
+5. write the full tool outputs, then the session, whole, by an atomic swap
+   (JSONL: the file with a checkpoint line added, as Gemini CLI's /compress
+   appends it; legacy JSON and checkpoints: the new document);
 6. journal where it landed.
 """
 
@@ -38,13 +39,14 @@ from inspector.session.records import loads_line
 from inspector.store import files
 from inspector.store.baseline import (
     Baseline,
+    catch_up,
     changed_error,
     check_writable,
     check_writable_now,
+    open_regular,
     read_baseline,
     read_fd,
     replace_file,
-    still,
 )
 from inspector.store.errors import StoreError
 from inspector.store.journal import JournalEntry, JournalInfo, Region, append_event, read_journal
@@ -422,61 +424,42 @@ def apply_history(
 def _append(
     path: Path, base: Baseline, data: bytes, hook: files.WriteHook | None
 ) -> tuple[tuple[Region, ...], int, bytes]:
-    """Append like Gemini CLI does; carry lines another writer slipped in meanwhile.
+    """Append ``data`` as Gemini CLI's /compress does, but written whole: the file, as it is now,
+    plus ``data`` is written beside it and swapped in (``replace_file``).
 
-    Appends only to the very file that was read, and only while it still
-    starts with the bytes that were read; else refuses (StoreError
-    ``changed``), taking its own bytes back out if they already landed.
+    A write cut short (a kill, a crash, a full disk) would leave a line without its newline,
+    and the next line Gemini CLI appends would join it: one line no reader parses, its message
+    lost.  A swap is all or nothing.  Gemini CLI opens the file by name for every line it
+    appends, so its next line goes to the new file; a line it appended to the old one during the
+    swap is copied over (``catch_up``).  Only while the file still starts with the bytes that
+    were read; else refuses (StoreError ``changed``), leaving the other writer's file.
     """
+    old = open_regular(base.path)
     try:
-        fd = os.open(base.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
-    except OSError as exc:
-        raise StoreError(path, f"cannot write: {files.describe_os_error(exc)}; nothing was written", "io") from None
-    try:
-        if hook:
-            hook("append-open")
-        opened = os.fstat(fd)
-        if not base.same_file(opened) or opened.st_size < base.size:
+        now = read_fd(old, os.fstat(old).st_size)
+        if not (base.same_file(os.fstat(old)) and now[: base.size] == base.data):
             raise changed_error(path)
-        offset = files.append_fd(fd, data, hook=hook)
-        if hook:
-            hook("appended")
-        # (a rewrite before the append shows here too: the start differs)
-        if not (still(base, grown_ok=True, content=False) and _starts_as(fd, base)):
-            # rewritten or replaced while we appended: our checkpoint would
-            # hide what the other writer wrote.  Take it back out.
-            size = os.fstat(fd).st_size
-            if size == offset + len(data) and os.pread(fd, len(data), offset) == data:
-                os.ftruncate(fd, offset)
-                os.fsync(fd)
-            raise changed_error(path)
-        regions = [Region(offset, len(data), sha256(data))]
-        carried = 0
-        if offset > base.size:
-            # Lines another writer appended between our read and our write
-            # now sit before our checkpoint, which would hide their messages:
-            # append them again after it.  Whole lines only, from the line
-            # boundary at or before the end of what was read; $rewindTo lines
-            # are not repeated (after the checkpoint they would cut the new
-            # conversation).
-            start = base.data.rfind(b"\n") + 1
-            between = os.pread(fd, offset - start, start)
-            keep = [line + b"\n" for line in between.split(b"\n") if _carried(line)]
-            if keep:
-                again = b"".join(keep)
-                second = files.append_fd(fd, again)
-                regions.append(Region(second, len(again), sha256(again)))
-                carried = len(keep)
-        after = read_fd(fd, os.fstat(fd).st_size)
+        # Lines another writer appended since the read stay where they are, before the
+        # checkpoint, which would hide their messages: they are written again after it.  Whole
+        # lines only ($rewindTo lines are not repeated: after the checkpoint they would cut the
+        # new conversation); a line still being written is caught up after the swap.
+        whole = now[: now.rfind(b"\n") + 1] if len(now) > base.size else base.data
+        between = whole[base.data.rfind(b"\n") + 1 :] if len(whole) > base.size else b""
+        again = b"".join(line + b"\n" for line in between.split(b"\n") if _carried(line))
+        regions = [Region(len(whole), len(data), sha256(data))]
+        if again:
+            regions.append(Region(len(whole) + len(data), len(again), sha256(again)))
+        replace_file(base, whole + data + again, hook=hook, grown_ok=True)
+        catch_up(base, old, len(whole))
     finally:
-        os.close(fd)
-    return tuple(regions), carried, after
-
-
-def _starts_as(fd: int, base: Baseline) -> bool:
-    """The open file is the one read, and still starts with the bytes read."""
-    info = os.fstat(fd)
-    return base.same_file(info) and info.st_size >= base.size and sha256(os.pread(fd, base.size, 0)) == base.sha256
+        os.close(old)
+    if hook:
+        hook("appended")
+    try:
+        after = path.read_bytes()
+    except OSError as exc:
+        raise StoreError(path, f"cannot read back: {files.describe_os_error(exc)}", "io") from None
+    return tuple(regions), len(again.splitlines()), after
 
 
 def _carried(line: bytes) -> bool:

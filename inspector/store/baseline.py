@@ -23,7 +23,7 @@ from pathlib import Path
 
 from inspector.session.loader import not_a_file
 from inspector.store.errors import StoreError
-from inspector.store.files import WriteHook, describe_os_error, fsync_dir, write_temp
+from inspector.store.files import WriteHook, append_bytes, describe_os_error, fsync_dir, write_temp
 
 
 @dataclass(frozen=True)
@@ -279,3 +279,21 @@ def replace_file(
         with contextlib.suppress(OSError):
             os.unlink(temp)
     fsync_dir(folder)
+
+
+def catch_up(base: Baseline, old: int, start: int) -> int:
+    """After ``replace_file`` swapped a recording: copy what another writer appended to the old
+    file (``old``, a descriptor on it) from byte ``start`` on, during the swap, to the new one.
+    Returns the bytes copied."""
+    if not base.same_file(os.fstat(old)):
+        return 0
+    copied, consumed = 0, start
+    for _ in range(3):
+        size = os.fstat(old).st_size
+        if size <= consumed:
+            continue
+        extra = os.pread(old, size - consumed, consumed)
+        append_bytes(base.path, extra)
+        consumed += len(extra)
+        copied += len(extra)
+    return copied

@@ -26,7 +26,7 @@ from pathlib import Path
 from inspector.store import files
 from inspector.store.apply import js_timestamp, refuse_store_file, sha256
 from inspector.store.baseline import (
-    Baseline,
+    catch_up,
     check_writable,
     open_regular,
     read_baseline,
@@ -237,26 +237,10 @@ def _revert_one(
             raise StoreError(
                 path, f"could not write: {files.describe_os_error(exc)}; the session was left as it was"
             ) from None
-        caught = _catch_up(base, old) if jsonl else 0
+        caught = catch_up(base, old, base.size) if jsonl else 0
     finally:
         os.close(old)
     return _finish(path, folder, entry, new, kept + caught, copy, note, now)
-
-
-def _catch_up(base: Baseline, old: int) -> int:
-    """Copy what another writer appended to the old file (after the read, during the swap)."""
-    if not base.same_file(os.fstat(old)):
-        return 0
-    copied, consumed = 0, base.size
-    for _ in range(3):
-        size = os.fstat(old).st_size
-        if size <= consumed:
-            continue
-        extra = os.pread(old, size - consumed, consumed)
-        files.append_bytes(base.path, extra)
-        consumed += len(extra)
-        copied += len(extra)
-    return copied
 
 
 def _restored(
@@ -272,8 +256,8 @@ def _restored(
             tail = _without(data, entry.size_before, regions)
             glue = b"\n" if tail and prefix and not prefix.endswith(b"\n") else b""
             return prefix + glue + tail, len(tail), "kept lines appended after the apply" if tail else ""
-        if prefix_ok and entry.state == "incomplete" and len(data) == entry.size_before:
-            return None, 0, ""
+        if prefix_ok and entry.state == "incomplete":
+            return None, 0, ""  # the swap never happened (it is all or nothing): none of it is there
         what = "its start no longer matches the file before the apply" if not prefix_ok else \
             "the lines the apply wrote are no longer there"
     else:
