@@ -85,7 +85,9 @@ async def test_staged_from_the_dialog_shows_its_stages(tmp_path: Path) -> None:
             assert f"{stage.tokens_before:,}" in shown and f"{stage.saved:,}" in shown
         assert shown.count("│ skipped ") == sum(not s.applied for s in expected.stages)
         assert screen.query("TabPane#final")  # the summary ran: the snapshot tabs are there
-        assert "stages used: duplicates, summarise" in plain(screen.query_one("#preview-summary").content)
+        header = plain(screen.query_one("#preview-summary").content)
+        assert "stages used: duplicates, summarise" in header and header.count("stages used") == 1
+        assert f"summary of turns 0-{result.split_point - 1}" in header
         await pilot.press("escape")
         assert "staged, target 2% of the window" in view.status.get("strategy")
 

@@ -72,17 +72,17 @@ def summary_text(preview: Preview) -> Text:
         text.append(f"\n{note}", style="dim")
     text.append("\n")
     split = result.split_point if result.split_point is not None else preview.split
-    if preview.staged:
-        used = ", ".join(preview.stages_used) or "none"
-        text.append(f"stages used: {used}")
-        if result.split_point:
-            text.append(f"; summary of {turn_span(0, result.split_point)}")
+    summarised = True
+    if preview.staged:  # the stages used are in the strategy's message, below
+        summarised = bool(result.split_point)
+        text.append(f"summary of {turn_span(0, split)}" if summarised else "no summary stage ran")
     else:
         text.append(" ".join(split_words(split, result.split_kind, preview.turn_count)))
     if not preview.staged and result.split_point is not None and result.split_point != preview.split:
         text.append(f" (the budget-truncated history splits there; the table showed {preview.split:,})",
                     style="dim")
-    text.append(f"   by {provider_words(result.provider, result.model)}", style="dim")
+    if summarised:
+        text.append(f"   by {provider_words(result.provider, result.model)}", style="dim")
     took = result.duration_seconds
     text.append(f"   took {took:.1f} s" if took >= 1 else "   took under a second", style="dim")
     if result.truncations:
