@@ -1,4 +1,4 @@
-"""Rendering for ``compact --compare`` and the staged strategy's stage table."""
+"""Rendering for ``compact --compare`` (the stage table both faces draw is ``format.stage_table``)."""
 
 from __future__ import annotations
 

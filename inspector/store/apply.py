@@ -449,16 +449,14 @@ def _append(
         regions = [Region(len(whole), len(data), sha256(data))]
         if again:
             regions.append(Region(len(whole) + len(data), len(again), sha256(again)))
-        replace_file(base, whole + data + again, hook=hook, grown_ok=True)
-        catch_up(base, old, len(whole))
+        written = whole + data + again
+        replace_file(base, written, hook=hook, grown_ok=True)
+        caught = catch_up(base, old, len(whole))
+        after = written + os.pread(old, caught, len(whole)) if caught else written
     finally:
         os.close(old)
     if hook:
         hook("appended")
-    try:
-        after = path.read_bytes()
-    except OSError as exc:
-        raise StoreError(path, f"cannot read back: {files.describe_os_error(exc)}", "io") from None
     return tuple(regions), len(again.splitlines()), after
 
 
