@@ -24,7 +24,7 @@ from inspector.compaction.budget import (
     truncated_content,
 )
 from inspector.compaction.split import find_split_point
-from inspector.context import ContextFigures, environment_quarters, environment_turn
+from inspector.context import ContextFigures, Verdict, environment_quarters, environment_turn, verdict
 from inspector.jsjson import js_json_len
 from inspector.session import Session, Turn, history
 from inspector.session.errors import LoadWarning
@@ -114,9 +114,14 @@ class Analysis:
         return self.context.deciding_tokens
 
     @property
+    def verdict(self) -> Verdict:
+        """What Gemini CLI would do before the next prompt, unforced (``context.verdict``)."""
+        return verdict(self.context, self.compress_split_point)
+
+    @property
     def would_compress(self) -> bool:
         """Would Gemini CLI compress now (automatically, not forced)?"""
-        return self.context.over_threshold and self.compress_split_point > 0
+        return self.verdict is Verdict.COMPRESS
 
     # -- stepping the split -----------------------------------------------------
     def step(self, split: int, direction: int) -> int:
@@ -164,6 +169,7 @@ class Analysis:
             "agentic_split_candidates": self.agentic_candidates,
             "compress_split_point": self.compress_split_point,
             "would_compress": self.would_compress,
+            "verdict": self.verdict.value,  # why not: "below threshold", or "nothing before the split"
             "budget_truncations": truncations if lazy else truncations.to_list(),
             "split": self.split_figures(self.split_point),
             "warnings": [w.to_json() for w in self.warnings],

@@ -9,12 +9,15 @@ and the app all decide from a ``ContextFigures``:
 * without one, the estimate of what would be sent: the environment-context
   turn Gemini CLI keeps in front of the history, plus the history;
 * Gemini CLI compresses, unforced, once that figure reaches
-  ``threshold x token limit``.
+  ``threshold x token limit`` and something comes before its split (of the
+  history as the tool-output budget leaves it); over the threshold with
+  nothing before the split it does nothing (NOOP), and says nothing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from inspector.format import percent, plural
@@ -78,6 +81,60 @@ class ContextFigures:
         return (f"{plural(self.deciding_tokens, 'token')} ({source}) is under the threshold "
                 f"({self.threshold:g} x {self.token_limit:,} = {self.threshold_tokens:,}); use --force to compress "
                 "anyway")
+
+
+class Verdict(Enum):
+    """What Gemini CLI would do before the next prompt, unforced (``verdict``)."""
+
+    COMPRESS = "compress"
+    BELOW_THRESHOLD = "below threshold"
+    NOTHING_BEFORE_SPLIT = "nothing before the split"
+
+    @property
+    def sentence(self) -> str:
+        """The verdict in a few words, for a report's or a screen's header."""
+        return _SENTENCES[self]
+
+    @property
+    def short(self) -> str:
+        """The verdict in two or three words, for a narrow header."""
+        return _SHORT[self]
+
+    @property
+    def explained(self) -> str:
+        """The verdict as a sentence that says why."""
+        return _EXPLAINED[self]
+
+
+_SENTENCES = {
+    Verdict.COMPRESS: "would compress now",
+    Verdict.BELOW_THRESHOLD: "below the threshold: Gemini CLI would not compress yet",
+    Verdict.NOTHING_BEFORE_SPLIT: "over the threshold, but nothing comes before the split: Gemini CLI would not "
+                                  "compress (NOOP)",
+}
+_SHORT = {
+    Verdict.COMPRESS: "would compress",
+    Verdict.BELOW_THRESHOLD: "below threshold",
+    Verdict.NOTHING_BEFORE_SPLIT: "nothing to summarise",
+}
+
+_EXPLAINED = {
+    Verdict.COMPRESS: "Gemini CLI would compress this history before the next prompt.",
+    Verdict.BELOW_THRESHOLD: "Gemini CLI would not compress this history yet: it is under the threshold.",
+    # The split is 0 only when no turn but the first may begin the kept part (whatever the weights)
+    # and the history cannot be summarised whole (compaction.split.find_split_point).
+    Verdict.NOTHING_BEFORE_SPLIT: "Gemini CLI would not compress this history: nothing comes before its split, "
+                                  "since no prompt after turn 0 can begin the kept part and the history does not "
+                                  "end on a model reply without tool calls. It would do nothing (NOOP).",
+}
+
+
+def verdict(context: ContextFigures, compress_split: int) -> Verdict:
+    """Whether Gemini CLI would compress before the next prompt: the deciding figure against the
+    threshold, then its split (``compress_split``: of the history the tool-output budget leaves)."""
+    if not context.over_threshold:
+        return Verdict.BELOW_THRESHOLD
+    return Verdict.COMPRESS if compress_split > 0 else Verdict.NOTHING_BEFORE_SPLIT
 
 
 def environment_turn(session: Session) -> dict[str, Any] | None:

@@ -119,7 +119,7 @@ def build(session: Session, analysis: Analysis, result: CompressionResult | None
         ("estimated tokens", f"{analysis.total_estimated_tokens:,}"),
         ("last recorded prompt", f"{recorded:,}" if recorded is not None else "none since the last compaction"),
         ("threshold", f"{context.threshold:g} x {context.token_limit:,} = {context.threshold_tokens:,} tokens"),
-        ("would compress now", "yes" if analysis.would_compress else "no"),
+        ("would compress now", "yes" if analysis.would_compress else f"no ({analysis.verdict.value})"),
         ("split point", f"turn {analysis.split_point:,}"),
     )
     turns = tuple(_turn_view(analysis, index) for index in range(len(analysis.turns)))

@@ -39,8 +39,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     console.print(Fields(
         Text.assemble("context: ", (f"{context.deciding_tokens:,}", "bold"),
                       f" / {limit:,} ({percent(context.share)}, {context.source})"),
-        Text("would compress now", "yellow") if result.would_compress
-        else Text("below the threshold: Gemini CLI would not compress yet", "dim"),
+        Text(result.verdict.sentence, "yellow" if result.would_compress else "dim"),
         gap=3,
     ))
     console.print(Fields(f"{context.reason()}; threshold from {threshold.source}", margin=2, indent=0))

@@ -7,9 +7,11 @@ reason, only when node is not installed.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +36,35 @@ def session_file(tmp_path: Path) -> Path:
     target.parent.mkdir(parents=True)
     shutil.copyfile(source, target)
     return target
+
+
+def write_agent_run(path: Path, calls: int = 3, input_tokens: int = 600_000) -> Path:
+    """A recording of one prompt and an agent still at work on it, the way Gemini CLI writes one
+    (``gemini -p``): each model message calls a tool and holds its result, none answers in plain
+    words yet, and the last one reported a prompt of ``input_tokens``.  Gemini CLI can split it
+    nowhere but before the prompt: nothing would come before the split."""
+    records: list[dict[str, Any]] = [
+        {"sessionId": "agent-run", "projectHash": "p" * 64, "startTime": "2026-11-24T09:00:00.000Z",
+         "lastUpdated": "2026-11-24T09:00:00.000Z", "kind": "main"},
+        {"id": "prompt", "timestamp": "2026-11-24T09:00:00.000Z", "type": "user",
+         "content": [{"text": "Rename the settings module and fix every import."}]},
+    ]
+    for n in range(calls):
+        call_id = f"read_file_{n}"
+        result = {"functionResponse": {"id": call_id, "name": "read_file",
+                                       "response": {"output": f"contents of module {n}\n" * 40}}}
+        records.append({
+            "id": f"step-{n}", "timestamp": f"2026-11-24T09:00:{n + 1:02d}.000Z", "type": "gemini",
+            "content": "", "model": "gemini-2.5-pro",
+            "tokens": {"input": input_tokens - (calls - 1 - n) * 1_000, "output": 20, "cached": 0, "thoughts": 0,
+                       "tool": 0, "total": input_tokens - (calls - 1 - n) * 1_000 + 20},
+            "toolCalls": [{"id": call_id, "name": "read_file", "args": {"file_path": f"src/mod{n}.py"},
+                           "result": [result], "status": "success",
+                           "timestamp": f"2026-11-24T09:00:{n + 1:02d}.500Z"}],
+        })
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return path
 
 
 def session_files() -> list[Path]:

@@ -12,7 +12,7 @@ from inspector import cli
 from inspector.analysis import analyze
 from inspector.commands.analyze import json_report
 from inspector.session import load
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, write_agent_run
 from tests.reference.client import RefServer
 
 JSONL_SAMPLES = sorted(SAMPLES.glob("*.jsonl"))
@@ -103,3 +103,23 @@ def test_the_console_script_writes_everything_before_it_leaves(
                          capture_output=True, check=False)
     assert bad.returncode == 2
     assert bad.stderr.count(b"\n") == 1
+
+
+def test_over_the_threshold_with_nothing_before_the_split_is_not_called_below_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """One prompt and an agent still calling tools: the last prompt (600,000 tokens) is over half of
+    the 1,048,576 limit, but Gemini CLI can split only before the prompt, so it would do nothing.
+    The report says that, not "below the threshold", and compact agrees."""
+    path = write_agent_run(tmp_path / "agent-run.jsonl")
+    assert cli.main(["analyze", str(path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "below the threshold" not in out
+    assert "over the threshold, but nothing comes before the split: Gemini CLI would not compress (NOOP)" in out
+    assert "recorded prompt 600,000 >= threshold 524,288" in out
+    assert cli.main(["analyze", "--json", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["context_tokens"], report["split_point"], report["would_compress"]) == (600_000, 0, False)
+    assert report["verdict"] == "nothing before the split"
+    assert cli.main(["compact", str(path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "NOOP" in out and "nothing comes before the split point" in out and "under the threshold" not in out

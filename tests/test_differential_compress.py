@@ -20,10 +20,14 @@ from typing import Any
 
 import pytest
 
+from inspector.analysis import analyze_turns
 from inspector.compaction.compress import CompressionStatus, compress
+from inspector.context import ContextFigures, Verdict, verdict
 from inspector.jsjson import js_stringify
 from inspector.session import SessionError, history, load
+from inspector.session.history import contents_to_turns
 from inspector.tokens import estimate_contents
+from tests.conftest import write_agent_run
 from tests.reference.install import Missing, reference_src
 
 pytestmark = pytest.mark.differential
@@ -147,6 +151,11 @@ def _cases(tmp: Path) -> list[dict[str, Any]]:
             {**base, "what": "inflated", "force": True, "has_failed": False, "last_prompt": 3,
              "replies": [SNAPSHOT, SNAPSHOT]},
         ]
+    # One prompt and an agent still calling tools, over the threshold: nothing comes before the split.
+    run = [t.content for t in history(load(write_agent_run(tmp / "agent-run" / "agent-run.jsonl")))]
+    cases.append({"file": "agent-run (made here)", "what": "over threshold, one prompt", "history": run,
+                  "model": MODEL, "threshold": 0.5, "truncate_chars": 40_000, "temp_dir": str(tmp / "agent-run"),
+                  "force": False, "has_failed": False, "last_prompt": 600_000, "replies": [SNAPSHOT, SNAPSHOT]})
     return cases
 
 
@@ -179,6 +188,7 @@ async def test_compress_matches_the_reference(reference_run: tuple[list[dict[str
     cases, answers = reference_run
     assert len(answers) == len(cases)
     seen_statuses = set()
+    seen_verdicts: set[Verdict] = set()
     # the reference's acknowledgement turn (its own wording), so that token counts compare exactly
     ack = next(json.loads(a["history"][1])["parts"][0]["text"] for a in answers
                if a.get("status") == "COMPRESSED")
@@ -204,6 +214,17 @@ async def test_compress_matches_the_reference(reference_run: tuple[list[dict[str
                 [js_stringify(c) for c in sent[:-1]][: len(ours) - 1], label
             assert [c["role"] for c in ours] == [c["role"] for c in sent], label
             assert "<state_snapshot>" in theirs["system"]
+        if not case["force"] and not case["has_failed"]:
+            # what analyze and the app say Gemini CLI would do before the next prompt: try to compress,
+            # or nothing (NOOP) because the prompt is under the threshold or nothing comes before the split
+            figures = analyze_turns(contents_to_turns(case["history"]), model=case["model"],
+                                    threshold=case["threshold"], temp_dir=Path(case["temp_dir"]))
+            context = ContextFigures(case["last_prompt"], figures.context.estimated_tokens, figures.token_limit,
+                                     case["threshold"])
+            said = verdict(context, figures.compress_split_point)
+            seen_verdicts.add(said)
+            assert (said is Verdict.COMPRESS) == (ref["status"] != "NOOP"), f"{label}: {said}"
+    assert seen_verdicts == set(Verdict)
     # the sample sessions drive every branch the fixed replies can reach
     assert {"COMPRESSED", "NOOP", "CONTENT_TRUNCATED", "COMPRESSION_FAILED_EMPTY_SUMMARY",
             "COMPRESSION_FAILED_INFLATED_TOKEN_COUNT"} <= seen_statuses

@@ -14,6 +14,7 @@ from inspector.tui.screens.dialogs import FocusScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.timeline import provider_text
 from inspector.tui.screens.warnings import WarningsScreen
+from tests.conftest import write_agent_run
 from tests.snapshot_app import SAMPLES, copy_sample, screen_after, settle
 from tests.test_tui_idle import redrawing
 
@@ -105,7 +106,25 @@ async def test_c_below_the_threshold_says_it_compacts_anyway(session_file: Path)
         assert not app.screen.loaded.analysis.would_compress
         await pilot.press("c")
         await app.workers.wait_for_complete()
-        assert any(n.title == "Below the threshold" and "as /compress does" in n.message for n in app._notifications)
+        assert any(n.title == "Below threshold" and "under the threshold" in n.message
+                   and "c compacts it anyway" in n.message for n in app._notifications)
+
+
+async def test_over_the_threshold_with_nothing_before_the_split_is_said_as_such(tmp_path: Path) -> None:
+    """One prompt and an agent still calling tools, its last prompt over the threshold: the header
+    and c's note say Gemini CLI has nothing to summarise, never that the session is below the threshold."""
+    from inspector.tui.widgets.context_header import ContextHeader
+
+    path = write_agent_run(tmp_path / "proj" / "chats" / "agent-run.jsonl")
+    app = InspectorApp(path, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        header = " ".join(str(app.screen.query_one(ContextHeader).render()).split())
+        assert "nothing to summarise" in header and "below threshold" not in header
+        await pilot.press("c")
+        await app.workers.wait_for_complete()
+        note = next(n for n in app._notifications if n.title == "Nothing to summarise")
+        assert "nothing comes before its split" in note.message and "under the threshold" not in note.message
 
 
 async def test_focus_dialog_says_what_the_offline_summariser_does_with_a_focus(session_file: Path) -> None:

@@ -56,9 +56,9 @@ def verdict_text(loaded: Loaded) -> Text:
     context = analysis.context
     decides = "the recorded prompt" if context.recorded_prompt_tokens is not None else "the estimate (nothing recorded)"
     text = Text.assemble(("Which figure decides: ", "bold"), decides, "\n", context.reason(), ": ")
-    text.append("Gemini CLI would compress this history before the next prompt."
-                if analysis.would_compress else "Gemini CLI would not compress it yet (c compacts it anyway, "
-                "as /compress does).", style="bold")
+    text.append(analysis.verdict.explained, style="bold")
+    if not analysis.would_compress:
+        text.append(" c compacts it anyway, at the split you choose.", style="bold")
     if context.recorded_prompt_tokens is not None and context.recorded_prompt_tokens != context.estimated_tokens:
         text.append("\nThe recorded prompt and the estimate differ: one is what the API counted for the whole "
                     "request, the other Gemini CLI's count from characters of the history alone.", style="dim")

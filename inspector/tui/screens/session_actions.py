@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from inspector.context import Verdict
 from inspector.format import turn_span
 from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
@@ -133,10 +134,10 @@ class SessionActions(InspectorScreen):
         if self.loaded is None:
             return
         what = f"{turn_span(0, self.split)} of {self.path.name}" if self.split else self.path.name
-        if not self.loaded.analysis.would_compress:
-            self.notify("The session is below the compression threshold, so Gemini CLI would not compress it "
-                        "on its own; c compacts it anyway, as /compress does.", title="Below the threshold",
-                        timeout=6)
+        said = self.loaded.analysis.verdict
+        if said is not Verdict.COMPRESS:
+            self.notify(f"{said.explained} c compacts it anyway, at the split shown.",
+                        title=said.short.capitalize(), timeout=6)
         who = self.provider_text()[0].removesuffix(" (P)")
         label = f"Compacting {what} ({options.strategy} strategy; {who})"
         self._running_dialog = RunningScreen(label, cancel=self.cancel_compaction)

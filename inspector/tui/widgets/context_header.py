@@ -5,7 +5,8 @@ needed and some that fill the room there is (``fit``); the gauge grows into
 what is left.  The gauge, the percentage and the verdict all follow the one
 figure that decides (``ContextFigures.deciding_tokens``: the recorded prompt
 when there is one, else the estimate), and the line names which one it is,
-so the bar never reads 104% beside "below the threshold".
+so the bar never reads 104% beside "below the threshold"; over the threshold
+with nothing before the split, it says so ("nothing to summarise").
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from inspector.catalog import human_size
-from inspector.context import ContextFigures
+from inspector.context import ContextFigures, Verdict
 from inspector.format import compact_number, percent, plural, visible
 from inspector.tui.loading import Loaded
 
@@ -125,7 +126,7 @@ def file_line(loaded: Loaded, width: int, earlier_model: str | None = None) -> T
     return fit(parts, width)
 
 
-def context_line(context: ContextFigures, would_compress: bool, width: int) -> Text:
+def context_line(context: ContextFigures, verdict: Verdict, width: int) -> Text:
     """``context ███┃░░ 525,821 / 1,048,576 (50.1%) recorded  ·  would compress (i)``: the figure
     that decides, named; ``i`` opens why, and what the other figures on screen are."""
     source = ("recorded" if context.recorded_prompt_tokens is not None else "estimated", "dim")
@@ -133,9 +134,9 @@ def context_line(context: ContextFigures, would_compress: bool, width: int) -> T
     figures = Text.assemble((f"{context.deciding_tokens:,}", "bold"), f" / {context.token_limit:,}{share}", source)
     short = Text.assemble((tokens_short(context.deciding_tokens), "bold"),
                           f" / {tokens_short(context.token_limit)}{share}", source)
-    verdict = Text("would compress", style="bold yellow") if would_compress else Text("below threshold", style="dim")
-    verdict.append(" (i)", style="dim")
-    tail = [Part(figures, shorter=(short,)), Part(verdict), Part(Text(context.reason(), style="dim"), 1)]
+    said = Text(verdict.short, style="bold yellow" if verdict is Verdict.COMPRESS else "dim")
+    said.append(" (i)", style="dim")
+    tail = [Part(figures, shorter=(short,)), Part(said), Part(Text(context.reason(), style="dim"), 1)]
     if context.recorded_prompt_tokens is not None or context.environment_tokens:
         tail.append(Part(Text(context.estimate_note(), style="dim"), 2))
     label = "context "
@@ -182,7 +183,7 @@ def header_lines(loaded: Loaded, split: int, width: int = 200, earlier_model: st
     analysis = loaded.analysis
     return Text("\n").join([
         file_line(loaded, width, earlier_model),
-        context_line(analysis.context, analysis.would_compress, width),
+        context_line(analysis.context, analysis.verdict, width),
         split_line(loaded, split, width),
     ])
 
