@@ -123,3 +123,10 @@ def test_over_the_threshold_with_nothing_before_the_split_is_not_called_below_it
     assert cli.main(["compact", str(path)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "NOOP" in out and "nothing comes before the split point" in out and "under the threshold" not in out
+    # what it offers instead is what --agentic then does
+    assert "--agentic splits before model turn 5 instead and summarises turns 0-4" in out
+    assert cli.main(["compact", "--json", str(path)]) == 0
+    assert json.loads(capsys.readouterr().out)["agentic_alternative"] == 5
+    assert cli.main(["compact", "--agentic", "--json", str(path)]) == 0
+    done = json.loads(capsys.readouterr().out)
+    assert (done["status"], done["split_point"], done["split_kind"]) == ("COMPRESSED", 5, "agentic")

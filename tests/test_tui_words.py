@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from inspector.format import plural
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.compare import CompareScreen
 from inspector.tui.screens.dialogs import FocusScreen
 from inspector.tui.screens.session import SessionScreen
+from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import provider_text
 from inspector.tui.screens.warnings import WarningsScreen
 from tests.conftest import write_agent_run
@@ -125,6 +127,19 @@ async def test_over_the_threshold_with_nothing_before_the_split_is_said_as_such(
         await app.workers.wait_for_complete()
         note = next(n for n in app._notifications if n.title == "Nothing to summarise")
         assert "nothing comes before its split" in note.message and "under the threshold" not in note.message
+        # the NOOP preview names the key that gives the agentic split, and that split summarises
+        assert isinstance(app.screen, SnapshotScreen)
+        said = " ".join(str(app.screen.query_one("#preview-summary", Static).render()).split())
+        assert "A in the session view moves the split to model turn 5" in said
+        await pilot.press("escape")
+        await pilot.press("A")
+        await settle(pilot)
+        assert app.screen.split == 5
+        await pilot.press("c")
+        await app.workers.wait_for_complete()
+        await settle(pilot)
+        assert isinstance(app.screen, SnapshotScreen)
+        assert app.screen.preview.result.status.value == "COMPRESSED"
 
 
 async def test_focus_dialog_says_what_the_offline_summariser_does_with_a_focus(session_file: Path) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
 from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console
-from inspector.format import plural, split_words, stage_table, visible
+from inspector.format import plural, split_words, stage_table, turn_span, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -161,6 +161,10 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
     console.print(Text.assemble("status: ", (result.status.value, "bold green" if ok else "bold red")))
     if result.message:
         console.print(Fields(Text(visible(result.message), "yellow" if ok else "red"), margin=2, indent=0))
+    if result.agentic_alternative:
+        console.print(Fields(Text(f"--agentic splits before model turn {result.agentic_alternative:,} instead and "
+                                  f"summarises {turn_span(0, result.agentic_alternative)}", "yellow"),
+                             margin=2, indent=0))
     before, after = result.original_token_count, result.new_token_count
     change = f" ({(after - before) / before:+.1%})" if before else ""
     recorded = () if result.recorded_prompt_tokens is None else \

@@ -90,6 +90,9 @@ class CompressionResult:
     split_kind: str | None = None  # "reference" | "agentic" | "chosen"
     stages: list[StageReport] | None = None  # staged strategy: one per stage that was considered
     sources: list[int | None] | None = None  # staged: original turn each new turn copies unchanged
+    # NOOP because nothing comes before the reference's split: the agentic split (before a model turn
+    # no call/response pair spans), when one would summarise something; None otherwise
+    agentic_alternative: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -119,6 +122,7 @@ class CompressionResult:
             "message": self.message,
             "strategy": self.strategy,
             "split_kind": self.split_kind,
+            "agentic_alternative": self.agentic_alternative,
             "stages": [stage.to_json() for stage in self.stages] if self.stages is not None else None,
             "original_token_count": self.original_token_count,
             "new_token_count": self.new_token_count,
@@ -336,6 +340,9 @@ async def compress(
         point, result.split_kind = _split(truncated), "reference"
     result.split_point = result.kept_from = point
     if point == 0:
+        if result.split_kind == "reference":  # one prompt and an agent at work: a model turn may still begin
+            weights = reuse.agentic_weights(truncated) if reuse is not None else None
+            result.agentic_alternative = agentic_split(truncated, weights) or None
         return done(CompressionStatus.NOOP, "nothing comes before the split point, so there is nothing to summarise")
 
     original_older = curated[:point]

@@ -97,6 +97,10 @@ def summary_text(preview: Preview) -> Text:
     if result.message:
         text.append("\n")
         text.append(result.message, style="yellow" if ok else "red")
+    if result.agentic_alternative:
+        text.append(f"\nA in the session view moves the split to model turn {result.agentic_alternative:,}, as "
+                    f"compact --agentic does; c then summarises {turn_span(0, result.agentic_alternative)}",
+                    style="yellow")
     if preview.stale:
         text.append("\nSTALE: ", style="bold red")
         text.append(f"{preview.stale}; Esc, then c in the session view, computes it again", style="red")
