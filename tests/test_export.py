@@ -17,7 +17,7 @@ from inspector.analysis import analyze
 from inspector.cli import main
 from inspector.session import load
 from tests.browser import CHROMIUM, Chromium
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, write_agent_run
 
 SESSIONS = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))
 HOSTILE_TEXT = ('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
@@ -53,6 +53,17 @@ def test_markdown_holds_every_turn_and_the_figures_analyze_prints(
     assert f"| turns | {len(figures['history']):,} |" in text
     assert f"| estimated tokens | {figures['total_estimated_tokens']:,} |" in text
     assert f"| split point | turn {figures['split_point']:,} |" in text
+
+
+def test_the_export_gives_the_same_verdict_as_analyze(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Over the threshold with nothing before the split, the export's "would compress now" says no, and
+    why, in analyze --json's own words; a sample under the threshold says it is below."""
+    run = write_agent_run(tmp_path / "agent-run.jsonl")
+    for path, expected in ((run, "nothing before the split"), (SAMPLES / "coding-task.jsonl", "below threshold")):
+        figures = analyze_json(path, capsys)
+        assert (figures["would_compress"], figures["verdict"]) == (False, expected)
+        assert main(["export", str(path), "--format", "md"]) == 0
+        assert f"| would compress now | no ({expected}) |" in capsys.readouterr().out
 
 
 def test_markdown_keeps_hostile_text_inside_its_fence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
