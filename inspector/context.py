@@ -93,39 +93,41 @@ class Verdict(Enum):
     @property
     def sentence(self) -> str:
         """The verdict in a few words, for a report's or a screen's header."""
-        return _SENTENCES[self]
+        return _WORDS[self].sentence
 
     @property
     def short(self) -> str:
         """The verdict in two or three words, for a narrow header."""
-        return _SHORT[self]
+        return _WORDS[self].short
 
     @property
     def explained(self) -> str:
         """The verdict as a sentence that says why."""
-        return _EXPLAINED[self]
+        return _WORDS[self].explained
 
 
-_SENTENCES = {
-    Verdict.COMPRESS: "would compress now",
-    Verdict.BELOW_THRESHOLD: "below the threshold: Gemini CLI would not compress yet",
-    Verdict.NOTHING_BEFORE_SPLIT: "over the threshold, but nothing comes before the split: Gemini CLI would not "
-                                  "compress (NOOP)",
-}
-_SHORT = {
-    Verdict.COMPRESS: "would compress",
-    Verdict.BELOW_THRESHOLD: "below threshold",
-    Verdict.NOTHING_BEFORE_SPLIT: "nothing to summarise",
-}
+@dataclass(frozen=True)
+class _Words:
+    sentence: str
+    short: str
+    explained: str
 
-_EXPLAINED = {
-    Verdict.COMPRESS: "Gemini CLI would compress this history before the next prompt.",
-    Verdict.BELOW_THRESHOLD: "Gemini CLI would not compress this history yet: it is under the threshold.",
+
+_WORDS = {
+    Verdict.COMPRESS: _Words(
+        "would compress now", "would compress",
+        "Gemini CLI would compress this history before the next prompt."),
+    Verdict.BELOW_THRESHOLD: _Words(
+        "below the threshold: Gemini CLI would not compress yet", "below threshold",
+        "Gemini CLI would not compress this history yet: it is under the threshold."),
     # The split is 0 only when no turn but the first may begin the kept part (whatever the weights)
     # and the history cannot be summarised whole (compaction.split.find_split_point).
-    Verdict.NOTHING_BEFORE_SPLIT: "Gemini CLI would not compress this history: nothing comes before its split, "
-                                  "since no prompt after turn 0 can begin the kept part and the history does not "
-                                  "end on a model reply without tool calls. It would do nothing (NOOP).",
+    Verdict.NOTHING_BEFORE_SPLIT: _Words(
+        "over the threshold, but nothing comes before the split: Gemini CLI would not compress (NOOP)",
+        "nothing to summarise",
+        "Gemini CLI would not compress this history: nothing comes before its split, since no prompt after "
+        "turn 0 can begin the kept part and the history does not end on a model reply without tool calls. "
+        "It would do nothing (NOOP)."),
 }
 
 
