@@ -306,6 +306,8 @@ def plan_outputs(
                     continue
                 boundary = True
             prunable_tokens += tokens
+            if 4 * tokens <= fixed and type(name) is str and type(call_id) is str:
+                continue  # can neither throw nor shrink: its marker is at least the fixed text (most outputs)
             tool = name if truthy(name) else "unknown_tool"
             call = call_id if truthy(call_id) else now_ms
             if not isinstance(tool, str) or not isinstance(call, str):
