@@ -255,10 +255,14 @@ class Rows:
 
 
 def last_prompt_tokens(recorded: UsageColumn, start: int) -> int | None:
-    """The input tokens of the newest usage record from turn ``start`` on."""
+    """The input tokens of the newest usage record from turn ``start`` on.
+
+    A record of no input tokens is skipped: no request is empty, so it is the
+    zeros Gemini CLI writes before a reply's usage arrives (a turn cut off),
+    and the prompt it last measured is the one before."""
     for i in range(len(recorded) - 1, start - 1, -1):
         found = recorded.input_tokens(i)
-        if found is not None:
+        if found is not None and found > 0:
             return found
     return None
 

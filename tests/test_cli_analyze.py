@@ -130,3 +130,24 @@ def test_over_the_threshold_with_nothing_before_the_split_is_not_called_below_it
     assert cli.main(["compact", "--agentic", "--json", str(path)]) == 0
     done = json.loads(capsys.readouterr().out)
     assert (done["status"], done["split_point"], done["split_kind"]) == ("COMPRESSED", 5, "agentic")
+
+
+def test_a_cut_off_reply_s_zero_usage_is_not_taken_for_the_last_prompt(
+    capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path
+) -> None:
+    """A reply cut off before its usage arrived keeps the zeros Gemini CLI wrote for it.  No request
+    is empty, so the last prompt Gemini CLI measured is the one before, on every face."""
+    path = tmp_path / "cut-off.json"
+    zeros = dict.fromkeys(("input", "output", "cached", "thoughts", "tool", "total"), 0)
+    measured = {"input": 14_522, "output": 24, "cached": 12_047, "thoughts": 458, "tool": 0, "total": 15_004}
+    messages = [{"id": "u", "type": "user", "content": "please read the task file"},
+                {"id": "g1", "type": "gemini", "content": "On it.", "tokens": measured},
+                {"id": "g2", "type": "gemini", "content": "", "tokens": zeros,
+                 "thoughts": [{"subject": "Going on", "description": "Next, the search."}]}]
+    path.write_text(json.dumps({"sessionId": "s", "projectHash": "p", "messages": messages}))
+    _, report = run_json(capsysbinary, str(path))
+    assert report["recorded_prompt_tokens"] == 14_522
+    assert cli.main(["analyze", str(path)]) == 0
+    assert b"14,522 / 1,048,576 (1.4%, recorded prompt)" in capsysbinary.readouterr().out
+    assert cli.main(["compact", str(path)]) == 0
+    assert b"14,522 tokens (the last recorded prompt) is under the threshold" in capsysbinary.readouterr().out
