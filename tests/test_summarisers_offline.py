@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,7 @@ from inspector.compaction.request import compaction_context, compaction_request
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.strategies import run_request
 from inspector.compaction.summarisers.base import SummariserError
+from inspector.compaction.summarisers.lines import AS_OF_PREVIOUS, TIME_BOUND
 from inspector.compaction.summarisers.offline import OfflineSummariser
 from inspector.progress import Cancelled, Progress, Reporter
 from inspector.quality.grade import mentions
@@ -143,8 +145,17 @@ def test_a_previous_snapshot_loses_nothing_where_the_budget_holds_it() -> None:
             "id": f"r{i}", "name": "read_file", "response": {"output": "x = 1\n" * 400}}}]})
     summariser = OfflineSummariser()
     out = summariser.summarise_sync([*history, request()])
-    changes = snap.diff(snap.find_snapshot_text(previous) or previous, out)
-    assert changes.counts()["removed"] == 0, [s.removed for s in changes.sections]
+    earlier = snap.find_snapshot_text(previous) or previous
+    changes = snap.diff(earlier, out)
+    # Later turns went on, so where the work stood is carried as the earlier snapshot's word; the rest is
+    # carried word for word.
+    moved = {s.name: s.removed for s in changes.sections if s.removed}
+    assert set(moved) <= TIME_BOUND, moved
+    said = snap.parse(out)
+    for name, lines in moved.items():
+        for line in lines:
+            assert f"- {AS_OF_PREVIOUS} {line.lstrip('-*• ').strip()}" in said.lines(name), (name, line)
+    assert snap.parse(earlier).lines("task_state")  # the case holds a plan to carry
     assert "`src/shop/ratelimit.py`" in out
     provenance = summariser.cite(out)
     assert provenance is not None and provenance.omitted == ()
@@ -218,17 +229,37 @@ def test_a_focus_it_cannot_honour_says_so() -> None:
     assert "french" in note.focus_note
 
 
-def test_statuses_decide_the_outcome() -> None:
-    history = [{"role": "user", "parts": [{"text": "Run it."}]},
-               {"role": "model", "parts": [{"functionCall": {"id": "1", "name": "run_shell_command",
-                                                             "args": {"command": "make"}}}]},
-               {"role": "user", "parts": [{"functionResponse": {"id": "1", "name": "run_shell_command",
-                                                                "response": {"output": "built"}}}]}]
-    unknown = OfflineSummariser(ratio=ROOMY).summarise_sync([*history, request()])
-    assert "`make` -> outcome not recorded" in unknown
+def _shell_run(output: str) -> list[dict[str, Any]]:
+    return [{"role": "user", "parts": [{"text": "Run it."}]},
+            {"role": "model", "parts": [{"functionCall": {"id": "1", "name": "run_shell_command",
+                                                          "args": {"command": "make"}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"id": "1", "name": "run_shell_command",
+                                                             "response": {"output": output}}}]}]
+
+
+def _grounded(statuses: dict[tuple[int, int], str]) -> OfflineSummariser:
     summariser = OfflineSummariser(statuses=NO_STATUSES, ratio=ROOMY)
-    summariser.ground(ToolStatuses({(2, 0): "success"}))
-    assert "`make` -> ok" in summariser.summarise_sync([*history, request()])
+    summariser.ground(ToolStatuses(statuses))
+    return summariser
+
+
+def test_statuses_decide_the_outcome() -> None:
+    history = _shell_run("Output: built")  # Gemini CLI 0.61's form of a command that exited 0
+    assert "`make` -> ok" in _grounded({(2, 0): "success"}).summarise_sync([*history, request()])
+    failed = _grounded({(2, 0): "error"}).summarise_sync([*history, request()])
+    assert "`make` -> failed" in failed
+
+
+def test_a_shell_success_without_the_tools_fields_does_not_say_the_command_passed() -> None:
+    """"success" records that the shell tool ran; how the command ended is in the fields it writes
+    (``Exit Code: 1`` under "success" in 0.61).  Text without them (a summarised output, or output
+    written by something else) leaves the exit unknown, whatever its words say."""
+    history = _shell_run("===== 1 failed, 11 passed in 2.31s =====")
+    said = _grounded({(2, 0): "success"}).summarise_sync([*history, request()])
+    assert "`make` -> outcome not recorded" in said and "`make` -> ok" not in said
+    exit_1 = _grounded({(2, 0): "success"}).summarise_sync([*_shell_run("Output: 1 failed\nExit Code: 1"),
+                                                              request()])
+    assert "`make` -> failed (exit code 1)" in exit_1
 
 
 def test_progress_per_turn_and_cancellation() -> None:
@@ -418,3 +449,21 @@ def test_a_huge_history_gets_no_more_than_a_model_could_write_and_keeps_the_newe
     assert "Request number 23999" in out  # the latest request stays
     assert "Request number 0:" in out  # the goal (the first request) stays
     assert "Request number 5:" not in out  # the oldest earlier requests go first
+
+
+def test_the_agents_last_words_are_not_called_its_last_message_when_tool_calls_followed() -> None:
+    """An agent that greets and then only calls tools: its greeting is the last text it wrote, not
+    the last thing it did."""
+    history: list[dict[str, Any]] = [{"role": "user", "parts": [{"text": "Read the task file."}]},
+                                     {"role": "model", "parts": [{"text": "Hello. I am ready to work."}]}]
+    for i in range(2):
+        history += [{"role": "model", "parts": [{"functionCall": {"id": f"c{i}", "name": "read_file",
+                                                                  "args": {"file_path": f"TASK{i}.md"}}}]},
+                    {"role": "user", "parts": [{"functionResponse": {"id": f"c{i}", "name": "read_file",
+                                                                     "response": {"output": "todo"}}}]}]
+    out = OfflineSummariser(ratio=ROOMY).summarise_sync([*history, request()])
+    assert "The agent's last message began" not in out
+    assert ('The agent\'s last message with text, before 2 more tool calls, began: "Hello. I am ready to work."'
+            in " ".join(out.split()))
+    quiet = OfflineSummariser(ratio=ROOMY).summarise_sync([*history[:2], request()])
+    assert 'The agent\'s last message began: "Hello. I am ready to work."' in quiet

@@ -245,10 +245,8 @@ def read_outcome(kind: str, response: Any, status: str | None) -> Outcome:
         created = text.startswith(("Successfully created", "Created new file")) or None
         if text.startswith(("Successfully overwrote", "Successfully modified")):
             created = False
-    if kind == "shell" and text is not None:
-        read = shell_outcome(text, status)
-        if read.state != UNKNOWN or status != "success":
-            return read
+    if kind == "shell":  # "success" says the tool ran, not how the command ended: only its fields say that
+        return shell_outcome(text, status) if text is not None else _UNREAD
     if status == "success":
         return Outcome(OK, created=created) if created is not None else _SUCCEEDED
     if text is None:

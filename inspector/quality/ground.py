@@ -166,10 +166,9 @@ def outcome_class(name: str, body: Any, status: str | None) -> tuple[str, str]:
     if status == "success" and name not in SHELL_NAMES:
         return "ok", ""  # only a shell result's text can say otherwise
     text = _body_text(body)
-    if name in SHELL_NAMES and text is not None:
-        shell = _shell_class(text, status)
-        if shell is not None:
-            return shell
+    if name in SHELL_NAMES:  # a shell "success" is the tool running; the exit is only in its fields
+        shell = _shell_class(text, status) if text is not None else None
+        return shell if shell is not None else ("unknown", "")
     if status == "success":
         return "ok", ""
     if text is not None and text.startswith(_SUCCESS_STARTS):
