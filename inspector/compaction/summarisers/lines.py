@@ -20,6 +20,7 @@ from inspector.compaction import snapshot as snap
 from inspector.compaction.outcomes import CANCELLED, FAILED, OK, UNKNOWN, Outcome
 from inspector.compaction.prompts import SECTIONS
 from inspector.compaction.summarisers.digest import Call, Digest, Prompt
+from inspector.format import plural
 
 COMMAND_CHARS = 200
 QUOTE_CHARS = 240
@@ -49,8 +50,10 @@ _STOP_TEXT = """a an the and or but if then of to in on at by for with from into
 _STOP = frozenset(_STOP_TEXT.split())
 
 # Tiers: higher stays longer when the budget is short.
-GOAL, LATEST, RULE, ROOT = 1000, 950, 870, 990
-PREVIOUS, PREVIOUS_RULE = 900, 920
+GOAL, LATEST, RULE, ROOT = 1000, 950, 910, 990
+PREVIOUS, PREVIOUS_RULE, PREVIOUS_STATE = 900, 920, 640
+TIME_BOUND = frozenset({"task_state", "recent_actions"})  # sections that say where the work stood
+AS_OF_PREVIOUS = "As the earlier snapshot had it:"
 PLAN, PENDING, MEMORY, FAILURE = 860, 850, 820, 800
 CHANGED, COMMIT, COMMAND_FAILED, COMMAND_OK = 780, 760, 700, 650
 OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
@@ -184,6 +187,9 @@ def _previous(out: _Items, digest: Digest) -> None:
     previous, turn = digest.previous, digest.previous_turn
     if previous is None or turn is None:
         return
+    # What the earlier snapshot said of the work's state held when it was written.  Where later turns
+    # went on, they may have done its to-dos: its state is carried as its word, below what they say.
+    moved_on = any(c.turn > turn for c in digest.calls) or any(p.turn > turn for p in digest.prompts)
     for section in previous.sections:
         known = section.name in SECTIONS
         for line in section.lines:
@@ -192,6 +198,9 @@ def _previous(out: _Items, digest: Digest) -> None:
                 continue
             if not known:
                 out.add("key_knowledge", K_PREVIOUS, PREVIOUS, turn, clean(f"{section.name}: {text}"), [turn])
+                continue
+            if moved_on and section.name in TIME_BOUND:
+                out.add(section.name, K_PREVIOUS, PREVIOUS_STATE, turn, clean(f"{AS_OF_PREVIOUS} {text}", 400), [turn])
                 continue
             priority = {"overall_goal": GOAL, "active_constraints": PREVIOUS_RULE}.get(section.name, PREVIOUS)
             out.add(section.name, K_PREVIOUS, priority, turn, clean(text, 400), [turn])
@@ -366,8 +375,10 @@ def _others(out: _Items, digest: Digest, root: str | None) -> None:
                 call.turns, relative=relative)
     if digest.agent_last is not None:
         last: Prompt = digest.agent_last
-        out.add("recent_actions", K_AGENT, AGENT, last.turn, f"The agent's last message began: {lead(last.text, 200)}",
-                [last.turn])
+        later = sum(1 for c in digest.calls if c.turn > last.turn)  # model turns of tool calls only, no text
+        said = ("The agent's last message began" if not later else
+                f"The agent's last message with text, before {plural(later, 'more tool call')}, began")
+        out.add("recent_actions", K_AGENT, AGENT, last.turn, f"{said}: {lead(last.text, 200)}", [last.turn])
 
 
 def _plan(out: _Items, call: Call) -> None:
