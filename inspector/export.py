@@ -102,8 +102,16 @@ def _turn_view(analysis: Analysis, index: int) -> TurnView:
     return TurnView(
         index=index, role=turn.role or "?", kind=analysis.kinds[index],
         tokens=analysis.turn_tokens(index), usage=usage_text(analysis.recorded[index]),
-        blocks=tuple(_blocks(turn.content)), split_here=index == analysis.split_point,
+        blocks=tuple(_blocks(turn.content)), split_here=index == analysis.compress_split_point,
     )
+
+
+def _split_words(analysis: Analysis) -> str:
+    """Where Gemini CLI splits: after the tool-output budget cuts old outputs, as a compaction does first."""
+    split = f"turn {analysis.compress_split_point:,}"
+    if analysis.compress_split_point == analysis.split_point:
+        return split
+    return f"{split} (turn {analysis.split_point:,} before the tool-output budget cuts old outputs)"
 
 
 def build(session: Session, analysis: Analysis, result: CompressionResult | None = None) -> Document:
@@ -117,10 +125,11 @@ def build(session: Session, analysis: Analysis, result: CompressionResult | None
         ("model", visible(analysis.model or "unknown", one_line=True)),
         ("turns", f"{len(analysis.turns):,}"),
         ("estimated tokens", f"{analysis.total_estimated_tokens:,}"),
-        ("last recorded prompt", f"{recorded:,}" if recorded is not None else "none since the last compaction"),
+        ("last recorded prompt", f"{recorded:,}" if recorded is not None else
+         "none since the last compaction" if analysis.fresh_from else "none recorded"),
         ("threshold", f"{context.threshold:g} x {context.token_limit:,} = {context.threshold_tokens:,} tokens"),
         ("would compress now", "yes" if analysis.would_compress else f"no ({analysis.verdict.value})"),
-        ("split point", f"turn {analysis.split_point:,}"),
+        ("split point", _split_words(analysis)),
     )
     turns = tuple(_turn_view(analysis, index) for index in range(len(analysis.turns)))
     if context.environment_tokens:  # why a compaction's "before" figure is larger than the history's

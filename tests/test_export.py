@@ -52,7 +52,31 @@ def test_markdown_holds_every_turn_and_the_figures_analyze_prints(
     assert len(headings) == len(figures["history"])
     assert f"| turns | {len(figures['history']):,} |" in text
     assert f"| estimated tokens | {figures['total_estimated_tokens']:,} |" in text
-    assert f"| split point | turn {figures['split_point']:,} |" in text
+    split = figures["compress_split_point"]  # where a compaction splits: after the tool-output budget
+    assert f"| split point | turn {split:,}" in text
+    marker = text.find("*Gemini CLI's split point: the turns above would be summarised.*")
+    if 0 < split < len(headings):
+        assert text.index(f"### Turn {split - 1:,}:") < marker < text.index(f"### Turn {split:,}:")
+    recorded = figures["recorded_prompt_tokens"]
+    shown = f"{recorded:,}" if recorded is not None else (
+        "none since the last compaction" if analyze(load(source)).fresh_from else "none recorded")
+    assert f"| last recorded prompt | {shown} |" in text
+
+
+def test_the_export_marks_the_split_compact_summarises_at(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Where the tool-output budget moves Gemini CLI's split, the export marks the split a compaction
+    uses (the one compact reports) and names the other."""
+    session = SAMPLES / "long-migration.jsonl"
+    figures = analyze_json(session, capsys)
+    moved, raw = figures["compress_split_point"], figures["split_point"]
+    assert moved != raw  # the case: the budget moves the split
+    assert main(["compact", str(session), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["split_point"] == moved
+    assert main(["export", str(session), "--format", "md"]) == 0
+    text = capsys.readouterr().out
+    assert f"| split point | turn {moved:,} (turn {raw:,} before the tool-output budget cuts old outputs) |" in text
+    assert text.index(f"### Turn {moved - 1:,}:") < text.index("*Gemini CLI's split point") < \
+        text.index(f"### Turn {moved:,}:")
 
 
 def test_the_export_gives_the_same_verdict_as_analyze(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
