@@ -158,13 +158,18 @@ class SearchIndex:
         self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # The index holds the text of every session: the owner's only, like the sessions Gemini CLI keeps.
+        # SQLite gives its -wal and -shm files the database file's mode.
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
         try:
             return self._connect()
         except sqlite3.DatabaseError:  # not a database, or an older layout: it is a cache, start again
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(f"{self.path}{suffix}")
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
             return self._connect()
 
     def _connect(self) -> sqlite3.Connection:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,14 @@ def test_a_broken_index_file_is_rebuilt(home: Path, capsys: pytest.CaptureFixtur
     path.write_bytes(b"this is not a database" * 100)
     assert cli.main(["search", "quokka", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["hits"]) == 2
+
+
+def test_the_index_of_every_session_s_text_is_the_owner_s_only(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["search", "pomodoro", "--json"]) == 0
+    capsys.readouterr()
+    index = default_index_path()
+    assert stat.S_IMODE(index.stat().st_mode) == 0o600
+    assert stat.S_IMODE(index.parent.stat().st_mode) & 0o077 == 0
+    for side in (Path(f"{index}-wal"), Path(f"{index}-shm")):  # SQLite gives them the database's mode
+        if side.exists():
+            assert stat.S_IMODE(side.stat().st_mode) == 0o600

@@ -197,3 +197,23 @@ def test_two_sessions_of_one_project_both_apply(tmp_path: Path, capsys: pytest.C
     assert not any(p.exists() for p in first_outputs) and all(p.is_file() for p in second_outputs)
     assert main(["revert", str(second)]) == 0
     assert not any(p.exists() for p in second_outputs)
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o644])
+def test_full_tool_outputs_are_no_more_readable_than_their_session(mode: int, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The tool-output budget saves cut outputs beside the session: they hold its text, so a private
+    session's outputs, and the folders made for them, are private too."""
+    path = sample_copy(tmp_path, "long-migration.jsonl")
+    os.chmod(path, mode)
+    assert main(["compact", str(path), "--provider", "offline", "--apply"]) == 0
+    capsys.readouterr()
+    saved = [p for p in (tmp_path / "tool-outputs").rglob("*") if p.is_file()]
+    assert saved, "the case: the budget cut outputs and saved them"
+    assert {stat.S_IMODE(p.stat().st_mode) for p in saved} == {mode}
+    folders = {p for s in saved for p in s.parents if tmp_path in p.parents}
+    readable = 0o055 if mode & 0o004 else 0o050 if mode & 0o040 else 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert {stat.S_IMODE(f.stat().st_mode) for f in folders} == {(0o700 | readable) & ~umask}
+    assert stat.S_IMODE(path.stat().st_mode) == mode

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import secrets
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -274,12 +275,13 @@ def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], hook: file
                    written: list[Path]) -> None:
     """Write the outputs not there yet, adding each to ``written`` as it is (the caller removes them
     if a later one fails)."""
+    mode = stat.S_IMODE(os.stat(session_path).st_mode) & 0o666  # a full output is as private as its session
     for output in outputs:
         if output.exists:
             continue
-        output.path.parent.mkdir(parents=True, exist_ok=True)
+        files.make_folders(output.path.parent, files.folder_mode(mode))
         try:
-            files.atomic_write(output.path, output.data, hook=hook, no_clobber=True, mode=0o644)
+            files.atomic_write(output.path, output.data, hook=hook, no_clobber=True, mode=mode)
         except FileExistsError:
             if output.path.read_bytes() != output.data:
                 raise StoreError(

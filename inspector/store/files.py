@@ -83,6 +83,27 @@ def describe_os_error(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+def folder_mode(file_mode: int) -> int:
+    """The mode of a folder made to hold files of ``file_mode``: the owner's in full, and to group and
+    others as much as they may read those files (a private session's outputs sit in private folders)."""
+    mode = 0o700
+    for read, search in ((0o040, 0o010), (0o004, 0o001)):
+        if file_mode & read:
+            mode |= read | search
+    return mode
+
+
+def make_folders(folder: Path, mode: int) -> None:
+    """``folder`` and each missing folder above it, created with ``mode`` (less the umask)."""
+    missing: list[Path] = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode)
+
+
 def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
