@@ -18,7 +18,7 @@ def _visible_rows(result: Analysis, show_all: bool) -> list[int]:
     count = len(result.turns)
     if show_all or count <= _LONG:
         return list(range(count))
-    split = result.split_point
+    split = result.compress_split_point
     near = set(range(max(0, split - 5), min(count, split + 5)))
     largest = sorted(range(count), key=result.turn_tokens, reverse=True)[:20]
     ends = set(range(min(5, count))) | set(range(max(0, count - 5), count))
@@ -44,17 +44,18 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     ))
     console.print(Fields(f"{context.reason()}; threshold from {threshold.source}", margin=2, indent=0))
     console.print(Fields(context.estimate_note(), margin=2, indent=0))
-    figures = result.split_figures(result.split_point)
+    split = result.compress_split_point  # Gemini CLI's: of the history the tool-output budget leaves
+    figures = result.split_figures(split)
     console.print(Fields(
         f"turns: {len(result.turns):,}",
-        f"split: {result.split_point:,} (reference)",
+        f"split: {split:,} (reference)",
         f"summarise {figures['summarised_turns']:,} turns / {figures['summarised_tokens']:,} tokens",
         f"keep {figures['kept_turns']:,} turns / {figures['kept_tokens']:,} tokens "
         f"({percent(float(figures['kept_share']))})",
         gap=3,
     ))
-    if result.compress_split_point != result.split_point:
-        console.print(f"the tool-output budget moves Gemini CLI's split to {result.compress_split_point:,}")
+    if split != result.split_point:
+        console.print(f"split {result.split_point:,} without the tool-output budget's cuts")
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name, justify in (("#", "right"), ("role", "left"), ("kind", "left"), ("est. tok", "right"),
@@ -65,7 +66,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     for i in rows:
         if previous != -1 and i != previous + 1:
             table.add_row("…", "", "", "", "", "", "", style="dim")
-        if i == result.split_point:
+        if i == split:
             table.add_row("──", "split", f"(reference) keep {i:,}..", "", "", "", "", style="bold magenta")
         turn = result.turns[i]
         share = result.turn_tokens(i) / total if total else 0.0
@@ -77,10 +78,10 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
             usage_text(result.recorded[i]),
             percent(share),
             share_bar(share, 8),
-            style="dim" if i < result.split_point else None,
+            style="dim" if i < split else None,
         )
         previous = i
-    if result.split_point == len(result.turns):
+    if split == len(result.turns):
         table.add_row("──", "split", "(reference) summarise all", "", "", "", "", style="bold magenta")
     console.print(table)
     if len(rows) < len(result.turns):

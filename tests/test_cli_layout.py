@@ -66,9 +66,9 @@ def test_analyze_heading_breaks_between_items(capsys: pytest.CaptureFixture[str]
         assert all(line == line.rstrip() for line in top), top
         whole_on_one_line(top, model)
         whole_on_one_line(top, ident)
-        whole_on_one_line(top, f"split: {result.split_point} (reference)")
+        whole_on_one_line(top, f"split: {result.compress_split_point} (reference)")
         assert not any(line.rstrip().endswith(("model:", "session:", "split:")) for line in top), top
-        starts = ("context:", "turns:", path.name[:20], "the tool-output budget")  # (the name may wrap)
+        starts = ("context:", "turns:", path.name[:20], f"split {result.split_point}")  # (the name may wrap)
         for line in top:  # a heading, or a line that goes on under one (set in)
             assert line.startswith(starts) or (line.startswith("  ") and line[2] != " "), line
         assert len(top) > 6  # the heading did not fit in six lines of this width

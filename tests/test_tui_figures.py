@@ -13,6 +13,7 @@ from rich.console import Console
 from inspector.analysis import analyze
 from inspector.session import load
 from inspector.tui.app import InspectorApp
+from inspector.tui.running import chosen_split
 from inspector.tui.screens.compare import CompareScreen
 from inspector.tui.screens.dialogs import ConfirmScreen
 from inspector.tui.screens.figures import FiguresScreen
@@ -87,21 +88,26 @@ async def test_the_totals_agree_or_say_why_not(session_file: Path) -> None:
 
 
 async def test_where_the_tool_output_budget_moves_the_split_it_says_so() -> None:
-    """long-migration: Gemini CLI's split is one turn, the budget-truncated history a compaction
-    splits is another; the wide header and the figures screen (at 80x24) both say which is which."""
+    """long-migration: the history as it stands splits at one turn, the budget-truncated history a
+    compaction splits at another.  The app's split is the compaction's (the one c uses, compact reports
+    and the export marks); the wide header and the figures screen (at 80x24) name the other."""
     path = SAMPLES / "long-migration.jsonl"
     analysis = analyze(load(path), threshold=0.5)
     assert analysis.compress_split_point != analysis.split_point
-    moved = f"the tool-output budget moves Gemini CLI's split to {analysis.compress_split_point:,}"
+    moved = f"split {analysis.split_point:,} without the tool-output budget's cuts"
     for size in ((200, 50), (80, 24)):
         app = InspectorApp(path, threshold=0.5, live=False)
         async with app.run_test(size=size) as pilot:
             await settle(pilot)
             header = str(app.screen.query_one(ContextHeader).render())
+            assert isinstance(app.screen, SessionScreen) and app.screen.split == analysis.compress_split_point
+            assert f"split {analysis.compress_split_point:,} (reference)" in header
+            assert chosen_split(app.screen.loaded, app.screen.split) is None  # c asks for Gemini CLI's own split
             if size[0] >= 200:
                 assert moved in header.splitlines()[2]
                 continue
             figures = await screen_after(pilot, "i", FiguresScreen)
             verdict = plain(figures.query_one("#figures-verdict").content)
-            assert (f"Gemini CLI's split is turn {analysis.split_point:,}; with the tool-output budget applied first, "
-                    f"as a compaction does, it falls at turn {analysis.compress_split_point:,}") in verdict
+            assert (f"Gemini CLI's split is turn {analysis.compress_split_point:,}: a compaction first lets the "
+                    "tool-output budget cut old outputs") in verdict
+            assert f"the history would split at turn {analysis.split_point:,})" in verdict

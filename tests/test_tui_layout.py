@@ -191,7 +191,7 @@ async def test_on_open_the_table_shows_the_turn_the_cursor_and_detail_are_on() -
         screen = app.screen
         assert isinstance(screen, SessionScreen)
         table = screen.query_one(TurnTable)
-        split = screen.loaded.analysis.split_point
+        split = screen.loaded.analysis.compress_split_point
         assert split > table.scrollable_content_region.height  # far below the first screenful
         assert table.cursor == split
         row = table.row_of(split) - int(table.scroll_y)

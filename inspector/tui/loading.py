@@ -60,7 +60,7 @@ class Loaded:
     def split_kind(self, split: int) -> str:
         """How ``split`` was chosen: "reference" (Gemini CLI's own), "agentic" (before a model
         turn) or "moved" (before another prompt)."""
-        if split == self.analysis.split_point:
+        if split == self.analysis.compress_split_point:
             return "reference"
         return "agentic" if split in self.agentic_set else "moved"
 

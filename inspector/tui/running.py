@@ -63,7 +63,7 @@ def parse_target(text: str) -> float | None:
 
 def chosen_split(loaded: Loaded, split: int) -> int | None:
     """The split to pass: None while the table shows the reference's own (computed after the budget)."""
-    return None if split == loaded.analysis.split_point else split
+    return None if split == loaded.analysis.compress_split_point else split
 
 
 def request_for(loaded: Loaded, split: int, options: RunOptions, provider: ProviderSettings) -> CompactionRequest:

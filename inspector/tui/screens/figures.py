@@ -63,9 +63,9 @@ def verdict_text(loaded: Loaded) -> Text:
         text.append("\nThe recorded prompt and the estimate differ: one is what the API counted for the whole "
                     "request, the other Gemini CLI's count from characters of the history alone.", style="dim")
     if analysis.compress_split_point != analysis.split_point:
-        text.append(f"\nGemini CLI's split is turn {analysis.split_point:,}; with the tool-output budget applied "
-                    f"first, as a compaction does, it falls at turn {analysis.compress_split_point:,}, "
-                    "which the preview reports.", style="dim")
+        text.append(f"\nGemini CLI's split is turn {analysis.compress_split_point:,}: a compaction first lets the "
+                    f"tool-output budget cut old outputs, and the history it leaves splits there (as it stands, "
+                    f"the history would split at turn {analysis.split_point:,}).", style="dim")
     return text
 
 

@@ -243,16 +243,16 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         """Where the split is after a (re)load: Gemini CLI's own split point, unless the user
         moved it and that turn can still start the kept part."""
         analysis = loaded.analysis
-        if previous is None or not self.split_chosen or self.split == analysis.split_point:
+        if previous is None or not self.split_chosen or self.split == analysis.compress_split_point:
             self.split_chosen = False
-            return analysis.split_point
+            return analysis.compress_split_point
         was_agentic = self.split in previous.agentic_set
         if self.split in TurnSet(analysis.candidates) or (was_agentic and self.split < len(analysis.turns)):
             return self.split
         self.notify(f"Turn {self.split:,} can no longer start the kept part; the split is back at "
-                    f"Gemini CLI's own, turn {analysis.split_point:,}.", severity="warning", timeout=6)
+                    f"Gemini CLI's own, turn {analysis.compress_split_point:,}.", severity="warning", timeout=6)
         self.split_chosen = False
-        return analysis.split_point
+        return analysis.compress_split_point
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=AGENTIC_GROUP,
           description="finding agentic split candidates")
@@ -272,8 +272,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
             self.agentic_point = message.point
         if self.split not in loaded.analysis.candidates and self.split not in loaded.agentic_set:
             self.notify(f"Turn {self.split:,} can no longer start the kept part; the split is back at "
-                        f"Gemini CLI's own, turn {loaded.analysis.split_point:,}.", severity="warning")
-            self.split = loaded.analysis.split_point
+                        f"Gemini CLI's own, turn {loaded.analysis.compress_split_point:,}.", severity="warning")
+            self.split = loaded.analysis.compress_split_point
             self.split_chosen = False
         self.table.set_analysis(loaded.analysis, self.split, agentic=loaded.agentic_set)
         self.refresh_figures()
@@ -353,7 +353,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         """The user moves the split (it no longer follows Gemini CLI's own unless it is that one)."""
         if self.loaded is None:
             return
-        self.split_chosen = split != self.loaded.analysis.split_point
+        self.split_chosen = split != self.loaded.analysis.compress_split_point
         if split == self.split:
             return
         self.split = split
@@ -383,7 +383,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
 
     def action_split_reference(self) -> None:
         if self.loaded is not None:
-            self.set_split(self.loaded.analysis.split_point)
+            self.set_split(self.loaded.analysis.compress_split_point)
 
     def action_goto_split(self) -> None:
         self.table.action_goto_split()

@@ -161,7 +161,7 @@ def split_line(loaded: Loaded, split: int, width: int) -> Text:
     if kind == "reference":
         split_forms = [Text.assemble(*number, " (reference)")] * 4
     else:
-        split_forms = [Text.assemble(*number, " (", (f"{kind}; reference {analysis.split_point:,}", label_style), ")")]
+        split_forms = [Text.assemble(*number, " (", (f"{kind}; reference {analysis.compress_split_point:,}", label_style), ")")]
         split_forms += [Text.assemble(*number, " (", (kind, label_style), ")")] * 3
     split_forms.append(Text.assemble(*number))
     summarise_forms = [Text.assemble("summarise ", (f"{summarised_turns:,}", "bold"), " turns, ",
@@ -174,8 +174,8 @@ def split_line(loaded: Loaded, split: int, width: int) -> Text:
                   Text.assemble(turns_kept, (tokens_short(kept), "bold"), " tok")]
     parts = [Part(forms[0], shorter=tuple(forms[1:])) for forms in (split_forms, summarise_forms, keep_forms)]
     if analysis.compress_split_point != analysis.split_point:
-        parts.append(Part(Text(f"the tool-output budget moves Gemini CLI's split to "
-                               f"{analysis.compress_split_point:,}", style="dim"), 1))
+        parts.append(Part(Text(f"split {analysis.split_point:,} without the tool-output budget's cuts",
+                               style="dim"), 1))
     return fit(parts, width)
 
 

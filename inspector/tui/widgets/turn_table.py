@@ -224,7 +224,7 @@ class TurnTable(ScrollView, can_focus=True):
         self.agentic = agentic
         self._candidates = TurnSet(analysis.candidates)
         self.split = split
-        self.reference_split = analysis.split_point
+        self.reference_split = analysis.compress_split_point
         self._total = analysis.total_estimated_tokens
         self._lines.clear()
         self.fit_columns()
