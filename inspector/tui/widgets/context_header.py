@@ -161,7 +161,8 @@ def split_line(loaded: Loaded, split: int, width: int) -> Text:
     if kind == "reference":
         split_forms = [Text.assemble(*number, " (reference)")] * 4
     else:
-        split_forms = [Text.assemble(*number, " (", (f"{kind}; reference {analysis.compress_split_point:,}", label_style), ")")]
+        reference = analysis.compress_split_point
+        split_forms = [Text.assemble(*number, " (", (f"{kind}; reference {reference:,}", label_style), ")")]
         split_forms += [Text.assemble(*number, " (", (kind, label_style), ")")] * 3
     split_forms.append(Text.assemble(*number))
     summarise_forms = [Text.assemble("summarise ", (f"{summarised_turns:,}", "bold"), " turns, ",
