@@ -161,6 +161,12 @@ def split_words(split: int, kind: str | None, turn_count: int | None) -> tuple[s
     return f"split {split:,}{named}: summarised {turn_span(0, split)},", kept
 
 
+def uncut_split_words(split: int) -> str:
+    """Beside the split a compaction uses, where the history would split without the tool-output
+    budget's cuts (a compaction makes them first), when that differs."""
+    return f"split {split:,} without the tool-output budget's cuts"
+
+
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``count`` with thousands separators and the noun in the right number: "1 turn", "2,048 turns"."""
     return f"{count:,} {noun if count == 1 else many or noun + 's'}"

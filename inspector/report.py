@@ -7,7 +7,7 @@ from rich.text import Text
 
 from inspector.analysis import Analysis, turn_kind
 from inspector.commands.output import Fields, terminal_console
-from inspector.format import percent, plural, share_bar, usage_text, visible
+from inspector.format import percent, plural, share_bar, uncut_split_words, usage_text, visible
 from inspector.session import Session
 from inspector.settings import Threshold
 
@@ -55,7 +55,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
         gap=3,
     ))
     if split != result.split_point:
-        console.print(f"split {result.split_point:,} without the tool-output budget's cuts")
+        console.print(uncut_split_words(result.split_point))
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name, justify in (("#", "right"), ("role", "left"), ("kind", "left"), ("est. tok", "right"),

@@ -162,15 +162,19 @@ class SearchIndex:
         # SQLite gives its -wal and -shm files the database file's mode.
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with contextlib.suppress(FileExistsError):
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+            self._create_private()
         try:
             return self._connect()
         except sqlite3.DatabaseError:  # not a database, or an older layout: it is a cache, start again
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(f"{self.path}{suffix}")
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+            self._create_private()
             return self._connect()
+
+    def _create_private(self) -> None:
+        """The empty database file, readable by its owner only (FileExistsError if it is there)."""
+        os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)

@@ -271,11 +271,11 @@ def _plan_outputs(session_path: Path, truncations: Sequence[Truncation]) -> list
     return outputs
 
 
-def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], hook: files.WriteHook | None,
-                   written: list[Path]) -> None:
+def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], session_mode: int,
+                   hook: files.WriteHook | None, written: list[Path]) -> None:
     """Write the outputs not there yet, adding each to ``written`` as it is (the caller removes them
     if a later one fails)."""
-    mode = stat.S_IMODE(os.stat(session_path).st_mode) & 0o666  # a full output is as private as its session
+    mode = stat.S_IMODE(session_mode) & 0o666  # a full output is as private as its session
     for output in outputs:
         if output.exists:
             continue
@@ -392,7 +392,7 @@ def apply_history(
             journalled = True
             if hook:
                 hook("journalled")
-            _write_outputs(path, outputs, hook, created)
+            _write_outputs(path, outputs, base.mode, hook, created)
             if plan.append:
                 regions, carried, after = _append(path, base, plan.data, hook)
             else:

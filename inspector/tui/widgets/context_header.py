@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from inspector.catalog import human_size
 from inspector.context import ContextFigures, Verdict
-from inspector.format import compact_number, percent, plural, visible
+from inspector.format import compact_number, percent, plural, uncut_split_words, visible
 from inspector.tui.loading import Loaded
 
 GAUGE_WIDTH = 48
@@ -175,8 +175,7 @@ def split_line(loaded: Loaded, split: int, width: int) -> Text:
                   Text.assemble(turns_kept, (tokens_short(kept), "bold"), " tok")]
     parts = [Part(forms[0], shorter=tuple(forms[1:])) for forms in (split_forms, summarise_forms, keep_forms)]
     if analysis.compress_split_point != analysis.split_point:
-        parts.append(Part(Text(f"split {analysis.split_point:,} without the tool-output budget's cuts",
-                               style="dim"), 1))
+        parts.append(Part(Text(uncut_split_words(analysis.split_point), style="dim"), 1))
     return fit(parts, width)
 
 
