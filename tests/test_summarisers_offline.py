@@ -257,6 +257,9 @@ def test_a_shell_success_without_the_tools_fields_does_not_say_the_command_passe
     history = _shell_run("===== 1 failed, 11 passed in 2.31s =====")
     said = _grounded({(2, 0): "success"}).summarise_sync([*history, request()])
     assert "`make` -> outcome not recorded" in said and "`make` -> ok" not in said
+    # the independent check (the Lost facts tab) names that fact in the same words
+    facts = quality.ground.extract(history, ToolStatuses({(2, 0): "success"})).facts
+    assert [f.value for f in facts if f.kind == "command"] == ["`make` -> outcome not recorded"]
     exit_1 = _grounded({(2, 0): "success"}).summarise_sync([*_shell_run("Output: 1 failed\nExit Code: 1"),
                                                               request()])
     assert "`make` -> failed (exit code 1)" in exit_1

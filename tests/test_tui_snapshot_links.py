@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.widgets import DataTable, Input, OptionList, Static
 
 from inspector.tui.app import InspectorApp
@@ -91,3 +92,28 @@ async def test_a_focus_the_offline_summariser_cannot_honour_says_so(session_file
         assert "cannot honour this focus" in summary
         assert "the offline summariser (no model was called)" in summary
         assert screen.query_one("#snapshot-lines", OptionList).option_count > 0
+
+
+async def test_at_80_columns_a_fact_is_wrapped_whole_not_cut_at_the_side(session_file: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_preview(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        table = screen.query_one("#facts-rows", DataTable)
+
+        def heights() -> tuple[int, list[int], list[int]]:
+            fact = table.ordered_columns[-1]
+            width = fact.get_render_width(table) - 2 * table.cell_padding
+            wanted = [len(Text(str(table.get_row_at(k)[-1])).wrap(app.console, width)) for k in range(table.row_count)]
+            return width, wanted, [row.height for row in table.ordered_rows]
+
+        assert table.max_scroll_x == 0  # nothing off to the side
+        width, wanted, shown = heights()
+        assert table.row_count > 0 and max(wanted) > 1  # some fact is longer than the column at this width
+        assert shown == wanted  # every row as tall as its fact wrapped
+        await pilot.resize_terminal(160, 45)
+        await settle(pilot)
+        wider, wanted, shown = heights()
+        assert wider > width and shown == wanted
+        assert table.max_scroll_x == 0

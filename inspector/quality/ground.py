@@ -366,7 +366,8 @@ def _facts(calls: list[_Call], prompts: list[tuple[int, str]], previous: tuple[i
             ground.outcomes_by_command.setdefault(line.lower(), set()).add(call.state)
             ground.programs.add(line.split(" ", 1)[0].lower())
             commands.append(call.command.lower())
-            note("command", line, call.state, turns, f"`{line}` -> {call.state}", commit_text(call.command))
+            shown = "outcome not recorded" if call.state == "unknown" else call.state  # the snapshot's own words
+            note("command", line, call.state, turns, f"`{line}` -> {shown}", commit_text(call.command))
     ground.shell_text = "\n".join(commands)
     failed = any(c.state == "failed" for c in calls)
     last_ok = {c.identity: n for n, c in enumerate(calls) if c.state == "ok"} if failed else {}

@@ -8,7 +8,9 @@ summariser grading itself.
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
@@ -40,8 +42,17 @@ def facts_summary(report: Report | None, *, whole_history: bool = False) -> Text
     return text
 
 
+# The fact column takes what the other columns leave, down to this: below it, the table scrolls sideways.
+_NARROWEST_FACT = 24
+
+Row = tuple[Text, str, str, Text]
+
+
 class FactsTable(Vertical):
-    """Figures, then a table of facts and false claims; Enter goes to the row's turn."""
+    """Figures, then a table of facts and false claims; Enter goes to the row's turn.
+
+    A fact is wrapped to the width the table has (a row grows as tall as its
+    fact), so that at 80 columns it is read whole, not cut at the side."""
 
     DEFAULT_CSS = """
     FactsTable #facts-summary { height: auto; padding: 0 1; }
@@ -53,6 +64,8 @@ class FactsTable(Vertical):
         self.report = report
         self.whole_history = whole_history
         self.row_turns: list[int | None] = []
+        self._rows: list[Row] = []
+        self._filled_width: int | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(facts_summary(self.report, whole_history=self.whole_history), id="facts-summary",
@@ -60,20 +73,41 @@ class FactsTable(Vertical):
         yield DataTable(id="facts-rows", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
+        if self.report is not None:
+            for claim in self.report.false_claims:
+                turn = claim.turns[0] if claim.turns else None
+                self._rows.append((Text("FALSE", style="bold red"), "claim", "-" if turn is None else f"{turn:,}",
+                                   Text(visible(f"{claim.reason}: {claim.line}", one_line=True))))
+                self.row_turns.append(turn)
+            for check in sorted(self.report.checks, key=lambda c: (c.kept, c.fact.turn)):
+                mark = Text("kept", style="green") if check.kept else Text("LOST", style="bold red")
+                self._rows.append((mark, check.fact.kind, f"{check.fact.turn:,}",
+                                   Text(visible(check.fact.value, one_line=True))))
+                self.row_turns.append(check.fact.turn)
+        self._fill(self.size.width)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._filled_width:
+            self._fill(event.size.width)
+
+    def _fill(self, width: int) -> None:
+        """The rows again, their facts wrapped to ``width`` (0: not laid out yet, one line each)."""
         table = self.query_one(DataTable)
-        table.add_columns("", "kind", "turn", "fact")
-        if self.report is None:
-            return
-        for claim in self.report.false_claims:
-            turn = claim.turns[0] if claim.turns else None
-            table.add_row(Text("FALSE", style="bold red"), "claim", "-" if turn is None else f"{turn:,}",
-                          Text(visible(f"{claim.reason}: {claim.line}", one_line=True)))
-            self.row_turns.append(turn)
-        for check in sorted(self.report.checks, key=lambda c: (c.kept, c.fact.turn)):
-            mark = Text("kept", style="green") if check.kept else Text("LOST", style="bold red")
-            table.add_row(mark, check.fact.kind, f"{check.fact.turn:,}",
-                          Text(visible(check.fact.value, one_line=True)))
-            self.row_turns.append(check.fact.turn)
+        row = table.cursor_row
+        table.clear(columns=True)
+        labels = ("", "kind", "turn")
+        fixed = [max([len(label)] + [cell_len(str(cells[k])) for cells in self._rows])
+                 for k, label in enumerate(labels)]
+        pad = 2 * table.cell_padding
+        room = width - sum(w + pad for w in fixed) - pad - table.styles.scrollbar_size_vertical
+        for label, size in zip(labels, fixed, strict=True):
+            table.add_column(label, width=size)
+        table.add_column("fact", width=max(room, _NARROWEST_FACT) if width else None)
+        for cells in self._rows:
+            table.add_row(*cells, height=None if width else 1)
+        self._filled_width = width
+        if self._rows:
+            table.move_cursor(row=min(max(row, 0), len(self._rows) - 1))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
