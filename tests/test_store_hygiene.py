@@ -217,3 +217,17 @@ def test_full_tool_outputs_are_no_more_readable_than_their_session(mode: int, tm
     os.umask(umask)
     assert {stat.S_IMODE(f.stat().st_mode) for f in folders} == {(0o700 | readable) & ~umask}
     assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+def test_the_store_s_folders_are_the_owner_s_only(tmp_path: Path) -> None:
+    """The store keeps whole copies of sessions (0600 files); its folders list which sessions were
+    compacted and when, so they are no more open than the files in them."""
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    os.chmod(path, 0o644)
+    _apply(path)
+    folder = store_dir(path)
+    made = [folder, folder / "backups"]
+    assert all(f.is_dir() for f in made) and any((folder / "backups").iterdir())
+    assert {stat.S_IMODE(f.stat().st_mode) & 0o077 for f in made} == {0}
+    assert {stat.S_IMODE(f.stat().st_mode) for f in folder.rglob("*") if f.is_file()} == {0o600}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644

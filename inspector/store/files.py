@@ -297,7 +297,7 @@ def locked(folder: Path) -> Iterator[None]:
 def ensure_store_dir(session_path: Path) -> Path:
     folder = store_dir(session_path)
     try:
-        (folder / "backups").mkdir(parents=True, exist_ok=True)
+        make_folders(folder / "backups", 0o700)  # it holds copies of sessions: the owner's only, as its files
     except OSError as exc:
         raise StoreError(
             session_path, f"cannot create {folder}: {describe_os_error(exc)}; nothing was written"
