@@ -115,12 +115,15 @@ def compact_number(value: float | int | None) -> str:
     value = float(value)
     if abs(value) < 999.5:
         return f"{value:.0f}"
-    for limit, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
+    for limit, suffix in _SCALES:
         scaled = value / limit
         text = f"{scaled:.1f}" if abs(scaled) < 9.95 else f"{scaled:.0f}"
-        if abs(float(text)) < 1000 or suffix == "G":  # 9,999 is 10k, not 10.0k; 999,999 is 1.0M, not 1000k
+        if abs(float(text)) < 1000:  # 9,999 is 10k, not 10.0k; 999,999 is 1.0M, not 1000k
             return text + suffix
-    return f"{value:.0f}"
+    return f"{value:.1e}"  # past any count a session holds (a hostile file): short all the same
+
+
+_SCALES = ((1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T"), (1e15, "P"), (1e18, "E"))
 
 
 def usage_text(usage: dict[str, Any] | None) -> str:
@@ -143,7 +146,10 @@ def share_bar(share: float, width: int = 1) -> str:
 
 
 def percent(share: float) -> str:
-    return f"{share * 100:.1f}%"
+    """A share as a percentage, one decimal; a share too big for a line (a hostile file's count) in
+    scientific notation."""
+    value = share * 100
+    return f"{value:.1f}%" if abs(value) < 1e6 else f"{value:.1e}%"
 
 
 def turn_span(start: int, stop: int) -> str:

@@ -53,6 +53,17 @@ def test_short_numbers_and_the_usage_column_keep_the_thoughts_suffix() -> None:
         assert len(text) <= width and text.endswith("th"), text
 
 
+def test_a_count_no_session_holds_is_still_short() -> None:
+    """Gemini CLI reads any finite number as a token count, so a hostile file may record 10^29 tokens:
+    it is shown short like any other (the figure is the recorded one, never cut with an ellipsis)."""
+    from inspector.format import compact_number, percent
+
+    assert [compact_number(n) for n in (1_234_567_890_123, 2**60, 123456789012345678901234567890)] == [
+        "1.2T", "1.2E", "1.2e+29"]
+    assert percent(0.501) == "50.1%" and percent(123456789012345678901234567890 / 1_048_576) == "1.2e+25%"
+    assert all(len(compact_number(10**k - 1)) <= 8 for k in range(1, 309))  # up to the largest double
+
+
 async def test_a_file_that_failed_to_load_offers_no_session_keys(tmp_path: Path) -> None:
     path = tmp_path / "chats" / "session-broken.json"
     path.parent.mkdir()
