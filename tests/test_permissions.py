@@ -124,6 +124,23 @@ def test_an_unreadable_file_and_a_store_of_another_user_are_one_line(shared: Pat
     assert other.read_bytes() == applied
 
 
+def test_a_session_of_theirs_whose_store_another_user_made_is_refused_in_one_line(shared: Path) -> None:
+    """The store holds copies of sessions, so its folders are private to whoever made them: the
+    session's owner, when root applied to it first, meets a folder it may not look into."""
+    _warm(shared)
+    path = _copy(shared, "coding-task.jsonl", mode=0o644, uid=NOBODY, gid=NOBODY)
+    _apply(path)  # root's apply: the file stays nobody's, the store is root's
+    applied = path.read_bytes()
+    for argv, words in ((["compact", "--apply", "--force", "--provider", "offline", str(path)],
+                         "permission denied; nothing was written"),
+                        (["revert", str(path)], "cannot take the store's lock: permission denied")):
+        outcome = as_user(lambda argv=argv: main(argv))  # type: ignore[misc]
+        assert outcome.error is None and outcome.value == 2, (argv, outcome)
+        lines = outcome.stderr.splitlines()
+        assert len(lines) == 1 and words in lines[0], (argv, outcome.stderr)
+    assert path.read_bytes() == applied and path.stat().st_uid == NOBODY
+
+
 def test_a_folder_the_user_cannot_write_is_refused_in_one_line(shared: Path) -> None:
     """The file is the user's, the folder is not: the store's folder cannot be made there."""
     _warm(shared)
