@@ -158,6 +158,30 @@ def _regular(path: Path) -> os.stat_result | None:
     return info if stat.S_ISREG(info.st_mode) else None
 
 
+def is_folder(path: Path | os.DirEntry[str]) -> bool:
+    """Whether ``path`` is a folder; False where it cannot be looked at (reading it then says why)."""
+    try:
+        return path.is_dir()
+    except OSError:  # Path.is_dir raises PermissionError where a folder above may not be searched
+        return False
+
+
+def unreachable(path: Path) -> str | None:
+    """Why ``path`` cannot be looked at ("no such file or folder", "permission denied", ...), or None.
+    A folder must also be listable (else it would seem to hold no session)."""
+    from inspector.store.files import describe_os_error
+
+    try:
+        if stat.S_ISDIR(path.stat().st_mode):
+            with os.scandir(path):
+                pass
+    except (FileNotFoundError, NotADirectoryError):
+        return "no such file or folder"
+    except OSError as exc:
+        return describe_os_error(exc)
+    return None
+
+
 def _listing(folder: Path) -> list[os.DirEntry[str]]:
     try:
         with os.scandir(folder) as entries:
@@ -172,7 +196,7 @@ def _chats_files(chats: Path, project: str, *, any_name: bool) -> Iterator[Candi
         path = Path(entry.path)
         if entry.name.startswith("."):
             continue  # the store's .session-inspector, temp files
-        if entry.is_dir():
+        if is_folder(entry):
             for inner in _listing(path):
                 if inner.name.endswith(".jsonl") and not inner.name.startswith("."):
                     info = _regular(Path(inner.path))
@@ -196,7 +220,7 @@ def find_files(folder: Path | None = None) -> list[Candidate]:
         return list(_chats_files(folder, project, any_name=True))
     found: list[Candidate] = []
     for place in _listing(gemini_tmp()):
-        if place.is_dir():
+        if is_folder(place):
             found.extend(_chats_files(Path(place.path) / "chats", place.name, any_name=False))
     return found
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -259,9 +260,15 @@ def default_name(session_path: Path, fmt: Format) -> str:
 
 def check_target(out: Path, session_path: Path) -> None:
     """Refuse a target that is a folder or the session itself (``ExportRefused``)."""
-    if out.is_dir():
+    try:
+        info = out.stat()
+    except PermissionError:
+        raise ExportRefused(f"{out}: permission denied") from None
+    except OSError:
+        return  # nothing there (or no folder to hold it): the write says why, if it fails
+    if stat.S_ISDIR(info.st_mode):
         raise ExportRefused(f"{out}: that is a folder; give a file name")
-    if out.exists() and out.resolve() == session_path.resolve():
+    if out.resolve() == session_path.resolve():
         raise ExportRefused(f"{out}: that is the session itself; choose another name")
 
 

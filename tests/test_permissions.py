@@ -153,3 +153,28 @@ def test_a_folder_the_user_cannot_write_is_refused_in_one_line(shared: Path) -> 
     lines = outcome.stderr.splitlines()
     assert len(lines) == 1 and "permission denied; nothing was written" in lines[0], outcome.stderr
     assert path.read_bytes() == original and sorted(p.name for p in folder.iterdir()) == [path.name]
+
+
+def test_a_path_behind_a_folder_the_user_may_not_search_is_one_line(shared: Path, tmp_path: Path) -> None:
+    """Looking at a path under a folder closed to the user raises in Python (``Path.exists``,
+    ``Path.is_dir``); each command says "permission denied" in one line and writes nothing."""
+    _warm(shared)
+    public = _copy(shared, "coding-task.jsonl", mode=0o644)
+    closed = shared / "closed"
+    closed.mkdir(mode=0o700)
+    inside = _copy(closed, "legacy-pomodoro.json", mode=0o644)
+    main(["export", str(public), "--out", str(tmp_path / "warm.md")])  # imports what the child runs
+    main(["search", "warm", "--folder", str(tmp_path / "none")])
+    main([str(tmp_path / "none")])
+    listless = shared / "listless"
+    listless.mkdir(mode=0o711)  # may be passed through, not listed: it would look empty
+    for argv in ([str(inside)],  # the app: refused before it starts
+                 [str(listless)],
+                 ["search", "anything", "--folder", str(closed / "chats")],
+                 ["search", "anything", "--folder", str(listless)],
+                 ["export", str(public), "--out", str(closed / "out.md")]):
+        outcome = as_user(lambda argv=argv: main(argv))  # type: ignore[misc]
+        assert outcome.error is None and outcome.value == 2, (argv, outcome)
+        lines = outcome.stderr.splitlines()
+        assert len(lines) == 1 and "permission denied" in lines[0], (argv, outcome.stderr)
+    assert sorted(p.name for p in closed.iterdir()) == [inside.name]

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from inspector.catalog import unreachable
 from inspector.commands.common import _fraction
 from inspector.commands.output import say_error
 
@@ -137,8 +138,9 @@ def guarded_server(command: str, *, port: int, title: str, token: str) -> Server
 
 def run(args: argparse.Namespace) -> int:
     path: Path | None = args.path
-    if path is not None and not path.exists():
-        say_error(f"{path}: no such file or folder")
+    problem = unreachable(path) if path is not None else None
+    if problem is not None:
+        say_error(f"{path}: {problem}")
         return 2
     if args.serve:
         return serve(args)

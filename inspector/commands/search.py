@@ -28,13 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inspector.catalog import find_files
+    from inspector.catalog import find_files, is_folder, unreachable
     from inspector.format import plural, visible
     from inspector.search import SearchError, search_sessions
 
     folder: Path | None = args.folder
-    if folder is not None and not folder.is_dir():
-        what = "no such folder" if not folder.exists() else "not a folder"
+    problem = unreachable(folder) if folder is not None else None
+    if folder is not None and (problem is not None or not is_folder(folder)):
+        what = problem or "not a folder"
         print(f"session-inspector: {visible(str(folder), one_line=True)}: {what}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:

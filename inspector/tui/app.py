@@ -11,6 +11,7 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from inspector.catalog import is_folder
 from inspector.format import visible
 from inspector.tui.commands import InspectorCommands
 from inspector.tui.loading import Cancelled
@@ -51,7 +52,7 @@ class InspectorApp(App[None]):
         self.provider_settings = ProviderSettings(provider, base_url)  # who writes snapshots
 
     def on_mount(self) -> None:
-        if self.path is not None and not self.path.is_dir():
+        if self.path is not None and not is_folder(self.path):
             self.push_screen(self.session_screen(self.path))
         else:
             self.push_screen(self.list_screen(self.path))
