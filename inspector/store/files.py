@@ -93,7 +93,7 @@ def folder_mode(file_mode: int) -> int:
     return mode
 
 
-def is_folder(path: Path) -> bool:
+def is_folder_or_closed(path: Path) -> bool:
     """Whether ``path`` is a folder.  One this user may not look into counts as one: what is done
     with it next fails in one line that says permission is denied (``Path.is_dir`` raises instead)."""
     try:
@@ -107,7 +107,7 @@ def is_folder(path: Path) -> bool:
 def make_folders(folder: Path, mode: int) -> None:
     """``folder`` and each missing folder above it, created with ``mode`` (less the umask)."""
     missing: list[Path] = []
-    while not is_folder(folder) and folder != folder.parent:
+    while not is_folder_or_closed(folder) and folder != folder.parent:
         missing.append(folder)
         folder = folder.parent
     for path in reversed(missing):

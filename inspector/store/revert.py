@@ -114,11 +114,11 @@ def revert(
     refuse_store_file(path)
     folder = files.store_dir(path)
     problem = regular_file_problem(path)
-    if problem == "no such file" and files.is_folder(folder):
+    if problem == "no such file" and files.is_folder_or_closed(folder):
         raise StoreError(path, "the session file is gone; restore it from the backups folder by hand", "changed")
     if problem:
         raise StoreError(path, problem, "invalid")
-    if not files.is_folder(folder):
+    if not files.is_folder_or_closed(folder):
         raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
     results: list[RevertResult] = []
     with files.locked(folder):
