@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from textual.widgets import Static, TabbedContent
+from textual.widgets import DataTable, Static, TabbedContent
 
 from inspector.compaction.request import compaction_request
 from inspector.compaction.strategies import compact_session
@@ -292,3 +292,31 @@ async def test_the_app_and_the_command_line_word_the_split_alike(session_file: P
     split = screen.preview.result.split_point
     sentence = f"split {split} (reference): summarised turns 0-{split - 1}, kept turns {split}-{turns - 1}"
     assert said.startswith(sentence) and sentence in " ".join(summary.split())
+
+
+async def test_at_80_columns_the_timeline_names_the_highlighted_apply_in_full(session_file: Path) -> None:
+    """The timeline's last columns (who wrote the snapshot, the backup) are off to the side at 80
+    columns; the line under the table says them for the highlighted apply, wrapped."""
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for _ in range(2):
+            await pilot.press("c")
+            await settle(pilot)
+            await pilot.press("a", "y")
+            await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        table = screen.query_one("#timeline", DataTable)
+        assert table.row_count == 2 and table.max_scroll_x > 0  # the case: the table is wider than the screen
+        newest, first = screen.shown
+        row = screen.query_one("#timeline-row", Static)
+        said = plain(row.content)
+        assert f"#{newest.seq} applied {newest.applied_at}" in said and f"backup {newest.backup}" in said
+        assert "by offline summariser" in said and row.size.width <= 80
+        await pilot.press("down")
+        await settle(pilot)
+        said = plain(row.content)
+        assert f"#{first.seq} applied" in said and f"backup {first.backup}" in said and newest.backup not in said

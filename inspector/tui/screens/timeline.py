@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from inspector.format import plural, visible
-from inspector.store import StoreError, read_history, store_dir
+from inspector.store import JournalEntry, StoreError, read_history, store_dir
 
 COLUMNS = ("#", "applied", "state", "tokens before -> after", "split", "turns", "by", "backup")
 
@@ -34,12 +34,14 @@ class TimelineScreen(ModalScreen[None]):
     def __init__(self, path: Path) -> None:
         super().__init__()
         self.path = path
+        self.shown: list[JournalEntry] = []  # the table's rows, newest first
 
     def compose(self) -> ComposeResult:
         yield Static(Text.assemble(("Compactions applied to ", "bold"), visible(self.path.name, one_line=True)),
                      id="timeline-title",
                      markup=False)
         yield DataTable(id="timeline", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="timeline-row", markup=False)
         yield Static("", id="timeline-note", markup=False)
 
     def on_mount(self) -> None:
@@ -53,7 +55,8 @@ class TimelineScreen(ModalScreen[None]):
             self.dismiss(None)
             return
         backups = store_dir(self.path) / "backups"
-        for entry in reversed(journal.entries):
+        self.shown = list(reversed(journal.entries))
+        for entry in self.shown:
             info = entry.info
             tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,}"
                       if info.tokens_before is not None and info.tokens_after is not None else "")
@@ -75,3 +78,18 @@ class TimelineScreen(ModalScreen[None]):
                              f"with u in the session view. Backups are in {visible(str(backups), one_line=True)}",
                              style="dim"))
         table.focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The highlighted apply in full, wrapped: its last columns are off to the side at 80 columns."""
+        row = event.cursor_row
+        if not 0 <= row < len(self.shown):
+            return
+        entry = self.shown[row]
+        info = entry.info
+        words = [f"#{entry.seq:,} applied {entry.applied_at}"]
+        if entry.reverted_at:
+            words.append(f"reverted {entry.reverted_at}")
+        words.append(f"by {provider_text(info.provider, info.model) or 'not recorded'}")
+        words.append(f"backup {entry.backup}")
+        self.query_one("#timeline-row", Static).update(Text(visible(" · ".join(words), one_line=True)))
+
