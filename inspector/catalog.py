@@ -34,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from inspector.format import describe_os_error
 from inspector.jsjson import js_to_string
 from inspector.session import Session, SessionError, history, load
 from inspector.session.history import is_ignored_user_content
@@ -169,8 +170,6 @@ def is_folder(path: Path | os.DirEntry[str]) -> bool:
 def unreachable(path: Path) -> str | None:
     """Why ``path`` cannot be looked at ("no such file or folder", "permission denied", ...), or None.
     A folder must also be listable (else it would seem to hold no session)."""
-    from inspector.store.files import describe_os_error
-
     try:
         if stat.S_ISDIR(path.stat().st_mode):
             with os.scandir(path):

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from inspector.analysis import Analysis
 from inspector.compaction.compress import CompressionResult
-from inspector.format import plain_name, usage_text, visible
+from inspector.format import describe_os_error, plain_name, usage_text, visible
 from inspector.session.loader import Session
 from inspector.store.files import atomic_write
 
@@ -262,8 +262,8 @@ def check_target(out: Path, session_path: Path) -> None:
     """Refuse a target that is a folder or the session itself (``ExportRefused``)."""
     try:
         info = out.stat()
-    except PermissionError:
-        raise ExportRefused(f"{out}: permission denied") from None
+    except PermissionError as exc:
+        raise ExportRefused(f"{out}: {describe_os_error(exc)}") from None
     except OSError:
         return  # nothing there (or no folder to hold it): the write says why, if it fails
     if stat.S_ISDIR(info.st_mode):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -106,6 +107,17 @@ def plain_name(text: str) -> str:
 
 
 _BLOCKS = " ▏▎▍▌▋▊▉█"
+
+
+def describe_os_error(exc: OSError) -> str:
+    """What the file system said, in the words every refusal uses ("permission denied", ...)."""
+    if exc.errno == errno.ENOSPC:
+        return "no space left on device"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.EROFS:
+        return "read-only file system"
+    return exc.strerror or str(exc)
 
 
 def compact_number(value: float | int | None) -> str:

@@ -36,6 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.compaction.strategies import run_request
     from inspector.compaction.summarisers import pick_summariser
     from inspector.export import ExportRefused, build, check_target, render, write_export
+    from inspector.format import describe_os_error
     from inspector.session import load
     from inspector.settings import resolve_threshold
 
@@ -57,8 +58,6 @@ def run(args: argparse.Namespace) -> int:
     if out is None:
         sys.stdout.write(text)
         return 0
-    from inspector.store.files import describe_os_error
-
     try:
         write_export(text, out, session.path)
     except ExportRefused as exc:

@@ -32,6 +32,7 @@ from typing import Any
 import orjson
 
 from inspector.compaction.budget import Truncation
+from inspector.format import describe_os_error
 from inspector.jsjson import js_stringify, js_utf8
 from inspector.session.errors import SessionError
 from inspector.session.history import Turn, messages_to_turns
@@ -361,7 +362,7 @@ def apply_history(
             files.atomic_write(folder / "backups" / backup, current, hook=hook, no_clobber=True)
         except OSError as exc:
             raise StoreError(
-                path, f"cannot write the backup: {files.describe_os_error(exc)}; nothing was written", "io"
+                path, f"cannot write the backup: {describe_os_error(exc)}; nothing was written", "io"
             ) from None
         entry = JournalEntry(
             id=f"{seq:04d}-{secrets.token_hex(4)}",
@@ -402,7 +403,7 @@ def apply_history(
             for leftover in [*created, folder / "backups" / backup]:
                 with contextlib.suppress(OSError):
                     leftover.unlink()
-            message = exc.message if isinstance(exc, StoreError) else files.describe_os_error(exc)
+            message = exc.message if isinstance(exc, StoreError) else describe_os_error(exc)
             if journalled:
                 with contextlib.suppress(OSError):
                     append_event(folder, {"event": "failed", "id": entry.id, "error": message})

@@ -21,9 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from inspector.format import describe_os_error
 from inspector.session.loader import not_a_file
 from inspector.store.errors import StoreError
-from inspector.store.files import WriteHook, append_bytes, describe_os_error, fsync_dir, write_temp
+from inspector.store.files import WriteHook, append_bytes, fsync_dir, write_temp
 
 
 @dataclass(frozen=True)

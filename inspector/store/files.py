@@ -29,7 +29,6 @@ none of these, and nothing looks inside it.  Temp files are
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import secrets
@@ -37,6 +36,7 @@ import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from inspector.format import describe_os_error
 from inspector.store.errors import StoreError
 
 STORE_DIR = ".session-inspector"
@@ -71,16 +71,6 @@ def own_writes(path: Path) -> list[tuple[str, int]]:
     """(SHA-256, size) of the latest states this process wrote to ``path`` (the watcher hashes
     the file only when its size is one of these)."""
     return list(_OWN_WRITES.get(str(path.resolve()), ()))
-
-
-def describe_os_error(exc: OSError) -> str:
-    if exc.errno == errno.ENOSPC:
-        return "no space left on device"
-    if exc.errno in (errno.EACCES, errno.EPERM):
-        return "permission denied"
-    if exc.errno == errno.EROFS:
-        return "read-only file system"
-    return exc.strerror or str(exc)
 
 
 def folder_mode(file_mode: int) -> int:

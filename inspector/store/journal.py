@@ -29,8 +29,9 @@ from typing import Any
 
 import pydantic
 
+from inspector.format import describe_os_error
 from inspector.store.errors import StoreError
-from inspector.store.files import WriteHook, describe_os_error, fsync_dir, write_all
+from inspector.store.files import WriteHook, fsync_dir, write_all
 
 JOURNAL_NAME = "journal.jsonl"
 

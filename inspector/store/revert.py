@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from inspector.format import describe_os_error
 from inspector.store import files
 from inspector.store.apply import js_timestamp, refuse_store_file, sha256
 from inspector.store.baseline import (
@@ -144,7 +145,7 @@ def _journal(path: Path, folder: Path, event: dict[str, object], hook: files.Wri
         append_event(folder, event, hook)
     except OSError as exc:
         raise StoreError(
-            path, f"cannot write the journal: {files.describe_os_error(exc)}; the session was not changed", "io"
+            path, f"cannot write the journal: {describe_os_error(exc)}; the session was not changed", "io"
         ) from None
 
 
@@ -221,7 +222,7 @@ def _revert_one(
             files.atomic_write(copy, data, no_clobber=True)
         except OSError as exc:
             raise StoreError(
-                path, f"cannot keep a copy of the current file: {files.describe_os_error(exc)}; nothing changed"
+                path, f"cannot keep a copy of the current file: {describe_os_error(exc)}; nothing changed"
             ) from None
     # Say what is about to be written before writing it: a crash after the
     # swap is then settled from the file (see ``settle``).
@@ -235,7 +236,7 @@ def _revert_one(
             replace_file(base, new, hook=hook, grown_ok=jsonl)
         except OSError as exc:
             raise StoreError(
-                path, f"could not write: {files.describe_os_error(exc)}; the session was left as it was"
+                path, f"could not write: {describe_os_error(exc)}; the session was left as it was"
             ) from None
         caught = catch_up(base, old, base.size) if jsonl else 0
     finally:

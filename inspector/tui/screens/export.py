@@ -22,7 +22,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from inspector.export import FORMATS, Format, default_name
-from inspector.format import plural, visible
+from inspector.format import describe_os_error, plural, visible
 from inspector.tui.loading import Loaded
 from inspector.tui.preview import Preview
 from inspector.tui.screens.base import InspectorScreen
@@ -123,7 +123,6 @@ class SessionExport(InspectorScreen):
     @work(thread=True, exit_on_error=False, group="export", description="exporting")
     def write_export(self, choice: ExportChoice) -> None:
         from inspector.export import ExportRefused, build, render, write_export
-        from inspector.store.files import describe_os_error
 
         loaded, result = self.loaded, None
         if choice.with_preview and self.preview is not None and self.preview.source is not None:
