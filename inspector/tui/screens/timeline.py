@@ -92,4 +92,3 @@ class TimelineScreen(ModalScreen[None]):
         words.append(f"by {provider_text(info.provider, info.model) or 'not recorded'}")
         words.append(f"backup {entry.backup}")
         self.query_one("#timeline-row", Static).update(Text(visible(" · ".join(words), one_line=True)))
-
