@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from inspector.analysis import Analysis
 from inspector.compaction.compress import CompressionResult
-from inspector.format import describe_os_error, plain_name, usage_text, visible
+from inspector.format import describe_os_error, plain_name, uncut_split_words, usage_text, visible
 from inspector.session.loader import Session
 from inspector.store.files import atomic_write
 
@@ -112,7 +112,7 @@ def _split_words(analysis: Analysis) -> str:
     split = f"turn {analysis.compress_split_point:,}"
     if analysis.compress_split_point == analysis.split_point:
         return split
-    return f"{split} (turn {analysis.split_point:,} before the tool-output budget cuts old outputs)"
+    return f"{split} ({uncut_split_words(analysis.split_point)})"
 
 
 def build(session: Session, analysis: Analysis, result: CompressionResult | None = None) -> Document:

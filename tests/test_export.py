@@ -15,6 +15,7 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.cli import main
+from inspector.format import uncut_split_words
 from inspector.session import load
 from tests.browser import CHROMIUM, Chromium
 from tests.conftest import SAMPLES, write_agent_run
@@ -74,7 +75,8 @@ def test_the_export_marks_the_split_compact_summarises_at(tmp_path: Path, capsys
     assert json.loads(capsys.readouterr().out)["split_point"] == moved
     assert main(["export", str(session), "--format", "md"]) == 0
     text = capsys.readouterr().out
-    assert f"| split point | turn {moved:,} (turn {raw:,} before the tool-output budget cuts old outputs) |" in text
+    assert f"| split point | turn {moved:,} ({uncut_split_words(raw)}) |" in text
+    assert f"split {raw:,} without the tool-output budget's cuts" in text  # the words analyze and the app use
     assert text.index(f"### Turn {moved - 1:,}:") < text.index("*Gemini CLI's split point") < \
         text.index(f"### Turn {moved:,}:")
 
