@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from inspector import quality
+from inspector.compaction.prompts import GEMINI_CLI_ACKNOWLEDGEMENT
 from inspector.compaction.statuses import tool_statuses
 from inspector.compaction.summarisers.gemini import GeminiSummariser
 from inspector.compaction.summarisers.offline import OfflineSummariser
@@ -99,7 +100,8 @@ def test_words_inside_backticks_and_quotes_are_data() -> None:
 def test_an_earlier_snapshot_grounds_what_it_said() -> None:
     earlier = ("<state_snapshot>\n<file_system_state>\n- READ: `src/app.py`\n</file_system_state>\n"
                "</state_snapshot>")
-    history = [{"role": "user", "parts": [{"text": earlier}]}, {"role": "model", "parts": [{"text": "ok"}]},
+    history = [{"role": "user", "parts": [{"text": earlier}]},
+               {"role": "model", "parts": [{"text": GEMINI_CLI_ACKNOWLEDGEMENT}]},  # as a compaction answers it
                call("1", "replace", {"file_path": "src/app.py"}),
                result("1", "replace", "Successfully modified file: src/app.py (1 replacements).")]
     ground = quality.extract(history)

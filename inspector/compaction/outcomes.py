@@ -47,6 +47,10 @@ _FIELD = re.compile(r"^(Command|Directory|Stdout|Stderr|Output|Error|Exit Code|S
 _TRAILING = ("Error", "Exit Code", "Signal", "Background PIDs", "Process Group PGID")
 _NONE = ("(none)", "")
 _WRAPPER_OPEN, _WRAPPER_CLOSE = "<untrusted_context>\n", "\n</untrusted_context>"
+# Gemini CLI's masking (toolOutputMaskingService) keeps a preview of an old output: for the shell
+# tool its fields whole and the output's first and last lines; for others the text's two ends.
+_MASKED_OPEN, _MASKED_CLOSE = "<tool_output_masked>\n", "\n</tool_output_masked>"
+_MASKED_SAVED = "\n\nOutput too large. Full output available at: "
 
 
 @dataclass(frozen=True)
@@ -98,11 +102,15 @@ EDGE = 4000  # characters read at each end of a result: every form this module r
 
 
 def unwrap(text: str) -> str:
-    """The text inside Gemini CLI's ``<untrusted_context>`` wrapper (0.61 shell and web results).
+    """The text inside Gemini CLI's ``<untrusted_context>`` wrapper (0.61 shell and web results),
+    and inside its ``<tool_output_masked>`` marker (the preview of an output it masked).
 
     A long one is cut to its two ends (with a marker between): nothing here
     reads its middle, and copying it whole would cost time on big sessions.
     """
+    if text.startswith(_MASKED_OPEN) and text.endswith(_MASKED_CLOSE):
+        saved = text.rfind(_MASKED_SAVED)
+        text = text[len(_MASKED_OPEN): saved if saved >= len(_MASKED_OPEN) else -len(_MASKED_CLOSE)]
     if not (text.startswith(_WRAPPER_OPEN) and text.endswith(_WRAPPER_CLOSE)):
         return text
     start, stop = len(_WRAPPER_OPEN), len(text) - len(_WRAPPER_CLOSE)
@@ -133,7 +141,7 @@ def error_field(response: Any) -> str | None:
     return err if isinstance(err, str) else str(err)
 
 
-def shell_fields(text: str) -> dict[str, str]:
+def shell_fields(text: str, status: str | None = None) -> dict[str, str]:
     """The labelled fields of a shell result: the header fields, the trailing block, and
     ``Output`` (only its last non-blank line, which is where a failure usually says why).
 
@@ -141,6 +149,9 @@ def shell_fields(text: str) -> dict[str, str]:
     fields, so the fields after it are read from the end, in the order the
     tool writes them, stopping at the first line that does not fit.  Only
     the first and the last 4,000 characters are looked at, however long the text.
+    In the 0.61 form (no ``Command:`` header) Gemini CLI records a call whose
+    command could not run with status "error", so under ``status`` "success"
+    a last line ``Error: ...`` is the command's own output, not the field.
     """
     head = text[:EDGE]
     fields: dict[str, str] = {}
@@ -157,7 +168,8 @@ def shell_fields(text: str) -> dict[str, str]:
         return fields
     tail = text[-EDGE:].split("\n")
     end = len(tail)
-    order = list(_TRAILING)
+    order = [label for label in _TRAILING
+             if label != "Error" or "Command" in fields or status != "success"]
     while end > 0 and order:
         match = _FIELD.match(tail[end - 1])
         if not match or match.group(1) not in order:
@@ -179,19 +191,17 @@ _SHELL_BACKGROUND = ("Command moved to background", "Command is running in backg
 
 
 def shell_outcome(text: str, status: str | None = None) -> Outcome:
-    """A shell result's outcome.  In the 0.61 form (no ``Command:`` header) a failed
-    command is recorded with status "error", so under status "success" a last
-    line starting ``Error:`` is output, not the field."""
+    """A shell result's outcome, from its fields (``shell_fields``) and the recorded ``status``."""
     if text.startswith(_SHELL_TIMEOUT):
         return Outcome(CANCELLED, "timed out")
     if text.startswith(_SHELL_CANCELLED):
         return Outcome(CANCELLED)
     if text.startswith(_SHELL_BACKGROUND):
         return Outcome(BACKGROUND)
-    fields = shell_fields(text)
+    fields = shell_fields(text, status)
     if "Output" not in fields:
         return Outcome(UNKNOWN)
-    error = fields.get("Error", "") if "Command" in fields or status != "success" else ""
+    error = fields.get("Error", "")
     code = fields.get("Exit Code", "")
     signal = fields.get("Signal", "")
     if error not in _NONE:

@@ -8,21 +8,13 @@ missing half with a clear placeholder.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections import deque
+from typing import Any, Generic, TypeVar
 
-from inspector.session.figures import pair_key
+from inspector.session.figures import CallKey, pair_key
 
 ORPHAN_RESPONSE = "[A result of {name} stood here; the call that asked for it was compacted away.]"
 MISSING_RESPONSE = "[No result kept for this call of {name}: it was compacted away.]"
-
-
-@dataclass(frozen=True)
-class CallRef:
-    turn: int
-    part: int
-    name: str | None
-    id: str | None
 
 
 def _parts(content: dict[str, Any]) -> list[Any]:
@@ -40,33 +32,74 @@ def function_responses(content: dict[str, Any]) -> list[tuple[int, dict[str, Any
             if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)]
 
 
-def pair_calls(contents: list[dict[str, Any]]) -> dict[tuple[int, int], tuple[int, int]]:
-    """Map each response (turn, part) to its call (turn, part).
+T = TypeVar("T")
 
-    A response belongs to the earlier call with the same id (answered already
-    or not: Gemini CLI's own histories repeat results); without an id, to the
-    oldest unanswered call of the same name.  Ids and names are compared as
+
+class _Slot(Generic[T]):
+    __slots__ = ("answered", "item")
+
+    def __init__(self, item: T) -> None:
+        self.item = item
+        self.answered = False
+
+
+class Pairing(Generic[T]):
+    """Which call each response answers, in one pass over a history (calls before their responses).
+
+    A response belongs to the newest earlier call with its id, answered
+    already or not: Gemini CLI 0.61 records each result twice (in the call's
+    record and again as a user message), so a second answer is a repeat and
+    says nothing new.  A response with no id, or with an id no call has,
+    belongs to the oldest unanswered call of its name that has no id.  A call
+    with an id is never answered by a response that lacks it, nor by a
+    neighbour's repeated result.  Ids and names are compared as
     ``figures.pair_key`` gives them, as the agentic split compares them.
     """
-    by_id: dict[str, CallRef] = {}
-    pending: list[CallRef] = []
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, _Slot[T]] = {}
+        self._waiting: dict[str | None, deque[_Slot[T]]] = {}  # name -> unanswered calls without an id, oldest first
+
+    def call(self, key: CallKey | None, item: T) -> None:
+        if key is None:
+            return
+        ident, name = key
+        slot = _Slot(item)
+        if ident:
+            self._by_id[ident] = slot
+            return
+        queue = self._waiting.get(name)
+        if queue is None:
+            queue = self._waiting[name] = deque()
+        queue.append(slot)
+
+    def answer(self, key: CallKey | None) -> tuple[T, bool] | None:
+        """The call a response answers, and whether this is its first answer; None: no call."""
+        if key is None:
+            return None
+        ident, name = key
+        slot = self._by_id.get(ident) if ident else None
+        if slot is None:
+            queue = self._waiting.get(name)
+            if not queue:
+                return None
+            slot = queue.popleft()
+        first = not slot.answered
+        slot.answered = True
+        return slot.item, first
+
+
+def pair_calls(contents: list[dict[str, Any]]) -> dict[tuple[int, int], tuple[int, int]]:
+    """Map each response (turn, part) to its call (turn, part), by ``Pairing``'s rule."""
+    pairing: Pairing[tuple[int, int]] = Pairing()
     pairs: dict[tuple[int, int], tuple[int, int]] = {}
     for i, content in enumerate(contents):
         for j, call in function_calls(content):
-            ident, name = pair_key(call) or (None, None)
-            ref = CallRef(i, j, name, ident)
-            pending.append(ref)
-            if ident:
-                by_id[ident] = ref
+            pairing.call(pair_key(call), (i, j))
         for j, response in function_responses(content):
-            rid, name = pair_key(response) or (None, None)
-            match = by_id.get(rid) if rid else None
-            if match is None:
-                match = next((c for c in pending if not c.id and c.name == name), None)
-            if match is not None:
-                if match in pending:
-                    pending.remove(match)
-                pairs[(i, j)] = (match.turn, match.part)
+            found = pairing.answer(pair_key(response))
+            if found is not None:
+                pairs[(i, j)] = found[0]
     return pairs
 
 

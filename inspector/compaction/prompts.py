@@ -8,7 +8,9 @@ seven sections in a fixed order.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 SECTIONS: tuple[str, ...] = (
     "overall_goal",
@@ -104,6 +106,10 @@ FOCUS_HEADING = "Focus requested by the user (their request to you, not part of 
 
 # The model turn that follows the snapshot in the new history.
 ACKNOWLEDGEMENT = "Understood - I will continue from this snapshot."
+# The one Gemini CLI's own compaction writes (chatCompressionService), which the staged strategy keeps.
+GEMINI_CLI_ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"
+_ACKNOWLEDGEMENTS = frozenset({ACKNOWLEDGEMENT, GEMINI_CLI_ACKNOWLEDGEMENT})
+SNAPSHOT_TAG = "<state_snapshot>"
 
 
 def anchor_text(has_previous_snapshot: bool) -> str:
@@ -115,6 +121,24 @@ def anchor_text(has_previous_snapshot: bool) -> str:
 def focus_text(instruction: str) -> str:
     """The user's focus, marked so that neither model nor reader mistakes it for history."""
     return f"{FOCUS_HEADING}\n{instruction.strip()}"
+
+
+def is_earlier_snapshot(text: str, following: Mapping[str, Any] | None) -> bool:
+    """Whether a user turn's text is the snapshot an earlier compaction put in the history.
+
+    A compaction (Gemini CLI's, or this project's) writes the snapshot as a
+    user turn and answers it with a model turn of one text, its
+    acknowledgement; ``following`` is the turn after this one.  A prompt that
+    mentions or quotes the tag, or ``@``-references a file holding a snapshot,
+    is the user's words, not a record of what happened.
+    """
+    if SNAPSHOT_TAG not in text or following is None or following.get("role") != "model":
+        return False
+    parts = following.get("parts")
+    if not isinstance(parts, list):
+        return False
+    texts = [p.get("text") for p in parts if isinstance(p, dict) and not p.get("thought")]
+    return len(texts) == 1 and isinstance(texts[0], str) and texts[0].strip() in _ACKNOWLEDGEMENTS
 
 
 def is_request_text(text: str) -> bool:

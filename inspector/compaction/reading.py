@@ -9,7 +9,7 @@ they were computed on (``Planned.covers``).
 ``HistoryReader`` reads the contents of a session's turns in one pass, in
 order, with a progress report and a cancellation check every 1,024 turns,
 and takes the status Gemini CLI recorded for each tool call from the same
-record (``statuses.call_statuses``).  On a big recording each record is
+record (``statuses.note_statuses``).  On a big recording each record is
 parsed once and not kept (the turns are built from it as ``history``
 builds them; the contents read are equal to the turns', not the same
 objects), and on the command line a forked child reads the later part at
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from inspector.compaction.budget import Truncation, output_file_name, plan_budget, truncated_content
 from inspector.compaction.split import find_split_point
-from inspector.compaction.statuses import NO_STATUSES, ToolStatuses, call_statuses
+from inspector.compaction.statuses import ToolStatuses, note_statuses, tool_statuses
 from inspector.jsjson import js_json_len
 from inspector.progress import SILENT, Reporter
 from inspector.session.figures import response_figures, response_text
@@ -204,7 +204,7 @@ class HistoryReader:
         if session.contents is not None or session.turn_index is None:
             # a checkpoint, or a file small enough that its turns hold their contents already
             held = [t.content for t in turns]
-            statuses = NO_STATUSES if session.contents is not None else self._statuses(session.messages)
+            statuses = tool_statuses(session, turns)
             reporter.report(READING, total, total)
             return ReadHistory(held, statuses)
         # A big recording: each record is parsed once (and not kept), and both turns a model
@@ -212,14 +212,15 @@ class HistoryReader:
         # the later part is read at the same time in a forked child (see ``fork_allowed``).
         middle = self._middle()
         if middle is None:
-            contents, found = self._read_range(0, total, reporter)
+            contents, found, calls = self._read_range(0, total, reporter)
         else:
-            (contents, found), (later, later_found) = in_two_processes(
+            (contents, found, calls), (later, later_found, later_calls) = in_two_processes(
                 lambda: self._read_range(0, middle, reporter), lambda: self._read_range(middle, total, SILENT))
             contents.extend(later)
             found.update(later_found)
+            calls.update(later_calls)
         reporter.report(READING, total, total)
-        return ReadHistory(contents, ToolStatuses(found))
+        return ReadHistory(contents, ToolStatuses(found, calls))
 
     def _middle(self) -> int | None:
         """Where a forked child's share of the turns begins (None: read them all here).
@@ -235,14 +236,15 @@ class HistoryReader:
                 return i + 1 if 0 < i + 1 < len(weights) else None
         return None
 
-    def _read_range(self, start: int, stop: int,
-                    reporter: Reporter) -> tuple[list[dict[str, Any]], dict[tuple[int, int], str]]:
+    def _read_range(self, start: int, stop: int, reporter: Reporter) -> tuple[
+            list[dict[str, Any]], dict[tuple[int, int], str], dict[tuple[int, str], str]]:
         """The contents of turns ``start`` to ``stop`` and their tool statuses (keyed by turn index)."""
         turns = self._turns
         messages = self._session.messages
         total = len(turns)
         contents: list[dict[str, Any]] = []
-        found: dict[tuple[int, int], str] = {}
+        by_part: dict[tuple[int, int], str] = {}
+        by_call: dict[tuple[int, str], str] = {}
         built: list[tuple[dict[str, Any], bool]] = []
         record: dict[str, Any] = {}
         at = -1
@@ -259,17 +261,6 @@ class HistoryReader:
                 record, at = peek(messages, index), index
                 built = message_contents(record)
             contents.append(built[1 if turn.is_tool_result else 0][0])
-            if turn.is_tool_result:
-                for part, status in enumerate(call_statuses(record.get("toolCalls"))):
-                    if status is not None:
-                        found[(position, part)] = status
-        return contents, found
-
-    def _statuses(self, messages: Sequence[dict[str, Any]]) -> ToolStatuses:
-        found: dict[tuple[int, int], str] = {}
-        for position, turn in enumerate(self._turns):
-            if turn.is_tool_result and turn.message_index is not None:
-                for part, status in enumerate(call_statuses(messages[turn.message_index].get("toolCalls"))):
-                    if status is not None:
-                        found[(position, part)] = status
-        return ToolStatuses(found)
+            if "toolCalls" in record:
+                note_statuses(record, position, turn.is_tool_result, by_part, by_call)
+        return contents, by_part, by_call

@@ -22,12 +22,12 @@ from typing import Any
 
 from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.pairs import pair_calls, repair_pairs
+from inspector.compaction.prompts import GEMINI_CLI_ACKNOWLEDGEMENT
 from inspector.compaction.split import is_split_candidate
 from inspector.jsjson import js_stringify
 from inspector.progress import SILENT, Reporter
 from inspector.tokens import parts_quarters
 
-ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"
 PRUNED = "[Output of {name} pruned by session-inspector to save {tokens:,} tokens. Run the tool again if it is needed.]"
 DEDUPED = "[Earlier read of {path}: the file is read again later in this conversation (turn {later}); see that read.]"
 WINDOW_MARKER = "[session-inspector removed {count} older turns here to fit the context window.]"
@@ -324,7 +324,8 @@ async def run_staged(
         split = chosen if chosen else summary_split(current, config)
         if split > 0:
             draft, final = await summarise(current[:split])
-            summary = snapshot_turns(final, current[split] if split < len(current) else None, ACKNOWLEDGEMENT)
+            summary = snapshot_turns(final, current[split] if split < len(current) else None,
+                                     GEMINI_CLI_ACKNOWLEDGEMENT)
             summarised = [*summary, *current[split:]]
             summarised_size = tokens_of(summarised)
             if final.strip() and summarised_size >= start:

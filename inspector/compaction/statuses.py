@@ -31,12 +31,18 @@ STATUSES = ("success", "error", "cancelled")
 
 @dataclass(frozen=True)
 class ToolStatuses:
-    """(turn index, part index) of a tool-result part -> the status its call recorded."""
+    """(turn index, part index) of a tool-result part -> the status its call recorded; and
+    (turn index, call id) of each call in a model turn -> its status, which is all there is
+    to say of a call recorded without a result (one cancelled before it ran)."""
 
     by_part: Mapping[tuple[int, int], str] = field(default_factory=dict)
+    by_call: Mapping[tuple[int, str], str] = field(default_factory=dict)
 
     def status(self, turn: int, part: int) -> str | None:
         return self.by_part.get((turn, part))
+
+    def call_status(self, turn: int, ident: str) -> str | None:
+        return self.by_call.get((turn, ident))
 
     def __len__(self) -> int:
         return len(self.by_part)
@@ -46,9 +52,14 @@ class ToolStatuses:
         by_turn: dict[int, list[tuple[int, str]]] = {}
         for (turn, part), status in self.by_part.items():
             by_turn.setdefault(turn, []).append((part, status))
+        calls: dict[int, list[tuple[str, str]]] = {}
+        for (turn, ident), status in self.by_call.items():
+            calls.setdefault(turn, []).append((ident, status))
         found = {(new, part): status for new, old in enumerate(origins) if old is not None
                  for part, status in by_turn.get(old, ())}
-        return ToolStatuses(found)
+        found_calls = {(new, ident): status for new, old in enumerate(origins) if old is not None
+                       for ident, status in calls.get(old, ())}
+        return ToolStatuses(found, found_calls)
 
 
 NO_STATUSES = ToolStatuses()
@@ -76,17 +87,33 @@ def call_statuses(calls: Any) -> list[str | None]:
     return out
 
 
+def note_statuses(record: Mapping[str, Any], turn: int, is_tool_result: bool,
+                  by_part: dict[tuple[int, int], str], by_call: dict[tuple[int, str], str]) -> None:
+    """Add what a message record says of the calls in its turn ``turn``: the status of each part of
+    its tool-result turn, or of each call (by id) of its model turn."""
+    calls = record.get("toolCalls")
+    if is_tool_result:
+        for part, status in enumerate(call_statuses(calls)):
+            if status is not None:
+                by_part[(turn, part)] = status
+        return
+    if not isinstance(calls, list):
+        return
+    for call in calls:
+        if isinstance(call, dict):
+            ident, status = call.get("id"), call.get("status")
+            if isinstance(ident, str) and ident and isinstance(status, str):
+                by_call[(turn, ident)] = status
+
+
 def tool_statuses(session: Session, turns: Sequence[Turn]) -> ToolStatuses:
-    """The recorded status of every tool result in ``turns`` (the session's history)."""
+    """The recorded status of every tool call and result in ``turns`` (the session's history)."""
     if session.contents is not None:
         return NO_STATUSES
-    found: dict[tuple[int, int], str] = {}
+    by_part: dict[tuple[int, int], str] = {}
+    by_call: dict[tuple[int, str], str] = {}
     messages = session.messages
     for turn in turns:
-        if not turn.is_tool_result or turn.message_index is None:
-            continue
-        statuses = call_statuses(messages[turn.message_index].get("toolCalls"))
-        for part, status in enumerate(statuses):
-            if status is not None:
-                found[(turn.index, part)] = status
-    return ToolStatuses(found)
+        if turn.message_index is not None:
+            note_statuses(messages[turn.message_index], turn.index, turn.is_tool_result, by_part, by_call)
+    return ToolStatuses(by_part, by_call)

@@ -3,8 +3,11 @@
 Nothing here is shared with the summarisers: the reading of tool results,
 paths, commands and user prompts is written again, on purpose, so that a
 mistake in the offline summariser cannot hide itself by being made twice.
-The only input besides the history is the status Gemini CLI recorded for
-each tool result (``compaction.statuses.ToolStatuses``, plain recorded data).
+The only inputs besides the history are the status Gemini CLI recorded for
+each tool result (``compaction.statuses.ToolStatuses``, plain recorded data)
+and the recognition of the snapshot an earlier compaction wrote
+(``compaction.prompts.is_earlier_snapshot``: its tag answered by the
+acknowledgement a compaction writes, not a reading of any text).
 
 Six kinds of fact:
 
@@ -28,6 +31,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.compaction.prompts import is_earlier_snapshot
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.progress import SILENT, Reporter
 
@@ -46,6 +50,8 @@ PATH_ARGS = frozenset({"file_path", "absolute_path", "path", "dir_path", "direct
 SHELL_NAMES = ("run_shell_command", "shell", "run_command", "bash")
 
 _UNTRUSTED = re.compile(r"^<untrusted_context>\n(.*)\n</untrusted_context>$", re.S)
+_MASKED = re.compile(r"^<tool_output_masked>\n(.*?)(?:\n\nOutput too large\. Full output available at: [^\n]*)?"
+                     r"\n</tool_output_masked>$", re.S)
 _TRAILER = re.compile(
     r"(?:\n|^)(?:Error: (?P<error>[^\n]*)\n)?Exit Code: (?P<code>[^\n]*)"
     r"(?:\nSignal: (?P<signal>[^\n]*))?(?:\nBackground PIDs: [^\n]*)?(?:\nProcess Group PGID: [^\n]*)?\s*$")
@@ -149,6 +155,9 @@ def _body_text(body: Any) -> str | None:
         return None
     if len(text) > 7000:
         text = text[:3000] + "\n" + text[-3000:]
+    found = _MASKED.match(text)  # Gemini CLI's preview of an output it masked
+    if found:
+        text = found.group(1)
     found = _UNTRUSTED.match(text)
     return found.group(1) if found else text
 
@@ -189,10 +198,12 @@ def _shell_class(text: str, status: str | None) -> tuple[str, str] | None:
     if found is None:
         return "ok", ""
     parts = found.groupdict()
-    error = (parts.get("error") or "").strip() if old or status != "success" else ""
+    error = (parts.get("error") or "").strip()
+    last = _last_output_line(tail[: found.start()])
+    if error and not old and status == "success":  # 0.61 records a command that could not run as "error":
+        error, last = "", f"Error: {error}"  # so this line is the command's own output
     code = (parts.get("code") or "").strip()
     signal = (parts.get("signal") or "").strip()
-    last = _last_output_line(tail[: found.start()])
     if error and error != "(none)":
         return "failed", error
     if code and code not in ("0", "(none)"):
@@ -291,7 +302,7 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
     calls: list[_Call] = []
     by_id: dict[str, _Call] = {}
     item: _Call | None
-    open_calls: dict[str, deque[_Call]] = {}
+    open_calls: dict[str, deque[_Call]] = {}  # name -> unanswered calls that have no id, oldest first
     prompts: list[tuple[int, str]] = []
     previous: tuple[int, str] | None = None
     for turn, content in enumerate(contents):
@@ -309,8 +320,12 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
                     item = _Call(turn, str(call.get("name") or ""), args if isinstance(args, dict) else {})
                     calls.append(item)
                     ident = call.get("id")
-                    if isinstance(ident, str):
+                    if isinstance(ident, str) and ident:
                         by_id[ident] = item
+                        recorded = statuses.call_status(turn, ident)
+                        if recorded is not None:  # all there is of a call that never got a result
+                            item.state, item.error = outcome_class(item.name, None, recorded)
+                        continue
                     queue = open_calls.get(item.name)
                     if queue is None:
                         queue = open_calls[item.name] = deque()
@@ -323,21 +338,20 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
                 continue
             answered = True
             ident = response.get("id")
-            item = by_id.pop(ident, None) if isinstance(ident, str) else None
-            waiting = open_calls.get(item.name if item is not None else str(response.get("name") or ""))
-            while waiting and waiting[0].result_turn is not None:
-                waiting.popleft()
-            if item is None:
-                item = waiting[0] if waiting else None
+            item = by_id.get(ident) if isinstance(ident, str) and ident else None
+            if item is None:  # no id, or one no call has: the oldest open call of its name without an id
+                waiting = open_calls.get(str(response.get("name") or ""))
+                item = waiting.popleft() if waiting else None
             if item is None or item.result_turn is not None:
-                continue
+                continue  # no call of its own, or a repeat of a result already read (0.61 records each twice)
             item.result_turn = turn
             item.state, item.error = outcome_class(item.name, response.get("response"),
                                                    statuses.status(turn, number))
         if answered:
             continue
+        following = contents[turn + 1] if turn + 1 < total else None
         for text in _user_text(content):
-            if "<state_snapshot>" in text:
+            if is_earlier_snapshot(text, following):
                 previous = (turn, text)
             elif text.strip():
                 prompts.append((turn, text.strip()))

@@ -7,24 +7,25 @@ with the turn it comes from:
 * the user's prompts (their own words: not tool results, not the context
   Gemini CLI injects, not the content of ``@``-referenced files it appends);
 * every tool call with its arguments and its outcome as Gemini CLI recorded
-  it (``compaction.outcomes``), paired with its result by id, else by name
-  in order;
-* the newest earlier ``<state_snapshot>``;
+  it (``compaction.outcomes``), paired with its result by ``pairs.Pairing``;
+* the newest earlier ``<state_snapshot>`` (``prompts.is_earlier_snapshot``: one a compaction
+  wrote, not a prompt that mentions the tag or an ``@``-file that holds one);
 * the newest ``write_todos`` plan;
 * the agent's last visible words.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.compaction import snapshot as snap
 from inspector.compaction.outcomes import UNKNOWN, Outcome, read_outcome, tool_kind
-from inspector.compaction.prompts import is_request_text
+from inspector.compaction.pairs import Pairing
+from inspector.compaction.prompts import is_earlier_snapshot, is_request_text
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.session.figures import pair_key
 
 CONTEXT_PREFIXES = ("<session_context>", "<hook_context>")
 REFERENCED_FILES = "--- Content from referenced files ---"  # Gemini CLI appends @file contents after this
@@ -44,6 +45,7 @@ class Call:
     name: str
     kind: str
     args: dict[str, Any]
+    status: str | None = None  # the status its record kept ("success", "error", "cancelled", ...)
     outcome: Outcome = NOT_RECORDED
     result_turn: int | None = None  # the turn holding its result (None: no result recorded)
     paths: list[str] = field(init=False)  # read once (functools.cached_property locks on every read in 3.11)
@@ -124,8 +126,7 @@ def collect(
 ) -> Digest:
     """Everything the digest may say about ``history``; ``tick(i)`` is called every 1,024 turns."""
     digest = Digest(turns=len(history))
-    by_id: dict[str, Call] = {}
-    waiting: dict[str, deque[Call]] = {}  # name -> calls without a result yet, oldest first
+    pairing: Pairing[Call] = Pairing()
     recorded = statuses.by_part
     for index, content in enumerate(history):
         if tick is not None and not index & 1023:
@@ -134,21 +135,24 @@ def collect(
         if not isinstance(parts, list):
             continue
         if content.get("role") == "model":
-            _model_turn(digest, index, parts, by_id, waiting)
+            _model_turn(digest, index, parts, pairing, statuses)
             continue
         answered = False
         for number, part in enumerate(parts):
             response = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(response, dict):
                 answered = True
-                _answer(index, response, recorded.get((index, number)), by_id, waiting)
+                _answer(index, response, recorded.get((index, number)), pairing)
         if not answered:
-            _user_turn(digest, index, parts)
+            _user_turn(digest, index, parts, history[index + 1] if index + 1 < len(history) else None)
+    for call in digest.calls:  # a call recorded without a result: its status is all Gemini CLI wrote of it
+        if call.result_turn is None and call.status is not None:
+            call.outcome = read_outcome(call.kind, None, call.status)
     return digest
 
 
-def _model_turn(digest: Digest, index: int, parts: list[Any], by_id: dict[str, Call],
-                waiting: dict[str, deque[Call]]) -> None:
+def _model_turn(digest: Digest, index: int, parts: list[Any], pairing: Pairing[Call],
+                statuses: ToolStatuses) -> None:
     last: str | None = None
     for part in parts:
         if not isinstance(part, dict):
@@ -159,17 +163,13 @@ def _model_turn(digest: Digest, index: int, parts: list[Any], by_id: dict[str, C
             args = call.get("args")
             if not isinstance(args, dict):
                 args = {}
-            item = Call(index, name, tool_kind(name, args), args)
+            ident = call.get("id")
+            item = Call(index, name, tool_kind(name, args), args,
+                        status=statuses.call_status(index, ident) if isinstance(ident, str) else None)
             digest.calls.append(item)
             if item.kind == "todos":
                 digest.todos = item
-            ident = call.get("id")
-            if isinstance(ident, str) and ident:
-                by_id[ident] = item
-            queue = waiting.get(name)
-            if queue is None:
-                queue = waiting[name] = deque()
-            queue.append(item)
+            pairing.call(pair_key(call), item)
         text = part.get("text")
         if (isinstance(text, str) and not part.get("thought") and text.strip()
                 and not text.lstrip().startswith(CONTEXT_PREFIXES)):
@@ -178,29 +178,20 @@ def _model_turn(digest: Digest, index: int, parts: list[Any], by_id: dict[str, C
         digest.agent_last = Prompt(index, last[:TEXT_LIMIT])
 
 
-def _answer(index: int, response: dict[str, Any], status: str | None, by_id: dict[str, Call],
-            waiting: dict[str, deque[Call]]) -> None:
-    ident = response.get("id")
-    name = str(response.get("name") or "tool")
-    target = by_id.pop(ident, None) if isinstance(ident, str) else None
-    queue = waiting.get(target.name if target is not None else name)
-    if target is None:
-        while queue and queue[0].result_turn is not None:
-            queue.popleft()
-        target = queue.popleft() if queue else None
-    elif queue and queue[0] is target:
-        queue.popleft()
-    if target is None or target.result_turn is not None:
-        return
+def _answer(index: int, response: dict[str, Any], status: str | None, pairing: Pairing[Call]) -> None:
+    found = pairing.answer(pair_key(response))
+    if found is None or not found[1]:
+        return  # no call of its own, or a repeat of a result already read
+    target = found[0]
     target.result_turn = index
     target.outcome = read_outcome(target.kind, response.get("response"), status)
 
 
-def _user_turn(digest: Digest, index: int, parts: list[Any]) -> None:
+def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str, Any] | None) -> None:
     for text in _visible_texts(parts):
         if is_request_text(text):
             continue
-        if snap.OPEN in text:
+        if is_earlier_snapshot(text, following):
             digest.previous, digest.previous_turn = snap.parse(text), index
             continue
         words = user_words(text)

@@ -284,8 +284,9 @@ _OPS = {"read": ("file_system_state", "READ"), "list": ("file_system_state", "LI
 def _paths(out: _Items, calls: list[Call], root: str | None) -> None:
     touched: dict[tuple[str, str], list[Call]] = {}
     for call in calls:
-        if call.kind not in _OPS or call.outcome.state in (FAILED, CANCELLED):
-            continue  # a failed call is stated with its failure
+        if (call.kind not in _OPS or call.outcome.state in (FAILED, CANCELLED)
+                or (call.result_turn is None and call.outcome.state != OK)):
+            continue  # a failed call is stated with its failure; one with no result nor status, as pending
         section, op = _OPS[call.kind]
         if call.outcome.created:
             op = "CREATED"
@@ -367,7 +368,7 @@ def _others(out: _Items, digest: Digest, root: str | None) -> None:
                     call.turns, relative=relative)
     if digest.todos is not None:
         _plan(out, digest.todos)
-    pending = [c for c in digest.calls if c.result_turn is None]
+    pending = [c for c in digest.calls if c.result_turn is None and c.outcome.state == UNKNOWN]
     if pending:
         call = pending[-1]
         subject, relative = _subject(call, root)
