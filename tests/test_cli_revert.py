@@ -202,3 +202,31 @@ def test_store_folder_blocked(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "cannot create" in line and "nothing was written" in line
     assert path.read_bytes() == original
     assert sorted(os.listdir(tmp_path)) == sorted([".session-inspector", path.name])
+
+
+def test_revert_after_gemini_cli_resumed_the_compacted_session(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Resuming, Gemini CLI appends the history it resumed with (the compacted one) as ``$set.messages``.
+    Keeping that line would leave the compaction in effect while revert said it was undone: revert
+    refuses and says why, and ``--force`` restores the file as it was before the apply."""
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    original = path.read_bytes()
+    assert main(["compact", str(path), "--apply", "--force", "--provider", "offline"]) == 0
+    capsys.readouterr()
+    written = [line for line in path.read_bytes().splitlines(keepends=True)[original.count(b"\n"):]
+               if b'"$set"' in line and b'"messages"' in line]
+    assert written  # the compacted history the apply wrote
+    resumed = written[-1] + json.dumps({"id": "after-resume", "timestamp": "2026-11-24T10:00:00.000Z",
+                                        "type": "user", "content": [{"text": "go on"}]}).encode() + b"\n"
+    with path.open("ab") as file:
+        file.write(resumed)
+    before = path.read_bytes()
+    assert main(["revert", str(path)]) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "$set.messages" in line and "resumes" in line and "--force" in line
+    assert path.read_bytes() == before  # nothing written
+    assert main(["revert", "--force", str(path)]) == 0
+    capsys.readouterr()
+    assert path.read_bytes() == original
+    assert any(p.name.startswith("replaced-") and p.read_bytes() == before
+               for p in store_dir(path).rglob("*.bak"))  # what Gemini CLI wrote is kept aside

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import secrets
 from collections.abc import Callable
@@ -185,6 +186,33 @@ def _find_regions(data: bytes, entry: JournalEntry) -> tuple[Region, ...] | None
     return None
 
 
+def _history_rewrite(data: bytes, start: int, regions: tuple[Region, ...]) -> tuple[int, str] | None:
+    """(line number, what it does) of the first line after ``start``, outside the apply's own
+    ``regions``, that sets the whole history (``$set.messages``) or rewinds it (``$rewindTo``):
+    written after the apply, it rebuilds the history from the compacted one, whatever revert
+    restores before it."""
+    ours = sorted((r.offset, r.offset + r.length) for r in regions)
+    at = start
+    while at < len(data):
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        inside = any(lo <= at < hi for lo, hi in ours)
+        line = data[at:end]
+        if not inside and (b'"$rewindTo"' in line or (b'"$set"' in line and b'"messages"' in line)):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if isinstance(record, dict):
+                update = record.get("$set")
+                if "$rewindTo" in record:
+                    return data.count(b"\n", 0, at) + 1, "rewinds the history ($rewindTo)"
+                if isinstance(update, dict) and "messages" in update:
+                    return data.count(b"\n", 0, at) + 1, "sets the whole history ($set.messages)"
+        at = end + 1
+    return None
+
+
 def _without(data: bytes, start: int, regions: tuple[Region, ...]) -> bytes:
     pieces, at = [], start
     for region in sorted(regions, key=lambda r: r.offset):
@@ -254,6 +282,18 @@ def _restored(
         regions = _find_regions(data, entry) if prefix_ok else None
         if prefix_ok and regions is not None:
             prefix = data[: entry.size_before]
+            rewrite = _history_rewrite(data, entry.size_before, regions)
+            if rewrite is not None and not force:
+                raise StoreError(
+                    path,
+                    f"line {rewrite[0]:,}, written after the apply of {when}, {rewrite[1]} (Gemini CLI "
+                    "does that when it resumes a session): kept, it would keep the compaction in effect; "
+                    "revert --force restores the file as it was before the apply, after keeping a copy of "
+                    "the current file",
+                    "conflict",
+                )
+            if rewrite is not None:
+                return _backup_bytes(path, folder, entry), 0, "forced"
             tail = _without(data, entry.size_before, regions)
             glue = b"\n" if tail and prefix and not prefix.endswith(b"\n") else b""
             return prefix + glue + tail, len(tail), "kept lines appended after the apply" if tail else ""
