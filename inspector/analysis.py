@@ -171,7 +171,7 @@ class Analysis:
             "would_compress": self.would_compress,
             "verdict": self.verdict.value,  # why not: "below threshold", or "nothing before the split"
             "budget_truncations": truncations if lazy else truncations.to_list(),
-            "split": self.split_figures(self.split_point),
+            "split": self.split_figures(self.compress_split_point),  # the split every face shows
             "warnings": [w.to_json() for w in self.warnings],
         }
 

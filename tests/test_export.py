@@ -71,6 +71,7 @@ def test_the_export_marks_the_split_compact_summarises_at(tmp_path: Path, capsys
     figures = analyze_json(session, capsys)
     moved, raw = figures["compress_split_point"], figures["split_point"]
     assert moved != raw  # the case: the budget moves the split
+    assert figures["split"]["split"] == moved  # analyze --json's split figures describe the same split
     assert main(["compact", str(session), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["split_point"] == moved
     assert main(["export", str(session), "--format", "md"]) == 0
