@@ -178,3 +178,24 @@ def test_apply_of_a_result_that_is_not_compressed_says_nothing_was_written(
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"session-inspector: {session}: nothing was written: the result is NOOP, not COMPRESSED"]
     assert session.read_bytes() == before
+
+
+def test_staged_does_not_claim_to_keep_turns_its_stages_dropped(capsys: pytest.CaptureFixture[str]) -> None:
+    """The staged strategy's first stage drops repeated tool results after its split too: its report
+    names what it summarised, and leaves what became of the later turns to its stage table."""
+    sample = Path(__file__).resolve().parents[1] / "sample_sessions" / "coding-task.jsonl"
+    assert main(["compact", str(sample), "--strategy", "staged", "--provider", "offline", "--force", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    split = result["split_point"]
+    later = len(result["new_history"]) - 2  # after the snapshot and its acknowledgement
+    total = len(json.loads(_analyze(sample, capsys))["history"])
+    assert later < total - split  # the case: a stage dropped some of the turns after the split
+    assert main(["compact", str(sample), "--strategy", "staged", "--provider", "offline", "--force"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"split {split} (staged): summarised turns 0-{split - 1}, later turns as the stages left them" in text
+    assert "kept turns" not in text
+
+
+def _analyze(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["analyze", "--json", str(path)]) == 0
+    return capsys.readouterr().out
