@@ -45,7 +45,6 @@ class Call:
     name: str
     kind: str
     args: dict[str, Any]
-    status: str | None = None  # the status its record kept ("success", "error", "cancelled", ...)
     outcome: Outcome = NOT_RECORDED
     result_turn: int | None = None  # the turn holding its result (None: no result recorded)
     paths: list[str] = field(init=False)  # read once (functools.cached_property locks on every read in 3.11)
@@ -145,9 +144,6 @@ def collect(
                 _answer(index, response, recorded.get((index, number)), pairing)
         if not answered:
             _user_turn(digest, index, parts, history[index + 1] if index + 1 < len(history) else None)
-    for call in digest.calls:  # a call recorded without a result: its status is all Gemini CLI wrote of it
-        if call.result_turn is None and call.status is not None:
-            call.outcome = read_outcome(call.kind, None, call.status)
     return digest
 
 
@@ -163,9 +159,11 @@ def _model_turn(digest: Digest, index: int, parts: list[Any], pairing: Pairing[C
             args = call.get("args")
             if not isinstance(args, dict):
                 args = {}
+            kind = tool_kind(name, args)
             ident = call.get("id")
-            item = Call(index, name, tool_kind(name, args), args,
-                        status=statuses.call_status(index, ident) if isinstance(ident, str) else None)
+            status = statuses.call_status(index, ident) if isinstance(ident, str) else None
+            # until a result says more, the status its record kept is all Gemini CLI wrote of it
+            item = Call(index, name, kind, args, read_outcome(kind, None, status) if status else NOT_RECORDED)
             digest.calls.append(item)
             if item.kind == "todos":
                 digest.todos = item
