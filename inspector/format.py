@@ -176,8 +176,11 @@ def split_words(split: int, kind: str | None, turn_count: int | None) -> tuple[s
     a line may break between: ("split 152 (reference): summarised turns 0-151,", "kept turns 152-209")."""
     named = f" ({kind})" if kind else ""
     if kind == "staged":  # its other stages may drop or cut later turns too: its stage table says which
-        return f"split {split:,}{named}: summarised {turn_span(0, split)},", "later turns as the stages left them"
-    kept = f"kept {turn_span(split, turn_count)}" if turn_count is not None else f"kept from turn {split:,}"
+        kept = "later turns as the stages left them"
+    elif turn_count is not None:
+        kept = f"kept {turn_span(split, turn_count)}"
+    else:
+        kept = f"kept from turn {split:,}"
     return f"split {split:,}{named}: summarised {turn_span(0, split)},", kept
 
 
