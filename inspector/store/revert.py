@@ -280,27 +280,20 @@ def _restored(
     if entry.format == "jsonl":
         prefix_ok = len(data) >= entry.size_before and sha256(data[: entry.size_before]) == entry.sha256_before
         regions = _find_regions(data, entry) if prefix_ok else None
-        if prefix_ok and regions is not None:
+        rewrite = _history_rewrite(data, entry.size_before, regions) if regions is not None else None
+        if regions is not None and rewrite is None:
             prefix = data[: entry.size_before]
-            rewrite = _history_rewrite(data, entry.size_before, regions)
-            if rewrite is not None and not force:
-                raise StoreError(
-                    path,
-                    f"line {rewrite[0]:,}, written after the apply of {when}, {rewrite[1]} (Gemini CLI "
-                    "does that when it resumes a session): kept, it would keep the compaction in effect; "
-                    "revert --force restores the file as it was before the apply, after keeping a copy of "
-                    "the current file",
-                    "conflict",
-                )
-            if rewrite is not None:
-                return _backup_bytes(path, folder, entry), 0, "forced"
             tail = _without(data, entry.size_before, regions)
             glue = b"\n" if tail and prefix and not prefix.endswith(b"\n") else b""
             return prefix + glue + tail, len(tail), "kept lines appended after the apply" if tail else ""
-        if prefix_ok and entry.state == "incomplete":
+        if rewrite is not None:  # kept, that line would keep the compaction in effect
+            what = (f"line {rewrite[0]:,} {rewrite[1]}, as Gemini CLI does when it resumes a session: kept, "
+                    "it would keep the compaction in effect")
+        elif prefix_ok and entry.state == "incomplete":
             return None, 0, ""  # the swap never happened (it is all or nothing): none of it is there
-        what = "its start no longer matches the file before the apply" if not prefix_ok else \
-            "the lines the apply wrote are no longer there"
+        else:
+            what = "its start no longer matches the file before the apply" if not prefix_ok else \
+                "the lines the apply wrote are no longer there"
     else:
         current = sha256(data)
         if current == (entry.sha256_after or entry.planned_sha256):
