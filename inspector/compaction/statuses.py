@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from inspector.jsjson import truthy
 
@@ -49,17 +49,19 @@ class ToolStatuses:
 
     def remapped(self, origins: Sequence[int | None]) -> ToolStatuses:
         """The statuses of another history whose turn ``i`` is turn ``origins[i]`` of this one (None: none)."""
-        by_turn: dict[int, list[tuple[int, str]]] = {}
-        for (turn, part), status in self.by_part.items():
-            by_turn.setdefault(turn, []).append((part, status))
-        calls: dict[int, list[tuple[str, str]]] = {}
-        for (turn, ident), status in self.by_call.items():
-            calls.setdefault(turn, []).append((ident, status))
-        found = {(new, part): status for new, old in enumerate(origins) if old is not None
-                 for part, status in by_turn.get(old, ())}
-        found_calls = {(new, ident): status for new, old in enumerate(origins) if old is not None
-                       for ident, status in calls.get(old, ())}
-        return ToolStatuses(found, found_calls)
+        return ToolStatuses(_moved(self.by_part, origins), _moved(self.by_call, origins))
+
+
+K = TypeVar("K")
+
+
+def _moved(statuses: Mapping[tuple[int, K], str], origins: Sequence[int | None]) -> dict[tuple[int, K], str]:
+    """``statuses`` keyed by (turn, part or call id), each turn moved to where ``origins`` puts it."""
+    by_turn: dict[int, list[tuple[K, str]]] = {}
+    for (turn, key), status in statuses.items():
+        by_turn.setdefault(turn, []).append((key, status))
+    return {(new, key): status for new, old in enumerate(origins) if old is not None
+            for key, status in by_turn.get(old, ())}
 
 
 NO_STATUSES = ToolStatuses()
