@@ -186,3 +186,30 @@ def test_an_output_gemini_cli_masked_keeps_the_exit_code_it_recorded(tmp_path: P
     session.padding(6)
     line = line_with(snapshot_of(session.write(tmp_path / "masked.jsonl"), capsys), "reproduce_bug.py")
     assert "failed (exit code 1)" in line and "ImproperlyConfigured" in line
+
+
+def test_staged_summary_reads_the_outputs_the_prune_stage_replaced(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The staged strategy prunes old outputs before it summarises; the summary still states
+    what each pruned output recorded, not "outcome not recorded"."""
+    session = Recording()
+    session.user("Find out why the import fails.")
+    log = "".join(f"step {n}: loading module {n} of the project tree\n" for n in range(700))
+    session.model("Running it.", shell(args={"command": "python3 reproduce_bug.py"}, status="success",
+                                       output=shell_text(f"Output: {log}ModuleNotFoundError: No module named "
+                                                         "'reproduce_app'\nExit Code: 1\nProcess Group PGID: 7")))
+    for k in range(8):
+        session.model(f"Listing part {k}.", shell(args={"command": f"ls -R part{k}"}, status="success",
+                                                  output=shell_text(f"Output: {log}Process Group PGID: {k + 8}")))
+    session.padding(6)
+    path = session.write(tmp_path / "pruned.jsonl")
+    assert main(["compact", str(path), "--provider", "offline", "--force", "--json", "--strategy", "staged",
+                 "--target", "4000"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    stages = {stage["stage"]: stage for stage in result["stages"]}
+    assert stages["prune"]["applied"] and stages["summarise"]["applied"], result["stages"]
+    assert result["false_claims"] == []
+    snapshot = str(result["snapshot"])
+    line = line_with(snapshot, "python3 reproduce_bug.py")
+    assert "failed (exit code 1)" in line and "No module named" in line
+    assert "outcome not recorded" not in snapshot and "pruned by session-inspector" not in snapshot

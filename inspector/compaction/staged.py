@@ -11,14 +11,18 @@
 It stops as soon as the history fits the target.  Afterwards every function
 call has its response and every response its call (``pairs.repair_pairs``).
 Each new turn remembers which original turn it came from unchanged, so the
-store can keep the original records when it writes the result.
+store can keep the original records when it writes the result.  The summary
+stage summarises the turns it replaces as they were recorded: a placeholder an
+earlier stage put in one of them is session-inspector's text, not the
+history's, and would hide what the output said (a command's exit code, its
+error).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.pairs import pair_calls, repair_pairs
@@ -31,6 +35,8 @@ from inspector.tokens import parts_quarters
 PRUNED = "[Output of {name} pruned by session-inspector to save {tokens:,} tokens. Run the tool again if it is needed.]"
 DEDUPED = "[Earlier read of {path}: the file is read again later in this conversation (turn {later}); see that read.]"
 WINDOW_MARKER = "[session-inspector removed {count} older turns here to fit the context window.]"
+
+T = TypeVar("T")
 
 READ_TOOLS = frozenset({"read_file", "read_many_files", "ReadFile", "ReadManyFiles"})
 DEFAULT_PROTECTED_TOOLS = frozenset({"write_file", "replace", "save_memory", "write_todos"})
@@ -249,7 +255,7 @@ def sliding_window(contents: list[dict[str, Any]], config: StagedConfig) -> tupl
 
 
 # -- the runner -----------------------------------------------------------------------
-def _track(new: list[dict[str, Any]], old: list[dict[str, Any]], origin: list[int | None]) -> list[int | None]:
+def _track(new: list[dict[str, Any]], old: list[dict[str, Any]], origin: Sequence[T | None]) -> list[T | None]:
     """Origins for ``new``: a turn that is the very same object as one in ``old`` keeps its origin."""
     by_identity = {id(c): origin[k] for k, c in enumerate(old)}
     return [by_identity.get(id(c)) for c in new]
@@ -270,6 +276,9 @@ async def run_staged(
     """
     current = list(contents)
     origin: list[int | None] = list(range(len(contents)))
+    # the original turn each turn of ``current`` was made from: the prune and dedupe stages change
+    # turns in place (same position), so only the stages that drop turns move it
+    derived: list[int] = list(range(len(contents)))
     size = tokens_of(current)  # of ``current``; measured once per change, not per question
     result = StagedResult(contents=current, sources=origin, tokens_before=size, target_tokens=config.target_tokens)
 
@@ -290,6 +299,7 @@ async def run_staged(
         unique, dropped = drop_duplicate_results(current)
         if dropped:
             origin = _track(unique, current, origin)
+            derived = [d for d in _track(unique, current, list(derived)) if d is not None]
             current, size = unique, tokens_of(unique)
         record("duplicates", bool(dropped), start,
                f"{dropped} repeated tool-result turns removed" if dropped else "no repeated tool results")
@@ -323,7 +333,7 @@ async def run_staged(
         chosen = origin.index(split) if split is not None and split in origin else None
         split = chosen if chosen else summary_split(current, config)
         if split > 0:
-            draft, final = await summarise(current[:split])
+            draft, final = await summarise([contents[d] for d in derived[:split]])
             summary = snapshot_turns(final, current[split] if split < len(current) else None,
                                      GEMINI_CLI_ACKNOWLEDGEMENT)
             summarised = [*summary, *current[split:]]
