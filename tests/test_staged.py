@@ -156,6 +156,20 @@ def test_repair_gives_every_call_a_response_and_every_response_a_call() -> None:
     assert len(pair_calls(repaired)) == 1
 
 
+def test_the_stage_table_ends_at_the_size_of_the_result_when_pairs_are_repaired() -> None:
+    """The window drops the result of the first exchange's call: the placeholder that answers the call
+    is reported as a last row, so the table's last figure is the history's size."""
+    contents = [user("go"), call("run_shell_command", "c0", command="make"), result("run_shell_command", "c0", "ok"),
+                model("built")]
+    for n in range(12):
+        contents += [user(f"prompt {n} " + "words " * 300), model(f"answer {n}")]
+    result_ = asyncio.run(run_staged(contents, StagedConfig(target_tokens=2_000)))
+    assert [s.name for s in result_.stages if s.applied] == ["window", "pairs"]
+    assert result_.repairs == 1 and "1 placeholder" in result_.stages[-1].detail
+    assert result_.stages[-1].tokens_before == result_.stages[-2].tokens_after
+    assert result_.stages[-1].tokens_after == result_.tokens_after == tokens_of(result_.contents)
+
+
 def test_gemini_cli_duplicate_tool_results_are_dropped_losslessly() -> None:
     turns = history(load(SAMPLES / "gemini-cli-0.61-tool-calls.jsonl"))
     contents = [t.content for t in turns]

@@ -9,7 +9,8 @@
 4. a sliding window: drop the oldest turns after the first exchange.
 
 It stops as soon as the history fits the target.  Afterwards every function
-call has its response and every response its call (``pairs.repair_pairs``).
+call has its response and every response its call (``pairs.repair_pairs``;
+reported as a last row, "pairs", when it wrote a placeholder).
 Each new turn remembers which original turn it came from unchanged, so the
 store can keep the original records when it writes the result.  The summary
 stage summarises the turns it replaces as they were recorded: a placeholder an
@@ -20,7 +21,7 @@ error).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -93,7 +94,12 @@ class StagedResult:
 
     @property
     def stages_used(self) -> list[str]:
-        return [s.name for s in self.stages if s.applied]
+        return stages_used(self.stages)
+
+
+def stages_used(stages: Iterable[StageReport]) -> list[str]:
+    """The names of the stages that changed the history, in order."""
+    return [stage.name for stage in stages if stage.applied]
 
 
 def tokens_of(contents: list[dict[str, Any]]) -> int:
@@ -363,4 +369,8 @@ async def run_staged(
     origin = _track(repaired, current, origin)
     result.contents, result.sources, result.repairs = repaired, origin, fixes
     result.tokens_after = tokens_of(repaired)
+    if fixes and result.stages_used:  # its placeholders are tokens too: the table ends at the result's size
+        start, size = size, result.tokens_after
+        record("pairs", True, start, f"{fixes} placeholder{'s' if fixes != 1 else ''}: every call has its "
+                                     "result, every result its call")
     return result

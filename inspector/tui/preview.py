@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from inspector.compaction.compress import CompressionResult
+from inspector.compaction.staged import stages_used
 from inspector.format import turn_span
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class Preview:
 
     @property
     def stages_used(self) -> list[str]:
-        return [stage.name for stage in self.result.stages or [] if stage.applied]
+        return stages_used(self.result.stages or [])
 
     def what_it_does(self) -> str:
         """One line for the confirmation: what the new history is made of."""

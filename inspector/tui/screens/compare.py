@@ -21,6 +21,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
+from inspector.compaction.staged import stages_used
 from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded
 from inspector.tui.messages import CompactionProgress, CompareFinished
@@ -44,7 +45,7 @@ NARROW = {"strategy": ("strategy", None), "status": ("status", 10), "before": ("
 def how_text(result: CompressionResult) -> str:
     """The stages that ran (staged) or the split and its kind (reference) - as ``compact --compare`` shows."""
     if result.stages is not None:
-        return ", ".join(stage.name for stage in result.stages if stage.applied) or "none"
+        return ", ".join(stages_used(result.stages)) or "none"
     if result.split_point is None:
         return "-"
     return f"split {result.split_point:,}" + (f" ({result.split_kind})" if result.split_kind else "")
