@@ -213,3 +213,18 @@ def test_staged_summary_reads_the_outputs_the_prune_stage_replaced(tmp_path: Pat
     line = line_with(snapshot, "python3 reproduce_bug.py")
     assert "failed (exit code 1)" in line and "No module named" in line
     assert "outcome not recorded" not in snapshot and "pruned by session-inspector" not in snapshot
+
+
+@pytest.mark.parametrize("continuation", ["System: Please continue.", "Please continue."])
+def test_gemini_clis_own_continuation_prompt_is_not_the_users_request(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], continuation: str) -> None:
+    """Gemini CLI records the prompt its next-speaker check sends as a user message; the user never wrote it."""
+    session = Recording()
+    session.user("Port the billing service to the new queue.")
+    session.model("Starting with the consumer.")
+    session.user(continuation)
+    session.model("Consumer ported; moving on to the producer.")
+    session.padding(6)
+    snapshot = snapshot_of(session.write(tmp_path / "continue.jsonl"), capsys)
+    assert "Please continue" not in snapshot
+    assert "Port the billing service" in line_with(snapshot, "The user asked")

@@ -110,6 +110,11 @@ ACKNOWLEDGEMENT = "Understood - I will continue from this snapshot."
 GEMINI_CLI_ACKNOWLEDGEMENT = "Got it. Thanks for the additional context!"
 _ACKNOWLEDGEMENTS = frozenset({ACKNOWLEDGEMENT, GEMINI_CLI_ACKNOWLEDGEMENT})
 SNAPSHOT_TAG = "<state_snapshot>"
+# What Gemini CLI itself sends as a user turn when it decides the model should go on speaking (its
+# next-speaker check; "System: ..." in earlier versions) or when it mends a history that ends or
+# begins with a model turn: recorded as the user's, written by Gemini CLI.
+GEMINI_CLI_CONTINUATIONS = frozenset({"Please continue.", "System: Please continue.",
+                                      "[Continuing from previous AI thoughts...]"})
 
 
 def anchor_text(has_previous_snapshot: bool) -> str:
@@ -139,6 +144,12 @@ def is_earlier_snapshot(text: str, following: Mapping[str, Any] | None) -> bool:
         return False
     texts = [p.get("text") for p in parts if isinstance(p, dict) and not p.get("thought")]
     return len(texts) == 1 and isinstance(texts[0], str) and texts[0].strip() in _ACKNOWLEDGEMENTS
+
+
+def is_gemini_cli_continuation(text: str) -> bool:
+    """Whether a user turn's text is one Gemini CLI wrote to have the model go on, not the user's
+    request (the whole text, exactly: a prompt that says more is the user's)."""
+    return text.strip() in GEMINI_CLI_CONTINUATIONS
 
 
 def is_request_text(text: str) -> bool:

@@ -23,7 +23,7 @@ from typing import Any
 from inspector.compaction import snapshot as snap
 from inspector.compaction.outcomes import UNKNOWN, Outcome, read_outcome, tool_kind
 from inspector.compaction.pairs import Pairing
-from inspector.compaction.prompts import is_earlier_snapshot, is_request_text
+from inspector.compaction.prompts import is_earlier_snapshot, is_gemini_cli_continuation, is_request_text
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.session.figures import pair_key
 
@@ -187,7 +187,7 @@ def _answer(index: int, response: dict[str, Any], status: str | None, pairing: P
 
 def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str, Any] | None) -> None:
     for text in _visible_texts(parts):
-        if is_request_text(text):
+        if is_request_text(text) or is_gemini_cli_continuation(text):
             continue
         if is_earlier_snapshot(text, following):
             digest.previous, digest.previous_turn = snap.parse(text), index
