@@ -96,7 +96,7 @@ async def test_agentic_split_keeps_a_model_turn_right_after_the_snapshot() -> No
     assert result.status is CompressionStatus.COMPRESSED and result.new_history is not None
     assert result.new_history[0] == text("user", SNAP)
     assert result.new_history[1:] == history[3:]  # no acknowledgement: the roles still alternate
-    assert result.split_kind == "chosen"
+    assert result.split_kind == "agentic"  # a split before a model turn is named so on every screen
 
 
 async def test_a_split_between_a_call_and_its_result_is_refused() -> None:

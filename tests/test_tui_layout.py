@@ -12,6 +12,7 @@ from textual.geometry import Region
 from textual.widget import Widget
 
 from inspector.analysis import analyze
+from inspector.format import plural
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.messages import SessionLoaded
@@ -156,7 +157,7 @@ async def test_live_append_keeps_following_gemini_clis_split(tmp_path: Path) -> 
         moved = reference_split(path)
         assert moved != first  # the append moved Gemini CLI's split point...
         assert view.split == moved  # ...and the view followed it
-        assert "moved" not in view.query_one(TurnTable).render_line(
+        assert "(chosen" not in view.query_one(TurnTable).render_line(
             view.query_one(TurnTable).row_of(moved) - 1 - int(view.query_one(TurnTable).scroll_y)).text
 
 
@@ -215,6 +216,47 @@ async def test_compare_fits_80_columns() -> None:
         assert table.virtual_size.width <= table.scrollable_content_region.width  # no column out of sight
         lines = [strip.text for strip in table.render_lines(table.region.reset_offset)]
         assert "COMPRESSED" in "\n".join(lines)
+
+
+async def test_compare_keeps_each_token_figure_on_one_line_at_80_columns(tmp_path: Path) -> None:
+    """Narrow columns wrap the long cells; a figure split over two lines ("1,096," then "349") would
+    read as two numbers."""
+    from textual.widgets import DataTable
+
+    from inspector.tui.screens.compare import CompareScreen
+
+    app = InspectorApp(SAMPLES / "long-migration.jsonl", threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = await screen_after(pilot, "C", CompareScreen)
+        table = screen.query_one(DataTable)
+        assert table.row_count == 2 and "saved" not in table.columns  # the narrow layout
+        for name in ("reference", "staged"):
+            for key in ("before", "after"):
+                figure = table.get_cell(name, key).plain.strip()
+                room = table.columns[key].get_render_width(table) - 2 * table.cell_padding
+                assert figure[0].isdigit() and room >= len(figure), (name, key, figure, room)
+
+
+async def test_why_a_preview_cannot_be_applied_is_shown_whole_at_80_columns() -> None:
+    """``a`` is disabled on a failed or empty compaction; the line above the keys says why, whole."""
+    from inspector.tui.screens.snapshot import SnapshotScreen
+
+    app = InspectorApp(SAMPLE, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*["left_square_bracket"] * 40)  # to the start: nothing to summarise (36 turns)
+        await settle(pilot)
+        preview = await screen_after(pilot, "c", SnapshotScreen)
+        reason = preview.preview.refusal()
+        assert reason is not None
+        footer = preview.query_one("#preview-footer")
+        text = preview.footer_text()
+        lines = text.wrap(app.console, footer.content_size.width)
+        assert len(lines) > 1 and footer.content_size.height >= len(lines)  # every line of it on screen
+        shown = " ".join(strip.text.strip() for strip in footer.render_lines(footer.region.reset_offset))
+        assert "nothing to apply" in shown or "stale" in shown, shown
+
 
 
 async def test_apply_and_undo_keep_following_gemini_clis_split(tmp_path: Path) -> None:
@@ -293,5 +335,24 @@ async def test_at_80x24_kinds_are_whole_and_the_header_stays_three_lines_at_ever
                 third = lines[2]
                 assert all(len(line) <= 78 for line in lines), lines
                 figures = view.loaded.analysis.split_figures(split)
-                assert f"keep {figures['kept_turns']:,} turns, " in third, third
+                assert f"keep {plural(int(figures['kept_turns']), 'turn')}, " in third, third  # "keep 1 turn"
                 assert " / " not in third
+
+
+async def test_the_header_and_the_preview_name_a_split_alike() -> None:
+    """An agentic split is "agentic" in the header and in the preview of its compaction alike."""
+    from inspector.tui.screens.snapshot import SnapshotScreen
+    from inspector.tui.widgets.context_header import ContextHeader
+
+    app = InspectorApp(SAMPLE, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.loaded is not None
+        await pilot.press(*["right_curly_bracket"] * 40)  # the last agentic split
+        await settle(pilot)
+        split = view.split
+        assert split in view.loaded.agentic_set and view.loaded.split_kind(split) == "agentic"
+        assert f"split {split:,} (agentic" in str(view.query_one(ContextHeader).render())
+        preview = await screen_after(pilot, "c", SnapshotScreen)
+        assert f"split {split:,} (agentic)" in str(preview.query_one("#preview-summary").render())

@@ -192,7 +192,7 @@ async def test_a_rewrite_is_read_again_whole(tmp_path: Path) -> None:
 
 async def test_a_truncate_and_restore_keeps_following_gemini_clis_split(tmp_path: Path) -> None:
     """Issue 14.3: the file cut short in place, then its lines written back: the split the user did not
-    move follows the reference each time, and is never called "moved"."""
+    move follows the reference each time, and is never called "chosen"."""
     whole = conversation(10)
     path = session_file(tmp_path, "session-restore.jsonl", whole)
     reference = analyze(load(path), threshold=THRESHOLD).split_point
@@ -216,7 +216,7 @@ async def test_a_truncate_and_restore_keeps_following_gemini_clis_split(tmp_path
         assert view.split == reference and not view.split_chosen
         shown_as_read_again(view, path)
         context = plain(view.query_one(ContextHeader).content)
-        assert "moved" not in context
+        assert "chosen" not in context and "(reference)" in context
 
 
 async def test_turn_after_turn_each_comes_from_copies_made_ahead(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR, Truncation, apply_budget, output_file_name, truncate_chars
 from inspector.compaction.reading import Planned, budget_applied
 from inspector.compaction.snapshot import OPEN, Provenance, find_snapshot_text
-from inspector.compaction.split import COMPRESS_FRACTION, ends_safely, find_split_point, is_split_candidate
+from inspector.compaction.split import COMPRESS_FRACTION, ends_safely, find_split_point, is_split_candidate, split_kind
 from inspector.compaction.split import split_candidates as candidates_of
 from inspector.compaction.staged import StageReport
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
@@ -87,7 +87,7 @@ class CompressionResult:
     forced: bool = False
     instruction: str | None = None
     strategy: str = "reference"
-    split_kind: str | None = None  # "reference" | "agentic" | "chosen"
+    split_kind: str | None = None  # "reference" | "agentic" | "chosen" (``split.split_kind``) | "staged"
     stages: list[StageReport] | None = None  # staged strategy: one per stage that was considered
     sources: list[int | None] | None = None  # staged: original turn each new turn copies unchanged
     # NOOP because nothing comes before the reference's split: the agentic split (before a model turn
@@ -330,7 +330,8 @@ async def compress(
         return done(CompressionStatus.NOOP, "an earlier summary failed and the budget truncates nothing")
 
     if split is not None:
-        point, result.split_kind = split, "chosen"
+        at = truncated[split] if split < len(truncated) else None
+        point, result.split_kind = split, split_kind(split, None, at is not None and at.get("role") == "model")
     elif agentic:
         weights = reuse.agentic_weights(truncated) if reuse is not None else None
         point, result.split_kind = agentic_split(truncated, weights), "agentic"

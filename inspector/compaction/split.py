@@ -16,6 +16,14 @@ PRESERVE_FRACTION = 0.3
 COMPRESS_FRACTION = 1 - PRESERVE_FRACTION
 
 
+def split_kind(split: int, reference: int | None, before_model_turn: bool) -> str:
+    """How a split is named on every screen: "reference" (Gemini CLI's own, ``reference``), "agentic"
+    (before a model turn: ``before_model_turn``) or "chosen" (before another prompt)."""
+    if split == reference:
+        return "reference"
+    return "agentic" if before_model_turn else "chosen"
+
+
 def is_split_candidate(content: dict[str, Any]) -> bool:
     """A user turn that is not a tool result can begin the kept history."""
     if content.get("role") != "user":

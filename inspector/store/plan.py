@@ -14,7 +14,7 @@ from typing import Any
 
 from inspector.compaction.budget import Truncation
 from inspector.compaction.compress import CompressionResult
-from inspector.compaction.staged import StageReport
+from inspector.compaction.staged import stages_used
 from inspector.session.history import Turn
 from inspector.session.loader import Session
 from inspector.store import files
@@ -79,7 +79,7 @@ def _strategy_note(result: CompressionResult) -> str | None:
     agentic = result.split_kind == "agentic"
     if result.strategy == "reference" and not agentic:
         return None
-    stages = [s.name for s in result.stages or [] if isinstance(s, StageReport) and s.applied]
+    stages = stages_used(result.stages or [])
     kind = "agentic split" if agentic else result.strategy
     return f"strategy: {kind}" + (f" ({', '.join(stages)})" if stages else "")
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from inspector.analysis import Analysis, analyze
+from inspector.compaction.split import split_kind
 from inspector.live import LiveState
 from inspector.session import Session
 from inspector.session.errors import ReadCancelled
@@ -58,11 +59,8 @@ class Loaded:
         return self.agentic
 
     def split_kind(self, split: int) -> str:
-        """How ``split`` was chosen: "reference" (Gemini CLI's own), "agentic" (before a model
-        turn) or "moved" (before another prompt)."""
-        if split == self.analysis.compress_split_point:
-            return "reference"
-        return "agentic" if split in self.agentic_set else "moved"
+        """How ``split`` is named (``compaction.split.split_kind``)."""
+        return split_kind(split, self.analysis.compress_split_point, split in self.agentic_set)
 
     def step_agentic(self, split: int, direction: int) -> int:
         """The next (+1) or previous (-1) agentic candidate from ``split`` (``split`` when there is none)."""

@@ -37,9 +37,10 @@ COMPARE_GROUP = "compare"
 COLUMNS = (("strategy", "strategy"), ("status", "status"), ("before", "tokens before"), ("after", "after"),
            ("saved", "saved"), ("how", "stages / split"), ("snapshot", "snapshot"), ("recall", "fact recall"))
 # Below 110 columns: shorter titles, "saved" left out (before - after says it), and the long
-# cells wrap in columns this wide (rows grow taller), so nothing is cut.
-NARROW = {"strategy": ("strategy", None), "status": ("status", 10), "before": ("before", 6), "after": ("after", 6),
-          "how": ("how", 12), "snapshot": ("snapshot", 8), "recall": ("recall", 6)}
+# cells wrap in columns this wide (rows grow taller), so nothing is cut; the token figures
+# (never split) take the width they need.
+NARROW = {"strategy": ("strategy", None), "status": ("status", 10), "before": ("before", None),
+          "after": ("after", None), "how": ("how", 12), "snapshot": ("snapshot", 8), "recall": ("recall", 6)}
 
 
 def how_text(result: CompressionResult) -> str:

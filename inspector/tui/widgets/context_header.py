@@ -88,6 +88,11 @@ def fit(parts: list[Part], width: int) -> Text:
     return line
 
 
+def turns_word(count: int) -> str:
+    """What follows a bold turn count: " turn, " or " turns, "."""
+    return " turn, " if count == 1 else " turns, "
+
+
 def tokens_short(count: int) -> str:
     """A token count for a narrow line: exact below 100,000, else 794k / 1.2M."""
     return f"{count:,}" if abs(count) < 100_000 else compact_number(count)
@@ -165,10 +170,10 @@ def split_line(loaded: Loaded, split: int, width: int) -> Text:
         split_forms = [Text.assemble(*number, " (", (f"{kind}; reference {reference:,}", label_style), ")")]
         split_forms += [Text.assemble(*number, " (", (kind, label_style), ")")] * 3
     split_forms.append(Text.assemble(*number))
-    summarise_forms = [Text.assemble("summarise ", (f"{summarised_turns:,}", "bold"), " turns, ",
+    summarise_forms = [Text.assemble("summarise ", (f"{summarised_turns:,}", "bold"), turns_word(summarised_turns),
                                      (f"{summarised:,}", "bold"), " tok"),
                        Text.assemble("summarise ", (tokens_short(summarised), "bold"), " tok")]
-    turns_kept = Text.assemble("keep ", (f"{kept_turns:,}", "bold"), " turns, ")
+    turns_kept = Text.assemble("keep ", (f"{kept_turns:,}", "bold"), turns_word(kept_turns))
     keep_forms = [Text.assemble(turns_kept, (f"{kept:,}", "bold"), f" tok ({share})"),
                   Text.assemble(turns_kept, (tokens_short(kept), "bold"), f" tok ({share})"),
                   Text.assemble(turns_kept, (tokens_short(kept), "bold"), f" tok ({share})"),

@@ -26,6 +26,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from inspector.analysis import Analysis
+from inspector.compaction.split import split_kind
 from inspector.format import percent, share_bar, usage_text, visible
 from inspector.session.history import is_environment_content
 from inspector.tui.cost_lines import cost_cell, has_cost
@@ -409,10 +410,8 @@ class TurnTable(ScrollView, can_focus=True):
         assert self.analysis is not None
         figures = self.analysis.split_figures(self.split)
         split = self.split
-        if split == self.reference_split:
-            label = short_label = "reference"
-        else:
-            short_label = "agentic" if split in self.agentic else "moved"
+        label = short_label = split_kind(split, self.reference_split, split in self.agentic)
+        if short_label != "reference":
             label = f"{short_label}; reference {self.reference_split:,}"
         summarised_tokens = f"{figures['summarised_tokens']:,} tok"
         kept_tokens = f"{figures['kept_tokens']:,} tok"
