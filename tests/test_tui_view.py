@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -174,6 +175,28 @@ async def test_help_lists_every_key_with_its_id() -> None:
         assert {"split.next", "split.previous", "split.reference", "app.help", "table.down"} <= ids
         await pilot.press("escape")
         assert isinstance(app.screen, SessionScreen)
+
+
+async def test_help_at_80_columns_names_each_ids_and_where_each_key_works() -> None:
+    """Below 110 columns the "where" and "binding id" columns go: where becomes a heading over the
+    keys of each part of the screen (home is "First turn" in the table, "Scroll Home" in the detail),
+    and the id follows what the key does, so a keymap can still be written from the help."""
+    from inspector.tui.screens.help import HelpScreen
+
+    app = build_app(pick_sample())
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        width = app.screen.query_one("#help-table").content_size.width
+        assert width < 80
+        console = Console(width=width, record=True, file=io.StringIO())
+        console.print(app.screen.key_table(narrow=True))
+        text = console.export_text()
+        for _where, _keys, _description, _tooltip, ident in app.screen.rows:
+            assert not ident or f"({ident})" in text, ident  # ids are one word: never broken over lines
+        table_at, detail_at = text.index("in the turn table"), text.index("in the turn detail")
+        assert table_at < text.index("First turn") < detail_at < text.index("Scroll Home")
 
 
 async def test_keymap_remaps_a_binding() -> None:

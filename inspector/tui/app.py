@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import ClassVar
 
@@ -110,7 +111,7 @@ class InspectorApp(App[None]):
                     ident = binding.id or binding.action
                     grouped.setdefault(ident, []).append(self.get_key_display(binding))
                     info.setdefault(ident, binding)
-            where = "app" if node is self else ("screen" if node is screen else type(node).__name__)
+            where = "app" if node is self else ("screen" if node is screen else _words(type(node).__name__))
             for ident, keys in grouped.items():
                 if (where, ident) in seen:
                     continue
@@ -124,3 +125,8 @@ class InspectorApp(App[None]):
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(self.help_rows(self.screen)))
+
+
+def _words(class_name: str) -> str:
+    """A widget's class name as help says where its keys work: "TurnDetail" -> "turn detail"."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", class_name).lower()

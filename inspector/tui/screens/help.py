@@ -31,7 +31,8 @@ class HelpScreen(ModalScreen[None]):
         Binding("escape,q,question_mark,f1", "dismiss", "Close", id="help.close", tooltip="close the help"),
     ]
 
-    # Below 110 columns the help fills the screen and leaves out the "where" and "binding id" columns.
+    # Below 110 columns the help fills the screen in two columns: "where" becomes a heading over the
+    # keys of each part of the screen, and the binding id follows what the key does.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 - typed as Textual declares it
 
     def __init__(self, rows: list[tuple[str, str, str, str, str]]) -> None:
@@ -46,12 +47,20 @@ class HelpScreen(ModalScreen[None]):
         table.add_column("does")
         if not narrow:
             table.add_column("binding id", style="dim", no_wrap=True)
+        heading = None
         for where, keys, description, tooltip, ident in self.rows:
             does = Text(description)
             if tooltip and tooltip.lower() != description.lower():
                 does.append(f": {tooltip}", style="dim")
-            cells = [Text(keys), does] if narrow else [Text(where), Text(keys), does, Text(ident)]
-            table.add_row(*cells)
+            if not narrow:
+                table.add_row(Text(where), Text(keys), does, Text(ident))
+                continue
+            if where != heading:  # the same key may do something else in another part of the screen
+                table.add_row(Text(""), Text(f"in the {where}", style="bold dim"))
+                heading = where
+            if ident:
+                does.append(f"  ({ident})", style="dim")
+            table.add_row(Text(keys), does)
         return table
 
     def compose(self) -> ComposeResult:
