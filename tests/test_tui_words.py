@@ -161,6 +161,18 @@ async def test_focus_dialog_says_what_the_offline_summariser_does_with_a_focus(s
         assert "cannot follow an instruction" in str(dialog.query_one("#focus-offline").render())
 
 
+async def test_focus_dialogs_hints_are_whole_at_80_columns(session_file: Path) -> None:
+    """An input's placeholder cannot wrap: the target's hint must fit the field at 80x24."""
+    from textual.widgets import Input
+
+    app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        dialog = await screen_after(pilot, "f", FocusScreen)
+        for field in dialog.query(Input):
+            assert len(field.placeholder) <= field.content_size.width, (field.id, field.placeholder)
+
+
 async def test_compare_gives_the_cli_command_with_force(session_file: Path) -> None:
     app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline")
     async with app.run_test(size=(160, 45)) as pilot:

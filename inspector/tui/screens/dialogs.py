@@ -74,7 +74,7 @@ class FocusScreen(ModalScreen[RunOptions | None]):
             with Horizontal(id="run-target-row"):
                 yield Label("target ", classes="run-label")
                 yield Input("" if target is None else f"{target:g}", id="target-input",
-                            placeholder="staged only: 0.2 = 20% of the window, 30000 = tokens; empty = default")
+                            placeholder="staged: 0.2 of window, 30000 tokens; empty: default")
             if self.offline:
                 yield Static(Text("The offline summariser reads a focus as words: the lines that hold them rank "
                                   "higher. It cannot follow an instruction such as \"be brief\" or \"in French\"; "
