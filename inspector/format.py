@@ -190,6 +190,14 @@ def uncut_split_words(split: int) -> str:
     return f"split {split:,} without the tool-output budget's cuts"
 
 
+def rounding_words(total: int, rows: int) -> str | None:
+    """Why a history's estimate is more than its rows added up (None when it is not)."""
+    if total == rows:
+        return None
+    return (f"the rows add up to {rows:,}: each turn's estimate is rounded down on its own, "
+            f"the total once ({total - rows:,} more)")
+
+
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``count`` with thousands separators and the noun in the right number: "1 turn", "2,048 turns"."""
     return f"{count:,} {noun if count == 1 else many or noun + 's'}"

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from inspector.analysis import Analysis, turn_kind
 from inspector.commands.output import Fields, terminal_console
-from inspector.format import percent, plural, share_bar, uncut_split_words, usage_text, visible
+from inspector.format import percent, plural, rounding_words, share_bar, uncut_split_words, usage_text, visible
 from inspector.session import Session
 from inspector.settings import Threshold
 
@@ -49,8 +49,8 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     console.print(Fields(
         f"turns: {len(result.turns):,}",
         f"split: {split:,} (reference)",
-        f"summarise {figures['summarised_turns']:,} turns / {figures['summarised_tokens']:,} tokens",
-        f"keep {figures['kept_turns']:,} turns / {figures['kept_tokens']:,} tokens "
+        f"summarise {plural(int(figures['summarised_turns']), 'turn')} / {figures['summarised_tokens']:,} tokens",
+        f"keep {plural(int(figures['kept_turns']), 'turn')} / {figures['kept_tokens']:,} tokens "
         f"({percent(float(figures['kept_share']))})",
         gap=3,
     ))
@@ -84,6 +84,9 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     if split == len(result.turns):
         table.add_row("──", "split", "(reference) summarise all", "", "", "", "", style="bold magenta")
     console.print(table)
+    rounding = rounding_words(total, result.rows_total)
+    if rounding:
+        console.print(Text(f"{total:,} tokens in all; {rounding}", style="dim"))
     if len(rows) < len(result.turns):
         hidden = plural(len(result.turns) - len(rows), "turn")
         console.print(Text(f"{hidden} not listed; --all lists every turn", style="dim"))

@@ -64,6 +64,29 @@ def test_text_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"split: {result.split_point} (reference)" in out
 
 
+def test_the_rows_and_the_total_are_reconciled_alike_in_the_report_and_the_app(
+        capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """Each row's estimate is rounded down on its own and the total once: the report and the app's
+    figures say by how much the rows fall short of the total, from the rows --json gives."""
+    from inspector.format import rounding_words
+    from inspector.tui.loading import read_session
+    from inspector.tui.screens.figures import figure_rows
+
+    path = SAMPLES / "coding-task.jsonl"
+    assert cli.main(["analyze", "--json", str(path)]) == 0
+    data = json.loads(capsysbinary.readouterr().out)
+    rows = sum(row["estimated_tokens"] for row in data["history"])
+    total = data["total_estimated_tokens"]
+    assert rows < total  # the case: 36 turns, each rounded down
+    words = rounding_words(total, rows)
+    assert words is not None and f"{rows:,}" in words and f"({total - rows:,} more)" in words
+    assert cli.main(["analyze", "--all", str(path)]) == 0
+    report = " ".join(capsysbinary.readouterr().out.decode().split())
+    assert " ".join(words.split()) in report
+    loaded = read_session(path, threshold=0.5)
+    assert any(words in how for _, _, how in figure_rows(loaded, loaded.analysis.compress_split_point))
+
+
 def test_a_command_run_in_process_lets_go_of_what_it_held(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     """``analyze`` holds the session and its analysis for the process's end (the console script then
     leaves without freeing them); ``cli.main`` in a process that goes on lets go of them."""

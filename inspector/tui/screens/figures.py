@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from inspector.format import percent, turn_span, visible
+from inspector.format import percent, rounding_words, turn_span, visible
 from inspector.tui.loading import Loaded
 
 
@@ -38,10 +38,12 @@ def figure_rows(loaded: Loaded, split: int) -> list[tuple[str, str, str]]:
     rows.append(("threshold", f"{context.threshold_tokens:,}",
                  f"{percent(context.threshold)} of {context.token_limit:,}, {model}'s window "
                  f"(threshold from {visible(loaded.threshold.source, one_line=True)})"))
+    history = (f"the table's total, Gemini CLI's own estimate from the characters of each turn: "
+               f"{turn_span(0, split)} summarised {summarised:,} + {turn_span(split, last + 1)} kept {kept:,}"
+               if split and analysis.turns else "the table's total: every turn's estimate")
+    rounding = rounding_words(analysis.total_estimated_tokens, analysis.rows_total)
     rows.append(("history (estimate)", f"{analysis.total_estimated_tokens:,}",
-                 f"the table's total, Gemini CLI's own estimate from the characters of each turn: "
-                 f"{turn_span(0, split)} summarised {summarised:,} + {turn_span(split, last + 1)} kept {kept:,}"
-                 if split and analysis.turns else "the table's total: every turn's estimate"))
+                 f"{history}; {rounding}" if rounding else history))
     if context.environment_tokens:
         rows.append(("environment turn", f"{context.environment_tokens:,}",
                      "the <session_context> turn Gemini CLI sends before the history; not a row of the table"))
