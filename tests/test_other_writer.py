@@ -197,3 +197,51 @@ def test_another_writers_change_survives_a_revert_at_every_step(name: str, tmp_p
             assert MARK in _texts(path), f"{where}: the revert lost the other writer's message"
             if path.suffix == ".jsonl":
                 assert _broken_lines(path.read_bytes()) == [], f"{where}: the revert left a broken line"
+
+
+def rewinder(path: Path) -> bytes:
+    """Gemini CLI's /rewind: a line that cuts the conversation back to a message."""
+    first = next(r for r in load(path).messages if r.get("type") == "user")
+    with path.open("ab") as handle:
+        handle.write((json.dumps({"$rewindTo": first["id"]}) + "\n").encode())
+    return path.read_bytes()
+
+
+def resumer(path: Path) -> bytes:
+    """Gemini CLI resuming the session: a line that sets every message."""
+    with path.open("ab") as handle:
+        handle.write((json.dumps({"$set": {"messages": list(load(path).messages)}}) + "\n").encode())
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("writer", [rewinder, resumer], ids=["rewind", "resume"])
+def test_a_line_that_rebuilds_the_history_is_never_hidden_under_the_checkpoint(
+        writer: Callable[[Path], bytes], tmp_path: Path) -> None:
+    """Landing while the apply writes, a rewind (or a resume's $set.messages) would come before the
+    checkpoint, which rebuilds the history without it: the apply refuses and leaves the file as
+    Gemini CLI wrote it.  Landing after the swap, it comes after the checkpoint and acts on the
+    compacted history, as Gemini CLI meant; revert then names it."""
+    name = "coding-task.jsonl"
+    steps = _steps(tmp_path, name)
+    refused = 0
+    for index in range(len(steps)):
+        folder = tmp_path / f"{writer.__name__}-{index}"
+        folder.mkdir()
+        path = sample_copy(folder, name)
+        hook, theirs = _writer_at(index, path, writer)
+        where = f"{writer.__name__} at step {index} ({steps[index]})"
+        try:
+            _apply(path, hook)
+        except StoreError as exc:
+            assert exc.reason == "changed" and "while the compaction was being written" in str(exc), where
+            assert path.read_bytes() == theirs["data"], f"{where}: refused, yet the file is not theirs"
+            assert read_history(path).undoable() == [], where
+            refused += 1
+            continue
+        [entry] = read_history(path).undoable()
+        data = path.read_bytes()
+        their_line = theirs["data"][theirs["data"].rstrip(b"\n").rfind(b"\n") + 1:]
+        assert data.rfind(their_line) > entry.regions[0].offset, f"{where}: their line sits under the checkpoint"
+        with pytest.raises(StoreError, match="as Gemini CLI does when it resumes a session"):
+            revert(path)
+    assert refused >= 1  # the step between the read and the swap

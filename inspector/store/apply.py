@@ -45,6 +45,7 @@ from inspector.store.baseline import (
     changed_error,
     check_writable,
     check_writable_now,
+    history_rewrite,
     open_regular,
     read_baseline,
     read_fd,
@@ -444,10 +445,13 @@ def _append(
             raise changed_error(path)
         # Lines another writer appended since the read stay where they are, before the
         # checkpoint, which would hide their messages: they are written again after it.  Whole
-        # lines only ($rewindTo lines are not repeated: after the checkpoint they would cut the
-        # new conversation); a line still being written is caught up after the swap.
+        # lines only; a line still being written is caught up after the swap.  A line that
+        # rebuilds the whole history (a rewind, or a resume's $set.messages) is refused: before
+        # the checkpoint the compaction would undo it, after it, it would undo the compaction.
         whole = now[: now.rfind(b"\n") + 1] if len(now) > base.size else base.data
-        between = whole[base.data.rfind(b"\n") + 1 :] if len(whole) > base.size else b""
+        start = base.data.rfind(b"\n") + 1
+        between = whole[start:] if len(whole) > base.size else b""
+        _refuse_rewrites(path, between, base.data.count(b"\n", 0, start) + 1)
         again = b"".join(line + b"\n" for line in between.split(b"\n") if _carried(line))
         regions = [Region(len(whole), len(data), sha256(data))]
         if again:
@@ -463,8 +467,20 @@ def _append(
     return tuple(regions), len(again.splitlines()), after
 
 
+def _refuse_rewrites(path: Path, lines: bytes, first: int) -> None:
+    """StoreError when one of ``lines`` (whose first is line ``first`` of the file) rebuilds the
+    whole history (``baseline.history_rewrite``)."""
+    for number, line in enumerate(lines.split(b"\n"), first):
+        does = history_rewrite(line)
+        if does is not None:
+            raise StoreError(
+                path, f"another program wrote line {number:,} while the compaction was being written (Gemini CLI?): "
+                f"it {does}; the file was left as that program wrote it. Reload and preview again", "changed",
+            )
+
+
 def _carried(line: bytes) -> bool:
-    if not line.strip() or b'"$rewindTo"' in line[:32]:
+    if not line.strip():
         return False
     try:
         return isinstance(orjson.loads(line), dict)

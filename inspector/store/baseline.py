@@ -15,6 +15,7 @@ import contextlib
 import ctypes
 import errno
 import hashlib
+import json
 import os
 import stat
 from collections.abc import Callable
@@ -172,6 +173,24 @@ def still(baseline: Baseline, at: Path | None = None, *, grown_ok: bool = False,
     if not baseline.same_file(info) or digest != baseline.sha256:
         return False
     return info.st_size >= baseline.size if grown_ok else baseline.untouched(info)
+
+
+def history_rewrite(line: bytes) -> str | None:
+    """What a JSONL line does to the whole history when it rebuilds it: it rewinds it
+    (``$rewindTo``) or sets every message (``$set.messages``, as Gemini CLI writes when it
+    resumes a session); None for any other line."""
+    if b'"$rewindTo"' not in line and not (b'"$set"' in line and b'"messages"' in line):
+        return None  # (a cheap test first: most lines are messages)
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    if "$rewindTo" in record:
+        return "rewinds the history ($rewindTo)"
+    update = record.get("$set")
+    return "sets the whole history ($set.messages)" if isinstance(update, dict) and "messages" in update else None
 
 
 def changed_error(path: Path) -> StoreError:

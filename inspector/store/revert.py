@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import secrets
 from collections.abc import Callable
@@ -30,6 +29,7 @@ from inspector.store.apply import js_timestamp, refuse_store_file, sha256
 from inspector.store.baseline import (
     catch_up,
     check_writable,
+    history_rewrite,
     open_regular,
     read_baseline,
     regular_file_problem,
@@ -186,29 +186,20 @@ def _find_regions(data: bytes, entry: JournalEntry) -> tuple[Region, ...] | None
     return None
 
 
-def _history_rewrite(data: bytes, start: int, regions: tuple[Region, ...]) -> tuple[int, str] | None:
-    """(line number, what it does) of the first line after ``start``, outside the apply's own
-    ``regions``, that sets the whole history (``$set.messages``) or rewinds it (``$rewindTo``):
-    written after the apply, it rebuilds the history from the compacted one, whatever revert
-    restores before it."""
+def _history_rewrite(data: bytes, regions: tuple[Region, ...]) -> tuple[int, str] | None:
+    """(line number, what it does) of the first line after the apply's checkpoint, outside the
+    apply's own ``regions``, that rebuilds the whole history (``baseline.history_rewrite``):
+    written after the apply, it rebuilds it from the compacted one, whatever revert restores
+    before it.  A line Gemini CLI wrote while the apply was writing sits before the checkpoint:
+    with the checkpoint gone, it does to the history what it did before."""
     ours = sorted((r.offset, r.offset + r.length) for r in regions)
-    at = start
+    at = ours[0][1] if ours else len(data)
     while at < len(data):
         end = data.find(b"\n", at)
         end = len(data) if end < 0 else end
-        inside = any(lo <= at < hi for lo, hi in ours)
-        line = data[at:end]
-        if not inside and (b'"$rewindTo"' in line or (b'"$set"' in line and b'"messages"' in line)):
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = None
-            if isinstance(record, dict):
-                update = record.get("$set")
-                if "$rewindTo" in record:
-                    return data.count(b"\n", 0, at) + 1, "rewinds the history ($rewindTo)"
-                if isinstance(update, dict) and "messages" in update:
-                    return data.count(b"\n", 0, at) + 1, "sets the whole history ($set.messages)"
+        does = None if any(lo <= at < hi for lo, hi in ours) else history_rewrite(data[at:end])
+        if does is not None:
+            return data.count(b"\n", 0, at) + 1, does
         at = end + 1
     return None
 
@@ -280,7 +271,7 @@ def _restored(
     if entry.format == "jsonl":
         prefix_ok = len(data) >= entry.size_before and sha256(data[: entry.size_before]) == entry.sha256_before
         regions = _find_regions(data, entry) if prefix_ok else None
-        rewrite = _history_rewrite(data, entry.size_before, regions) if regions is not None else None
+        rewrite = _history_rewrite(data, regions) if regions is not None else None
         if regions is not None and rewrite is None:
             prefix = data[: entry.size_before]
             tail = _without(data, entry.size_before, regions)
