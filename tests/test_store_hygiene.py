@@ -161,6 +161,40 @@ def test_revert_removes_the_tool_outputs_its_apply_wrote(tmp_path: Path, capsys:
     capsys.readouterr()
 
 
+@pytest.mark.parametrize("then", ["revert", "compact --apply"])
+def test_outputs_of_a_revert_killed_after_its_swap_are_removed_next_time(
+        then: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A revert swaps the file back, then removes its apply's outputs, then journals: killed between the
+    swap and the journal, the file shows the revert and nothing else does.  The next revert or apply
+    finishes it (the outputs go), instead of leaving them for good."""
+    path, outputs = _applied_with_outputs(tmp_path / "project" / "chats")
+    original = store_dir(path) / "backups"
+    before = next(original.iterdir()).read_bytes()
+
+    class Killed(Exception):
+        pass
+
+    def kill(step: str) -> None:
+        if step == "renamed":
+            raise Killed(step)
+
+    with pytest.raises(Killed):
+        revert(path, hook=kill)
+    assert path.read_bytes() == before and all(p.exists() for p in outputs)  # the swap, nothing after it
+    assert [e.state for e in read_history(path).entries] == ["reverted"]  # as the file shows
+    if then == "revert":
+        assert main(["revert", str(path)]) == 2  # nothing left to undo...
+        assert "already reverted" in capsys.readouterr().err
+        assert not any(p.exists() for p in outputs)  # ...yet its outputs are gone
+    else:
+        assert main(["compact", str(path), "--provider", "offline", "--force", "--apply"]) == 0
+        capsys.readouterr()
+        _, second = read_history(path).entries
+        assert not any(p.exists() for p in outputs if str(p) not in second.output_files)  # the first's are gone
+    events = [line for line in (store_dir(path) / "journal.jsonl").read_text().splitlines() if '"revert"' in line]
+    assert len(events) == 1  # and the journal says the revert ended
+
+
 def test_revert_leaves_a_tool_output_someone_rewrote_since(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Gemini CLI numbers its own saved outputs from 1 and writes over what is there: a file the apply created and
     Gemini CLI rewrote since is Gemini CLI's now, and the revert leaves it (the others it removes)."""

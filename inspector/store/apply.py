@@ -52,8 +52,9 @@ from inspector.store.baseline import (
     replace_file,
 )
 from inspector.store.errors import StoreError
-from inspector.store.journal import JournalEntry, JournalInfo, Region, append_event, read_journal
+from inspector.store.journal import JournalEntry, JournalInfo, Region, append_event
 from inspector.store.records import build_records, context_records, first_difference
+from inspector.store.settle import finish_landed
 
 Content = dict[str, Any]
 _ODD = re.compile(r"(?:^|[:\[,])(?:-?\d(?:\d*[.eE]|\d{15})|-?Infinity|NaN)|[{,]\"\d+\":|[\ud800-\udfff]")
@@ -354,8 +355,13 @@ def apply_history(
         timestamp = js_timestamp(moment)
         plan = _plan(session, current, turns, new_history, sources, extra, timestamp)
         check_writable(path, base)
+        try:  # a revert a kill cut short is finished first (its outputs go before new ones are numbered)
+            record = finish_landed(path, folder, timestamp)
+        except OSError as exc:
+            raise StoreError(
+                path, f"cannot write the journal: {describe_os_error(exc)}; nothing was written", "io"
+            ) from None
         outputs = _plan_outputs(path, truncations)
-        record = read_journal(folder)
         files.sweep(path, folder, {e.backup for e in record.entries if e.state != "failed"})
         seq = record.next_seq()
         backup = f"{seq:04d}-{moment.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.bak"

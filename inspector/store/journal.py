@@ -6,7 +6,7 @@ touched (what is about to be written, the backup, the figures) and
 ``applied`` once it is on disk (where it landed, the hashes after).  A revert
 writes ``reverting`` (the bytes it is about to put back) before it touches
 the file, and ``revert`` once they are there; a revert cut short in between
-is settled from the file itself (``revert.settle``).  An ``apply`` without
+is settled from the file itself (``settle.settle``).  An ``apply`` without
 its ``applied`` is shown as incomplete (revert still finds what it wrote by
 content).
 

@@ -15,11 +15,10 @@ the current file beside the backups.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from inspector.store.baseline import (
 )
 from inspector.store.errors import StoreError
 from inspector.store.journal import Journal, JournalEntry, Region, append_event, read_journal
+from inspector.store.settle import finish_landed, remove_outputs, settle
 
 
 @dataclass(frozen=True)
@@ -65,44 +65,6 @@ def undoable(path: str | os.PathLike[str]) -> list[JournalEntry]:
     return read_history(path).undoable()
 
 
-def settle(path: Path, journal: Journal) -> tuple[Journal, list[JournalEntry]]:
-    """The journal with every revert that began and never said so settled from the file itself.
-
-    A revert writes ``reverting`` (the hashes of the bytes it found and of
-    those it puts back) before it touches the file.  If the file now starts
-    with the bytes put back and no longer with those found, that revert
-    happened (a crash came before it could say so): the entry is reverted.
-    Otherwise it never reached the file and the entry stands.  (Start of
-    the file, not all of it: Gemini CLI may have appended since.)
-    Returns the settled journal and the entries found reverted.
-    """
-    landed: list[JournalEntry] = []
-    entries: list[JournalEntry] = []
-    for entry in journal.entries:
-        intent = entry.reverting
-        if intent is not None and entry.state in ("applied", "incomplete"):
-            if _starts_with(path, intent.size, intent.sha256) and not _starts_with(
-                path, intent.from_size, intent.from_sha256
-            ):
-                entry = replace(entry, state="reverted", revert_note="an interrupted revert had finished")
-                landed.append(entry)
-            else:
-                entry = replace(entry, reverting=None)
-        entries.append(entry)
-    return Journal(journal.path, entries, journal.events), landed
-
-
-def _starts_with(path: Path, size: int, digest: str) -> bool:
-    try:
-        fd = open_regular(path)
-    except StoreError:
-        return False
-    try:
-        return os.fstat(fd).st_size >= size and sha256(os.pread(fd, size, 0)) == digest
-    finally:
-        os.close(fd)
-
-
 def revert(
     path: str | os.PathLike[str],
     *,
@@ -124,9 +86,12 @@ def revert(
         raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
     results: list[RevertResult] = []
     with files.locked(folder):
-        journal, landed = settle(path, read_journal(folder))
-        for entry in landed:  # say durably what the file already shows
-            _journal(path, folder, {"event": "revert", "id": entry.id, "at": _at(now), "note": entry.revert_note})
+        try:  # a revert a kill cut short is finished first: its outputs go, and the journal says so
+            journal = finish_landed(path, folder, _at(now))
+        except OSError as exc:
+            raise StoreError(
+                path, f"cannot write the journal: {describe_os_error(exc)}; the session was not changed", "io"
+            ) from None
         pending = journal.undoable()
         if not pending:
             if not any(e.state in ("applied", "reverted") for e in journal.entries):
@@ -314,7 +279,7 @@ def _finish(
 ) -> RevertResult:
     digest = sha256(data)
     at = _at(now)
-    _remove_outputs(entry)
+    remove_outputs(entry)
     with contextlib.suppress(OSError):
         append_event(folder, {
             "event": "revert", "id": entry.id, "at": at, "sha256": digest, "size": len(data),
@@ -324,20 +289,3 @@ def _finish(
     return RevertResult(entry, len(data), digest, kept, copy, note)
 
 
-def _remove_outputs(entry: JournalEntry) -> None:
-    """The tool-output files the apply created go with it (and their folder, once empty), each only
-    while it holds what the apply wrote: Gemini CLI numbers its own saved outputs from 1 and writes
-    over what is there, so a file rewritten since belongs to someone else now and stays.  (Journals
-    written before the hashes were kept name none: their files go, as they always did.)"""
-    folders: set[Path] = set()
-    hashes = entry.outputs_new_sha256 if len(entry.outputs_new_sha256) == len(entry.outputs_new) else None
-    for k, name in enumerate(entry.outputs_new):
-        output = Path(name)
-        with contextlib.suppress(OSError):
-            if hashes is not None and hashlib.sha256(output.read_bytes()).hexdigest() != hashes[k]:
-                continue
-            output.unlink()
-            folders.add(output.parent)
-    for folder in folders:
-        with contextlib.suppress(OSError):
-            folder.rmdir()  # only if empty
