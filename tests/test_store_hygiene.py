@@ -195,6 +195,20 @@ def test_outputs_of_a_revert_killed_after_its_swap_are_removed_next_time(
     assert len(events) == 1  # and the journal says the revert ended
 
 
+def test_a_file_with_another_name_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An apply writes a new file in the session's place: a hard link to the old one would keep the old
+    bytes, and Gemini CLI appending through it would write where no one reads.  Refused, nothing written."""
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    mirror = tmp_path / "mirror.jsonl"
+    os.link(path, mirror)
+    before = path.read_bytes()
+    assert main(["compact", str(path), "--provider", "offline", "--force", "--apply"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(path) in err[0] and "2 names (hard links)" in err[0], err
+    assert path.read_bytes() == before and os.stat(path).st_ino == os.stat(mirror).st_ino
+    assert not store_dir(path).exists()
+
+
 def test_revert_leaves_a_tool_output_someone_rewrote_since(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Gemini CLI numbers its own saved outputs from 1 and writes over what is there: a file the apply created and
     Gemini CLI rewrote since is Gemini CLI's now, and the revert leaves it (the others it removes)."""

@@ -47,6 +47,7 @@ class Baseline:
     mode: int
     uid: int
     gid: int
+    links: int  # the names the file has (hard links)
 
     @property
     def size(self) -> int:
@@ -123,7 +124,7 @@ def read_baseline(path: Path, *, appended_to: bool = False, tries: int = 5) -> B
             if settled or (appended_to and len(data) == before.st_size and after.st_size >= before.st_size):
                 return Baseline(
                     target, data, hashlib.sha256(data).hexdigest(), after.st_dev, after.st_ino,
-                    after.st_mtime_ns, after.st_ctime_ns, after.st_mode, after.st_uid, after.st_gid,
+                    after.st_mtime_ns, after.st_ctime_ns, after.st_mode, after.st_uid, after.st_gid, after.st_nlink,
                 )
     finally:
         os.close(fd)
@@ -225,7 +226,8 @@ def exchange(a: Path, b: Path) -> bool:
 def check_writable(path: Path, baseline: Baseline, *, rewrite: bool = True) -> None:
     """Refuse a file its user could not write (or that is marked read-only, even for root),
     or, for a ``rewrite``, one whose owner or group the new file could not keep."""
-    problem = writable_problem(baseline.path, baseline.mode, baseline.uid, baseline.gid, rewrite=rewrite)
+    problem = writable_problem(baseline.path, baseline.mode, baseline.uid, baseline.gid, baseline.links,
+                               rewrite=rewrite)
     if problem:
         raise StoreError(path, f"{problem}; nothing was written", "io")
 
@@ -238,17 +240,21 @@ def check_writable_now(path: Path, *, rewrite: bool) -> None:
         info = os.stat(target)
     except OSError:
         return  # the read under the lock says what is wrong
-    problem = writable_problem(target, info.st_mode, info.st_uid, info.st_gid, rewrite=rewrite)
+    problem = writable_problem(target, info.st_mode, info.st_uid, info.st_gid, info.st_nlink, rewrite=rewrite)
     if problem:
         raise StoreError(path, f"{problem}; nothing was written", "io")
 
 
-def writable_problem(target: Path, mode: int, uid: int, gid: int, *, rewrite: bool) -> str | None:
-    """Why this process must not write ``target`` (its ``mode``, owner ``uid`` and group ``gid``), or None."""
+def writable_problem(target: Path, mode: int, uid: int, gid: int, links: int, *, rewrite: bool) -> str | None:
+    """Why this process must not write ``target`` (its ``mode``, owner ``uid``, group ``gid`` and
+    number of names ``links``), or None."""
     if not mode & 0o222:
         return "the file is read-only"
     if not os.access(target, os.W_OK):
         return "you cannot write the file (permission denied)"
+    if rewrite and links > 1:
+        return (f"the file has {links} names (hard links); it is written as a new file, which its other names "
+                "would not follow (they would keep the old bytes, and lines written through them would be lost)")
     me = os.geteuid()
     if not rewrite or me == 0:
         return None
