@@ -124,21 +124,33 @@ def test_an_unreadable_file_and_a_store_of_another_user_are_one_line(shared: Pat
     assert other.read_bytes() == applied
 
 
-def test_a_session_of_theirs_whose_store_another_user_made_is_refused_in_one_line(shared: Path) -> None:
-    """The store holds copies of sessions, so its folders are private to whoever made them: the
-    session's owner, when root applied to it first, meets a folder it may not look into."""
+def test_roots_apply_to_a_session_of_theirs_leaves_them_its_store_and_outputs(shared: Path) -> None:
+    """Root (sudo) applies to a user's session: the store (journal, backups) and the saved full outputs
+    are made the session owner's, as the session is, so the owner reads the outputs the excerpts point
+    to and undoes the apply without root."""
+    from tests.hostile import hostile_session
+
     _warm(shared)
-    path = _copy(shared, "coding-task.jsonl", mode=0o644, uid=NOBODY, gid=NOBODY)
-    _apply(path)  # root's apply: the file stays nobody's, the store is root's
-    applied = path.read_bytes()
-    for argv, words in ((["compact", "--apply", "--force", "--provider", "offline", str(path)],
-                         "permission denied; nothing was written"),
-                        (["revert", str(path)], "cannot take the store's lock: permission denied")):
+    project = shared / "project"
+    (project / "chats").mkdir(parents=True)
+    os.chown(project, NOBODY, NOBODY)
+    os.chown(project / "chats", NOBODY, NOBODY)
+    path = hostile_session(project / "chats")  # one tool output over the budget: saved in full by the apply
+    os.chown(path, NOBODY, NOBODY)
+    path.chmod(0o600)
+    original = path.read_bytes()
+    assert main(["compact", "--apply", "--force", "--provider", "offline", str(path)]) == 0  # as root
+    [entry] = read_history(path).entries
+    outputs = [Path(name) for name in entry.outputs_new]
+    made = [*outputs, outputs[0].parent, store_dir(path), store_dir(path).parent]
+    made += [p for p in store_dir(path).rglob("*")]
+    assert outputs and all(p.stat().st_uid == NOBODY for p in made), [(p, p.stat().st_uid) for p in made]
+    assert main(["history", str(path)]) == 0  # (imports what the child runs)
+    for argv in (["history", str(path)], ["revert", str(path)]):
         outcome = as_user(lambda argv=argv: main(argv))  # type: ignore[misc]
-        assert outcome.error is None and outcome.value == 2, (argv, outcome)
-        lines = outcome.stderr.splitlines()
-        assert len(lines) == 1 and words in lines[0], (argv, outcome.stderr)
-    assert path.read_bytes() == applied and path.stat().st_uid == NOBODY
+        assert outcome.error is None and outcome.value == 0, (argv, outcome)
+    assert path.read_bytes() == original and path.stat().st_uid == NOBODY
+    assert not any(p.exists() for p in outputs)
 
 
 def test_a_folder_the_user_cannot_write_is_refused_in_one_line(shared: Path) -> None:

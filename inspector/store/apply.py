@@ -275,14 +275,14 @@ def _plan_outputs(session_path: Path, truncations: Sequence[Truncation]) -> list
 
 
 def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], session_mode: int,
-                   hook: files.WriteHook | None, written: list[Path]) -> None:
+                   hook: files.WriteHook | None, written: list[Path], folders: list[Path]) -> None:
     """Write the outputs not there yet, adding each to ``written`` as it is (the caller removes them
-    if a later one fails)."""
+    if a later one fails), and each folder made for them to ``folders``."""
     mode = stat.S_IMODE(session_mode) & 0o666  # a full output is as private as its session
     for output in outputs:
         if output.exists:
             continue
-        files.make_folders(output.path.parent, files.folder_mode(mode))
+        folders.extend(files.make_folders(output.path.parent, files.folder_mode(mode)))
         try:
             files.atomic_write(output.path, output.data, hook=hook, no_clobber=True, mode=mode)
         except FileExistsError:
@@ -326,109 +326,115 @@ def apply_history(
     base_size = session.size if expected_size is None else expected_size
     # (a JSONL apply only appends, but its revert rewrites: refuse what could not be undone as it was)
     check_writable_now(path, rewrite=True)
+    owner = files.owner_of(path)
     folder = files.ensure_store_dir(path)
-    with files.locked(folder):
-        # Everything below is decided from this one read; the file is
-        # checked to still be these bytes right before it is written.
-        base = read_baseline(path, appended_to=session.format == "jsonl")
-        current = base.data
-        if hook:
-            hook("read")
-        state = compare_with_preview(path, current, base_size, base_sha, base.sha256)
-        extra: list[dict[str, Any]] = []
-        if state == "changed":
-            raise StoreError(
-                path, "the file changed on disk since the preview; reload and preview again. Nothing was written",
-                "changed",
-            )
-        if state == "grown":
-            grown = len(current) - base_size
-            if session.format != "jsonl" or not allow_grown:
-                raise StoreError(
-                    path,
-                    f"the preview is stale: {grown:,} bytes were appended since it was made (Gemini CLI is still "
-                    "writing this session?); preview again. Nothing was written",
-                    "stale",
-                )
-            extra = _grown_records(session, current)
-        moment = (now or (lambda: datetime.now(UTC)))()
-        timestamp = js_timestamp(moment)
-        plan = _plan(session, current, turns, new_history, sources, extra, timestamp)
-        check_writable(path, base)
-        try:  # a revert a kill cut short is finished first (its outputs go before new ones are numbered)
-            record = finish_landed(path, folder, timestamp)
-        except OSError as exc:
-            raise StoreError(
-                path, f"cannot write the journal: {describe_os_error(exc)}; nothing was written", "io"
-            ) from None
-        outputs = _plan_outputs(path, truncations)
-        files.sweep(path, folder, {e.backup for e in record.entries if e.state != "failed"})
-        seq = record.next_seq()
-        backup = f"{seq:04d}-{moment.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.bak"
-        try:
-            files.atomic_write(folder / "backups" / backup, current, hook=hook, no_clobber=True)
-        except OSError as exc:
-            raise StoreError(
-                path, f"cannot write the backup: {describe_os_error(exc)}; nothing was written", "io"
-            ) from None
-        entry = JournalEntry(
-            id=f"{seq:04d}-{secrets.token_hex(4)}",
-            seq=seq,
-            applied_at=timestamp,
-            file=path.name,
-            format=session.format,
-            info=info,
-            size_before=len(current),
-            sha256_before=sha256(current),
-            backup=backup,
-            planned_sha256=sha256(plan.data),
-            planned_length=len(plan.data),
-            output_files=tuple(str(o.path) for o in outputs),
-            outputs_new=tuple(str(o.path) for o in outputs if not o.exists),
-            outputs_new_sha256=tuple(sha256(o.data) for o in outputs if not o.exists),
-            turns_before=len(turns),
-            turns_after=plan.turns_after,
-            records_reused=plan.reused,
-            records_adapted=plan.adapted,
-            records_created=plan.created,
-            state="incomplete",
-        )
-        created: list[Path] = []
-        journalled = False
-        try:
-            append_event(folder, {"event": "apply", **entry.to_json()}, hook)
-            journalled = True
+    made: list[Path] = []  # folders made for the outputs, then the outputs written
+    try:
+        with files.locked(folder):
+            # Everything below is decided from this one read; the file is
+            # checked to still be these bytes right before it is written.
+            base = read_baseline(path, appended_to=session.format == "jsonl")
+            current = base.data
             if hook:
-                hook("journalled")
-            _write_outputs(path, outputs, base.mode, hook, created)
-            if plan.append:
-                regions, carried, after = _append(path, base, plan.data, hook)
-            else:
-                replace_file(base, plan.data, hook=hook)
-                regions, carried, after = (), 0, plan.data
-        except (OSError, StoreError) as exc:
-            for leftover in [*created, folder / "backups" / backup]:
-                with contextlib.suppress(OSError):
-                    leftover.unlink()
-            message = exc.message if isinstance(exc, StoreError) else describe_os_error(exc)
-            if journalled:
-                with contextlib.suppress(OSError):
-                    append_event(folder, {"event": "failed", "id": entry.id, "error": message})
-            if isinstance(exc, StoreError):
-                raise
-            raise StoreError(path, f"could not write: {message}; the session was left as it was", "io") from None
-        entry = replace(
-            entry, state="applied", regions=regions, carried_lines=carried, size_after=len(after),
-            sha256_after=sha256(after),
-        )
-        with contextlib.suppress(OSError):
-            append_event(folder, {
-                "event": "applied", "id": entry.id, "size_after": entry.size_after,
-                "sha256_after": entry.sha256_after, "regions": [r.__dict__ for r in regions],
-                "carried_lines": carried,
-            })
-        files.note_own_write(path, entry.sha256_after or "", len(after))
-        return entry
+                hook("read")
+            state = compare_with_preview(path, current, base_size, base_sha, base.sha256)
+            extra: list[dict[str, Any]] = []
+            if state == "changed":
+                raise StoreError(
+                    path, "the file changed on disk since the preview; reload and preview again. Nothing was written",
+                    "changed",
+                )
+            if state == "grown":
+                grown = len(current) - base_size
+                if session.format != "jsonl" or not allow_grown:
+                    raise StoreError(
+                        path,
+                        f"the preview is stale: {grown:,} bytes were appended since it was made (Gemini CLI is still "
+                        "writing this session?); preview again. Nothing was written",
+                        "stale",
+                    )
+                extra = _grown_records(session, current)
+            moment = (now or (lambda: datetime.now(UTC)))()
+            timestamp = js_timestamp(moment)
+            plan = _plan(session, current, turns, new_history, sources, extra, timestamp)
+            check_writable(path, base)
+            try:  # a revert a kill cut short is finished first (its outputs go before new ones are numbered)
+                record = finish_landed(path, folder, timestamp)
+            except OSError as exc:
+                raise StoreError(
+                    path, f"cannot write the journal: {describe_os_error(exc)}; nothing was written", "io"
+                ) from None
+            outputs = _plan_outputs(path, truncations)
+            files.sweep(path, folder, {e.backup for e in record.entries if e.state != "failed"})
+            seq = record.next_seq()
+            backup = f"{seq:04d}-{moment.strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}.bak"
+            try:
+                files.atomic_write(folder / "backups" / backup, current, hook=hook, no_clobber=True)
+            except OSError as exc:
+                raise StoreError(
+                    path, f"cannot write the backup: {describe_os_error(exc)}; nothing was written", "io"
+                ) from None
+            entry = JournalEntry(
+                id=f"{seq:04d}-{secrets.token_hex(4)}",
+                seq=seq,
+                applied_at=timestamp,
+                file=path.name,
+                format=session.format,
+                info=info,
+                size_before=len(current),
+                sha256_before=sha256(current),
+                backup=backup,
+                planned_sha256=sha256(plan.data),
+                planned_length=len(plan.data),
+                output_files=tuple(str(o.path) for o in outputs),
+                outputs_new=tuple(str(o.path) for o in outputs if not o.exists),
+                outputs_new_sha256=tuple(sha256(o.data) for o in outputs if not o.exists),
+                turns_before=len(turns),
+                turns_after=plan.turns_after,
+                records_reused=plan.reused,
+                records_adapted=plan.adapted,
+                records_created=plan.created,
+                state="incomplete",
+            )
+            created: list[Path] = []
+            journalled = False
+            try:
+                append_event(folder, {"event": "apply", **entry.to_json()}, hook)
+                journalled = True
+                if hook:
+                    hook("journalled")
+                _write_outputs(path, outputs, base.mode, hook, created, made)
+                made.extend(created)
+                if plan.append:
+                    regions, carried, after = _append(path, base, plan.data, hook)
+                else:
+                    replace_file(base, plan.data, hook=hook)
+                    regions, carried, after = (), 0, plan.data
+            except (OSError, StoreError) as exc:
+                for leftover in [*created, folder / "backups" / backup]:
+                    with contextlib.suppress(OSError):
+                        leftover.unlink()
+                message = exc.message if isinstance(exc, StoreError) else describe_os_error(exc)
+                if journalled:
+                    with contextlib.suppress(OSError):
+                        append_event(folder, {"event": "failed", "id": entry.id, "error": message})
+                if isinstance(exc, StoreError):
+                    raise
+                raise StoreError(path, f"could not write: {message}; the session was left as it was", "io") from None
+            entry = replace(
+                entry, state="applied", regions=regions, carried_lines=carried, size_after=len(after),
+                sha256_after=sha256(after),
+            )
+            with contextlib.suppress(OSError):
+                append_event(folder, {
+                    "event": "applied", "id": entry.id, "size_after": entry.size_after,
+                    "sha256_after": entry.sha256_after, "regions": [r.__dict__ for r in regions],
+                    "carried_lines": carried,
+                })
+            files.note_own_write(path, entry.sha256_after or "", len(after))
+            return entry
+    finally:
+        files.hand_over(path, owner, made)
 
 
 def _append(

@@ -33,7 +33,7 @@ import fcntl
 import os
 import secrets
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from inspector.format import describe_os_error
@@ -94,15 +94,19 @@ def is_folder_or_closed(path: Path) -> bool:
         return False
 
 
-def make_folders(folder: Path, mode: int) -> None:
-    """``folder`` and each missing folder above it, created with ``mode`` (less the umask)."""
+def make_folders(folder: Path, mode: int) -> list[Path]:
+    """``folder`` and each missing folder above it, created with ``mode`` (less the umask); returns
+    the folders it made."""
     missing: list[Path] = []
     while not is_folder_or_closed(folder) and folder != folder.parent:
         missing.append(folder)
         folder = folder.parent
+    made = []
     for path in reversed(missing):
         with contextlib.suppress(FileExistsError):
             path.mkdir(mode)
+            made.append(path)
+    return made
 
 
 def fsync_dir(folder: Path) -> None:
@@ -293,6 +297,33 @@ def locked(folder: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def owner_of(path: Path) -> tuple[int, int] | None:
+    """The session file's owner and group (uid, gid), or None when it cannot be read."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_uid, info.st_gid
+
+
+def hand_over(session_path: Path, owner: tuple[int, int] | None, made: Iterable[Path] = ()) -> None:
+    """Run as root on another user's session, what this run made (the session's store, and the
+    ``made`` files and folders) is given to the session's owner and group, so they can read their
+    saved outputs and undo an apply without root.  Only what root owns is touched; as anyone else,
+    nothing is."""
+    if os.geteuid() != 0 or owner is None or owner[0] == 0:
+        return
+    paths: set[Path] = set(made)
+    store = store_dir(session_path)
+    for root, folders, names in os.walk(store):
+        paths.update(Path(root) / name for name in (*folders, *names))
+    paths.update((store, store.parent))
+    for path in paths:
+        with contextlib.suppress(OSError):
+            if os.lstat(path).st_uid == 0:
+                os.chown(path, *owner, follow_symlinks=False)
 
 
 def ensure_store_dir(session_path: Path) -> Path:

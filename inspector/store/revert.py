@@ -85,23 +85,27 @@ def revert(
     if not files.is_folder_or_closed(folder):
         raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
     results: list[RevertResult] = []
-    with files.locked(folder):
-        try:  # a revert a kill cut short is finished first: its outputs go, and the journal says so
-            journal = finish_landed(path, folder, _at(now))
-        except OSError as exc:
-            raise StoreError(
-                path, f"cannot write the journal: {describe_os_error(exc)}; the session was not changed", "io"
-            ) from None
-        pending = journal.undoable()
-        if not pending:
-            if not any(e.state in ("applied", "reverted") for e in journal.entries):
-                raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
-            raise StoreError(path, "nothing to undo: every applied compaction was already reverted", "nothing")
-        if steps > len(pending):
-            can = "1 apply" if len(pending) == 1 else f"{len(pending)} applies"
-            raise StoreError(path, f"only {can} can be undone, not {steps}; nothing was changed", "nothing")
-        for entry in pending[:steps]:
-            results.append(_revert_one(path, folder, entry, force, hook, now))
+    owner = files.owner_of(path)
+    try:
+        with files.locked(folder):
+            try:  # a revert a kill cut short is finished first: its outputs go, and the journal says so
+                journal = finish_landed(path, folder, _at(now))
+            except OSError as exc:
+                raise StoreError(
+                    path, f"cannot write the journal: {describe_os_error(exc)}; the session was not changed", "io"
+                ) from None
+            pending = journal.undoable()
+            if not pending:
+                if not any(e.state in ("applied", "reverted") for e in journal.entries):
+                    raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
+                raise StoreError(path, "nothing to undo: every applied compaction was already reverted", "nothing")
+            if steps > len(pending):
+                can = "1 apply" if len(pending) == 1 else f"{len(pending)} applies"
+                raise StoreError(path, f"only {can} can be undone, not {steps}; nothing was changed", "nothing")
+            for entry in pending[:steps]:
+                results.append(_revert_one(path, folder, entry, force, hook, now))
+    finally:
+        files.hand_over(path, owner)
     return results
 
 
