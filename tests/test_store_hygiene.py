@@ -209,6 +209,23 @@ def test_a_file_with_another_name_is_refused(tmp_path: Path, capsys: pytest.Capt
     assert not store_dir(path).exists()
 
 
+def test_a_session_applied_through_a_symlink_is_undone_by_either_name(tmp_path: Path) -> None:
+    """The apply writes the file the link points to; its journal belongs to that file, whichever name
+    the user gives next."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "links").mkdir()
+    path = sample_copy(tmp_path / "real", "coding-task.jsonl")
+    link = tmp_path / "links" / path.name
+    link.symlink_to(path)
+    original = path.read_bytes()
+    _apply(link)
+    assert link.is_symlink() and path.read_bytes() != original
+    assert [e.state for e in read_history(path).entries] == ["applied"]  # by the real name
+    revert(path)
+    assert path.read_bytes() == original and [e.state for e in read_history(link).entries] == ["reverted"]
+    assert store_dir(link) == store_dir(path) and not (tmp_path / "links" / ".session-inspector").exists()
+
+
 def test_revert_leaves_a_tool_output_someone_rewrote_since(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Gemini CLI numbers its own saved outputs from 1 and writes over what is there: a file the apply created and
     Gemini CLI rewrote since is Gemini CLI's now, and the revert leaves it (the others it removes)."""

@@ -51,8 +51,10 @@ _OWN_WRITES: dict[str, list[tuple[str, int]]] = {}  # path -> (SHA-256, size) of
 
 
 def store_dir(session_path: Path) -> Path:
-    """The hidden folder holding one session's journal and backups."""
-    return session_path.parent / STORE_DIR / session_path.name
+    """The hidden folder holding one session's journal and backups, beside the file itself (a
+    symlink followed: an apply writes the file it points to, and its undo is found by either name)."""
+    real = Path(os.path.realpath(session_path))
+    return real.parent / STORE_DIR / real.name
 
 
 def is_store_path(path: Path | str) -> bool:
