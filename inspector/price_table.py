@@ -23,7 +23,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector.user_cache import cache_dir
+from inspector.user_cache import cache_dir, made_cache_dir
 
 if TYPE_CHECKING:
     from genai_prices.types import TieredPrices
@@ -158,7 +158,7 @@ class _Kept:
         models = {name: _entry_json(entry) for name, entry in self.entries.items()}
         data = json.dumps({"key": self.key, "models": models}, ensure_ascii=True, sort_keys=True)
         with contextlib.suppress(OSError):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            made_cache_dir(self.path.parent)
             atomic_write(self.path, data.encode("ascii"))
 
 

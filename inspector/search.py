@@ -30,7 +30,7 @@ from typing import Any
 
 from inspector.catalog import Candidate, describe_session
 from inspector.session import Session, SessionError, history, load
-from inspector.user_cache import cache_dir
+from inspector.user_cache import cache_dir, made_cache_dir
 
 SCHEMA = 1
 TURN_BITS = 24  # up to 16,777,215 turns a session
@@ -160,7 +160,7 @@ class SearchIndex:
     def _open(self) -> sqlite3.Connection:
         # The index holds the text of every session: the owner's only, like the sessions Gemini CLI keeps.
         # SQLite gives its -wal and -shm files the database file's mode.
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        made_cache_dir(self.path.parent)
         with contextlib.suppress(FileExistsError):
             self._create_private()
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from decimal import Decimal
@@ -87,6 +88,8 @@ def test_a_second_run_reads_the_kept_prices_without_the_table(tmp_path: Path) ->
     kept = json.loads(_cache_file(tmp_path).read_text(encoding="ascii"))
     assert kept["key"] == table_key()
     assert sorted(kept["models"]) == sorted(models)
+    # the folder it made is the one the search index (every session's text) goes into: the owner's only
+    assert stat.S_IMODE(_cache_file(tmp_path).parent.stat().st_mode) == 0o700
 
 
 def test_prices_that_change_with_time_are_never_kept(tmp_path: Path) -> None:
