@@ -6,6 +6,7 @@ import argparse
 import errno
 import json
 import os
+import shlex
 import stat
 from pathlib import Path
 
@@ -131,6 +132,21 @@ def test_apply_from_cli_prints_what_it_wrote(tmp_path: Path, capsys: pytest.Capt
     assert "tokens (estimate): 1,000 -> 200" in out
     assert entry.backup in out and "session-inspector revert" in out
     assert entry.info.provider == "offline" and entry.info.split_point == 2 and entry.info.status == "COMPRESSED"
+
+
+def test_the_undo_hint_can_be_pasted_into_a_shell(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A session name with a space (or a quote) is printed quoted, so the printed command runs as shown."""
+    folder = tmp_path / "my chats"
+    folder.mkdir()
+    path = folder / "it's a session.jsonl"
+    path.write_bytes(sample_copy(tmp_path, "coding-task.jsonl").read_bytes())
+    session = load(path)
+    turns = history(session)
+    assert apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns)) == 0
+    [hint] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("undo: ")]
+    argv = shlex.split(hint.removeprefix("undo: "))
+    assert argv[:2] == ["session-inspector", "revert"] and argv[2:] == [str(path)]
+    assert main(argv[1:]) == 0 and not read_history(path).undoable()
 
 
 def test_apply_from_cli_full_disk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

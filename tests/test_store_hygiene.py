@@ -226,6 +226,42 @@ def test_a_session_applied_through_a_symlink_is_undone_by_either_name(tmp_path: 
     assert store_dir(link) == store_dir(path) and not (tmp_path / "links" / ".session-inspector").exists()
 
 
+def test_a_failed_apply_leaves_no_folder_it_made_for_the_outputs(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The disk fills while the first saved output is written: the session, the project's folder and
+    the journal are as they were before, but for the failure the journal records."""
+    import errno
+
+    from tests.hostile import hostile_session
+
+    chats = tmp_path / "project" / "chats"
+    chats.mkdir(parents=True)
+    path = hostile_session(chats)
+    original = path.read_bytes()
+    steps: list[str] = []
+
+    def full(step: str) -> None:
+        steps.append(step)
+        if step == "temp-written" and "journalled" in steps:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    import asyncio
+
+    from inspector.compaction.request import compaction_request
+    from inspector.compaction.strategies import compact_session
+    from inspector.compaction.summarisers.offline import OfflineSummariser
+    from inspector.store.plan import apply_compaction
+
+    session = load(path)
+    result = asyncio.run(compact_session(session, compaction_request(force=True), OfflineSummariser()))
+    assert result.truncations  # an output over the budget: the apply saves it in full
+    with pytest.raises(StoreError, match="no space left on device"):
+        apply_compaction(session, history(session), result, hook=full)
+    assert path.read_bytes() == original
+    assert sorted(p.name for p in (tmp_path / "project").iterdir()) == ["chats"]  # no tool-outputs/ left
+    assert [e.state for e in read_history(path).entries] == ["failed"]
+
+
 def test_revert_leaves_a_tool_output_someone_rewrote_since(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Gemini CLI numbers its own saved outputs from 1 and writes over what is there: a file the apply created and
     Gemini CLI rewrote since is Gemini CLI's now, and the revert leaves it (the others it removes)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,7 +47,7 @@ def describe_entry(entry: JournalEntry, session_path: Path) -> list[str]:
         lines.append(f"note: {plural(entry.carried_lines, 'line', 'lines')} another writer appended meanwhile "
                      f"{'was' if entry.carried_lines == 1 else 'were'} repeated after it")
     lines.append(f"backup: {store_dir(session_path) / 'backups' / entry.backup}")
-    lines.append(f"undo: session-inspector revert {session_path}")
+    lines.append(f"undo: session-inspector revert {shlex.quote(str(session_path))}")  # as typed in a shell
     return lines
 
 

@@ -414,6 +414,9 @@ def apply_history(
                 for leftover in [*created, folder / "backups" / backup]:
                     with contextlib.suppress(OSError):
                         leftover.unlink()
+                for made_folder in reversed(made):  # the folders made for the outputs, now empty
+                    with contextlib.suppress(OSError):
+                        made_folder.rmdir()
                 message = exc.message if isinstance(exc, StoreError) else describe_os_error(exc)
                 if journalled:
                     with contextlib.suppress(OSError):
