@@ -259,15 +259,21 @@ def default_name(session_path: Path, fmt: Format) -> str:
 
 
 def check_target(out: Path, session_path: Path) -> None:
-    """Refuse a target that is a folder or the session itself (``ExportRefused``)."""
+    """Refuse a target that is a folder, the session itself, or anything but a regular file
+    (``ExportRefused``): the export is written beside it and renamed over it, which would put a
+    file where a device, a pipe or a link was."""
     try:
-        info = out.stat()
+        info = out.lstat()
     except PermissionError as exc:
         raise ExportRefused(f"{out}: {describe_os_error(exc)}") from None
     except OSError:
         return  # nothing there (or no folder to hold it): the write says why, if it fails
+    if stat.S_ISLNK(info.st_mode):
+        raise ExportRefused(f"{out}: that is a symbolic link; give the path of a file, or a new name")
     if stat.S_ISDIR(info.st_mode):
         raise ExportRefused(f"{out}: that is a folder; give a file name")
+    if not stat.S_ISREG(info.st_mode):
+        raise ExportRefused(f"{out}: that is not a regular file (a device or a pipe?); give a file name")
     if out.resolve() == session_path.resolve():
         raise ExportRefused(f"{out}: that is the session itself; choose another name")
 

@@ -8,7 +8,9 @@ visible escapes); ``--out`` is written atomically and never over the session.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import pytest
@@ -99,6 +101,24 @@ def test_markdown_keeps_hostile_text_inside_its_fence(tmp_path: Path, capsys: py
     text = capsys.readouterr().out
     assert "\x1b" not in text and "\x07" not in text and "\\e]2;title\\x07" in text
     assert "`````text" in text  # a fence longer than the four backticks in the text
+
+
+def test_out_that_is_not_a_regular_file_is_refused_and_left_as_it_is(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The export is renamed over its target: over a pipe, a device or a link it would replace them."""
+    session = tmp_path / "coding-task.jsonl"
+    shutil.copyfile(SAMPLES / "coding-task.jsonl", session)
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    kept = tmp_path / "kept.md"
+    kept.write_text("mine", encoding="utf-8")
+    link = tmp_path / "link.md"
+    link.symlink_to(kept)
+    for target, words in ((pipe, "not a regular file"), (link, "symbolic link")):
+        assert main(["export", str(session), "--out", str(target)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and str(target) in err[0] and words in err[0], err
+    assert stat.S_ISFIFO(pipe.lstat().st_mode) and link.is_symlink() and kept.read_text(encoding="utf-8") == "mine"
 
 
 def test_out_is_written_atomically_and_never_over_the_session(tmp_path: Path,
