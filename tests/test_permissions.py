@@ -153,6 +153,29 @@ def test_roots_apply_to_a_session_of_theirs_leaves_them_its_store_and_outputs(sh
     assert not any(p.exists() for p in outputs)
 
 
+@pytest.mark.parametrize("name", ["legacy-pomodoro.json", "coding-task.jsonl"])
+def test_a_folder_the_user_may_write_but_not_list_takes_an_apply_and_its_revert(name: str, shared: Path) -> None:
+    """Mode 0300 (write and search, no read): the folder cannot be opened to flush it after the swap.
+    The swap happened, so the apply says it did, and revert undoes it (it said "left as it was",
+    and had removed its backup)."""
+    _warm(shared)
+    folder = shared / "drop"
+    folder.mkdir()
+    path = _copy(folder, name, mode=0o644, uid=NOBODY, gid=NOBODY)
+    os.chown(folder, NOBODY, NOBODY)
+    folder.chmod(0o300)
+    original = path.read_bytes()
+
+    def apply_then_revert() -> tuple[str, bool, bool]:
+        state = _apply(path)
+        changed = path.read_bytes() != original
+        revert(path)
+        return state, changed, path.read_bytes() == original
+
+    outcome = as_user(apply_then_revert)
+    assert outcome.error is None and outcome.value == ("applied", True, True), outcome
+
+
 def test_a_folder_the_user_cannot_write_is_refused_in_one_line(shared: Path) -> None:
     """The file is the user's, the folder is not: the store's folder cannot be made there."""
     _warm(shared)

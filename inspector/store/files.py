@@ -112,7 +112,13 @@ def make_folders(folder: Path, mode: int) -> list[Path]:
 
 
 def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    """Flush ``folder``'s entries (a rename in it survives a power loss).  A folder this user may
+    write in but not read cannot be opened for it; what was renamed there is there all the same,
+    so that is no failure (saying so after a rename would tell of a write that did not happen)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except PermissionError:
+        return
     try:
         os.fsync(fd)
     finally:
