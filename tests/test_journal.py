@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -261,3 +262,63 @@ def test_a_journal_cut_at_every_byte_reads_as_the_events_before_the_cut(name: st
                 shutil.rmtree(store_dir(path).parent)
                 shutil.copytree(pristine, store_dir(path).parent)
     assert cuts == sum(len(line) + 1 for line in lines)
+
+
+@pytest.mark.parametrize("damage", [
+    ("outputs_new", "victim"),
+    ("output_files", "victim"),
+    ("backup", "../../victim"),
+])
+def test_a_journal_edited_to_name_another_file_never_has_it_removed(
+    damage: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """revert removes the outputs its apply names and reads the backup it names: a journal edited to
+    name any other file is a damaged line, and that file stays."""
+    from inspector.cli import main
+
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    _apply(path)
+    victim = tmp_path / "victim"
+    victim.write_text("keep me", encoding="utf-8")
+    lines = _journal(path).read_bytes().splitlines()
+    applied = json.loads(lines[0])
+    key, value = damage
+    target = str(victim) if value == "victim" else value
+    applied[key] = [target] if key.startswith("output") else target
+    if key == "outputs_new":
+        applied["outputs_new_sha256"] = [hashlib.sha256(victim.read_bytes()).hexdigest()]
+    lines[0] = json.dumps(applied).encode()
+    _journal(path).write_bytes(b"\n".join(lines) + b"\n")
+    for argv in (["revert", str(path)], ["revert", "--force", str(path)], ["history", str(path)]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "line 1 is damaged" in err[0] and key.split("_")[0] in err[0], err
+    assert victim.read_text(encoding="utf-8") == "keep me"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "folder"])
+@pytest.mark.parametrize("which", ["journal", "backup"])
+def test_a_journal_or_backup_that_is_not_a_file_is_one_line_never_a_wait(
+    which: str, kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    from inspector.cli import main
+
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")  # its revert reads the backup
+    _apply(path)
+    applied = path.read_bytes()
+    target = _journal(path) if which == "journal" else next((store_dir(path) / "backups").iterdir())
+    target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    else:
+        target.symlink_to("/dev/zero")
+    argvs = [["revert", str(path)], ["history", str(path)]] if which == "journal" else [["revert", str(path)]]
+    for argv in argvs:
+        assert main(argv) == 2, argv  # (a wait on the pipe would hang the test)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and f"cannot read the {which}" in err[0] and "Traceback" not in err[0], err
+    assert path.read_bytes() == applied

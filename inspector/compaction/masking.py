@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from inspector.compaction.budget import TOOL_OUTPUTS_DIR
 from inspector.jsjson import js_stringify, js_to_string, js_trim, truthy, utf16_len
 from inspector.session.figures import (
     MASKED_OUTPUT,
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
 DEFAULT_PROTECTION_THRESHOLD = 50_000
 DEFAULT_MIN_PRUNABLE_THRESHOLD = 30_000
 DEFAULT_PROTECT_LATEST_TURN = True
-TOOL_OUTPUTS_DIR = "tool-outputs"
 SHELL_TOOL = "run_shell_command"
 EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode"})
 RANDOM_TAIL = "xxxxxx"  # stands for the reference's random file-name tail (same length)

@@ -258,7 +258,13 @@ def _plan_outputs(session_path: Path, truncations: Sequence[Truncation]) -> list
         data = js_utf8(str(item.full_text))  # as Gemini CLI (Node) would write it
         exists = False
         try:
-            exists = target.read_bytes() == data
+            exists = files.read_own_file(target) == data
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise StoreError(session_path, f"tool output path {target}: {describe_os_error(exc)}; nothing was written"
+                             ) from None
+        else:
             if not exists:
                 raise StoreError(
                     session_path,
@@ -266,10 +272,6 @@ def _plan_outputs(session_path: Path, truncations: Sequence[Truncation]) -> list
                     "preview?); preview again. Nothing was written",
                     "conflict",
                 )
-        except FileNotFoundError:
-            pass
-        except IsADirectoryError:
-            raise StoreError(session_path, f"tool output path {target} is a folder; nothing was written") from None
         outputs.append(OutputFile(target, data, exists))
     return outputs
 
@@ -286,7 +288,7 @@ def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], session_mo
         try:
             files.atomic_write(output.path, output.data, hook=hook, no_clobber=True, mode=mode)
         except FileExistsError:
-            if output.path.read_bytes() != output.data:
+            if files.read_own_file(output.path) != output.data:
                 raise StoreError(
                     session_path, f"tool output file {output.path} appeared with different content while applying; "
                     "preview again. The session was left as it was", "conflict"

@@ -29,6 +29,7 @@ none of these, and nothing looks inside it.  Temp files are
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import secrets
@@ -109,6 +110,27 @@ def make_folders(folder: Path, mode: int) -> list[Path]:
             path.mkdir(mode)
             made.append(path)
     return made
+
+
+def read_own_file(path: Path) -> bytes:
+    """The bytes of a file the store itself writes (its journal, a backup), read without following a
+    link or waiting on a pipe: anything but a regular file raises OSError saying what it is."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "a symbolic link, not a file session-inspector wrote") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a folder, a pipe or a device)")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def fsync_dir(folder: Path) -> None:

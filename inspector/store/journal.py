@@ -24,14 +24,15 @@ import contextlib
 import json
 import os
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pydantic
 
+from inspector.compaction.budget import TOOL_OUTPUTS_DIR
 from inspector.format import describe_os_error
 from inspector.store.errors import StoreError
-from inspector.store.files import WriteHook, fsync_dir, write_all
+from inspector.store.files import WriteHook, fsync_dir, read_own_file, write_all
 
 JOURNAL_NAME = "journal.jsonl"
 
@@ -175,7 +176,7 @@ def read_journal(folder: Path) -> Journal:
     path = folder / JOURNAL_NAME
     journal = Journal(path)
     try:
-        data = path.read_bytes()
+        data = read_own_file(path)
     except FileNotFoundError:
         return journal
     except OSError as exc:
@@ -199,6 +200,8 @@ def read_journal(folder: Path) -> Journal:
             raise _damaged(path, number, _first_error(exc)) from None
         except KeyError as exc:
             raise _damaged(path, number, f"{exc.args[0]!r} names no apply before it") from None
+        except ValueError as exc:
+            raise _damaged(path, number, str(exc)) from None
         journal.events.append(event)
     return journal
 
@@ -207,6 +210,7 @@ def _apply_event(journal: Journal, by_id: dict[str, JournalEntry], event: dict[s
     kind = event["event"]
     if kind == "apply":
         entry = replace(JournalEntry.from_json(event), state="incomplete")
+        _check_paths(entry)
         by_id[entry.id] = entry
         journal.entries.append(entry)
         return
@@ -234,6 +238,19 @@ def _apply_event(journal: Journal, by_id: dict[str, JournalEntry], event: dict[s
         update = replace(entry, state="reverted", reverted_at=closed.at, revert_note=closed.note, reverting=None)
     by_id[ident] = update
     journal.entries[journal.entries.index(entry)] = update
+
+
+def _check_paths(entry: JournalEntry) -> None:
+    """ValueError unless the paths an apply names are the kind it writes: its backup a file name in
+    the store's backups/, and each output an absolute path inside a ``tool-outputs`` folder (a revert
+    removes the outputs: a journal edited to name any other file must not have it deleted)."""
+    name = entry.backup
+    if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+        raise ValueError(f"backup {name!r} is not a file name in backups/")
+    for output in (*entry.outputs_new, *entry.output_files):
+        path = PurePosixPath(output)
+        if not path.is_absolute() or ".." in path.parts or "\0" in output or TOOL_OUTPUTS_DIR not in path.parts[:-1]:
+            raise ValueError(f"output {output!r} is not a file in a {TOOL_OUTPUTS_DIR} folder")
 
 
 def append_event(folder: Path, event: dict[str, Any], hook: WriteHook | None = None) -> None:

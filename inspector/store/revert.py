@@ -126,9 +126,12 @@ def _at(now: Callable[[], datetime] | None) -> str:
 def _backup_bytes(path: Path, folder: Path, entry: JournalEntry) -> bytes:
     backup = folder / "backups" / entry.backup
     try:
-        data = backup.read_bytes()
+        data = files.read_own_file(backup)
     except FileNotFoundError:
         raise StoreError(path, f"the backup {backup} is missing; the session was not changed", "backup") from None
+    except OSError as exc:
+        raise StoreError(path, f"cannot read the backup {backup}: {describe_os_error(exc)}; the session was not "
+                         "changed", "backup") from None
     if sha256(data) != entry.sha256_before:
         raise StoreError(path, f"the backup {backup} is damaged (hash differs); the session was not changed", "backup")
     return data

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from inspector.store.baseline import open_regular
 from inspector.store.errors import StoreError
+from inspector.store.files import read_own_file
 from inspector.store.journal import Journal, JournalEntry, append_event, read_journal
 
 
@@ -69,7 +70,7 @@ def remove_outputs(entry: JournalEntry) -> None:
     for k, name in enumerate(entry.outputs_new):
         output = Path(name)
         with contextlib.suppress(OSError):
-            if hashes is not None and hashlib.sha256(output.read_bytes()).hexdigest() != hashes[k]:
+            if hashes is not None and hashlib.sha256(read_own_file(output)).hexdigest() != hashes[k]:
                 continue
             output.unlink()
             folders.add(output.parent)
