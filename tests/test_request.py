@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from inspector.compaction.agentic import agentic_candidates
 from inspector.compaction.request import RequestError, compaction_context, compaction_request
 from inspector.session import load
 from inspector.tokens import estimate_contents
+from inspector.tui.running import parse_target
 from tests.conftest import SAMPLES
 
 SESSIONS = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))
@@ -96,6 +98,7 @@ def test_staged_with_agentic_honours_the_agentic_split(tmp_path: Path, capsys: p
     (["--target", "0.2"], "staged strategy's goal"),
     (["--split", "-1"], "below 0"),
     (["--timeout", "0"], "timeout must be above 0"),
+    (["--timeout", "inf"], "timeout must be above 0 seconds, and finite"),
 ])
 def test_combinations_that_cannot_work_are_refused(
     args: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -116,3 +119,8 @@ def test_a_request_is_checked_once_for_both_faces() -> None:
     request = compaction_request(strategy="staged", target=0.2, instruction="   ", compare=False)
     assert request.instruction is None and request.target == 0.2
     assert compaction_request(compare=True, target=0.2).target == 0.2  # compare runs staged too
+    for target in (math.inf, math.nan, 0.0, -3.0):  # the CLI's --target 1e400 is inf: refused, never an overflow
+        with pytest.raises(RequestError, match="the target must be"):
+            compaction_request(strategy="staged", target=target)
+        with pytest.raises(ValueError, match="the target must be"):
+            parse_target(repr(target))

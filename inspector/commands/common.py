@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -54,6 +55,8 @@ def number(kind: type[int] | type[float], accept: Callable[[float], bool], rule:
             raise argparse.ArgumentTypeError(
                 f"not a {'whole ' if kind is int else ''}number: {text!r}"
             ) from None
+        if not math.isfinite(value):  # "inf", "nan", "1e400": never a count, a share or a time
+            raise argparse.ArgumentTypeError(f"not a finite number: {text!r}")
         if not accept(value):
             raise argparse.ArgumentTypeError(rule)
         return value

@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--apply", action="store_true", help="write a COMPRESSED result to the session (undo: revert)")
 
 
-_target = number(float, lambda v: v > 0, "must be above 0")
+_target = number(float, lambda v: v > 0, "must be above 0")  # (the core's rule: request.target_problem)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ tool statuses once, when the compaction starts.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass
@@ -56,6 +57,16 @@ class CompactionRequest:
     compare: bool = False  # run both strategies side by side (``strategies.compare``)
 
 
+def target_problem(target: float) -> str | None:
+    """What is wrong with a staged target (None: nothing): a share of the window up to 1, or a
+    number of tokens above it; never 0, negative, infinite or not a number."""
+    if not math.isfinite(target):
+        return "must be a finite number"
+    if not target > 0:
+        return "must be above 0"
+    return None
+
+
 def compaction_request(
     *,
     strategy: str = "reference",
@@ -84,10 +95,10 @@ def compaction_request(
         raise RequestError(f"split {split} is below 0")
     if target is not None and chosen != "staged" and not compare:
         raise RequestError("a target is the staged strategy's goal; the reference strategy has none")
-    if target is not None and not target > 0:
-        raise RequestError(f"the target must be above 0 (got {target:g})")
-    if not timeout > 0:
-        raise RequestError(f"the timeout must be above 0 seconds (got {timeout:g})")
+    if target is not None and (problem := target_problem(target)):
+        raise RequestError(f"the target {problem} (got {target:g})")
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise RequestError(f"the timeout must be above 0 seconds, and finite (got {timeout:g})")
     return CompactionRequest(
         strategy=chosen, split=split, agentic=agentic, target=target, provider=who, model=model or None,
         base_url=base_url or None, timeout=timeout, instruction=(instruction or "").strip() or None,

@@ -20,7 +20,7 @@ from textual.app import App
 
 from inspector.compaction.compress import CompressionResult
 from inspector.compaction.request import STRATEGIES as STRATEGIES  # the dialog offers these
-from inspector.compaction.request import CompactionRequest, compaction_context, compaction_request
+from inspector.compaction.request import CompactionRequest, compaction_context, compaction_request, target_problem
 from inspector.compaction.snapshot import Provenance
 from inspector.compaction.statuses import ToolStatuses
 from inspector.compaction.strategies import Comparison
@@ -56,8 +56,9 @@ def parse_target(text: str) -> float | None:
     if not text:
         return None
     value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-    if not value > 0:
-        raise ValueError("the target must be above 0")
+    problem = target_problem(value)
+    if problem:
+        raise ValueError(f"the target {problem}")
     return value
 
 
