@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.catalog import Candidate, describe_session
+from inspector.format import describe_os_error
 from inspector.session import Session, SessionError, history, load
 from inspector.user_cache import cache_dir, made_cache_dir
 
@@ -79,6 +80,10 @@ def _clean(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+def _clean_or_none(text: str | None) -> str | None:
+    return None if text is None else _clean(text)
 
 
 def _leaves(value: Any, depth: int = 0) -> Iterator[str]:
@@ -258,8 +263,8 @@ class SearchIndex:
             return False
         cursor = db.execute(
             "INSERT INTO files (path, size, mtime_ns, session_id, title, updated) VALUES (?, ?, ?, ?, ?, ?)",
-            (str(candidate.path), candidate.size, candidate.mtime_ns, entry.session_id, _clean(entry.title),
-             entry.updated),
+            (str(candidate.path), candidate.size, candidate.mtime_ns, _clean_or_none(entry.session_id),
+             _clean(entry.title), entry.updated),
         )
         ident = cursor.lastrowid
         assert ident is not None
@@ -306,6 +311,12 @@ def search_sessions(text: str, candidates: Sequence[Candidate], index_path: Path
                     progress: Progress | None = None, limit: int = 500) -> tuple[list[Hit], IndexReport]:
     """Bring the index up to date with ``candidates``, then search them (what both faces call)."""
     query_words(text)  # a bad query fails before any file is read
-    with SearchIndex(index_path) as index:
+    path = index_path or default_index_path()
+    try:
+        index = SearchIndex(path)
+    except (OSError, sqlite3.Error) as exc:  # (a broken file is started again; this is a place it cannot be)
+        what = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
+        raise SearchError(f"cannot keep the search index at {path}: {what}") from None
+    with index:
         report = index.update(candidates, progress)
         return index.search(text, candidates, limit), report

@@ -92,3 +92,27 @@ def test_the_index_of_every_session_s_text_is_the_owner_s_only(home: Path, capsy
     for side in (Path(f"{index}-wal"), Path(f"{index}-shm")):  # SQLite gives them the database's mode
         if side.exists():
             assert stat.S_IMODE(side.stat().st_mode) == 0o600
+
+
+def test_a_session_id_with_a_lone_surrogate_is_indexed_like_any_other(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """JSON may escape half a surrogate pair; the index stores text as UTF-8, so one such file made
+    every search fail with a traceback."""
+    odd = home / "session-odd.jsonl"
+    lines = (home / "session-a.jsonl").read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["sessionId"] = "\ud800odd"
+    odd.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    assert cli.main(["search", "quokka", "--json"]) == 0
+    paths = {hit["path"] for hit in json.loads(capsys.readouterr().out)["hits"]}
+    assert str(odd) in paths
+
+
+def test_a_cache_folder_that_cannot_be_made_is_one_line(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    assert cli.main(["search", "quokka"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "cannot keep the search index at" in err[0] and str(blocker) in err[0], err
