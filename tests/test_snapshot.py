@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector.cli import main
 from inspector.compaction import snapshot as snap
@@ -143,3 +146,22 @@ def test_first_lines_of_outputs_and_commands_end_at_newline_only() -> None:
             "output": f"\nsaid x{char}y\nlater"}}}]}
         preview = describe_turn(3, turn).plain
         assert "said x" in preview and "y" in preview.split("said x", 1)[1] and "later" not in preview, repr(char)
+
+
+# What a section is, said as one regular expression (a search from every opening tag: quadratic in
+# the number of tags never closed, so the parser finds them another way and must agree with it).
+_SECTION_AS_A_PATTERN = re.compile(r"<([A-Za-z_][\w.-]*)\s*>(.*?)</\1\s*>", re.S)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["<a>", "</a>", "<b >", "</b>", "<a.b>", "</a.b >", "x", "\n", "<", ">", "</",
+                                 "<a", "a>", "- line\n"]), max_size=40))
+def test_sections_are_what_the_pattern_finds(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert list(snap._tagged(text)) == [(m.group(1), m.group(2)) for m in _SECTION_AS_A_PATTERN.finditer(text)]
+
+
+def test_many_tags_never_closed_still_parse() -> None:
+    """200,000 tags that never close, then a real section: found (the pattern took minutes here)."""
+    text = "<state_snapshot>" + "<a>" * 200_000 + "<overall_goal>\n- ship it\n</overall_goal></state_snapshot>"
+    assert snap.parse(text).lines("overall_goal") == ["- ship it"]

@@ -7,9 +7,10 @@ sections may be missing or unknown, and their order is the one in the text.
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,8 @@ from inspector.jsjson import js_trim
 OPEN = "<state_snapshot>"
 CLOSE = "</state_snapshot>"
 
-_SECTION = re.compile(r"<([A-Za-z_][\w.-]*)\s*>(.*?)</\1\s*>", re.S)
+_OPEN_TAG = re.compile(r"<([A-Za-z_][\w.-]*)\s*>")
+_CLOSE_TAG = re.compile(r"</([A-Za-z_][\w.-]*)\s*>")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
 
 
@@ -90,15 +92,35 @@ def parse(text: str) -> Snapshot:
         inner = inner[: -len(CLOSE)]
     sections: list[Section] = []
     seen: set[str] = set()
-    for match in _SECTION.finditer(_COMMENT.sub("", inner)):
-        name = match.group(1)
+    for name, body in _tagged(_COMMENT.sub("", inner)):
         if name in seen:  # a repeated section: join the bodies
             index = next(i for i, s in enumerate(sections) if s.name == name)
-            sections[index] = Section(name, sections[index].body + "\n" + match.group(2))
+            sections[index] = Section(name, sections[index].body + "\n" + body)
             continue
         seen.add(name)
-        sections.append(Section(name, match.group(2)))
+        sections.append(Section(name, body))
     return Snapshot(tuple(sections), preamble=preamble, found=True, raw=body_text)
+
+
+def _tagged(text: str) -> Iterator[tuple[str, str]]:
+    """``(name, body)`` of each ``<name>body</name>`` in ``text``, in order, the body reaching the first
+    closing tag of its name; what one holds is not searched again.  Linear in the text: every
+    closing tag is found once up front (a search for it from each opening tag took minutes on a
+    text of many tags that are never closed)."""
+    closes: dict[str, list[tuple[int, int]]] = {}
+    for match in _CLOSE_TAG.finditer(text):
+        closes.setdefault(match.group(1), []).append((match.start(), match.end()))
+    at = 0
+    while (opening := _OPEN_TAG.search(text, at)) is not None:
+        name, body_start = opening.group(1), opening.end()
+        found = closes.get(name, [])
+        k = bisect.bisect_left(found, (body_start, -1))
+        if k == len(found):
+            at = opening.start() + 1  # never closed: not a section; look on from the next character
+            continue
+        body_end, after = found[k]
+        yield name, text[body_start:body_end]
+        at = after
 
 
 def normalise_line(line: str) -> str:
