@@ -274,3 +274,30 @@ async def test_palette_discover_offers_every_session_action() -> None:
         assert {"Next split", "Export", "Copy turn", "Help", "Quit", "Open a session"} <= names
         assert wanted <= names, wanted - names
         assert "Apply" not in names  # no preview yet: the palette leaves it out
+
+
+async def test_a_huge_turn_shows_its_two_ends_and_what_lies_between(tmp_path: Path) -> None:
+    """A 5 MB prompt: the detail pane lays out its first and last characters and says how many it
+    leaves out (laying out all of it took minutes for 20 MB), literally as ever."""
+    from textual.geometry import Region
+
+    from inspector.tui.widgets.turn_detail import EDGE
+    from tests.test_tui_list import write_session
+
+    head, tail = "[bold]START " + "\x1b[31m", " END[/]"
+    huge = head + "word " * 1_000_000 + tail
+    path = tmp_path / "chats" / "session-huge.jsonl"
+    write_session(path, ["a short question", huge], 1_700_000_000)
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await opened(pilot)
+        index = next(i for i, t in enumerate(view.loaded.analysis.turns) if "START" in json.dumps(t.content))
+        detail = view.query_one(TurnDetail)
+        detail.show(view.loaded.analysis, index, view.split)
+        await pilot.pause()
+        body = detail.body
+        assert 0 < body.size.height < 2 * EDGE // 20  # two ends wrapped, not five million characters
+        shown = "\n".join(s.text for s in body.render_lines(Region(0, 0, body.size.width, body.size.height)))
+        hidden = len(huge) - 2 * EDGE
+        assert f"{hidden:,} characters not shown here" in shown
+        assert "[bold]START \\e[31m" in shown and "END[/]" in shown  # literal, escape shown as text

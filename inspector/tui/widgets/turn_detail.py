@@ -1,4 +1,5 @@
-"""The detail pane: the selected turn whole, scrollable, never cut.
+"""The detail pane: the selected turn whole, scrollable; a text too long to lay out quickly (a
+20 MB tool output took minutes to wrap) is shown by its two ends, saying how much lies between.
 
 Session text is untrusted, so everything is built as ``rich.text.Text`` (or a
 ``Syntax`` for JSON) and never parsed as markup: a message holding
@@ -25,13 +26,27 @@ from inspector.tui.masking_marks import masking_lines
 
 # Highlighting is a luxury: above this many characters JSON is shown as plain text.
 HIGHLIGHT_LIMIT = 60_000
+# Above this many characters a text shows its first and last EDGE characters only (about 2,500
+# lines at 80 columns); the turn is whole in the file, in an export (x) and in a copy (y).
+SHOWN_LIMIT = 200_000
+EDGE = 80_000
+
+
+def text_block(text: str, style: str = "") -> RenderableType:
+    """Session text shown literally; a very long one by its two ends and what lies between."""
+    if len(text) <= SHOWN_LIMIT:
+        return Text(visible(text), style=style)
+    hidden = len(text) - 2 * EDGE
+    note = Text(f"[… {hidden:,} characters not shown here: y copies the whole turn, x exports the session …]",
+                style="bold yellow")
+    return Group(Text(visible(text[:EDGE]), style=style), note, Text(visible(text[-EDGE:]), style=style))
 
 
 def json_block(value: Any) -> RenderableType:
-    text = visible(js_stringify(value, indent=2))
+    text = js_stringify(value, indent=2)
     if len(text) > HIGHLIGHT_LIMIT:
-        return Text(text, style="")
-    return Syntax(text, "json", theme="ansi_dark", word_wrap=True, background_color="default")
+        return text_block(text)
+    return Syntax(visible(text), "json", theme="ansi_dark", word_wrap=True, background_color="default")
 
 
 def _heading(label: str, tokens: int | None = None) -> Text:
@@ -47,10 +62,9 @@ def part_renderables(part: Any) -> list[RenderableType]:
     if not isinstance(part, dict):
         return [_heading("value", tokens), json_block(part)]
     if part.get("thought"):
-        body = Text(visible(js_to_string(part.get("text", ""))), style="italic")
-        return [_heading("thought", tokens), body]
+        return [_heading("thought", tokens), text_block(js_to_string(part.get("text", "")), style="italic")]
     if isinstance(part.get("text"), str):
-        return [_heading("text", tokens), Text(visible(part["text"]))]
+        return [_heading("text", tokens), text_block(part["text"])]
     call = part.get("functionCall")
     if isinstance(call, dict):
         name = visible(js_to_string(call.get("name", "?")), one_line=True)
@@ -61,7 +75,7 @@ def part_renderables(part: Any) -> list[RenderableType]:
         payload = response.get("response")
         out: list[RenderableType] = [_heading(f"tool result: {name}", tokens)]
         if isinstance(payload, dict) and isinstance(payload.get("output"), str):
-            out.append(Text(visible(payload["output"])))
+            out.append(text_block(payload["output"]))
             rest = {k: v for k, v in payload.items() if k != "output"}
             if rest:
                 out.append(json_block(rest))
