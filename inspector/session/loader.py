@@ -216,7 +216,8 @@ def parse(path: Path, data: bytes) -> Session:
         raise SessionError(path, "the file is empty")
     nul = data.find(b"\x00")
     if nul != -1:
-        raise SessionError(path, f"binary data (a NUL byte at offset {nul}), not a session file")
+        raise SessionError(path, f"binary data (a NUL byte at offset {nul:,}), not a session file",
+                           data.count(b"\n", 0, nul) + 1)
     whole = _parse_whole(data)
     session = _read_jsonl(path, data) if whole is _FAILED else _from_document(path, data, whole)
     session.size = len(data)
