@@ -252,7 +252,8 @@ def test_streamed_file_rewritten_in_place_is_reported_not_misread(tmp_path: Path
 @pytest.mark.usefixtures("stream_everything")
 @pytest.mark.parametrize(("content", "expected"), [
     (b'{"sessionId":"s","projectHash":"p"}\n{"id":"a",\x00}\n', "s.jsonl:2: binary data (a NUL byte at offset 46)"),
-    (b'{"sessionId":"s","projectHash":"p"}\n{"id":"a","type":"user","content":7}\n', ":2: message 'a': 'content' must be text"),
+    (b'{"sessionId":"s","projectHash":"p"}\n{"id":"a","type":"user","content":7}\n',
+     ":2: message 'a': 'content' must be text"),
 ])
 def test_streamed_bad_input_gives_the_same_one_line_error(tmp_path: Path, content: bytes, expected: str) -> None:
     path = tmp_path / "s.jsonl"

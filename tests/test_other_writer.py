@@ -116,6 +116,26 @@ def _writer_at(
     return hook, theirs
 
 
+def _apply_while_writing(
+    tmp_path: Path, name: str, writer: Callable[[Path], bytes], index: int, steps: list[str]
+) -> tuple[Path, dict[str, bytes], str, StoreError | None]:
+    """An apply of a fresh copy of ``name`` while ``writer`` changes it at step ``index``: the copy, what
+    the writer left, where it landed, and the refusal (None: applied).  A refusal leaves the file as
+    the writer left it and nothing to undo."""
+    folder = tmp_path / f"{writer.__name__}-{index}"
+    folder.mkdir()
+    path = sample_copy(folder, name)
+    hook, theirs = _writer_at(index, path, writer)
+    where = f"{writer.__name__} at step {index} ({steps[index]})"
+    try:
+        _apply(path, hook)
+    except StoreError as exc:
+        assert path.read_bytes() == theirs["data"], f"{where}: refused, yet the file is not theirs"
+        assert read_history(path).undoable() == [], where
+        return path, theirs, where, exc
+    return path, theirs, where, None
+
+
 WRITERS = {
     "legacy-pomodoro.json": (rename_writer, in_place_writer),
     "checkpoint-rate-limit.json": (rename_writer, in_place_writer),
@@ -138,17 +158,9 @@ def test_another_writers_change_survives_at_every_step(
     outcomes: dict[str, int] = {"refused": 0, "included": 0}
     for writer in WRITERS[name]:
         for index in range(len(steps)):
-            folder = tmp_path / f"{writer.__name__}-{index}"
-            folder.mkdir()
-            path = sample_copy(folder, name)
-            hook, theirs = _writer_at(index, path, writer)
-            where = f"{writer.__name__} at step {index} ({steps[index]})"
-            try:
-                _apply(path, hook)
-            except StoreError as exc:
-                assert exc.reason in ("changed", "stale"), f"{where}: {exc}"
-                assert path.read_bytes() == theirs["data"], f"{where}: refused, yet the file is not theirs"
-                assert read_history(path).undoable() == [], where
+            path, _, where, refusal = _apply_while_writing(tmp_path, name, writer, index, steps)
+            if refusal is not None:
+                assert refusal.reason in ("changed", "stale"), f"{where}: {refusal}"
                 outcomes["refused"] += 1
                 continue
             assert MARK in _texts(path), f"{where}: the apply succeeded and lost the other writer's message"
@@ -225,17 +237,9 @@ def test_a_line_that_rebuilds_the_history_is_never_hidden_under_the_checkpoint(
     steps = _steps(tmp_path, name)
     refused = 0
     for index in range(len(steps)):
-        folder = tmp_path / f"{writer.__name__}-{index}"
-        folder.mkdir()
-        path = sample_copy(folder, name)
-        hook, theirs = _writer_at(index, path, writer)
-        where = f"{writer.__name__} at step {index} ({steps[index]})"
-        try:
-            _apply(path, hook)
-        except StoreError as exc:
-            assert exc.reason == "changed" and "while the compaction was being written" in str(exc), where
-            assert path.read_bytes() == theirs["data"], f"{where}: refused, yet the file is not theirs"
-            assert read_history(path).undoable() == [], where
+        path, theirs, where, refusal = _apply_while_writing(tmp_path, name, writer, index, steps)
+        if refusal is not None:
+            assert refusal.reason == "changed" and "while the compaction was being written" in str(refusal), where
             refused += 1
             continue
         [entry] = read_history(path).undoable()
