@@ -207,3 +207,28 @@ def test_revert_with_the_file_gone(tmp_path: Path) -> None:
     os.unlink(path)
     with pytest.raises(StoreError, match="the session file is gone"):
         revert(path)
+
+
+@pytest.mark.parametrize("name", ["legacy-pomodoro.json", "coding-task.jsonl"])
+def test_a_folder_flush_that_fails_after_the_swap_is_no_failure_of_the_apply(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk reports an I/O error when the folder is flushed after the swap (injected): the new
+    file is in place, so the apply says it applied, keeps its backup, and its revert works."""
+    from inspector.store import baseline
+
+    path = sample_copy(tmp_path, name)
+    original = path.read_bytes()
+
+    def failing_flush(folder: Path) -> None:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(baseline, "fsync_dir", failing_flush)
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    entry = apply_history(session, turns, new, sources)
+    assert entry.state == "applied" and path.read_bytes() != original
+    assert [e.state for e in read_history(path).entries] == ["applied"]
+    monkeypatch.undo()
+    revert(path)
+    assert path.read_bytes() == original

@@ -304,7 +304,10 @@ def replace_file(
     if swapped:
         with contextlib.suppress(OSError):
             os.unlink(temp)
-    fsync_dir(folder)
+    # The swap has happened: a failure to flush the folder now must not be reported as a write
+    # that did not happen (the caller would say the file was left as it was, and drop its backup).
+    with contextlib.suppress(OSError):
+        fsync_dir(folder)
 
 
 def catch_up(base: Baseline, old: int, start: int) -> int:
