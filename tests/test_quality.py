@@ -111,6 +111,18 @@ def test_an_earlier_snapshot_grounds_what_it_said() -> None:
     assert [f.kind for f in ground.facts].count("previous") == 1
 
 
+@pytest.mark.parametrize("continuation", ["Please continue.", "System: Please continue."])
+def test_gemini_clis_continuation_prompt_is_no_step_of_the_users(continuation: str) -> None:
+    """The summariser does not take Gemini CLI's own next-speaker prompt for a request; neither does the
+    check, or it would count it as the user's last step, lost from every snapshot."""
+    history = [{"role": "user", "parts": [{"text": "Port the billing service to the new queue."}]},
+               {"role": "model", "parts": [{"text": "Consumer ported."}]},
+               {"role": "user", "parts": [{"text": continuation}]},
+               {"role": "model", "parts": [{"text": "Producer ported too."}]}]
+    steps = [f.value for f in quality.extract(history).facts if f.kind == "step"]
+    assert steps == ["Port the billing service to the new queue."]
+
+
 @pytest.mark.parametrize("planted", planted_sessions(len(FORMS) * 2), ids=lambda s: s.name)
 def test_the_extractor_finds_exactly_the_planted_facts(planted, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     session = load(planted.write(tmp_path))

@@ -5,9 +5,10 @@ paths, commands and user prompts is written again, on purpose, so that a
 mistake in the offline summariser cannot hide itself by being made twice.
 The only inputs besides the history are the status Gemini CLI recorded for
 each tool result (``compaction.statuses.ToolStatuses``, plain recorded data)
-and the recognition of the snapshot an earlier compaction wrote
-(``compaction.prompts.is_earlier_snapshot``: its tag answered by the
-acknowledgement a compaction writes, not a reading of any text).
+and the recognition of what Gemini CLI itself writes as a user turn: the
+snapshot an earlier compaction wrote (``compaction.prompts.is_earlier_snapshot``:
+its tag answered by the acknowledgement a compaction writes) and its fixed
+prompt to go on (``is_gemini_cli_continuation``), not a reading of any text.
 
 Six kinds of fact:
 
@@ -31,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.compaction.prompts import is_earlier_snapshot
+from inspector.compaction.prompts import is_earlier_snapshot, is_gemini_cli_continuation
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.progress import SILENT, Reporter
 
@@ -353,7 +354,7 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
         for text in _user_text(content):
             if is_earlier_snapshot(text, following):
                 previous = (turn, text)
-            elif text.strip():
+            elif text.strip() and not is_gemini_cli_continuation(text):
                 prompts.append((turn, text.strip()))
     return _facts(calls, prompts, previous)
 
