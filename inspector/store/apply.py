@@ -45,7 +45,7 @@ from inspector.store.baseline import (
     changed_error,
     check_writable,
     check_writable_now,
-    history_rewrite,
+    first_history_rewrite,
     open_regular,
     read_baseline,
     read_fd,
@@ -468,7 +468,13 @@ def _append(
         whole = now[: now.rfind(b"\n") + 1] if len(now) > base.size else base.data
         start = base.data.rfind(b"\n") + 1
         between = whole[start:] if len(whole) > base.size else b""
-        _refuse_rewrites(path, between, base.data.count(b"\n", 0, start) + 1)
+        rewrite = first_history_rewrite(whole, start) if len(whole) > base.size else None
+        if rewrite is not None:
+            raise StoreError(
+                path, f"another program wrote line {rewrite[0]:,} while the compaction was being written (Gemini "
+                f"CLI?): it {rewrite[1]}; the file was left as that program wrote it. Reload and preview again",
+                "changed",
+            )
         again = b"".join(line + b"\n" for line in between.split(b"\n") if _carried(line))
         regions = [Region(len(whole), len(data), sha256(data))]
         if again:
@@ -482,18 +488,6 @@ def _append(
     if hook:
         hook("appended")
     return tuple(regions), len(again.splitlines()), after
-
-
-def _refuse_rewrites(path: Path, lines: bytes, first: int) -> None:
-    """StoreError when one of ``lines`` (whose first is line ``first`` of the file) rebuilds the
-    whole history (``baseline.history_rewrite``)."""
-    for number, line in enumerate(lines.split(b"\n"), first):
-        does = history_rewrite(line)
-        if does is not None:
-            raise StoreError(
-                path, f"another program wrote line {number:,} while the compaction was being written (Gemini CLI?): "
-                f"it {does}; the file was left as that program wrote it. Reload and preview again", "changed",
-            )
 
 
 def _carried(line: bytes) -> bool:

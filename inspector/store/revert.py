@@ -28,7 +28,7 @@ from inspector.store.apply import js_timestamp, refuse_store_file, sha256
 from inspector.store.baseline import (
     catch_up,
     check_writable,
-    history_rewrite,
+    first_history_rewrite,
     open_regular,
     read_baseline,
     regular_file_problem,
@@ -91,9 +91,7 @@ def revert(
             try:  # a revert a kill cut short is finished first: its outputs go, and the journal says so
                 journal = finish_landed(path, folder, _at(now))
             except OSError as exc:
-                raise StoreError(
-                    path, f"cannot write the journal: {describe_os_error(exc)}; the session was not changed", "io"
-                ) from None
+                raise _journal_error(path, exc) from None
             pending = journal.undoable()
             if not pending:
                 if not any(e.state in ("applied", "reverted") for e in journal.entries):
@@ -114,9 +112,11 @@ def _journal(path: Path, folder: Path, event: dict[str, object], hook: files.Wri
     try:
         append_event(folder, event, hook)
     except OSError as exc:
-        raise StoreError(
-            path, f"cannot write the journal: {describe_os_error(exc)}; the session was not changed", "io"
-        ) from None
+        raise _journal_error(path, exc) from None
+
+
+def _journal_error(path: Path, exc: OSError) -> StoreError:
+    return StoreError(path, f"cannot write the journal: {describe_os_error(exc)}; the session was not changed", "io")
 
 
 def _at(now: Callable[[], datetime] | None) -> str:
@@ -165,15 +165,7 @@ def _history_rewrite(data: bytes, regions: tuple[Region, ...]) -> tuple[int, str
     before it.  A line Gemini CLI wrote while the apply was writing sits before the checkpoint:
     with the checkpoint gone, it does to the history what it did before."""
     ours = sorted((r.offset, r.offset + r.length) for r in regions)
-    at = ours[0][1] if ours else len(data)
-    while at < len(data):
-        end = data.find(b"\n", at)
-        end = len(data) if end < 0 else end
-        does = None if any(lo <= at < hi for lo, hi in ours) else history_rewrite(data[at:end])
-        if does is not None:
-            return data.count(b"\n", 0, at) + 1, does
-        at = end + 1
-    return None
+    return first_history_rewrite(data, ours[0][1], ours) if ours else None
 
 
 def _without(data: bytes, start: int, regions: tuple[Region, ...]) -> bytes:
