@@ -29,6 +29,7 @@ from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.pairs import pair_calls, repair_pairs
 from inspector.compaction.prompts import GEMINI_CLI_ACKNOWLEDGEMENT
 from inspector.compaction.split import is_split_candidate
+from inspector.format import plural
 from inspector.jsjson import js_stringify
 from inspector.progress import SILENT, Reporter
 from inspector.tokens import parts_quarters
@@ -305,7 +306,7 @@ async def run_staged(
         unique, dropped = drop_duplicate_results(current)
         if dropped:
             origin = _track(unique, current, origin)
-            derived = [d for d in _track(unique, current, list(derived)) if d is not None]
+            derived = [d for d in _track(unique, current, derived) if d is not None]
             current, size = unique, tokens_of(unique)
         record("duplicates", bool(dropped), start,
                f"{dropped} repeated tool-result turns removed" if dropped else "no repeated tool results")
@@ -371,6 +372,6 @@ async def run_staged(
     result.tokens_after = tokens_of(repaired)
     if fixes and result.stages_used:  # its placeholders are tokens too: the table ends at the result's size
         start, size = size, result.tokens_after
-        record("pairs", True, start, f"{fixes} placeholder{'s' if fixes != 1 else ''}: every call has its "
-                                     "result, every result its call")
+        record("pairs", True, start, f"{plural(fixes, 'placeholder')}: every call has its result, every result "
+                                     "its call")
     return result
