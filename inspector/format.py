@@ -200,7 +200,12 @@ def rounding_words(total: int, rows: int) -> str | None:
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``count`` with thousands separators and the noun in the right number: "1 turn", "2,048 turns"."""
-    return f"{count:,} {noun if count == 1 else many or noun + 's'}"
+    return f"{count:,} {noun_for(count, noun, many)}"
+
+
+def noun_for(count: int, noun: str, many: str | None = None) -> str:
+    """The noun in the number ``count`` asks for ("turn" for 1, else "turns" or ``many``)."""
+    return noun if count == 1 else many or noun + "s"
 
 
 def stage_table(stages: Iterable[StageReport], *, expand: bool = False) -> Table:

@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from inspector.catalog import human_size
 from inspector.context import ContextFigures, Verdict
-from inspector.format import compact_number, percent, plural, uncut_split_words, visible
+from inspector.format import compact_number, noun_for, percent, plural, uncut_split_words, visible
 from inspector.tui.loading import Loaded
 
 GAUGE_WIDTH = 48
@@ -86,11 +86,6 @@ def fit(parts: list[Part], width: int) -> Text:
     line = Text(separator, style="dim").join(texts[i] for i in sorted(chosen))
     line.truncate(width, overflow="ellipsis")
     return line
-
-
-def turns_word(count: int) -> str:
-    """What follows a bold turn count: " turn, " or " turns, "."""
-    return " turn, " if count == 1 else " turns, "
 
 
 def tokens_short(count: int) -> str:
@@ -170,10 +165,10 @@ def split_line(loaded: Loaded, split: int, width: int) -> Text:
         split_forms = [Text.assemble(*number, " (", (f"{kind}; reference {reference:,}", label_style), ")")]
         split_forms += [Text.assemble(*number, " (", (kind, label_style), ")")] * 3
     split_forms.append(Text.assemble(*number))
-    summarise_forms = [Text.assemble("summarise ", (f"{summarised_turns:,}", "bold"), turns_word(summarised_turns),
-                                     (f"{summarised:,}", "bold"), " tok"),
+    summarise_forms = [Text.assemble("summarise ", (f"{summarised_turns:,}", "bold"),
+                                     f" {noun_for(summarised_turns, 'turn')}, ", (f"{summarised:,}", "bold"), " tok"),
                        Text.assemble("summarise ", (tokens_short(summarised), "bold"), " tok")]
-    turns_kept = Text.assemble("keep ", (f"{kept_turns:,}", "bold"), turns_word(kept_turns))
+    turns_kept = Text.assemble("keep ", (f"{kept_turns:,}", "bold"), f" {noun_for(kept_turns, 'turn')}, ")
     keep_forms = [Text.assemble(turns_kept, (f"{kept:,}", "bold"), f" tok ({share})"),
                   Text.assemble(turns_kept, (tokens_short(kept), "bold"), f" tok ({share})"),
                   Text.assemble(turns_kept, (tokens_short(kept), "bold"), f" tok ({share})"),
