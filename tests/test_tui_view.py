@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from rich.console import Console
+from rich.console import Console, Group
+from rich.text import Text
 from textual.binding import Binding
 
 from inspector.analysis import analyze
@@ -301,3 +302,9 @@ async def test_a_huge_turn_shows_its_two_ends_and_what_lies_between(tmp_path: Pa
         hidden = len(huge) - 2 * EDGE
         assert f"{hidden:,} characters not shown here" in shown
         assert "[bold]START \\e[31m" in shown and "END[/]" in shown  # literal, escape shown as text
+    # a search still marks its words in the two ends shown
+    from inspector.tui.widgets.turn_detail import turn_renderable
+
+    marked = turn_renderable(view.loaded.analysis, index, view.split, highlight="START")
+    ends = [piece for line in marked.renderables if isinstance(line, Group) for piece in line.renderables]
+    assert any(span.style == "reverse" for piece in ends if isinstance(piece, Text) for span in piece.spans)

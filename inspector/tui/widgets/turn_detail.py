@@ -130,8 +130,9 @@ def turn_renderable(analysis: Analysis, index: int, split: int, highlight: str =
         lines.append(Text("(no parts)", style="dim"))
     if highlight:
         for line in lines[2:]:
-            if isinstance(line, Text):
-                line.highlight_words([visible(highlight)], style="reverse", case_sensitive=False)
+            for piece in line.renderables if isinstance(line, Group) else [line]:  # (a long text's two ends)
+                if isinstance(piece, Text):
+                    piece.highlight_words([visible(highlight)], style="reverse", case_sensitive=False)
     return Group(*lines)
 
 
