@@ -11,7 +11,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.session import history, load
 from inspector.store import StoreError, apply_history, read_history, revert, store_dir
-from inspector.store.files import TEMP_MARK, append_bytes, atomic_write
+from inspector.store.files import TEMP_MARK, WriteHook, append_bytes, atomic_write
 from tests.test_store import compacted, same, sample_copy
 
 STEPS = ("temp-created", "temp-write", "temp-partial", "temp-written", "renamed")
@@ -232,3 +232,91 @@ def test_a_folder_flush_that_fails_after_the_swap_is_no_failure_of_the_apply(
     monkeypatch.undo()
     revert(path)
     assert path.read_bytes() == original
+
+
+THEIRS = b'{"id":"theirs-1","type":"info","content":"a line Gemini CLI wrote during the swap"}\n'
+AFTER = b'{"id":"theirs-2","type":"info","content":"a line Gemini CLI wrote to the new file"}\n'
+
+
+def _writer_during_the_swap(path: Path, *, also_to_the_new_file: bool) -> tuple[WriteHook, list[str]]:
+    """A hook that plays Gemini CLI appending a line to the old file while it is swapped (through a
+    descriptor it opened before the swap), then a full disk on the copy of that line. With
+    ``also_to_the_new_file`` it has appended a second line, by name, to the new file first."""
+    state: dict[str, object] = {"fd": None}
+    steps: list[str] = []
+
+    def hook(step: str) -> None:
+        steps.append(step)
+        if step == "checked":
+            state["fd"] = os.open(path, os.O_WRONLY | os.O_APPEND)
+        elif step == "renamed" and isinstance(state["fd"], int):  # the session's swap (not the backup's)
+            os.write(state["fd"], THEIRS)
+            os.close(state["fd"])
+            state["fd"] = None
+        elif step == "append-write" and "checked" in steps:
+            if also_to_the_new_file:
+                with path.open("ab") as other:
+                    other.write(AFTER)
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    return hook, steps
+
+
+def test_a_line_written_during_the_swap_that_cannot_be_copied_undoes_the_apply(tmp_path: Path) -> None:
+    """The disk fills as the line another writer appended to the old file during the swap is copied
+    to the new one: the swap is undone, so the file is exactly what that writer made of it, and the
+    apply says so, journals a failure and keeps no backup."""
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    hook, steps = _writer_during_the_swap(path, also_to_the_new_file=False)
+    with pytest.raises(StoreError, match="swap was undone and the session left as that program wrote it"):
+        apply_history(session, turns, new, sources, hook=hook)
+    assert "checked" in steps
+    assert path.read_bytes() == original + THEIRS
+    assert [e.state for e in read_history(path).entries] == ["failed"]
+    assert list((store_dir(path) / "backups").iterdir()) == []
+    assert _temps(tmp_path) == []
+
+
+def test_a_swap_that_cannot_be_undone_stays_applied_and_says_what_was_lost(tmp_path: Path) -> None:
+    """The same full disk, but the writer has already appended to the new file: undoing the swap
+    would lose that line instead, so the apply stands (journalled, revertible) and both faces'
+    notes say how many bytes of the other line could not be copied."""
+    from inspector.commands.apply import describe_entry
+
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    original = path.read_bytes()
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    hook, _ = _writer_during_the_swap(path, also_to_the_new_file=True)
+    entry = apply_history(session, turns, new, sources, hook=hook)
+    assert entry.state == "applied" and entry.lost_bytes == len(THEIRS)
+    assert path.read_bytes().endswith(AFTER) and THEIRS not in path.read_bytes()
+    journalled = read_history(path).entries[-1]
+    assert (journalled.state, journalled.lost_bytes) == ("applied", len(THEIRS))
+    said = "\n".join(describe_entry(entry, path))
+    assert f"{len(THEIRS)} bytes another writer appended during the swap could not be copied" in said
+    assert "(no space left on device)" in said
+    revert(path)
+    assert path.read_bytes() == original + AFTER
+
+
+def test_a_revert_whose_catch_up_fails_is_undone_too(tmp_path: Path) -> None:
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    apply_history(session, turns, new, sources)
+    applied = path.read_bytes()
+    hook, steps = _writer_during_the_swap(path, also_to_the_new_file=False)
+    with pytest.raises(StoreError, match="swap was undone"):
+        revert(path, hook=hook)
+    assert "checked" in steps
+    assert path.read_bytes() == applied + THEIRS
+    assert [e.state for e in read_history(path).entries] == ["applied"]
+    revert(path)
+    assert THEIRS in path.read_bytes()

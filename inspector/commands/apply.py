@@ -43,9 +43,7 @@ def describe_entry(entry: JournalEntry, session_path: Path) -> list[str]:
             where = folders[0] if len(folders) == 1 else f"{len(folders):,} folders"
             lines.append(f"full tool outputs saved: {len(files):,} files in {where} "
                          f"({files[0].name} ... {files[-1].name}; listed in `session-inspector history --json`)")
-    if entry.carried_lines:
-        lines.append(f"note: {plural(entry.carried_lines, 'line', 'lines')} another writer appended meanwhile "
-                     f"{'was' if entry.carried_lines == 1 else 'were'} repeated after it")
+    lines.extend(f"note: {note}" for note in entry.notes())
     lines.append(f"backup: {store_dir(session_path) / 'backups' / entry.backup}")
     lines.append(f"undo: session-inspector revert {shlex.quote(str(session_path))}")  # as typed in a shell
     return lines

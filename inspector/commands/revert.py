@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([
             {"id": r.entry.id, "applied_at": r.entry.applied_at, "size": r.size, "sha256": r.sha256,
-             "kept_bytes": r.kept_bytes, "copy": str(r.copy) if r.copy else None, "note": r.note}
+             "kept_bytes": r.kept_bytes, "copy": str(r.copy) if r.copy else None, "note": r.note,
+             "lost_note": r.lost_note or None}
             for r in results
         ])
         return 0
@@ -69,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
             lines.append(f"  the file as it was before this revert is kept in {r.copy}")
         if r.note and r.note != "forced" and not r.kept_bytes:
             lines.append(f"  note: {r.note}")
+        if r.lost_note:
+            lines.append(f"  warning: {r.lost_note}")
         for line in lines:
             print(visible(line, one_line=True))
     return 0

@@ -41,7 +41,7 @@ from inspector.session.records import loads_line
 from inspector.store import files
 from inspector.store.baseline import (
     Baseline,
-    catch_up,
+    CaughtUp,
     changed_error,
     check_writable,
     check_writable_now,
@@ -50,6 +50,7 @@ from inspector.store.baseline import (
     read_baseline,
     read_fd,
     replace_file,
+    replace_recording,
 )
 from inspector.store.errors import StoreError
 from inspector.store.journal import JournalEntry, JournalInfo, Region, append_event
@@ -408,10 +409,10 @@ def apply_history(
                 _write_outputs(path, outputs, base.mode, hook, created, made)
                 made.extend(created)
                 if plan.append:
-                    regions, carried, after = _append(path, base, plan.data, hook)
+                    regions, carried, after, swap = _append(path, base, plan.data, hook)
                 else:
                     replace_file(base, plan.data, hook=hook)
-                    regions, carried, after = (), 0, plan.data
+                    regions, carried, after, swap = (), 0, plan.data, CaughtUp(0)
             except (OSError, StoreError) as exc:
                 for leftover in [*created, folder / "backups" / backup]:
                     with contextlib.suppress(OSError):
@@ -428,13 +429,13 @@ def apply_history(
                 raise StoreError(path, f"could not write: {message}; the session was left as it was", "io") from None
             entry = replace(
                 entry, state="applied", regions=regions, carried_lines=carried, size_after=len(after),
-                sha256_after=sha256(after),
+                sha256_after=sha256(after), lost_bytes=swap.lost, lost_reason=swap.error,
             )
             with contextlib.suppress(OSError):
                 append_event(folder, {
                     "event": "applied", "id": entry.id, "size_after": entry.size_after,
                     "sha256_after": entry.sha256_after, "regions": [r.__dict__ for r in regions],
-                    "carried_lines": carried,
+                    "carried_lines": carried, "lost_bytes": swap.lost, "lost_reason": swap.error,
                 })
             files.note_own_write(path, entry.sha256_after or "", len(after))
             return entry
@@ -444,7 +445,7 @@ def apply_history(
 
 def _append(
     path: Path, base: Baseline, data: bytes, hook: files.WriteHook | None
-) -> tuple[tuple[Region, ...], int, bytes]:
+) -> tuple[tuple[Region, ...], int, bytes, CaughtUp]:
     """Append ``data`` as Gemini CLI's /compress does, but written whole: the file, as it is now,
     plus ``data`` is written beside it and swapped in (``replace_file``).
 
@@ -452,7 +453,7 @@ def _append(
     and the next line Gemini CLI appends would join it: one line no reader parses, its message
     lost.  A swap is all or nothing.  Gemini CLI opens the file by name for every line it
     appends, so its next line goes to the new file; a line it appended to the old one during the
-    swap is copied over (``catch_up``).  Only while the file still starts with the bytes that
+    swap is copied over (``replace_recording``).  Only while the file still starts with the bytes that
     were read; else refuses (StoreError ``changed``), leaving the other writer's file.
     """
     old = open_regular(base.path)
@@ -480,14 +481,13 @@ def _append(
         if again:
             regions.append(Region(len(whole) + len(data), len(again), sha256(again)))
         written = whole + data + again
-        replace_file(base, written, hook=hook, grown_ok=True)
-        caught = catch_up(base, old, len(whole))
-        after = written + os.pread(old, caught, len(whole)) if caught else written
+        swap = replace_recording(base, written, old, len(whole), hook=hook)
+        after = written + os.pread(old, swap.copied, len(whole)) if swap.copied else written
     finally:
         os.close(old)
     if hook:
         hook("appended")
-    return tuple(regions), len(again.splitlines()), after
+    return tuple(regions), len(again.splitlines()), after, swap
 
 
 def _carried(line: bytes) -> bool:

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from inspector.format import describe_os_error
+from inspector.format import describe_os_error, plural
 from inspector.session.loader import not_a_file
 from inspector.store.errors import StoreError
 from inspector.store.files import WriteHook, append_bytes, fsync_dir, write_temp
@@ -291,10 +291,14 @@ def replace_file(
     if another program replaced or rewrote it in between, the swap is undone
     and StoreError(``changed``) raised, its file left in place.
     """
+    _settled(baseline.path, _swap(baseline, data, hook=hook, grown_ok=grown_ok))
+
+
+def _swap(baseline: Baseline, data: bytes, *, hook: WriteHook | None, grown_ok: bool) -> Path | None:
+    """``replace_file`` up to the swap: returns the name the old file has now where it was swapped
+    (the caller removes it, ``_settled``), None where it was replaced."""
     target = baseline.path
-    folder = target.parent
     temp = write_temp(target, data, hook, mode=baseline.mode, owner=(baseline.uid, baseline.gid))
-    swapped = False
     try:
         # A cheap look first (no swap at all if it visibly changed); the
         # bytes are compared on what the swap took away, below.
@@ -317,28 +321,90 @@ def replace_file(
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
-    if swapped:
+    return temp if swapped else None
+
+
+def _settled(target: Path, old: Path | None) -> None:
+    """After a swap: the old file's temporary name removed, the folder flushed.  The swap has
+    happened: a failure to flush the folder now must not be reported as a write that did not
+    happen (the caller would say the file was left as it was, and drop its backup)."""
+    if old is not None:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
-    # The swap has happened: a failure to flush the folder now must not be reported as a write
-    # that did not happen (the caller would say the file was left as it was, and drop its backup).
+            os.unlink(old)
     with contextlib.suppress(OSError):
-        fsync_dir(folder)
+        fsync_dir(target.parent)
 
 
-def catch_up(base: Baseline, old: int, start: int) -> int:
-    """After ``replace_file`` swapped a recording: copy what another writer appended to the old
-    file (``old``, a descriptor on it) from byte ``start`` on, during the swap, to the new one.
-    Returns the bytes copied."""
-    if not base.same_file(os.fstat(old)):
-        return 0
-    copied, consumed = 0, start
-    for _ in range(3):
-        size = os.fstat(old).st_size
-        if size <= consumed:
-            continue
-        extra = os.pread(old, size - consumed, consumed)
-        append_bytes(base.path, extra)
-        consumed += len(extra)
-        copied += len(extra)
-    return copied
+@dataclass(frozen=True)
+class CaughtUp:
+    """What another writer appended to a recording while it was swapped (``replace_recording``)."""
+
+    copied: int  # bytes copied from the old file to the new one
+    lost: int = 0  # bytes that could not be copied, where the swap could not be undone
+    error: str = ""  # why they could not
+
+    def lost_note(self) -> str:
+        """What a person must be told when bytes were lost ("" when none were)."""
+        if not self.lost:
+            return ""
+        return (f"{plural(self.lost, 'byte', 'bytes')} another writer appended during the swap could not be copied "
+                f"to the new file ({self.error}) and are not in the session")
+
+
+def replace_recording(
+    baseline: Baseline, data: bytes, old: int, start: int, *, hook: WriteHook | None = None
+) -> CaughtUp:
+    """``replace_file`` for a recording another program (Gemini CLI) appends to, by opening it by
+    name for every line: its next line goes to the new file, and what it appended to the old one
+    (``old``, a descriptor on it) from byte ``start`` on, during the swap, is copied over.
+
+    If that copy fails (a full disk), the swap is undone while the new file holds nothing but
+    what was written here and the old file's start, and StoreError (``io``) raised: the file is
+    left as the other program wrote it.  Where it cannot be undone (this filesystem cannot swap, or the
+    other program already appended to the new file too), the new file stays and the bytes not
+    copied are counted in ``CaughtUp.lost``.
+    """
+    swapped = _swap(baseline, data, hook=hook, grown_ok=True)
+    consumed = start
+    try:
+        if baseline.same_file(os.fstat(old)):
+            for _ in range(3):
+                size = os.fstat(old).st_size
+                if size > consumed:
+                    extra = os.pread(old, size - consumed, consumed)
+                    append_bytes(baseline.path, extra, hook=hook)
+                    consumed += len(extra)
+        return CaughtUp(consumed - start)
+    except OSError as exc:
+        if swapped is not None and _only_ours(baseline.path, data, old, start) and _swap_back(swapped, baseline.path):
+            raise StoreError(
+                baseline.path, f"could not copy what another program appended during the swap "
+                f"({describe_os_error(exc)}); the swap was undone and the session left as that program wrote it",
+                "io",
+            ) from None
+        return CaughtUp(consumed - start, max(os.fstat(old).st_size - consumed, 0), describe_os_error(exc))
+    finally:
+        _settled(baseline.path, swapped)
+
+
+def _only_ours(target: Path, data: bytes, old: int, start: int) -> bool:
+    """Does ``target`` hold ``data`` plus at most a start of the old file's bytes after ``start``
+    (a copy cut short), and nothing another program wrote to it?"""
+    try:
+        fd = open_regular(target)
+    except (OSError, StoreError):
+        return False
+    try:
+        now = read_fd(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+    tail = now[len(data):]
+    return now.startswith(data) and os.pread(old, len(tail), start) == tail
+
+
+def _swap_back(old: Path, target: Path) -> bool:
+    """Put the old file (now named ``old``) back at ``target``; the new one takes the name ``old``."""
+    try:
+        return exchange(old, target)
+    except OSError:
+        return False

@@ -30,7 +30,8 @@ from typing import Any
 import pydantic
 
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR
-from inspector.format import describe_os_error
+from inspector.format import describe_os_error, plural
+from inspector.store.baseline import CaughtUp
 from inspector.store.errors import StoreError
 from inspector.store.files import WriteHook, fsync_dir, read_own_file, write_all
 
@@ -99,10 +100,22 @@ class JournalEntry:
     records_adapted: int = 0
     records_created: int = 0
     carried_lines: int = 0
+    lost_bytes: int = 0  # what another writer appended during the swap and could not be copied after it
+    lost_reason: str = ""
     state: str = "applied"  # applied | incomplete | failed | reverted
     reverted_at: str | None = None
     revert_note: str | None = None
     reverting: RevertIntent | None = None  # a revert began and did not say it finished
+
+    def notes(self) -> tuple[str, ...]:
+        """What a person must know about this apply beyond its figures (both faces show these)."""
+        notes = []
+        if self.carried_lines:
+            notes.append(f"{plural(self.carried_lines, 'line', 'lines')} another writer appended meanwhile "
+                         f"{'was' if self.carried_lines == 1 else 'were'} repeated after the checkpoint")
+        if self.lost_bytes:
+            notes.append(CaughtUp(0, self.lost_bytes, self.lost_reason).lost_note())
+        return tuple(notes)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -138,6 +151,8 @@ class _Applied(pydantic.BaseModel):
     sha256_after: str | None = None
     regions: tuple[Region, ...] = ()
     carried_lines: int = 0
+    lost_bytes: int = 0
+    lost_reason: str = ""
 
 
 class _Closed(pydantic.BaseModel):  # failed | revert
@@ -224,7 +239,8 @@ def _apply_event(journal: Journal, by_id: dict[str, JournalEntry], event: dict[s
         done = _Applied.model_validate(event)
         update = replace(
             entry, state="applied", size_after=done.size_after, sha256_after=done.sha256_after,
-            regions=done.regions, carried_lines=done.carried_lines,
+            regions=done.regions, carried_lines=done.carried_lines, lost_bytes=done.lost_bytes,
+            lost_reason=done.lost_reason,
         )
     elif kind == "reverting":
         intent = _Reverting.model_validate(event)

@@ -26,13 +26,14 @@ from inspector.format import describe_os_error
 from inspector.store import files
 from inspector.store.apply import js_timestamp, refuse_store_file, sha256
 from inspector.store.baseline import (
-    catch_up,
+    CaughtUp,
     check_writable,
     first_history_rewrite,
     open_regular,
     read_baseline,
     regular_file_problem,
     replace_file,
+    replace_recording,
 )
 from inspector.store.errors import StoreError
 from inspector.store.journal import Journal, JournalEntry, Region, append_event, read_journal
@@ -47,6 +48,7 @@ class RevertResult:
     kept_bytes: int = 0  # bytes appended after the apply that were kept
     copy: Path | None = None  # --force: where the file as it was is kept
     note: str = ""
+    lost_note: str = ""  # what another writer appended during the swap and could not be copied (CaughtUp)
 
 
 def read_history(path: str | os.PathLike[str]) -> Journal:
@@ -216,15 +218,18 @@ def _revert_one(
     old = open_regular(base.path)  # the file being replaced: what is appended to it meanwhile is caught up
     try:
         try:
-            replace_file(base, new, hook=hook, grown_ok=jsonl)
+            if jsonl:
+                swap = replace_recording(base, new, old, base.size, hook=hook)
+            else:
+                replace_file(base, new, hook=hook)
+                swap = CaughtUp(0)
         except OSError as exc:
             raise StoreError(
                 path, f"could not write: {describe_os_error(exc)}; the session was left as it was"
             ) from None
-        caught = catch_up(base, old, base.size) if jsonl else 0
     finally:
         os.close(old)
-    return _finish(path, folder, entry, new, kept + caught, copy, note, now)
+    return _finish(path, folder, entry, new, kept + swap.copied, copy, note, now, swap.lost_note())
 
 
 def _restored(
@@ -275,6 +280,7 @@ def _finish(
     copy: Path | None,
     note: str,
     now: Callable[[], datetime] | None,
+    lost_note: str = "",
 ) -> RevertResult:
     digest = sha256(data)
     at = _at(now)
@@ -282,9 +288,9 @@ def _finish(
     with contextlib.suppress(OSError):
         append_event(folder, {
             "event": "revert", "id": entry.id, "at": at, "sha256": digest, "size": len(data),
-            "kept_bytes": kept, "copy": str(copy) if copy else None, "note": note,
+            "kept_bytes": kept, "copy": str(copy) if copy else None, "note": note, "lost_note": lost_note,
         })
     files.note_own_write(path, digest, len(data))
-    return RevertResult(entry, len(data), digest, kept, copy, note)
+    return RevertResult(entry, len(data), digest, kept, copy, note, lost_note)
 
 

@@ -260,7 +260,9 @@ class SessionActions(InspectorScreen):
             self.app.pop_screen()
         before, after = message.detail.info.tokens_before, message.detail.info.tokens_after
         figures = f"{before:,} -> {after:,} tokens. " if before is not None and after is not None else ""
-        self.notify(f"{figures}Backup: {message.backup}. Press u to undo.", title="Compaction applied", timeout=10)
+        notes = "".join(f" Note: {note}." for note in message.detail.notes())
+        self.notify(f"{figures}Backup: {message.backup}. Press u to undo.{notes}", title="Compaction applied",
+                    severity="warning" if message.detail.lost_bytes else "information", timeout=10)
         self.load_session("reload")
 
     def check_undo(self) -> None:
@@ -312,8 +314,9 @@ class SessionActions(InspectorScreen):
         result = message.detail
         note = f" {result.note}" if result.note else ""
         kept = f" {result.kept_bytes:,} bytes recorded since were kept." if result.kept_bytes else ""
-        self.notify(f"Apply #{result.entry.seq:,} undone; the file is {result.size:,} bytes again.{kept}{note}",
-                    title="Reverted", timeout=10)
+        lost = f" Note: {result.lost_note}." if result.lost_note else ""
+        self.notify(f"Apply #{result.entry.seq:,} undone; the file is {result.size:,} bytes again.{kept}{note}{lost}",
+                    title="Reverted", severity="warning" if result.lost_note else "information", timeout=10)
         self.load_session("reload")
 
     def action_timeline(self) -> None:
