@@ -115,6 +115,20 @@ SNAPSHOT_TAG = "<state_snapshot>"
 # begins with a model turn: recorded as the user's, written by Gemini CLI.
 GEMINI_CLI_CONTINUATIONS = frozenset({"Please continue.", "System: Please continue.",
                                       "[Continuing from previous AI thoughts...]"})
+# The openings of the other texts Gemini CLI puts in a user turn, recorded as the user's: the session's
+# context and a hook's, the editor's context and its changes (IDE mode, client.js), the feedback its
+# loop detection sends, and the nudges it sends after an empty answer (geminiChat.js, the agent session).
+GEMINI_CLI_OPENINGS = (
+    "<session_context>",
+    "<hook_context>",
+    "Here is the user's editor context as a JSON object. This is for your information only.",
+    "Here is a summary of changes in the user's editor context, in JSON format. This is for your information only.",
+    "System: Potential loop detected.",
+    "[System: You previously generated thoughts but failed to provide a final user-facing response.",
+    "[System: You previously returned an empty response with no text or thoughts.",
+    "[System: You successfully executed a tool but returned an empty response.",
+)
+SNAPSHOT_END = "</state_snapshot>"
 
 
 def anchor_text(has_previous_snapshot: bool) -> str:
@@ -135,9 +149,17 @@ def is_earlier_snapshot(text: str, following: Mapping[str, Any] | None) -> bool:
     user turn and answers it with a model turn of one text, its
     acknowledgement; ``following`` is the turn after this one.  A prompt that
     mentions or quotes the tag, or ``@``-references a file holding a snapshot,
-    is the user's words, not a record of what happened.
+    is the user's words, not a record of what happened.  Where the turn after
+    it is not in view (None: a split right after the snapshot leaves the
+    acknowledgement in the kept part), a text that is one snapshot and nothing
+    else is taken for one.
     """
-    if SNAPSHOT_TAG not in text or following is None or following.get("role") != "model":
+    if SNAPSHOT_TAG not in text:
+        return False
+    if following is None:  # the turn after it is not in view (the history handed over ends here)
+        body = text.strip()
+        return body.startswith(SNAPSHOT_TAG) and body.endswith(SNAPSHOT_END)
+    if following.get("role") != "model":
         return False
     parts = following.get("parts")
     if not isinstance(parts, list):
@@ -146,10 +168,12 @@ def is_earlier_snapshot(text: str, following: Mapping[str, Any] | None) -> bool:
     return len(texts) == 1 and isinstance(texts[0], str) and texts[0].strip() in _ACKNOWLEDGEMENTS
 
 
-def is_gemini_cli_continuation(text: str) -> bool:
-    """Whether a user turn's text is one Gemini CLI wrote to have the model go on, not the user's
-    request (the whole text, exactly: a prompt that says more is the user's)."""
-    return text.strip() in GEMINI_CLI_CONTINUATIONS
+def written_by_gemini_cli(text: str) -> bool:
+    """Whether a user turn's text is one Gemini CLI wrote, not the user's words: its prompt to go on
+    (the whole text, exactly: a prompt that says more is the user's), or a text that opens as one
+    of its injected texts does (``GEMINI_CLI_OPENINGS``)."""
+    body = text.strip()
+    return body in GEMINI_CLI_CONTINUATIONS or body.startswith(GEMINI_CLI_OPENINGS)
 
 
 def is_request_text(text: str) -> bool:

@@ -8,7 +8,8 @@ each tool result (``compaction.statuses.ToolStatuses``, plain recorded data)
 and the recognition of what Gemini CLI itself writes as a user turn: the
 snapshot an earlier compaction wrote (``compaction.prompts.is_earlier_snapshot``:
 its tag answered by the acknowledgement a compaction writes) and its fixed
-prompt to go on (``is_gemini_cli_continuation``), not a reading of any text.
+texts it injects (``written_by_gemini_cli``: its prompt to go on, the editor's
+context, its loop feedback, ...), not a reading of any text.
 
 Six kinds of fact:
 
@@ -17,7 +18,7 @@ Six kinds of fact:
 * ``command``: a shell command (its first line) with the outcome class
   recorded for it (ok / failed / cancelled / background / unknown);
 * ``error``: the error text of a failed call that no later call with the
-  same command (or the same tool on the same path) made good;
+  same arguments (the same command, the same edit) made good;
 * ``constraint``: a sentence of the user's own prompt stating a rule;
 * ``step``: the last thing in progress: the latest user prompt, and the
   latest ``write_todos`` item marked in progress;
@@ -26,13 +27,14 @@ Six kinds of fact:
 
 from __future__ import annotations
 
+import json
 import re
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.compaction.prompts import is_earlier_snapshot, is_gemini_cli_continuation
+from inspector.compaction.prompts import is_earlier_snapshot, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.progress import SILENT, Reporter
 
@@ -240,7 +242,7 @@ def _user_text(content: dict[str, Any]) -> Iterator[str]:
         if not isinstance(part, dict) or part.get("thought") or "functionResponse" in part:
             continue
         text = part.get("text")
-        if isinstance(text, str) and not text.lstrip().startswith(("<session_context>", "<hook_context>")):
+        if isinstance(text, str) and not written_by_gemini_cli(text):
             yield text.split("--- Content from referenced files ---")[0][:20_000]
 
 
@@ -279,8 +281,9 @@ class _Call:
 
     @property
     def identity(self) -> str:
-        """What makes two calls the same action: the command's first line, else the tool and its paths."""
-        return first_command_line(self.command) if self.command else f"{self.name} {' '.join(self.paths)}"
+        """What makes two calls the same action: the same tool with the same arguments, the whole
+        command for a shell (another edit of the file, or another script, is another action)."""
+        return f"{self.name} {json.dumps(self.args, sort_keys=True, ensure_ascii=False, default=str)}"
 
 
 def _snapshot_lines(text: str) -> list[str]:
@@ -354,7 +357,7 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
         for text in _user_text(content):
             if is_earlier_snapshot(text, following):
                 previous = (turn, text)
-            elif text.strip() and not is_gemini_cli_continuation(text):
+            elif text.strip():
                 prompts.append((turn, text.strip()))
     return _facts(calls, prompts, previous)
 

@@ -23,11 +23,10 @@ from typing import Any
 from inspector.compaction import snapshot as snap
 from inspector.compaction.outcomes import UNKNOWN, Outcome, read_outcome, tool_kind
 from inspector.compaction.pairs import Pairing
-from inspector.compaction.prompts import is_earlier_snapshot, is_gemini_cli_continuation, is_request_text
+from inspector.compaction.prompts import is_earlier_snapshot, is_request_text, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.session.figures import pair_key
 
-CONTEXT_PREFIXES = ("<session_context>", "<hook_context>")
 REFERENCED_FILES = "--- Content from referenced files ---"  # Gemini CLI appends @file contents after this
 TEXT_LIMIT = 20_000  # characters of one prompt read for goals and rules
 PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path", "directory", "notebook_path")
@@ -113,7 +112,7 @@ def _visible_texts(parts: list[Any]) -> list[str]:
     for part in parts:
         if isinstance(part, dict) and not part.get("thought"):
             text = part.get("text")
-            if isinstance(text, str) and text.strip() and not text.lstrip().startswith(CONTEXT_PREFIXES):
+            if isinstance(text, str) and text.strip() and not written_by_gemini_cli(text):
                 out.append(text)
     return out
 
@@ -170,7 +169,7 @@ def _model_turn(digest: Digest, index: int, parts: list[Any], pairing: Pairing[C
             pairing.call(pair_key(call), item)
         text = part.get("text")
         if (isinstance(text, str) and not part.get("thought") and text.strip()
-                and not text.lstrip().startswith(CONTEXT_PREFIXES)):
+                and not written_by_gemini_cli(text)):
             last = text
     if last is not None:
         digest.agent_last = Prompt(index, last[:TEXT_LIMIT])
@@ -187,7 +186,7 @@ def _answer(index: int, response: dict[str, Any], status: str | None, pairing: P
 
 def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str, Any] | None) -> None:
     for text in _visible_texts(parts):
-        if is_request_text(text) or is_gemini_cli_continuation(text):
+        if is_request_text(text):
             continue
         if is_earlier_snapshot(text, following):
             digest.previous, digest.previous_turn = snap.parse(text), index

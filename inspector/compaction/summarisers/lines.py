@@ -10,6 +10,7 @@ the ``offline`` module doc).
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 import shlex
@@ -25,7 +26,6 @@ from inspector.format import plural
 COMMAND_CHARS = 200
 QUOTE_CHARS = 240
 _TAGS = re.compile(r"</?\s*(state_snapshot|scratchpad|" + "|".join(SECTIONS) + r")\s*>", re.I)
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+|;\s+")
 _RULE = re.compile(
     r"\b(must|mustn't|must not|never|always|don't|do not|only|avoid|make sure|ensure|keep|prefer|without|"
@@ -41,6 +41,7 @@ _RULE_WORD_TEXT = """must mustn never always don do only avoid make ensure keep 
 _RULE_WORDS = frozenset(_RULE_WORD_TEXT.split())
 _RULE_CJK = re.compile("必须|不要|不能|只能|必ず|しないで|禁止")
 _WORD = re.compile(r"\w+")
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\()")
 _STOP_TEXT = """a an the and or but if then of to in on at by for with from into as is are was were be been it
     its this that these those there here i me my we our you your they them their not no do does did have has had
@@ -48,6 +49,13 @@ _STOP_TEXT = """a an the and or but if then of to in on at by for with from into
     some such very so too use using when where which who what why how about after before again one two focus
     keep make sure only on"""
 _STOP = frozenset(_STOP_TEXT.split())
+# Words with which a person takes back or changes what they asked before.
+_TAKE_BACK = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no longer|instead|don'?t|do not|"
+                        r"stop|cancel|revert|undo)\b", re.I)
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in (m.lower() for m in _WORD.findall(text[:2000])) if len(w) >= 4 and w not in _STOP}
 
 # Tiers: higher stays longer when the budget is short.
 GOAL, LATEST, RULE, ROOT = 1000, 950, 910, 990
@@ -81,10 +89,17 @@ class Item:
     relative: bool = False  # names a path relative to the "path base" line: useless without it
 
 
-def clean(text: str, limit: int = QUOTE_CHARS) -> str:
-    """One line of history text, safe inside the snapshot (its tags neutralised), cut at ``limit``."""
+def neutral(text: str) -> str:
+    """Text made one line of the snapshot: the snapshot's own tags neutralised, every line break
+    (and run of spaces) one space, so that no text from the history can end a line or a section and
+    begin one of its own."""
     text = _TAGS.sub(lambda m: m.group().replace("<", "(").replace(">", ")"), text)
-    text = " ".join(text.split())
+    return " ".join(text.split())
+
+
+def clean(text: str, limit: int = QUOTE_CHARS) -> str:
+    """One line of history text, safe inside the snapshot (``neutral``), cut at ``limit``."""
+    text = neutral(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
@@ -93,11 +108,14 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
 
 
 def lead(text: str, limit: int = QUOTE_CHARS) -> str:
-    """The first one or two sentences of a prompt, quoted."""
+    """The first one or two sentences of a prompt, quoted; the whole prompt (up to ``limit``) where
+    a later sentence may take them back ("... Actually, leave it alone"): a first sentence alone
+    would then say the opposite of what was asked."""
     flat = " ".join(text.split())
     pieces = _SENTENCE_END.split(flat, maxsplit=2)
-    head = pieces[0] if len(pieces[0]) >= 40 or len(pieces) == 1 else " ".join(pieces[:2])
-    return quote(head, limit)
+    count = 1 if len(pieces[0]) >= 40 or len(pieces) == 1 else 2
+    rest = " ".join(pieces[count:])
+    return quote(flat if _TAKE_BACK.search(rest) else " ".join(pieces[:count]), limit)
 
 
 def rule_sentences(text: str) -> list[str]:
@@ -155,7 +173,7 @@ class _Items:
 
     def add(self, section: str, kind: str, priority: int, turn: int, text: str, turns: Iterable[int],
             group: str = "", *, relative: bool = False) -> None:
-        text = text.strip()
+        text = neutral(text)  # every piece of history text in it, whatever made the line
         key = (section, group, snap.normalise_line(text))
         if not text or key in self._seen:
             return
@@ -215,9 +233,16 @@ def _prompts(out: _Items, digest: Digest) -> None:
         out.add("overall_goal", K_GOAL, GOAL, goal.turn, f"The user asked: {lead(goal.text)}", [goal.turn])
     else:
         goal = None
+    takers = [(p, _content_words(p.text)) for p in prompts if _TAKE_BACK.search(p.text)]
     for prompt in prompts:
         for sentence in rule_sentences(prompt.text):
-            out.add("active_constraints", K_RULE, RULE, prompt.turn, quote(sentence, 300), [prompt.turn])
+            text, turns = quote(sentence, 300), [prompt.turn]
+            words = _content_words(sentence)
+            later = next((p for p, said in reversed(takers) if p.turn > prompt.turn and words & said), None)
+            if later is not None:  # the user came back to it: their later words, not a guess at what they meant
+                text += f"; a later request (turn {later.turn:,}) says: {lead(later.text, 200)}"
+                turns.append(later.turn)
+            out.add("active_constraints", K_RULE, RULE, prompt.turn, text, turns)
     latest = prompts[-1]
     out.add("task_state", K_LATEST, LATEST, latest.turn, f"Latest request: {lead(latest.text, 300)}", [latest.turn])
     for prompt in prompts[:-1]:
@@ -243,12 +268,18 @@ def _root(calls: list[Call]) -> str | None:
 
 
 def _commands(out: _Items, calls: list[Call]) -> None:
-    runs: dict[str, list[Call]] = {}
+    runs: dict[str, list[Call]] = {}  # the runs of one command, the whole command alike
     for call in calls:
         command = call.command() if call.kind == "shell" else None
         if command:
-            runs.setdefault(command_line(command), []).append(call)
-    for line, group in runs.items():
+            runs.setdefault(command, []).append(call)
+    shown: dict[str, int] = {}
+    for command in runs:
+        shown[command_line(command)] = shown.get(command_line(command), 0) + 1
+    for command, group in runs.items():
+        line = command_line(command)
+        if shown[line] > 1:  # other commands begin alike (scripts fed to one interpreter): say which
+            line += f" (the one first run in turn {group[0].turn:,})"
         last = group[-1]
         turns = [t for c in group for t in c.turns]
         states = [c.outcome for c in group]
@@ -309,8 +340,13 @@ def _main_arg(call: Call) -> str:
 
 
 def _identity(call: Call) -> str:
-    command = call.command() if call.kind == "shell" else None
-    return command_line(command) if command else f"{call.name} {' '.join(call.paths)} {_main_arg(call)}"
+    """The same call: the same tool with the same arguments (a shell command whole)."""
+    return f"{call.name} {json.dumps(call.args, sort_keys=True, ensure_ascii=False, default=str)}"
+
+
+def _on_paths(call: Call) -> str | None:
+    """The same tool on the same paths (another edit of a file), where the call names paths."""
+    return f"{call.name} {json.dumps(call.paths)}" if call.paths and call.kind != "shell" else None
 
 
 def _subject(call: Call, root: str | None) -> tuple[str, bool]:
@@ -333,17 +369,25 @@ def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
     for n, call in enumerate(calls):
         if call.outcome.state == OK:
             last_ok[_identity(call)] = n
+            target = _on_paths(call)
+            if target is not None:
+                last_ok[target] = n
     for n, call in enumerate(calls):
         outcome = call.outcome
         if outcome.state not in (FAILED, CANCELLED):
             continue
-        fixed = last_ok.get(_identity(call), -1) > n
+        again = last_ok.get(_identity(call), -1) > n
+        target = _on_paths(call)
+        other = not again and target is not None and last_ok.get(target, -1) > n
+        fixed = again or other
         subject, relative = _subject(call, root)
         text = f"{subject} {outcome.text()}"
         if outcome.tail:
             text += f"; its output ended {quote(outcome.tail, 160)}"
-        if fixed:
-            text += "; a later run of it succeeded"
+        if again:
+            text += "; a later run of it (the same arguments) succeeded"
+        elif other:
+            text += f"; a later `{call.name}` on the same {'path' if len(call.paths) == 1 else 'paths'} succeeded"
         out.add("key_knowledge", K_FIXED if fixed else K_FAILURE, FIXED if fixed else FAILURE, call.turn, text,
                 call.turns, relative=relative)
 
