@@ -69,11 +69,16 @@ def write_agent_run(path: Path, calls: int = 3, input_tokens: int = 600_000) -> 
 
 def session_files() -> list[Path]:
     """Every session file the tests run on: sample_sessions/ and the shared real ones."""
+    from inspector.compaction.budget import TOOL_OUTPUTS_DIR
+    from inspector.store.files import STORE_DIR
+
     found: list[Path] = []
     for folder in (SAMPLES, SHARED / "gemini-cli-sessions", SHARED / "real-sessions"):
         if folder.is_dir():
             found.extend(
                 p for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix in SESSION_SUFFIXES
+                # an apply made on a sample (the README's quick start) leaves its journal and outputs beside it
+                and not {STORE_DIR, TOOL_OUTPUTS_DIR} & set(p.relative_to(folder).parts[:-1])
             )
     return found
 
