@@ -92,6 +92,23 @@ def test_without_the_extra_it_says_how_to_install_it(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.skipif(importlib.util.find_spec("textual_serve") is None, reason="textual-serve is not installed")
+def test_a_port_in_use_is_one_line_and_prints_no_token() -> None:
+    """Another program listens on the port: one line, exit 2, and no URL with a token for a server
+    that never ran."""
+    import socket
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "inspector", "--serve", "--port", str(port), str(SAMPLES)],
+                              capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == f"session-inspector: cannot serve on 127.0.0.1:{port}: the port is in use"
+    assert "token" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+
+
 def test_port_without_serve_is_refused() -> None:
     done = subprocess.run([sys.executable, "-m", "inspector", "--port", "8123", str(SAMPLES)],
                           capture_output=True, text=True, timeout=60, cwd=REPO)

@@ -17,6 +17,7 @@ page can do what the app does, compact and revert included, so it is guarded:
 from __future__ import annotations
 
 import argparse
+import errno
 import secrets
 import shlex
 import sys
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING
 from inspector.catalog import unreachable
 from inspector.commands.common import _fraction
 from inspector.commands.output import say_error
+from inspector.format import describe_os_error
 
 if TYPE_CHECKING:
     from textual_serve.server import Server
@@ -91,12 +93,33 @@ def serve(args: argparse.Namespace) -> int:
         return 2
     port = args.port or DEFAULT_PORT
     title = f"session-inspector - {args.path.name}" if args.path is not None else "session-inspector"
+    problem = port_problem(SERVE_HOST, port)
+    if problem:  # said before the URL and its token are printed for a server that never ran
+        print(f"session-inspector: cannot serve on {SERVE_HOST}:{port}: {problem}", file=sys.stderr)
+        return 2
     token = secrets.token_urlsafe(24)
     print(f"session-inspector: serving on http://{SERVE_HOST}:{port}/?token={token} (Ctrl+C stops)\n"
           "  anyone with this URL can read, compact and revert the session files the app opens; keep it secret",
           flush=True)
-    guarded_server(served_command(args), port=port, title=title, token=token).serve()
+    try:
+        guarded_server(served_command(args), port=port, title=title, token=token).serve()
+    except OSError as exc:  # taken in the moment since the check
+        print(f"session-inspector: cannot serve on {SERVE_HOST}:{port}: {describe_os_error(exc)}", file=sys.stderr)
+        return 2
     return 0
+
+
+def port_problem(host: str, port: int) -> str | None:
+    """Why a server cannot listen on ``host``:``port`` (in use, not allowed), or None."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server itself binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            return "the port is in use" if exc.errno == errno.EADDRINUSE else describe_os_error(exc)
+    return None
 
 
 def guarded_server(command: str, *, port: int, title: str, token: str) -> Server:
