@@ -220,22 +220,56 @@ def test_store_folder_blocked(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert sorted(os.listdir(tmp_path)) == sorted([".session-inspector", path.name])
 
 
+def _resumed_lines(path: Path, original: bytes, *, drop_one: bool) -> bytes:
+    """What Gemini CLI 0.61 appends when it resumes the session, then a prompt: its session id, the
+    history it read as ``$set.messages`` (a string content written as ``[{"text": ...}]``) with
+    ``lastUpdated``; ``drop_one`` leaves the newest message out (a history it rebuilt, not restated)."""
+    messages = [dict(m) for m in load(path).messages]
+    for message in messages:
+        if isinstance(message.get("content"), str):
+            message["content"] = [{"text": message["content"]}]
+    if drop_one:
+        messages = messages[:-1]
+    lines = [{"$set": {"sessionId": "resumed-0001"}},
+             {"$set": {"messages": messages, "lastUpdated": "2026-11-24T10:00:00.000Z"}},
+             {"id": "after-resume", "timestamp": "2026-11-24T10:00:01.000Z", "type": "user",
+              "content": [{"text": "go on"}]}]
+    return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
+
+
 def test_revert_after_gemini_cli_resumed_the_compacted_session(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    """Resuming, Gemini CLI appends the history it resumed with (the compacted one) as ``$set.messages``.
-    Keeping that line would leave the compaction in effect while revert said it was undone: revert
-    refuses and says why, and ``--force`` restores the file as it was before the apply."""
+    """Every resume appends the history Gemini CLI read as ``$set.messages``: restating the
+    compacted history, it rebuilds nothing. Revert leaves it out (kept, it would set the compacted
+    history again) with the fields it set besides, and keeps what was recorded after it."""
     path = sample_copy(tmp_path, "coding-task.jsonl")
     original = path.read_bytes()
     assert main(["compact", str(path), "--apply", "--force", "--provider", "offline"]) == 0
     capsys.readouterr()
-    written = [line for line in path.read_bytes().splitlines(keepends=True)[original.count(b"\n"):]
-               if b'"$set"' in line and b'"messages"' in line]
-    assert written  # the compacted history the apply wrote
-    resumed = written[-1] + json.dumps({"id": "after-resume", "timestamp": "2026-11-24T10:00:00.000Z",
-                                        "type": "user", "content": [{"text": "go on"}]}).encode() + b"\n"
     with path.open("ab") as file:
-        file.write(resumed)
+        file.write(_resumed_lines(path, original, drop_one=False))
+    assert main(["revert", str(path)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    tail = path.read_bytes()[len(original):]
+    assert path.read_bytes().startswith(original)
+    assert [json.loads(line) for line in tail.splitlines()] == [
+        {"$set": {"sessionId": "resumed-0001"}}, {"$set": {"lastUpdated": "2026-11-24T10:00:00.000Z"}},
+        {"id": "after-resume", "timestamp": "2026-11-24T10:00:01.000Z", "type": "user",
+         "content": [{"text": "go on"}]}]
+    turns = history(load(path))
+    assert len(turns) == len(history(load_bytes(tmp_path, original))) + 1  # the whole history, then the prompt
+
+
+def test_revert_after_a_resume_that_rebuilt_the_history(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ``$set.messages`` that is not the history the file held (a rewind, an older history) would
+    rebuild it from the compacted one: revert refuses and says why, and ``--force`` restores the
+    file as it was before the apply."""
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    original = path.read_bytes()
+    assert main(["compact", str(path), "--apply", "--force", "--provider", "offline"]) == 0
+    capsys.readouterr()
+    with path.open("ab") as file:
+        file.write(_resumed_lines(path, original, drop_one=True))
     before = path.read_bytes()
     assert main(["revert", str(path)]) == 2
     line = _one_line(capsys.readouterr().err)
@@ -246,3 +280,9 @@ def test_revert_after_gemini_cli_resumed_the_compacted_session(tmp_path: Path,
     assert path.read_bytes() == original
     assert any(p.name.startswith("replaced-") and p.read_bytes() == before
                for p in store_dir(path).rglob("*.bak"))  # what Gemini CLI wrote is kept aside
+
+
+def load_bytes(folder: Path, data: bytes):  # type: ignore[no-untyped-def]
+    copy = folder / "as-it-was.jsonl"
+    copy.write_bytes(data)
+    return load(copy)

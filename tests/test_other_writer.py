@@ -11,6 +11,7 @@ refused (leaving the other writer's file byte for byte) or included it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -232,10 +233,11 @@ def test_a_line_that_rebuilds_the_history_is_never_hidden_under_the_checkpoint(
     """Landing while the apply writes, a rewind (or a resume's $set.messages) would come before the
     checkpoint, which rebuilds the history without it: the apply refuses and leaves the file as
     Gemini CLI wrote it.  Landing after the swap, it comes after the checkpoint and acts on the
-    compacted history, as Gemini CLI meant; revert then names it."""
+    compacted history, as Gemini CLI meant; revert then names the rewind, and leaves out the
+    resume's line, which restates the compacted history it read."""
     name = "coding-task.jsonl"
     steps = _steps(tmp_path, name)
-    refused = 0
+    refused = restated = 0
     for index in range(len(steps)):
         path, theirs, where, refusal = _apply_while_writing(tmp_path, name, writer, index, steps)
         if refusal is not None:
@@ -246,6 +248,22 @@ def test_a_line_that_rebuilds_the_history_is_never_hidden_under_the_checkpoint(
         data = path.read_bytes()
         their_line = theirs["data"][theirs["data"].rstrip(b"\n").rfind(b"\n") + 1:]
         assert data.rfind(their_line) > entry.regions[0].offset, f"{where}: their line sits under the checkpoint"
-        with pytest.raises(StoreError, match="as Gemini CLI does when it resumes a session"):
+        if writer is resumer and _restates(tmp_path, data, their_line):
+            # it read the compacted history (it landed after the swap) and restates it: revert leaves it out
             revert(path)
+            restored = path.read_bytes()
+            assert hashlib.sha256(restored[: entry.size_before]).hexdigest() == entry.sha256_before, where
+            assert len(restored) == entry.size_before, where  # nothing else was appended
+            restated += 1
+        else:
+            with pytest.raises(StoreError, match="as Gemini CLI does when it resumes a session"):
+                revert(path)
     assert refused >= 1  # the step between the read and the swap
+    assert restated >= (1 if writer is resumer else 0)  # a resume after the swap
+
+
+def _restates(folder: Path, data: bytes, line: bytes) -> bool:
+    """Whether the resume's line lists the messages the file held before it (the compacted ones)."""
+    before = folder / "before-their-line.jsonl"
+    before.write_bytes(data[: data.rfind(line)])
+    return bool(json.loads(line)["$set"]["messages"] == [dict(m) for m in load(before).messages])

@@ -472,8 +472,8 @@ def _append(
         rewrite = first_history_rewrite(whole, start) if len(whole) > base.size else None
         if rewrite is not None:
             raise StoreError(
-                path, f"another program wrote line {rewrite[0]:,} while the compaction was being written (Gemini "
-                f"CLI?): it {rewrite[1]}; the file was left as that program wrote it. Reload and preview again",
+                path, f"another program wrote line {rewrite.line:,} while the compaction was being written (Gemini "
+                f"CLI?): it {rewrite.does}; the file was left as that program wrote it. Reload and preview again",
                 "changed",
             )
         again = b"".join(line + b"\n" for line in between.split(b"\n") if _carried(line))

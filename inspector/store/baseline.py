@@ -194,18 +194,27 @@ def history_rewrite(line: bytes) -> str | None:
     return "sets the whole history ($set.messages)" if isinstance(update, dict) and "messages" in update else None
 
 
-def first_history_rewrite(data: bytes, start: int,
-                          skip: Sequence[tuple[int, int]] = ()) -> tuple[int, str] | None:
-    """(line number, what it does) of the first line of ``data`` from offset ``start`` on that
-    rebuilds the whole history (``history_rewrite``), leaving out lines that begin inside one of
-    the ``skip`` spans (start, end); None when there is none."""
+@dataclass(frozen=True)
+class Rewrite:
+    """A JSONL line that rebuilds the whole history (``history_rewrite``)."""
+
+    line: int  # its number, from 1
+    does: str  # what it does, in words
+    start: int  # its bytes: data[start:end] (without the newline)
+    end: int
+
+
+def first_history_rewrite(data: bytes, start: int, skip: Sequence[tuple[int, int]] = ()) -> Rewrite | None:
+    """The first line of ``data`` from offset ``start`` on that rebuilds the whole history
+    (``history_rewrite``), leaving out lines that begin inside one of the ``skip`` spans (start,
+    end); None when there is none."""
     at = start
     while at < len(data):
         end = data.find(b"\n", at)
         end = len(data) if end < 0 else end
         does = None if any(lo <= at < hi for lo, hi in skip) else history_rewrite(data[at:end])
         if does is not None:
-            return data.count(b"\n", 0, at) + 1, does
+            return Rewrite(data.count(b"\n", 0, at) + 1, does, at, end)
         at = end + 1
     return None
 

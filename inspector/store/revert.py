@@ -15,18 +15,23 @@ the current file beside the backups.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from inspector.format import describe_os_error
+from inspector.session.errors import SessionError
+from inspector.session.loader import parse
 from inspector.store import files
 from inspector.store.apply import js_timestamp, refuse_store_file, sha256
 from inspector.store.baseline import (
     CaughtUp,
+    Rewrite,
     check_writable,
     first_history_rewrite,
     open_regular,
@@ -160,21 +165,65 @@ def _find_regions(data: bytes, entry: JournalEntry) -> tuple[Region, ...] | None
     return None
 
 
-def _history_rewrite(data: bytes, regions: tuple[Region, ...]) -> tuple[int, str] | None:
-    """(line number, what it does) of the first line after the apply's checkpoint, outside the
-    apply's own ``regions``, that rebuilds the whole history (``baseline.history_rewrite``):
-    written after the apply, it rebuilds it from the compacted one, whatever revert restores
-    before it.  A line Gemini CLI wrote while the apply was writing sits before the checkpoint:
-    with the checkpoint gone, it does to the history what it did before."""
+Cut = tuple[int, int, bytes]  # data[start:end] is replaced by these bytes
+
+
+def _history_rewrite(path: Path, data: bytes, regions: tuple[Region, ...]) -> tuple[Rewrite | None, list[Cut]]:
+    """The first line after the apply's checkpoint, outside the apply's own ``regions``, that
+    rebuilds the whole history (``baseline.history_rewrite``): written after the apply, it rebuilds
+    it from the compacted one, whatever revert restores before it.  A line Gemini CLI wrote while
+    the apply was writing sits before the checkpoint: with the checkpoint gone, it does to the
+    history what it did before.
+
+    Gemini CLI writes a ``$set`` of ``messages`` every time it resumes a session, restating the
+    history it read: one that restates the history as the file has it at that line rebuilds
+    nothing.  It is returned as a cut (kept, it would set the compacted history again after the
+    restored one): the line without ``messages`` (the other fields it sets, such as
+    ``lastUpdated``), or no line; the search goes on after it."""
     ours = sorted((r.offset, r.offset + r.length) for r in regions)
-    return first_history_rewrite(data, ours[0][1], ours) if ours else None
+    if not ours:
+        return None, []
+    skip, cuts = list(ours), [(lo, hi, b"") for lo, hi in ours]
+    while True:
+        rewrite = first_history_rewrite(data, ours[0][1], skip)
+        rest = _restated(path, data, rewrite) if rewrite is not None else None
+        if rewrite is None or rest is None:
+            return rewrite, cuts
+        line_end = rewrite.end + 1 if data[rewrite.end : rewrite.end + 1] == b"\n" else rewrite.end
+        kept = json.dumps({"$set": rest}, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" if rest else b""
+        cuts.append((rewrite.start, line_end, kept))
+        skip.append((rewrite.start, line_end))
 
 
-def _without(data: bytes, start: int, regions: tuple[Region, ...]) -> bytes:
+def _restated(path: Path, data: bytes, rewrite: Rewrite) -> dict[str, Any] | None:
+    """Where the line is a ``$set`` whose ``messages`` are the messages the file holds before it,
+    the same in all but the form of a text content (Gemini CLI writes a text as ``[{"text": ...}]``
+    where it was a string): the other fields it sets.  None where it rebuilds the history."""
+    try:
+        update = json.loads(data[rewrite.start : rewrite.end])["$set"]
+        listed = update["messages"]
+        if not isinstance(listed, list):
+            return None
+        before = parse(path, data[: rewrite.start]).messages
+    except (ValueError, KeyError, TypeError, RecursionError, SessionError):
+        return None
+    same = len(listed) == len(before) and all(
+        isinstance(theirs, dict) and _as_listed(dict(ours)) == _as_listed(theirs)
+        for ours, theirs in zip(before, listed, strict=True)
+    )
+    return {key: value for key, value in update.items() if key != "messages"} if same else None
+
+
+def _as_listed(message: dict[str, Any]) -> dict[str, Any]:
+    content = message.get("content")
+    return {**message, "content": [{"text": content}]} if isinstance(content, str) else message
+
+
+def _spliced(data: bytes, start: int, cuts: list[Cut]) -> bytes:
     pieces, at = [], start
-    for region in sorted(regions, key=lambda r: r.offset):
-        pieces.append(data[at : region.offset])
-        at = region.offset + region.length
+    for lo, hi, put in sorted(cuts):
+        pieces += [data[at:lo], put]
+        at = hi
     pieces.append(data[at:])
     return b"".join(pieces)
 
@@ -240,14 +289,14 @@ def _restored(
     if entry.format == "jsonl":
         prefix_ok = len(data) >= entry.size_before and sha256(data[: entry.size_before]) == entry.sha256_before
         regions = _find_regions(data, entry) if prefix_ok else None
-        rewrite = _history_rewrite(data, regions) if regions is not None else None
+        rewrite, cuts = _history_rewrite(path, data, regions) if regions is not None else (None, [])
         if regions is not None and rewrite is None:
             prefix = data[: entry.size_before]
-            tail = _without(data, entry.size_before, regions)
+            tail = _spliced(data, entry.size_before, cuts)
             glue = b"\n" if tail and prefix and not prefix.endswith(b"\n") else b""
             return prefix + glue + tail, len(tail), "kept lines appended after the apply" if tail else ""
         if rewrite is not None:  # kept, that line would keep the compaction in effect
-            what = (f"line {rewrite[0]:,} {rewrite[1]}, as Gemini CLI does when it resumes a session: kept, "
+            what = (f"line {rewrite.line:,} {rewrite.does}, as Gemini CLI does when it resumes a session: kept, "
                     "it would keep the compaction in effect")
         elif prefix_ok and entry.state == "incomplete":
             return None, 0, ""  # the swap never happened (it is all or nothing): none of it is there
