@@ -220,7 +220,19 @@ def test_store_folder_blocked(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert sorted(os.listdir(tmp_path)) == sorted([".session-inspector", path.name])
 
 
-def _resumed_lines(path: Path, original: bytes, *, drop_one: bool) -> bytes:
+def _applied_then_resumed(tmp_path: Path, capsys: pytest.CaptureFixture[str], *, drop_one: bool) -> tuple[Path, bytes]:
+    """A sample compacted with ``compact --apply``, then resumed by Gemini CLI (``_resumed_lines``);
+    (the file, its bytes before the apply)."""
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    original = path.read_bytes()
+    assert main(["compact", str(path), "--apply", "--force", "--provider", "offline"]) == 0
+    capsys.readouterr()
+    with path.open("ab") as file:
+        file.write(_resumed_lines(path, drop_one=drop_one))
+    return path, original
+
+
+def _resumed_lines(path: Path, *, drop_one: bool) -> bytes:
     """What Gemini CLI 0.61 appends when it resumes the session, then a prompt: its session id, the
     history it read as ``$set.messages`` (a string content written as ``[{"text": ...}]``) with
     ``lastUpdated``; ``drop_one`` leaves the newest message out (a history it rebuilt, not restated)."""
@@ -242,12 +254,7 @@ def test_revert_after_gemini_cli_resumed_the_compacted_session(tmp_path: Path,
     """Every resume appends the history Gemini CLI read as ``$set.messages``: restating the
     compacted history, it rebuilds nothing. Revert leaves it out (kept, it would set the compacted
     history again) with the fields it set besides, and keeps what was recorded after it."""
-    path = sample_copy(tmp_path, "coding-task.jsonl")
-    original = path.read_bytes()
-    assert main(["compact", str(path), "--apply", "--force", "--provider", "offline"]) == 0
-    capsys.readouterr()
-    with path.open("ab") as file:
-        file.write(_resumed_lines(path, original, drop_one=False))
+    path, original = _applied_then_resumed(tmp_path, capsys, drop_one=False)
     assert main(["revert", str(path)]) == 0, capsys.readouterr().err
     capsys.readouterr()
     tail = path.read_bytes()[len(original):]
@@ -264,12 +271,7 @@ def test_revert_after_a_resume_that_rebuilt_the_history(tmp_path: Path, capsys: 
     """A ``$set.messages`` that is not the history the file held (a rewind, an older history) would
     rebuild it from the compacted one: revert refuses and says why, and ``--force`` restores the
     file as it was before the apply."""
-    path = sample_copy(tmp_path, "coding-task.jsonl")
-    original = path.read_bytes()
-    assert main(["compact", str(path), "--apply", "--force", "--provider", "offline"]) == 0
-    capsys.readouterr()
-    with path.open("ab") as file:
-        file.write(_resumed_lines(path, original, drop_one=True))
+    path, original = _applied_then_resumed(tmp_path, capsys, drop_one=True)
     before = path.read_bytes()
     assert main(["revert", str(path)]) == 2
     line = _one_line(capsys.readouterr().err)

@@ -215,21 +215,6 @@ def test_staged_summary_reads_the_outputs_the_prune_stage_replaced(tmp_path: Pat
     assert "outcome not recorded" not in snapshot and "pruned by session-inspector" not in snapshot
 
 
-@pytest.mark.parametrize("continuation", ["System: Please continue.", "Please continue."])
-def test_gemini_clis_own_continuation_prompt_is_not_the_users_request(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], continuation: str) -> None:
-    """Gemini CLI records the prompt its next-speaker check sends as a user message; the user never wrote it."""
-    session = Recording()
-    session.user("Port the billing service to the new queue.")
-    session.model("Starting with the consumer.")
-    session.user(continuation)
-    session.model("Consumer ported; moving on to the producer.")
-    session.padding(6)
-    snapshot = snapshot_of(session.write(tmp_path / "continue.jsonl"), capsys)
-    assert "Please continue" not in snapshot
-    assert "Port the billing service" in line_with(snapshot, "The user asked")
-
-
 def test_an_earlier_snapshot_right_before_the_split_is_not_the_users_request(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A split right after an earlier snapshot (an agentic point, ``{`` in the app) leaves its
@@ -242,6 +227,8 @@ def test_an_earlier_snapshot_right_before_the_split_is_not_the_users_request(
 
 
 @pytest.mark.parametrize("injected", [
+    "System: Please continue.",  # its next-speaker check (0.61: "Please continue.")
+    "Please continue.",
     "Here is the user's editor context as a JSON object. This is for your information only.\n```json\n"
     '{"activeFile": {"path": "/w/app.py", "selectedText": "# never log the card number"}}\n```',
     "Here is a summary of changes in the user's editor context, in JSON format. This is for your information "
@@ -250,11 +237,11 @@ def test_an_earlier_snapshot_right_before_the_split_is_not_the_users_request(
     "you're making forward progress. Avoid repeating the same tool calls or responses without new results.",
     "[System: You previously returned an empty response with no text or thoughts. Please ensure you provide your "
     "final answer or call a tool now.]",
-], ids=["editor", "editor-changes", "loop", "nudge"])
+], ids=["continue-system", "continue", "editor", "editor-changes", "loop", "nudge"])
 def test_texts_gemini_cli_injects_are_not_the_users_requests_or_rules(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], injected: str) -> None:
-    """Gemini CLI records its editor context (IDE mode), its loop feedback and its nudges as user
-    messages; none of them is something the user asked for or a rule the user set."""
+    """Gemini CLI records its prompt to go on, its editor context (IDE mode), its loop feedback and
+    its nudges as user messages; none of them is something the user asked for or a rule they set."""
     session = Recording()
     session.user("Port the billing service to the new queue.")
     session.model("Starting with the consumer.")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from inspector.analysis import analyze
 from inspector.session import history, load
-from inspector.store import StoreError, apply_history, read_history, revert, store_dir
+from inspector.store import JournalEntry, StoreError, apply_history, read_history, revert, store_dir
 from inspector.store.files import TEMP_MARK, WriteHook, append_bytes, atomic_write
 from tests.test_store import compacted, same, sample_copy
 
@@ -238,6 +239,15 @@ THEIRS = b'{"id":"theirs-1","type":"info","content":"a line Gemini CLI wrote dur
 AFTER = b'{"id":"theirs-2","type":"info","content":"a line Gemini CLI wrote to the new file"}\n'
 
 
+def _compaction_of_a_copy(tmp_path: Path) -> tuple[Path, bytes, Callable[[WriteHook | None], JournalEntry]]:
+    """A copy of a JSONL sample, its bytes, and the apply of a compaction of it (given a hook)."""
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    session = load(path)
+    turns = history(session)
+    new, sources = compacted(turns, 2)
+    return path, path.read_bytes(), lambda hook: apply_history(session, turns, new, sources, hook=hook)
+
+
 def _writer_during_the_swap(path: Path, *, also_to_the_new_file: bool) -> tuple[WriteHook, list[str]]:
     """A hook that plays Gemini CLI appending a line to the old file while it is swapped (through a
     descriptor it opened before the swap), then a full disk on the copy of that line. With
@@ -266,14 +276,10 @@ def test_a_line_written_during_the_swap_that_cannot_be_copied_undoes_the_apply(t
     """The disk fills as the line another writer appended to the old file during the swap is copied
     to the new one: the swap is undone, so the file is exactly what that writer made of it, and the
     apply says so, journals a failure and keeps no backup."""
-    path = sample_copy(tmp_path, "coding-task.jsonl")
-    original = path.read_bytes()
-    session = load(path)
-    turns = history(session)
-    new, sources = compacted(turns, 2)
+    path, original, apply = _compaction_of_a_copy(tmp_path)
     hook, steps = _writer_during_the_swap(path, also_to_the_new_file=False)
     with pytest.raises(StoreError, match="swap was undone and the session left as that program wrote it"):
-        apply_history(session, turns, new, sources, hook=hook)
+        apply(hook)
     assert "checked" in steps
     assert path.read_bytes() == original + THEIRS
     assert [e.state for e in read_history(path).entries] == ["failed"]
@@ -287,13 +293,9 @@ def test_a_swap_that_cannot_be_undone_stays_applied_and_says_what_was_lost(tmp_p
     notes say how many bytes of the other line could not be copied."""
     from inspector.commands.apply import describe_entry
 
-    path = sample_copy(tmp_path, "coding-task.jsonl")
-    original = path.read_bytes()
-    session = load(path)
-    turns = history(session)
-    new, sources = compacted(turns, 2)
+    path, original, apply = _compaction_of_a_copy(tmp_path)
     hook, _ = _writer_during_the_swap(path, also_to_the_new_file=True)
-    entry = apply_history(session, turns, new, sources, hook=hook)
+    entry = apply(hook)
     assert entry.state == "applied" and entry.lost_bytes == len(THEIRS)
     assert path.read_bytes().endswith(AFTER) and THEIRS not in path.read_bytes()
     journalled = read_history(path).entries[-1]
@@ -306,11 +308,8 @@ def test_a_swap_that_cannot_be_undone_stays_applied_and_says_what_was_lost(tmp_p
 
 
 def test_a_revert_whose_catch_up_fails_is_undone_too(tmp_path: Path) -> None:
-    path = sample_copy(tmp_path, "coding-task.jsonl")
-    session = load(path)
-    turns = history(session)
-    new, sources = compacted(turns, 2)
-    apply_history(session, turns, new, sources)
+    path, _, apply = _compaction_of_a_copy(tmp_path)
+    apply(None)
     applied = path.read_bytes()
     hook, steps = _writer_during_the_swap(path, also_to_the_new_file=False)
     with pytest.raises(StoreError, match="swap was undone"):
