@@ -42,6 +42,7 @@ _RULE_WORDS = frozenset(_RULE_WORD_TEXT.split())
 _RULE_CJK = re.compile("必须|不要|不能|只能|必ず|しないで|禁止")
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
+_BREAKS = re.compile(r"\r\n?|\n")
 _NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\()")
 _STOP_TEXT = """a an the and or but if then of to in on at by for with from into as is are was were be been it
     its this that these those there here i me my we our you your they them their not no do does did have has had
@@ -90,16 +91,18 @@ class Item:
 
 
 def neutral(text: str) -> str:
-    """Text made one line of the snapshot: the snapshot's own tags neutralised, every line break
-    (and run of spaces) one space, so that no text from the history can end a line or a section and
-    begin one of its own."""
+    """Text made one line of the snapshot: the snapshot's own tags neutralised and each line break
+    ("\n", "\r", which end a line where the snapshot is read: Gemini CLI splits at "\n") one space, so
+    that no text from the history can end a line or a section and begin one of its own.  Anything
+    else (a path's other odd characters) is kept as it was."""
     text = _TAGS.sub(lambda m: m.group().replace("<", "(").replace(">", ")"), text)
-    return " ".join(text.split())
+    return _BREAKS.sub(" ", text).strip()
 
 
 def clean(text: str, limit: int = QUOTE_CHARS) -> str:
-    """One line of history text, safe inside the snapshot (``neutral``), cut at ``limit``."""
-    text = neutral(text)
+    """One line of history text, safe inside the snapshot (``neutral``), its spacing made plain, cut at
+    ``limit``."""
+    text = " ".join(neutral(text).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
