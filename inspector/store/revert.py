@@ -183,16 +183,16 @@ def _history_rewrite(path: Path, data: bytes, regions: tuple[Region, ...]) -> tu
     ours = sorted((r.offset, r.offset + r.length) for r in regions)
     if not ours:
         return None, []
-    skip, cuts = list(ours), [(lo, hi, b"") for lo, hi in ours]
+    cuts = [(lo, hi, b"") for lo, hi in ours]
+    at = ours[0][1]
     while True:
-        rewrite = first_history_rewrite(data, ours[0][1], skip)
+        rewrite = first_history_rewrite(data, at, ours)
         rest = _restated(path, data, rewrite) if rewrite is not None else None
         if rewrite is None or rest is None:
             return rewrite, cuts
-        line_end = rewrite.end + 1 if data[rewrite.end : rewrite.end + 1] == b"\n" else rewrite.end
+        at = rewrite.end + 1 if data[rewrite.end : rewrite.end + 1] == b"\n" else rewrite.end
         kept = json.dumps({"$set": rest}, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" if rest else b""
-        cuts.append((rewrite.start, line_end, kept))
-        skip.append((rewrite.start, line_end))
+        cuts.append((rewrite.start, at, kept))
 
 
 def _restated(path: Path, data: bytes, rewrite: Rewrite) -> dict[str, Any] | None:
@@ -341,5 +341,3 @@ def _finish(
         })
     files.note_own_write(path, digest, len(data))
     return RevertResult(entry, len(data), digest, kept, copy, note, lost_note)
-
-

@@ -14,6 +14,7 @@ import json
 import posixpath
 import re
 import shlex
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -276,11 +277,10 @@ def _commands(out: _Items, calls: list[Call]) -> None:
         command = call.command() if call.kind == "shell" else None
         if command:
             runs.setdefault(command, []).append(call)
-    shown: dict[str, int] = {}
-    for command in runs:
-        shown[command_line(command)] = shown.get(command_line(command), 0) + 1
+    lines = {command: command_line(command) for command in runs}
+    shown = Counter(lines.values())
     for command, group in runs.items():
-        line = command_line(command)
+        line = lines[command]
         if shown[line] > 1:  # other commands begin alike (scripts fed to one interpreter): say which
             line += f" (the one first run in turn {group[0].turn:,})"
         last = group[-1]
