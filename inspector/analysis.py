@@ -23,7 +23,7 @@ from inspector.compaction.budget import (
     truncate_chars,
     truncated_content,
 )
-from inspector.compaction.split import find_split_point
+from inspector.compaction.view import HistoryView, SplitColumns, split_columns
 from inspector.context import ContextFigures, Verdict, environment_quarters, environment_turn, verdict
 from inspector.jsjson import js_json_len
 from inspector.session import Session, Turn, history
@@ -61,6 +61,7 @@ class Analysis:
     threshold: float
     model: str | None
     recorded: UsageColumn
+    split_columns: SplitColumns = field(repr=False)  # where the split may go, in the view compression reads
     warnings: list[LoadWarning] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)  # turn_kind of every turn
     agentic_candidates: list[int] = field(default_factory=list)  # model turns the kept part may start at
@@ -73,6 +74,11 @@ class Analysis:
             self._prefix_quarters = [0, *accumulate(self.quarters)]
         if len(self.kinds) != len(self.turns):
             self.kinds = [turn_kind(t.content) for t in self.turns]
+
+    @property
+    def view(self) -> HistoryView:
+        """How Gemini CLI's compression reads the history (``compaction.view``)."""
+        return self.split_columns.view
 
     # -- totals ---------------------------------------------------------------
     @property
@@ -166,6 +172,7 @@ class Analysis:
             "model": self.model,
             "token_limit": self.token_limit,
             "threshold": self.threshold,
+            "history_view": self.view.value,
             "history": history if lazy else history.to_list(),
             "total_estimated_tokens": self.total_estimated_tokens,
             "recorded_prompt_tokens": self.recorded_prompt_tokens,
@@ -284,8 +291,10 @@ def analyze_turns(
     index: TurnIndex | None = None,
     fresh_from: int = 0,
     environment_quarters: int = 0,
+    view: HistoryView = HistoryView.JOINED,
 ) -> Analysis:
-    """Analyse turns; ``index`` (their figures) when the reader measured them already."""
+    """Analyse turns; ``index`` (their figures) when the reader measured them already; ``view``: how
+    Gemini CLI's compression reads them, which decides the split."""
     if index is None:
         index = TurnIndex.from_rows([
             content_figures(
@@ -297,20 +306,16 @@ def analyze_turns(
             for t in turns
         ])
     json_chars = index.json_lengths
-    flags = index.is_candidate
-    count = len(index)
-    safe_end = count > 0 and index.is_safe_end[-1]
-    split_point = find_split_point(json_chars, flags, safe_end) if count else 0
-    candidates = [0, *[i for i, flag in enumerate(flags) if flag and i > 0]]
-    if safe_end:
-        candidates.append(count)
+    columns = split_columns(view, index, lambda i: turns[i].content)
+    split_point = columns.split()
+    candidates = columns.candidates()
     recorded = index.usage
     agentic = crossing_free_model_turns(index.roles, index.calls, index.answers)
 
     limit = token_limit(model)
     last_prompt = last_prompt_tokens(recorded, fresh_from) or 0
     folder = str((temp_dir or Path(".")) / TOOL_OUTPUTS_DIR) + os.sep
-    responses = index.responses
+    responses = columns.sent_responses(index, lambda i: turns[i].content)
 
     def text_of(i: int, j: int) -> str:
         return response_text(turns[i].content["parts"][j]["functionResponse"]["response"])
@@ -322,16 +327,11 @@ def analyze_turns(
     for truncation in truncations:
         if truncation.changes_json:
             changed.setdefault(truncation.turn, [])
-    if changed:
-        for truncation in truncations:
-            if truncation.turn in changed:
-                changed[truncation.turn].append(truncation)
-        weights = list(json_chars)
-        for i, cut in changed.items():
-            weights[i] = js_json_len(truncated_content(turns[i].content, cut))
-        compress_split = find_split_point(weights, flags, safe_end)
-    else:
-        compress_split = split_point
+    for truncation in truncations:
+        if truncation.turn in changed:
+            changed[truncation.turn].append(truncation)
+    deltas = {i: js_json_len(truncated_content(turns[i].content, cut)) - json_chars[i] for i, cut in changed.items()}
+    compress_split = columns.split(deltas) if deltas else split_point
 
     return Analysis(
         turns=turns,
@@ -350,6 +350,7 @@ def analyze_turns(
         agentic_candidates=agentic,
         fresh_from=fresh_from,
         environment_quarters=environment_quarters,
+        split_columns=columns,
     )
 
 
@@ -378,8 +379,10 @@ def usage_fresh_from(session: Session, turns: Sequence[Turn]) -> int:
                  and str(session.messages[t.message_index].get("timestamp", "")) > stamp), len(turns))
 
 
-def analyze(session: Session, *, model: str | None = None, threshold: float | None = None) -> Analysis:
-    """Analyse a loaded session (``model`` / ``threshold`` override what it says)."""
+def analyze(session: Session, *, model: str | None = None, threshold: float | None = None,
+            view: HistoryView = HistoryView.JOINED) -> Analysis:
+    """Analyse a loaded session (``model`` / ``threshold`` override what it says; ``view``: how the
+    configured model makes compression read the history, ``compaction.view.history_view``)."""
     with paused_gc():
         turns = history(session)
         return analyze_turns(
@@ -392,4 +395,5 @@ def analyze(session: Session, *, model: str | None = None, threshold: float | No
             index=session.turn_index,
             fresh_from=usage_fresh_from(session, turns),
             environment_quarters=environment_quarters(environment_turn(session)),
+            view=view,
         )

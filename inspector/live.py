@@ -37,7 +37,6 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from itertools import accumulate
 from typing import Any, TypeVar
 
 from inspector.analysis import Analysis, last_prompt_tokens, project_temp_dir, usage_fresh_from
@@ -49,8 +48,9 @@ from inspector.compaction.budget import (
     truncate_chars,
     walk_budget,
 )
+from inspector.compaction.view import SplitColumns
 from inspector.context import environment_quarters
-from inspector.live_budget import ShiftedTruncations, as_shifted, changed_weights, replan, split_point
+from inspector.live_budget import ShiftedTruncations, as_shifted, changed_weights, replan
 from inspector.live_pairing import Pairing
 from inspector.session import Session, Turn
 from inspector.session.figures import CallKey, response_text
@@ -69,12 +69,10 @@ class _Index:
     """What extending needs beyond the analysis; changed in place, so usable once."""
 
     hasher: Any  # hashlib's sha256 over the bytes read so far
-    prefix_json: list[int]  # prefix_json[i]: JSON length of turns before i
-    prefix_quarters: list[int]  # the same for the estimate (Analysis keeps a copy)
-    flagged: list[int]  # turns that may start the kept part (TurnIndex.is_candidate), 0 included
+    columns: SplitColumns  # where the split may go (a copy: extended in place)
+    prefix_quarters: list[int]  # prefix_quarters[i]: the estimate of turns before i (Analysis keeps a copy)
     responses: list[tuple[Any, ...]]  # every turn's ResponseFigures
     roles: list[str]
-    safe: list[bool]  # TurnIndex.is_safe_end of every turn
     calls: list[tuple[CallKey, ...]]
     answers: list[tuple[CallKey, ...]]
     pairing: Pairing  # after every turn, marked at the last message's first turn
@@ -174,10 +172,12 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         pairing.add(i, roles[i], calls[i], answers[i])
     if pairing.log is None:
         pairing.mark()
+    columns = analysis.split_columns
     index = _Index(
-        hasher, [0, *accumulate(analysis.json_chars)], list(analysis.prefix_quarters),
-        [i for i, flag in enumerate(figures.is_candidate) if flag],
-        list(figures.responses), roles, list(figures.is_safe_end), calls, answers, pairing,
+        hasher, replace(columns, weights=list(columns.weights), prefix=list(columns.prefix),
+                        starts=list(columns.starts), flagged=list(columns.flagged), left_out=list(columns.left_out)),
+        list(analysis.prefix_quarters), columns.sent_responses(figures, lambda i: analysis.turns[i].content),
+        roles, calls, answers, pairing,
         None, {}, _max_chars(analysis), _environment_position(session),
     )
     analysis = replace(analysis, truncations=as_shifted(analysis.truncations, _unshifted))
@@ -324,26 +324,25 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
 
     # columns: the session's turn index (the analysis shares its lists)
     quarters, json_chars, kinds, recorded = figures.quarters, figures.json_lengths, figures.kinds, figures.usage
-    del index.prefix_json[first + 1:]
     del index.prefix_quarters[first + 1:]
     for i in added:
-        index.prefix_json.append(index.prefix_json[-1] + json_chars[i])
         index.prefix_quarters.append(index.prefix_quarters[-1] + quarters[i])
-    del index.flagged[bisect.bisect_left(index.flagged, first):]
-    index.flagged.extend(i for i in added if figures.is_candidate[i])
-    for column in (index.responses, index.roles, index.calls, index.answers, index.safe):
+    for column in (index.roles, index.calls, index.answers):
         del column[first:]
-    index.responses.extend(figures.responses[first:])
     index.roles.extend(figures.roles[first:])
     index.calls.extend(figures.calls[first:])
     index.answers.extend(figures.answers[first:])
-    index.safe.extend(figures.is_safe_end[first:])
-    safe_end = bool(n) and bool(index.safe[-1])
-    candidates = _grown(spare, "candidates", old.candidates, bisect.bisect_left(old.candidates, first), ())
+    columns = index.columns
+    restart = columns.extend(figures, first, lambda i: new_turns[i].content)
+    sent = columns.sent_responses(figures, lambda i: new_turns[i].content, restart)
+    replan_all = sent[:first - restart] != index.responses[restart:first]  # the view left out an older turn
+    del index.responses[restart:]
+    index.responses.extend(sent)
+    candidates = _grown(spare, "candidates", old.candidates, bisect.bisect_left(old.candidates, restart), ())
     if not candidates:
         candidates.append(0)
-    candidates += [i for i in added if figures.is_candidate[i] and i > 0]
-    if safe_end:
+    candidates += [i for i in columns.flagged[bisect.bisect_left(columns.flagged, restart):] if i > 0]
+    if columns.safe_end and n:
         candidates.append(n)
 
     # agentic candidates: from the pairing before the first changed turn
@@ -382,7 +381,7 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
 
     for turn in [t for t in index.weights if t >= first]:
         del index.weights[turn]
-    if max_chars != index.max_chars or not isinstance(old.truncations, ShiftedTruncations):
+    if max_chars != index.max_chars or not isinstance(old.truncations, ShiftedTruncations) or replan_all:
         index.weights.clear()
         plan = as_shifted(plan_budget(index.responses, text_of, output_path, max_chars), _unshifted)
         index.max_chars = max_chars
@@ -393,14 +392,14 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
                                           index.saturated, first)
         truncations = as_shifted(shifted, _unshifted)
     deltas = changed_weights(truncations, output_path, json_chars, lambda i: new_turns[i].content, index.weights)
-    split = split_point(index.prefix_json, index.flagged, safe_end, {})
-    compress_split = split_point(index.prefix_json, index.flagged, safe_end, deltas) if deltas else split
+    split = columns.split()
+    compress_split = columns.split(deltas) if deltas else split
     return Analysis(
         turns=new_turns, quarters=quarters, json_chars=json_chars, candidates=candidates, split_point=split,
         compress_split_point=compress_split, truncations=truncations, token_limit=limit, threshold=old.threshold,
         model=model, recorded=recorded, warnings=list(session.warnings), kinds=kinds,
         agentic_candidates=_grown(spare, "agentic", old.agentic_candidates, pairing.low, pairing.found[pairing.low:]),
-        fresh_from=fresh_from, environment_quarters=env_quarters,
+        fresh_from=fresh_from, environment_quarters=env_quarters, split_columns=columns,
         _prefix_quarters=_grown(spare, "prefix", old.prefix_quarters, first + 1, index.prefix_quarters[first + 1:]),
     ), first
 

@@ -25,7 +25,6 @@ from inspector.compaction.budget import (
     truncated_content,
     walk_budget,
 )
-from inspector.compaction.split import COMPRESS_FRACTION
 from inspector.jsjson import js_json_len, js_string_json_len
 from inspector.session.figures import ResponseFigures
 
@@ -199,27 +198,3 @@ def _escaped_difference(old: str, new: str) -> int:
 def _plain(name: str) -> bool:
     """Characters JSON writes as they are (printable ASCII, no quote or backslash)."""
     return name.isascii() and name.isprintable() and '"' not in name and "\\" not in name
-
-
-def split_point(prefix: Sequence[int], flagged: Sequence[int], safe_end: bool, deltas: dict[int, int]) -> int:
-    """``find_split_point`` from prefix sums of the JSON lengths (``prefix[i]``: turns before ``i``),
-    the turns flagged as candidates, and per-turn changes of the lengths (``deltas``)."""
-    count = len(prefix) - 1
-    changed = sorted(deltas)
-    target = (prefix[count] + sum(deltas.values())) * COMPRESS_FRACTION
-    # Between two changed turns the lengths before a turn differ from the prefix sums by a constant.
-    bounds = [0, *(c + 1 for c in changed), count + 1]
-    shift = 0
-    for k in range(len(bounds) - 1):
-        if k:
-            shift += deltas[changed[k - 1]]
-        lo = bisect.bisect_left(flagged, bounds[k])
-        hi = bisect.bisect_left(flagged, bounds[k + 1])
-        if lo == hi:
-            continue
-        at = bisect.bisect_left(flagged, target, lo, hi, key=lambda i, s=shift: prefix[i] + s)  # type: ignore[misc]
-        if at < hi:
-            return flagged[at]
-    if safe_end:
-        return count
-    return flagged[-1] if flagged else 0

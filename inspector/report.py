@@ -9,7 +9,7 @@ from inspector.analysis import Analysis, turn_kind
 from inspector.commands.output import Fields, terminal_console
 from inspector.format import percent, plural, rounding_words, share_bar, uncut_split_words, usage_text, visible
 from inspector.session import Session
-from inspector.settings import Threshold
+from inspector.settings import ConfiguredModel, Threshold
 
 _LONG = 400
 
@@ -25,7 +25,8 @@ def _visible_rows(result: Analysis, show_all: bool) -> list[int]:
     return sorted(near | set(largest) | ends)
 
 
-def print_analysis(session: Session, result: Analysis, threshold: Threshold, show_all: bool = False) -> None:
+def print_analysis(session: Session, result: Analysis, threshold: Threshold, configured: ConfiguredModel,
+                   show_all: bool = False) -> None:
     console = terminal_console()
     total = result.total_estimated_tokens
     limit = result.token_limit
@@ -56,6 +57,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, sho
     ))
     if split != result.split_point:
         console.print(uncut_split_words(result.split_point))
+    console.print(Fields(f"split as {visible(configured.words, one_line=True)}", margin=2, indent=0))
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name, justify in (("#", "right"), ("role", "left"), ("kind", "left"), ("est. tok", "right"),

@@ -113,6 +113,7 @@ def no_user_settings(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     settings and cost depend on them); a test that wants some writes its own."""
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path_factory.getbasetemp() / "no-user-home"))
     monkeypatch.delenv("SESSION_INSPECTOR_COST", raising=False)
+    monkeypatch.delenv("GEMINI_MODEL", raising=False)  # the configured model decides the split
     # nor writes the user's cache (the search index, the prices looked up)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "user-cache"))
 

@@ -28,10 +28,11 @@ def test_agentic_candidates_from_figures_equal_those_from_contents(source: Path)
 
 
 def compacted(path: Path) -> None:
-    """Compact at the last prompt, so that model turns with usage are kept."""
+    """Compact at the last split that keeps a turn (a prompt, else a model turn), so that model turns
+    with usage are kept."""
     session = load(path)
     figures = analyze(session)
-    split = max(c for c in figures.candidates if c < len(figures.turns))
+    split = max(c for c in [*figures.candidates, *figures.agentic_candidates] if 0 < c < len(figures.turns))
     result = asyncio.run(compact_session(session, compaction_request(force=True, split=split),
                                          OfflineSummariser(model=session.model)))
     assert result.status is CompressionStatus.COMPRESSED, result.message

@@ -22,6 +22,7 @@ import pytest
 
 from inspector.analysis import analyze_turns
 from inspector.compaction.compress import CompressionStatus, compress
+from inspector.compaction.view import HistoryView
 from inspector.context import ContextFigures, Verdict, verdict
 from inspector.jsjson import js_stringify
 from inspector.session import SessionError, history, load
@@ -50,6 +51,7 @@ const load = (rel) => import(pathToFileURL(path.join(request.base, rel)).href);
 const compression = await load('context/chatCompressionService.js');
 const turn = await load('core/turn.js');
 const envMod = await load('utils/environmentContext.js');
+const geminiChat = await load('core/geminiChat.js');
 for (const name of ['log', 'info', 'debug', 'warn', 'error']) console[name] = () => {};
 
 function fakeConfig(c, calls) {
@@ -88,7 +90,18 @@ const answers = [];
 for (const c of request.cases) {
   const calls = [];
   const config = fakeConfig(c, calls);
-  const chat = { getHistory: () => c.history, getLastPromptTokenCount: () => c.last_prompt };
+  // The real getHistory, for a configured model that keeps the turns as recorded (the joined view's
+  // split is compared in test_history_view.py); compress() gets this chat's curated history.
+  const items = c.history.map((content, i) => ({ id: `t${i}`, content }));
+  const holder = {
+    agentHistory: { get: () => items },
+    context: { config: { isContextManagementEnabled: () => false, getModel: () => 'auto-gemini-2.5' } },
+  };
+  const turnsOf = geminiChat.GeminiChat.prototype.getHistoryTurns;
+  const chat = {
+    getHistory: (curated) => turnsOf.call(holder, curated).map((t) => t.content),
+    getLastPromptTokenCount: () => c.last_prompt,
+  };
   try {
     const service = new compression.ChatCompressionService();
     const r = await service.compress(chat, 'diff', c.force, c.model, config, c.has_failed);
@@ -199,7 +212,7 @@ async def test_compress_matches_the_reference(reference_run: tuple[list[dict[str
         result = await compress(
             case["history"], fixed, model=case["model"], force=case["force"], threshold=case["threshold"],
             has_failed_attempt=case["has_failed"], original_tokens=case["last_prompt"], environment=ref["env"],
-            temp_dir=case["temp_dir"], acknowledgement=ack,
+            temp_dir=case["temp_dir"], acknowledgement=ack, view=HistoryView.AS_RECORDED,
         )
         seen_statuses.add(ref["status"])
         assert result.status == CompressionStatus[ref["status"]], label

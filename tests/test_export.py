@@ -66,9 +66,11 @@ def test_markdown_holds_every_turn_and_the_figures_analyze_prints(
     assert f"| last recorded prompt | {shown} |" in text
 
 
-def test_the_export_marks_the_split_compact_summarises_at(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_export_marks_the_split_compact_summarises_at(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the tool-output budget moves Gemini CLI's split, the export marks the split a compaction
     uses (the one compact reports) and names the other."""
+    monkeypatch.setenv("GEMINI_MODEL", "auto-gemini-2.5")  # splits the turns as recorded: mid-history
     session = SAMPLES / "long-migration.jsonl"
     figures = analyze_json(session, capsys)
     moved, raw = figures["compress_split_point"], figures["split_point"]

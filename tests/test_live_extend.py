@@ -28,6 +28,7 @@ from inspector.session.records import MessageList
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
 JSONL = sorted(p for p in SAMPLES.glob("*.jsonl"))
+META = {"sessionId": "s", "projectHash": "p", "startTime": "2026-01-01T00:00:00Z", "kind": "main"}
 
 
 def figures_of(session: Session, analysis: Analysis) -> dict[str, Any]:
@@ -38,6 +39,7 @@ def figures_of(session: Session, analysis: Analysis) -> dict[str, Any]:
         "context": analysis.context,
         "agentic": analysis.agentic_candidates,
         "fresh_from": analysis.fresh_from,
+        "split_columns": analysis.split_columns,  # the view compression reads, extended in place
         "environment": analysis.environment_quarters,
         "truncations": list(analysis.truncations),
         "excerpts": [t.excerpt for t in analysis.truncations],
@@ -160,3 +162,43 @@ def test_a_recording_read_from_its_file_extends_alike(tmp_path: Path, monkeypatc
     assert isinstance(session.messages, MessageList) and session.messages.reads_file
     outcomes = [check_cut(tmp_path, data, cut, steps=3) for cut in ends[-30:-1:4]]
     assert outcomes.count("extended") >= 4, outcomes
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    return orjson.dumps(record) + b"\n"
+
+
+def test_appends_that_join_or_drop_turns_extend_alike(tmp_path: Path) -> None:
+    """Gemini CLI's compression joins consecutive turns of one role, strips thoughts (a turn of only
+    thoughts goes) and leaves out a run of model turns holding a rejected one: appends that do each
+    of these, at every line boundary, give the columns a whole read gives."""
+    stamp = "2026-01-01T00:00:00Z"
+
+    def gemini(ident: str, content: Any, **more: Any) -> bytes:
+        return _line({"id": ident, "timestamp": stamp, "type": "gemini", "content": content, **more})
+
+    def user(ident: str, content: Any) -> bytes:
+        return _line({"id": ident, "timestamp": stamp, "type": "user", "content": content})
+
+    call = {"id": "c1", "name": "read_file", "args": {"path": "a"},
+            "result": [{"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "x" * 300}}}]}
+    data = b"".join([
+        _line(META),
+        user("u1", [{"text": "first prompt " * 20}]),
+        gemini("g1", "thinking only", thoughts=[{"subject": "s", "description": "d"}]),
+        gemini("g1b", "", thoughts=[{"subject": "only", "description": "a thought"}]),  # emptied: dropped
+        user("u2", [{"text": "a second prompt straight after"}]),
+        gemini("g2", "calling", toolCalls=[call]),
+        user("u3", [{"functionResponse": call["result"][0]["functionResponse"]}]),  # 0.61 writes it twice
+        gemini("g3", [{"text": ""}]),  # rejected: its run is left out
+        user("u4", [{"text": "prompt after a rejected reply " * 10}]),
+        user("u5", [{"text": "and another"}]),
+        gemini("g4", "done " * 40),
+        gemini("g5", "more", thoughts=[{"subject": "s", "description": "d" * 50}]),
+    ])
+    cuts = [i + 1 for i, b in enumerate(data) if b == 10]
+    outcomes = [check_cut(tmp_path, data, cut) for cut in cuts[:-1]]
+    assert outcomes == ["extended"] * len(outcomes), outcomes
+    session = load(tmp_path / "live.jsonl")
+    columns = analyze(session).split_columns
+    assert columns.left_out, "the rejected run and the emptied turn are left out"

@@ -43,6 +43,7 @@ def _session(folder: Path, older_output: str) -> Path:
         {"id": "u1", "timestamp": "t", "type": "user", "content": [{"text": "read the notes"}]},
         {"id": "g1", "timestamp": "t", "type": "gemini", "content": "Reading.", "model": "gemini-2.5-pro",
          "toolCalls": [call("c1", "read_file", older_output)]},
+        {"id": "g1b", "timestamp": "t", "type": "gemini", "content": "Read them.", "model": "gemini-2.5-pro"},
         {"id": "u2", "timestamp": "t", "type": "user", "content": [{"text": "now run the build"}]},
         {"id": "g2", "timestamp": "t", "type": "gemini", "content": "Running.", "model": "gemini-2.5-pro",
          "toolCalls": [call("c2", "run_shell_command", "build log line\n" * (BIG // 15))]},

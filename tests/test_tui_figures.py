@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 from inspector.analysis import analyze
+from inspector.compaction.view import HistoryView
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.running import chosen_split
@@ -87,12 +88,13 @@ async def test_the_totals_agree_or_say_why_not(session_file: Path) -> None:
         assert note in plain(compare.query_one("#compare-notes").content)
 
 
-async def test_where_the_tool_output_budget_moves_the_split_it_says_so() -> None:
+async def test_where_the_tool_output_budget_moves_the_split_it_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     """long-migration: the history as it stands splits at one turn, the budget-truncated history a
     compaction splits at another.  The app's split is the compaction's (the one c uses, compact reports
     and the export marks); the wide header and the figures screen (at 80x24) name the other."""
+    monkeypatch.setenv("GEMINI_MODEL", "auto-gemini-2.5")  # splits the turns as recorded: mid-history
     path = SAMPLES / "long-migration.jsonl"
-    analysis = analyze(load(path), threshold=0.5)
+    analysis = analyze(load(path), threshold=0.5, view=HistoryView.AS_RECORDED)
     assert analysis.compress_split_point != analysis.split_point
     moved = f"split {analysis.split_point:,} without the tool-output budget's cuts"
     for size in ((200, 50), (80, 24)):

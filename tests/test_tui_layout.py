@@ -182,7 +182,9 @@ async def test_a_split_the_user_moved_stays_after_a_reload(tmp_path: Path) -> No
         assert not view.split_chosen and view.split == view.loaded.analysis.split_point
 
 
-async def test_on_open_the_table_shows_the_turn_the_cursor_and_detail_are_on() -> None:
+async def test_on_open_the_table_shows_the_turn_the_cursor_and_detail_are_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_MODEL", "auto-gemini-2.5")  # splits the turns as recorded: mid-history
     source = SAMPLES / "long-migration.jsonl"
     if not source.is_file():
         pytest.skip(f"{source} is missing")

@@ -44,11 +44,12 @@ def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost:
 def run(args: argparse.Namespace) -> int:
     from inspector.analysis import analyze
     from inspector.session import load
-    from inspector.settings import resolve_threshold
+    from inspector.settings import resolve_configured_model, resolve_threshold
 
     session = load(args.file)
     threshold = resolve_threshold(args.threshold)
-    result = analyze(session, model=args.model, threshold=threshold.value)
+    configured = resolve_configured_model(args.model)
+    result = analyze(session, model=args.model, threshold=threshold.value, view=configured.view)
     hold_until_exit(session, result)  # nothing to write but stdout: the process may end without freeing them
     if args.json:
         report = json_report(session, result, lazy=True, cost=args.cost, model=args.model)
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         from inspector.report import print_analysis
 
-        print_analysis(session, result, threshold, show_all=args.all)
+        print_analysis(session, result, threshold, configured, show_all=args.all)
     for warning in session.warnings if not args.json else []:
         say(f"warning: {session.path}: {warning}".replace("\n", " "), file=sys.stderr)
     return 0

@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.compaction.strategies import compare, run_request
     from inspector.compaction.summarisers import choose_provider, pick_summariser
     from inspector.session import load
-    from inspector.settings import resolve_threshold
+    from inspector.settings import resolve_configured_model, resolve_threshold
 
     system_prompt = None
     if args.prompt_file:
@@ -94,7 +94,8 @@ def run(args: argparse.Namespace) -> int:
         from inspector.store.apply import refuse_unread_lines
 
         refuse_unread_lines(session)
-    analysis = analyze(session, model=request.model, threshold=resolve_threshold(args.threshold).value)
+    analysis = analyze(session, model=request.model, threshold=resolve_threshold(args.threshold).value,
+                       view=resolve_configured_model(request.model).view)
     context = compaction_context(session, analysis)
     turns = analysis.turns
     summariser = pick_summariser(request.provider, model=context.model, base_url=request.base_url,

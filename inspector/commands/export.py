@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.export import ExportRefused, build, check_target, render, write_export
     from inspector.format import describe_os_error
     from inspector.session import load
-    from inspector.settings import resolve_threshold
+    from inspector.settings import resolve_configured_model, resolve_threshold
 
     out = Path(args.out).absolute() if args.out else None
     session = load(args.file)
@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         except ExportRefused as exc:
             say_error(str(exc))
             return EXIT_BAD_INPUT
-    analysis = analyze(session, model=args.model, threshold=resolve_threshold(args.threshold).value)
+    analysis = analyze(session, model=args.model, threshold=resolve_threshold(args.threshold).value,
+                       view=resolve_configured_model(args.model).view)
     result = None
     if args.compaction:
         request = compaction_request(force=True, provider=args.provider, model=args.model)

@@ -30,11 +30,11 @@ from inspector.compaction.agentic import agentic_candidates, snapshot_turns
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR, Truncation, apply_budget, output_file_name, truncate_chars
 from inspector.compaction.reading import Planned, budget_applied
 from inspector.compaction.snapshot import OPEN, Provenance, find_snapshot_text
-from inspector.compaction.split import COMPRESS_FRACTION, ends_safely, find_split_point, is_split_candidate, split_kind
-from inspector.compaction.split import split_candidates as candidates_of
+from inspector.compaction.split import COMPRESS_FRACTION, find_split_point, split_kind
 from inspector.compaction.staged import StageReport
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import Grounded, Reporting, Summariser, SummariserError
+from inspector.compaction.view import HistoryView, view_candidates, view_split
 from inspector.context import ContextFigures, environment_quarters
 from inspector.jsjson import js_json_len, js_trim
 from inspector.progress import SILENT, Reporter
@@ -168,12 +168,6 @@ def quarters_of(contents: Sequence[dict[str, Any]]) -> int:
     return sum(parts_quarters(content_parts(c)) for c in contents)
 
 
-def _split(contents: list[dict[str, Any]]) -> int:
-    weights = [js_json_len(c) for c in contents]
-    flags = [is_split_candidate(c) for c in contents]
-    return find_split_point(weights, flags, bool(contents) and ends_safely(contents[-1]), COMPRESS_FRACTION)
-
-
 def _has_snapshot(contents: Sequence[dict[str, Any]]) -> str | None:
     """The newest text part holding a ``<state_snapshot>`` (the reference's ``text?.includes``)."""
     for content in reversed(contents):
@@ -201,15 +195,16 @@ def start_result(
     )
 
 
-def check_split(contents: Sequence[dict[str, Any]], split: int, valid: Sequence[int] | None = None) -> None:
+def check_split(contents: Sequence[dict[str, Any]], split: int, valid: Sequence[int] | None = None,
+                view: HistoryView = HistoryView.JOINED) -> None:
     """Raise ``InvalidSplit`` unless ``split`` may start the kept part of ``contents``.
 
-    Valid: the reference's candidates (before a user prompt) and the agentic
-    ones (before a model turn that separates no call from its response);
+    Valid: the reference's candidates in ``view`` (before a user prompt) and the
+    agentic ones (before a model turn that separates no call from its response);
     ``valid`` when they are known already (in order).
     """
     if valid is None:
-        valid = sorted({*candidates_of(list(contents)), *agentic_candidates(list(contents))})
+        valid = sorted({*view_candidates(contents, view), *agentic_candidates(list(contents))})
     if split in valid:
         return
     before = [c for c in valid if c < split][-1:]
@@ -249,6 +244,7 @@ async def compress(
     statuses: ToolStatuses = NO_STATUSES,
     reporter: Reporter = SILENT,
     planned: Planned | None = None,
+    view: HistoryView = HistoryView.JOINED,
 ) -> CompressionResult:
     """Compress a curated history (Content dicts or ``Turn``s); see the module doc.
 
@@ -265,6 +261,7 @@ async def compress(
     ``planned``: what ``analyze`` measured of this history (``reading.Planned``), reused when it
     fits (same length, limit, recorded prompt and output folder) instead of measured again; with
     another first number its budget is planned again from its figures (``Planned.numbered_from``).
+    ``view``: how Gemini CLI's compression reads the history, which decides its split (``compaction.view``).
     """
     started = time.monotonic()
     curated = contents_of(history)
@@ -311,7 +308,7 @@ async def compress(
         )
     result.truncations = truncations
     if split is not None:
-        check_split(truncated, split, reuse.valid_splits() if reuse is not None else None)
+        check_split(truncated, split, reuse.valid_splits() if reuse is not None else None, view)
 
     changes = reuse.budget_changes(truncated) if reuse is not None else {}
 
@@ -338,7 +335,7 @@ async def compress(
     elif reuse is not None:
         point, result.split_kind = reuse.split_after_budget(truncated), "reference"
     else:
-        point, result.split_kind = _split(truncated), "reference"
+        point, result.split_kind = view_split(truncated, view), "reference"
     result.split_point = result.kept_from = point
     if point == 0:
         if result.split_kind == "reference":  # one prompt and an agent at work: a model turn may still begin

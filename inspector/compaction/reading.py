@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from inspector.compaction.budget import Truncation, output_file_name, plan_budget, truncated_content
-from inspector.compaction.split import find_split_point
 from inspector.compaction.statuses import ToolStatuses, note_statuses, tool_statuses
+from inspector.compaction.view import SplitColumns
 from inspector.jsjson import js_json_len
 from inspector.progress import SILENT, Reporter
 from inspector.session.figures import response_figures, response_text
@@ -69,6 +69,7 @@ class Planned:
     compress_split_point: int  # the reference's split after the budget
     split_candidates: Sequence[int]
     agentic_candidates: Sequence[int]
+    columns: SplitColumns  # the split's figures in the view compression reads (``compaction.view``)
     token_limit: int
     recorded_prompt_tokens: int | None
     output_folder: str
@@ -104,13 +105,9 @@ class Planned:
         """The reference's split of ``truncated``, the history after this budget."""
         if self.first_truncation_id == 1:
             return self.compress_split_point  # the analysis's
-        count = len(self.json_chars)
-        flags = [False] * count
-        for candidate in self.split_candidates:
-            if 0 < candidate < count:
-                flags[candidate] = True
-        safe_end = bool(self.split_candidates) and self.split_candidates[-1] == count > 0
-        return find_split_point(self.agentic_weights(truncated), flags, safe_end)
+        deltas = {t.turn: js_json_len(truncated[t.turn]) - self.json_chars[t.turn]
+                  for t in self.truncations if t.changes_json}
+        return self.columns.split(deltas)
 
     def quarters(self, start: int, stop: int) -> int:
         return self.prefix_quarters[stop] - self.prefix_quarters[start]
@@ -139,6 +136,7 @@ def planned(analysis: Analysis, output_folder: str) -> Planned:
         turns=analysis.turns, prefix_quarters=analysis.prefix_quarters, json_chars=analysis.json_chars,
         truncations=analysis.truncations, compress_split_point=analysis.compress_split_point,
         split_candidates=analysis.candidates, agentic_candidates=analysis.agentic_candidates,
+        columns=analysis.split_columns,
         token_limit=analysis.token_limit, recorded_prompt_tokens=analysis.recorded_prompt_tokens,
         output_folder=output_folder,
     )

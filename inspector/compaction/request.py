@@ -27,6 +27,7 @@ from inspector.analysis import Analysis, project_temp_dir
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR
 from inspector.compaction.reading import HistoryReader, Planned, planned
 from inspector.compaction.statuses import ToolStatuses
+from inspector.compaction.view import HistoryView
 from inspector.context import environment_turn
 from inspector.session.loader import Session
 
@@ -119,6 +120,7 @@ class CompactionContext:
     source_sha256: str | None
     reader: HistoryReader  # the turns' contents and recorded tool statuses, read once
     planned: Planned  # what the analysis measured, reused by ``compress``
+    view: HistoryView  # how Gemini CLI's compression reads the history (decides the split)
 
     @property
     def statuses(self) -> ToolStatuses:
@@ -140,6 +142,7 @@ def compaction_context(session: Session, analysis: Analysis) -> CompactionContex
         source_sha256=session.sha256 or None,
         reader=HistoryReader(session, analysis.turns, analysis.json_chars),
         planned=planned(analysis, output_folder(temp_dir)),
+        view=analysis.view,
     )
 
 

@@ -6,7 +6,9 @@ the kept part only if it is a user turn without a function response.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any
 
 from inspector.jsjson import truthy
@@ -62,15 +64,32 @@ def find_split_point(
     """``findCompressSplitPoint`` over precomputed weights and candidate flags."""
     if fraction <= 0 or fraction >= 1:
         raise ValueError("fraction must be between 0 and 1")
-    target = sum(weights) * fraction
-    last_split = 0
-    cumulative = 0
-    for i, weight in enumerate(weights):
-        if candidates[i]:
-            if cumulative >= target:
-                return i
-            last_split = i
-        cumulative += weight
-    if last_is_safe_end:
-        return len(weights)
-    return last_split
+    flagged = [i for i, flag in enumerate(candidates) if flag]
+    return split_point([0, *accumulate(weights)], flagged, last_is_safe_end, {}, fraction)
+
+
+def split_point(prefix: Sequence[int], flagged: Sequence[int], safe_end: bool, deltas: dict[int, int],
+                fraction: float = COMPRESS_FRACTION) -> int:
+    """``findCompressSplitPoint`` from prefix sums of the JSON lengths (``prefix[i]``: turns before
+    ``i``), the turns flagged as candidates (in order), and per-turn changes of the lengths (``deltas``):
+    the first flagged turn with at least ``fraction`` of the weight before it, else the end when the
+    last turn may end a summarised history, else the last flagged turn (0 when none)."""
+    count = len(prefix) - 1
+    changed = sorted(deltas)
+    target = (prefix[count] + sum(deltas.values())) * fraction
+    # Between two changed turns the lengths before a turn differ from the prefix sums by a constant.
+    bounds = [0, *(c + 1 for c in changed), count + 1]
+    shift = 0
+    for k in range(len(bounds) - 1):
+        if k:
+            shift += deltas[changed[k - 1]]
+        lo = bisect.bisect_left(flagged, bounds[k])
+        hi = bisect.bisect_left(flagged, bounds[k + 1])
+        if lo == hi:
+            continue
+        at = bisect.bisect_left(flagged, target, lo, hi, key=lambda i, s=shift: prefix[i] + s)  # type: ignore[misc]
+        if at < hi:
+            return flagged[at]
+    if safe_end:
+        return count
+    return flagged[-1] if flagged else 0

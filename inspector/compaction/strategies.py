@@ -32,6 +32,7 @@ from inspector.compaction.request import STRATEGIES, CompactionContext, Compacti
 from inspector.compaction.staged import StagedConfig, run_staged
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import NO_ROOM, Grounded, Summariser, SummariserError
+from inspector.compaction.view import HistoryView
 from inspector.context import ContextFigures
 from inspector.progress import SILENT, Reporter
 from inspector.session.loader import Session, paused_gc
@@ -207,17 +208,19 @@ async def run_request(
             environment=context.environment, temp_dir=context.temp_dir,
             first_truncation_id=context.first_truncation_id, instruction=request.instruction,
             system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=statuses,
-            reporter=reporter, planned=context.planned if read is not None else None,
+            reporter=reporter, planned=context.planned if read is not None else None, view=context.view,
         )
 
 
 async def compact_session(
-    session: Session, request: CompactionRequest, summariser: Summariser, *, threshold: float | None = None
+    session: Session, request: CompactionRequest, summariser: Summariser, *, threshold: float | None = None,
+    view: HistoryView = HistoryView.JOINED,
 ) -> CompressionResult:
-    """``run_request`` on a loaded session, analysed first (with the request's model and ``threshold``)."""
+    """``run_request`` on a loaded session, analysed first (with the request's model, ``threshold``
+    and ``view``)."""
     from inspector.analysis import analyze
 
-    analysis = analyze(session, model=request.model, threshold=threshold)
+    analysis = analyze(session, model=request.model, threshold=threshold, view=view)
     return await run_request(request, compaction_context(session, analysis), analysis.turns, summariser)
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
-from inspector.session.history import message_contents, message_id
+from inspector.session.history import is_valid_model_content, message_contents, message_id, strip_thoughts
 from inspector.tokens import function_response_quarters, media_quarters, quarters_of
 
 USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
@@ -52,7 +52,12 @@ _SAVED_AT = re.compile(r"Output too large\. Full output available at: ([^\n]*)\n
 
 # One turn's row: TurnIndex's fields in their order (see content_figures).
 TurnRow = tuple[Any, ...]
-ROW_LENGTH = 14
+ROW_LENGTH = 16
+
+# A turn's shape, as the view of the history compression reads needs it (compaction/view.py):
+PLAIN_TURN = 0  # {"role": text, "parts": [...]}: joined to its neighbours by arithmetic on its lengths
+OTHER_TURN = 1  # any other shape, or thoughts that carry a call or response: joined by building it
+INVALID_MODEL_TURN = 2  # a model turn isValidContent rejects: its run of model turns is left out
 
 
 # (id, name) by which a function call and its response are paired: text, or None for none.
@@ -321,6 +326,7 @@ def content_figures(
     responses: list[ResponseFigures] = []
     outputs: list[OutputFigures] = []
     labels: list[str] = []  # turn_kind, built in the same pass
+    thoughts = carried = False
     for j in range(len(parts)):
         item = parts[j]
         before = quarters
@@ -346,6 +352,7 @@ def content_figures(
                 elif len(part) == 2 and part.get("thought") is True and next(iter(part)) == "text":
                     parts_json += 24 + text_json  # {"text":…,"thought":true}
                     label = "thought"
+                    thoughts = True
                 else:
                     parts_json += js_json_len(part)
                     label = _part_label(part)
@@ -378,13 +385,26 @@ def content_figures(
                 key = pair_key(call)
                 if key is not None:
                     calls.append(key)
+            if "thought" in part and truthy(part["thought"]):
+                thoughts = True
+                if (call is not None and truthy(call)) or (response is not None and truthy(response)):
+                    carried = True  # a call or response that stripping the thoughts removes
         if label not in labels:
             labels.append(label)
-    if type(role) is str and len(content) == 2 and next(iter(content)) == "role" and "parts" in content \
-            and isinstance(content["parts"], list):
-        json_len = 18 + js_string_json_len(role) + parts_json  # {"role":…,"parts":[…]}
-    else:
-        json_len = js_json_len(content)
+    role_json = js_string_json_len(role) if type(role) is str else -1
+    standard = role_json >= 0 and len(content) == 2 and next(iter(content)) == "role" and "parts" in content \
+        and isinstance(content["parts"], list)
+    # {"role":…,"parts":[…]} from its pieces, any other shape as a whole
+    json_len = 18 + role_json + parts_json if standard else js_json_len(content)
+    shape = PLAIN_TURN if standard and role else OTHER_TURN
+    sent_json = json_len
+    if thoughts:
+        stripped = strip_thoughts(content)
+        sent_json = js_json_len(stripped if stripped is not None else {**content, "parts": []})
+        if carried:
+            shape = OTHER_TURN  # its figures without the thoughts are measured on the turn itself
+    if role == "model" and not is_valid_model_content(content):
+        shape = INVALID_MODEL_TURN
     return (
         record_id,
         shared(role) if type(role) is str else (str(role) if role is not None else ""),
@@ -400,6 +420,8 @@ def content_figures(
         tuple(answers),
         model,
         tuple(outputs) if outputs else (),
+        sent_json,
+        shape,
     )
 
 

@@ -302,3 +302,63 @@ def lazy_turns(session: Session) -> list[Turn]:
         for i in range(starts[position], starts[position + 1]):
             turns.append(Turn(i, None, record_ids[i], position, results[i], role=roles[i], source=source))
     return turns
+
+
+# -- the history as Gemini CLI's compression reads it (GeminiChat.getHistory(true)) -------------------
+
+# What stripThoughts puts on the first function call of a model turn whose thoughts it removed.
+SYNTHETIC_THOUGHT_SIGNATURE = "skip_thought_signature_validator"
+
+
+def is_valid_model_content(content: dict[str, Any]) -> bool:
+    """``isValidContent`` for a model turn: a run of model turns holding one that is not valid is
+    left out of the curated history (``extractCuratedHistory``).  Not valid: a part that is an
+    object with no keys, or a non-object that has none (a number, true, ""), or one that is only
+    ``{"text": ""}`` and no thought.  Missing or empty parts are valid on a model turn.  A null
+    part makes the reference throw; it is taken as valid here."""
+    parts = content.get("parts")
+    if not isinstance(parts, list):
+        return True
+    for part in parts:
+        if part is None:
+            continue
+        if isinstance(part, dict):
+            if not part:
+                return False
+            if not truthy(part.get("thought")) and part.get("text") == "" \
+                    and all(key in ("text", "thought", "callIndex") for key in part):
+                return False
+        elif isinstance(part, (bool, int, float)) or part == "" or part == []:
+            return False  # Object.keys of these is empty
+    return True
+
+
+def strip_thoughts(content: dict[str, Any]) -> dict[str, Any] | None:
+    """``stripThoughts`` for one turn: its thought parts (and with them any part that is not
+    truthy) removed, and on a model turn the first function call given the synthetic thought
+    signature when it has none; None when the turn is left with no parts (dropped)."""
+    parts = content.get("parts")
+    if not truthy(parts):
+        return content
+    if not isinstance(parts, list):
+        return content
+    if not any(isinstance(p, dict) and truthy(p.get("thought")) for p in parts):
+        return content if parts else None
+    kept = [p for p in parts if truthy(p) and not (isinstance(p, dict) and truthy(p.get("thought")))]
+    if not kept:
+        return None
+    if content.get("role") == "model":
+        for k, part in enumerate(kept):
+            if isinstance(part, dict) and truthy(part.get("functionCall")):
+                if not truthy(part.get("thoughtSignature")):
+                    kept[k] = {**part, "thoughtSignature": SYNTHETIC_THOUGHT_SIGNATURE}
+                break
+    return {**content, "parts": kept}
+
+
+def joined(first: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:
+    """``coalesceConsecutiveRoles`` joining ``then`` onto ``first`` (two turns of one role)."""
+    a, b = first.get("parts"), then.get("parts")
+    if truthy(a) or truthy(b):
+        return {**first, "parts": [*(a if isinstance(a, list) else []), *(b if isinstance(b, list) else [])]}
+    return {key: value for key, value in first.items() if key != "parts"}

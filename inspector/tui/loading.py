@@ -25,7 +25,7 @@ from inspector.session.errors import ReadCancelled
 from inspector.session.loader import open_session_file, paused_gc, read_open
 from inspector.session.reader import ReadWatch, read_at
 from inspector.session.records import MessageList
-from inspector.settings import Threshold, resolve_threshold
+from inspector.settings import ConfiguredModel, Threshold, resolve_configured_model, resolve_threshold
 from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.turn_set import TurnSet
 from inspector.watch import CHECK_BYTES, FileState, state_of
@@ -37,11 +37,12 @@ Cancelled = ReadCancelled  # loading was stopped (Esc, or a newer load replaced 
 
 @dataclass
 class Loaded:
-    """A session as the app shows it: the file, its analysis and the threshold used."""
+    """A session as the app shows it: the file, its analysis, the threshold and the configured model used."""
 
     session: Session
     analysis: Analysis
     threshold: Threshold
+    configured: ConfiguredModel  # decides how compression reads the history, so the split
     file_state: FileState | None = None  # what the watcher starts from: the bytes analysed
     agentic: list[int] | None = None  # agentic split candidates (model turns), sorted; None: not yet found
     agentic_set: TurnSet = field(default_factory=lambda: TurnSet(()), init=False, repr=False)
@@ -96,11 +97,12 @@ def read_session(
             raise Cancelled
         progress("analysing", 0, 0)
         chosen = resolve_threshold(threshold, project_dir=Path.cwd())
-        result = analyze(session, model=model, threshold=chosen.value)
+        configured = resolve_configured_model(model, project_dir=Path.cwd())
+        result = analyze(session, model=model, threshold=chosen.value, view=configured.view)
         if cancelled():
             raise Cancelled
         keep_long_lived()
-    return Loaded(session, result, chosen, file_state)
+    return Loaded(session, result, chosen, configured, file_state)
 
 
 def _file_state(path: Path, fd: int, session: Session) -> FileState:

@@ -33,6 +33,8 @@ const compression = await load('context/chatCompressionService.js');
 const fileUtils = await load('utils/fileUtils.js');
 const turn = await load('core/turn.js');
 const masking = await load('context/toolOutputMaskingService.js');
+const geminiChat = await load('core/geminiChat.js');
+const models = await load('config/models.js');
 
 const PRESERVE = 0.3; // COMPRESSION_PRESERVE_THRESHOLD in chatCompressionService.js
 
@@ -46,15 +48,16 @@ function readCheckpoint(text) {
   return { history: [] };
 }
 
-/** The figures the project reproduces, for one Content[]. */
-function measure(contents) {
+/** The figures the project reproduces, for one Content[] (``model``: the configured one, default "auto"). */
+function measure(contents, model = 'auto') {
   return {
     turns: contents.map((c) => ({
       tokens: tokenCalc.estimateTokenCountSync(c.parts || []),
       json_len: JSON.stringify(c).length,
     })),
     total: tokenCalc.estimateTokenCountSync(contents.flatMap((c) => c.parts || [])),
-    split: compression.findCompressSplitPoint(contents, 1 - PRESERVE),
+    split: viewSplit(contents, model),
+    raw_split: compression.findCompressSplitPoint(contents, 1 - PRESERVE),
   };
 }
 
@@ -102,9 +105,75 @@ function listFiles(dir) {
   return out.sort((a, b) => (a.path < b.path ? -1 : 1));
 }
 
+/**
+ * GeminiChat.getHistory(true) of ``contents`` for a configured ``model``: the real method, run on an
+ * object holding only what it reads (the history, and a config that names the model and leaves
+ * context management off, its default).  Each turn carries the id "t<its index>".
+ */
+function compressionView(contents, model) {
+  const items = contents.map((content, i) => ({ id: `t${i}`, content }));
+  const chat = {
+    agentHistory: { get: () => items },
+    context: { config: { isContextManagementEnabled: () => false, getModel: () => model } },
+  };
+  return geminiChat.GeminiChat.prototype.getHistoryTurns.call(chat, true);
+}
+
+/**
+ * Where compression splits ``contents`` for a configured ``model``: findCompressSplitPoint of the
+ * view, given as the index in ``contents`` of the first turn the kept part begins with.
+ */
+function viewSplit(contents, model) {
+  const turns = compressionView(contents, model);
+  if (turns.length === 0) return 0; // nothing to split (compress stops there)
+  const at = compression.findCompressSplitPoint(turns.map((t) => t.content), 1 - PRESERVE);
+  if (at === 0) return 0; // all of it kept (with any turn left out before the first)
+  return at < turns.length ? Number(String(turns[at].id).slice(1)) : contents.length;
+}
+
+/**
+ * What compress() does with ``contents`` for the default configured model: getHistory(true), the
+ * budget over that, then findCompressSplitPoint, as the first turn of ``contents`` the kept part
+ * begins with (the budget changes no turn's place), and the names of the outputs the budget saved.
+ */
+async function viewBudgetSplit(contents, maxChars) {
+  const turns = compressionView(contents, 'auto');
+  if (turns.length === 0) return { split: 0, saved: [] };
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ref-view-budget-'));
+  try {
+    const { truncated } = await budget(turns.map((t) => t.content), maxChars, dir);
+    const at = compression.findCompressSplitPoint(truncated, 1 - PRESERVE);
+    const saved = listFiles(path.join(dir, fileUtils.TOOL_OUTPUTS_DIR)).map((f) => path.basename(f.path));
+    if (at === 0) return { split: 0, saved };
+    return { split: at < turns.length ? Number(String(turns[at].id).slice(1)) : contents.length, saved };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // ---------------------------------------------------------------- ops
 
 const OPS = {
+  /** {models} -> {joins}: for each configured model name, whether getHistory(true) joins turns. */
+  /**
+   * {contents, model} -> {history, first, split}
+   * What compression splits: getHistory(true) for a configured ``model``; ``first`` is the index in
+   * ``contents`` of each shown turn's first turn, ``split`` findCompressSplitPoint of the view.
+   */
+  async joins({ models: names }) {
+    return { joins: names.map((m) => models.isGemini2Model(m) || models.supportsModernFeatures(m)) };
+  },
+
+  async view({ contents, model }) {
+    const turns = compressionView(contents, model);
+    const shown = turns.map((t) => t.content);
+    return {
+      history: shown.map((c) => JSON.stringify(c)),
+      first: turns.map((t) => Number(String(t.id).slice(1))),
+      split: compression.findCompressSplitPoint(shown, 1 - PRESERVE),
+    };
+  },
+
   /** {} -> {version, statuses} */
   async ping() {
     return {
@@ -166,9 +235,9 @@ const OPS = {
     return answer;
   },
 
-  /** {contents} -> {turns: [{tokens, json_len}], total, split} */
-  async measure({ contents }) {
-    return measure(contents);
+  /** {contents, model?} -> {turns: [{tokens, json_len}], total, split, raw_split} */
+  async measure({ contents, model }) {
+    return measure(contents, model ?? 'auto');
   },
 
   /** {parts} -> {tokens} (estimateTokenCountSync) */
@@ -196,10 +265,13 @@ const OPS = {
     const dir = tempDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'ref-budget-'));
     try {
       const { status, truncated, ids_used } = await budget(contents, maxChars, dir);
+      const viewed = await viewBudgetSplit(contents, maxChars);
       return {
         status,
         history: truncated.map((c) => JSON.stringify(c)),
-        split: compression.findCompressSplitPoint(truncated, 1 - PRESERVE),
+        split: viewed.split,
+        view_saved: viewed.saved,
+        raw_split: compression.findCompressSplitPoint(truncated, 1 - PRESERVE),
         files: listFiles(path.join(dir, fileUtils.TOOL_OUTPUTS_DIR)),
         ids_used,
       };

@@ -50,6 +50,9 @@ def figure_rows(loaded: Loaded, split: int) -> list[tuple[str, str, str]]:
     rows.append(("estimate", f"{context.estimated_tokens:,}",
                  "environment turn + history: what a compaction preview calls 'before'"
                  if context.environment_tokens else "the history: what a compaction preview calls 'before'"))
+    how = visible(loaded.configured.words, one_line=True)
+    rows.append(("Gemini CLI's split", f"turn {analysis.compress_split_point:,}",
+                 f"the first prompt with 70% of the history's JSON before it; {how}"))
     return rows
 
 

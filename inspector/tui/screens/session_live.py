@@ -202,7 +202,7 @@ class SessionLive(InspectorScreen):
                 first = min(first, state.changed_from)
         if state is None:
             return None
-        extended = Loaded(state.session, state.analysis, loaded.threshold, None,
+        extended = Loaded(state.session, state.analysis, loaded.threshold, loaded.configured, None,
                           agentic=state.analysis.agentic_candidates, live=state, changed_from=first)
         carry_notes(loaded.analysis, state.analysis, state.session)  # worked out again when appends pause
         return extended

@@ -1,0 +1,298 @@
+"""The history as Gemini CLI's compression reads it, and where it splits that history.
+
+``ChatCompressionService.compress`` splits ``chat.getHistory(true)``, not the
+turns as recorded.  That call keeps the curated history (a run of model turns
+holding one that ``isValidContent`` rejects is left out) and, when the
+configured model is a Gemini 2.x, Gemini 3 or custom model (Gemini CLI's
+default, ``auto``, is Gemini 3), also strips the thoughts (``stripThoughts``:
+a turn left with no parts is dropped) and joins consecutive turns of one role
+(``coalesceConsecutiveRoles``).  A 0.61 recording writes each tool result twice
+(in the model message's ``toolCalls`` and as a user message), so joining
+changes the split of nearly every session with tool calls.
+
+A joined turn always begins at a recorded turn, so the split is still given
+as a recorded turn: the first of the joined turn the kept part begins with.
+``SplitColumns`` holds, per recorded turn, its share of the JSON length of the
+joined turn it is in (the first turn of a joined turn carries the opening and
+closing, each later one its parts and a comma), so that prefix sums at joined
+turns are those of the joined history, and it can be extended when the
+recording grows, from the joined turn before the change.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+from inspector.compaction.split import ends_safely, is_split_candidate, split_point
+from inspector.jsjson import js_json_len, js_string_json_len, truthy
+from inspector.session.figures import INVALID_MODEL_TURN, OTHER_TURN, PLAIN_TURN, ResponseFigures, content_figures
+from inspector.session.history import is_valid_model_content, joined, strip_thoughts
+from inspector.session.turn_index import TurnIndex
+
+# Gemini CLI's model aliases, as resolveModel names them when asked whether a model is Gemini 3
+# (with preview access, its default): every one is a Gemini 3 model except auto-gemini-2.5.
+_GEMINI_3_ALIASES = ("auto", "pro", "auto-gemini-3", "flash", "flash-lite", "none")
+_GEMINI_2 = re.compile(r"gemini-2(\.|$)")
+_GEMINI_3 = re.compile(r"gemini-3(\.|-|$)")
+DEFAULT_CONFIGURED_MODEL = "auto"  # what Gemini CLI runs with when nothing names a model
+
+
+class HistoryView(Enum):
+    """How ``getHistory(true)`` shows the history to compression."""
+
+    JOINED = "joined"  # thoughts stripped, consecutive turns of one role joined
+    AS_RECORDED = "as recorded"  # the curated turns as they are
+
+    @property
+    def words(self) -> str:
+        if self is HistoryView.JOINED:
+            return "thoughts left out, consecutive turns of one role joined"
+        return "turns as recorded"
+
+
+def history_view(configured_model: str) -> HistoryView:
+    """The view Gemini CLI's compression reads for ``configured_model`` (``isGemini2Model`` of the
+    name as given, or ``supportsModernFeatures`` of the name it resolves to)."""
+    if _GEMINI_2.match(configured_model):
+        return HistoryView.JOINED
+    name = configured_model.strip()
+    if name in _GEMINI_3_ALIASES:
+        return HistoryView.JOINED
+    resolved = "gemini-2.5-pro" if name == "auto-gemini-2.5" else name
+    if _GEMINI_3.match(resolved) or not resolved.startswith("gemini-"):
+        return HistoryView.JOINED
+    return HistoryView.AS_RECORDED
+
+
+@dataclass
+class SplitColumns:
+    """Where the split may go, per recorded turn, in one view; extended in place (``extend``)."""
+
+    view: HistoryView
+    weights: list[int]  # each turn's share of its joined turn's JSON length (0: left out)
+    prefix: list[int]  # prefix[i]: the weights of the turns before i
+    starts: list[int]  # the first recorded turn of every joined turn
+    flagged: list[int]  # the starts of the joined turns the kept part may begin with
+    safe_end: bool  # the last joined turn is a model turn without a function call
+    left_out: list[int]  # the turns the view leaves out (a rejected model run; JOINED: a turn left empty)
+
+    def split(self, deltas: dict[int, int] | None = None) -> int:
+        """``findCompressSplitPoint`` of the view, as a recorded turn; ``deltas``: how much the
+        tool-output budget changes each turn's JSON length."""
+        return split_point(self.prefix, self.flagged, self.safe_end, deltas or {})
+
+    def candidates(self) -> list[int]:
+        """Every split the user may step through: 0, the flagged starts, and the end when it is safe."""
+        count = len(self.weights)
+        points = [0, *(i for i in self.flagged if i > 0)]
+        if self.safe_end and count:
+            points.append(count)
+        return points
+
+    def sent_responses(self, index: TurnIndex, content_of: Callable[[int], dict[str, Any]],
+                       start: int = 0) -> list[tuple[ResponseFigures, ...]]:
+        """Each turn's function responses from ``start`` on as the tool-output budget sees them in
+        this view: none in a turn it leaves out, none in a thought part once thoughts are stripped.
+        ``index.responses`` itself when that changes nothing."""
+        responses = index.responses
+        shapes = index.shape
+        thoughts = self.view is HistoryView.JOINED and OTHER_TURN in shapes[start:]
+        out_from = bisect.bisect_left(self.left_out, start)
+        if out_from == len(self.left_out) and not thoughts:
+            return responses if start == 0 else responses[start:]
+        own = responses[start:]
+        for i in self.left_out[out_from:]:
+            own[i - start] = ()
+        if thoughts:
+            for i in range(start, len(shapes)):
+                if shapes[i] == OTHER_TURN and own[i - start]:
+                    found = content_of(i).get("parts")
+                    parts: list[Any] = found if isinstance(found, list) else []
+                    own[i - start] = tuple(r for r in own[i - start]
+                                           if not (type(parts[r[0]]) is dict and truthy(parts[r[0]].get("thought"))))
+        return own
+
+    def extend(self, index: TurnIndex, first: int, content_of: Callable[[int], dict[str, Any]]) -> int:
+        """The columns of ``index``, whose turns from ``first`` on are new or written again: the turns
+        from a settled joined turn before ``first`` are looked at again, the rest kept.  Returns
+        that turn: nothing before it changed."""
+        restart = self._restart(index.roles, first)
+        del self.weights[restart:]
+        del self.prefix[restart + 1:]
+        del self.starts[bisect.bisect_left(self.starts, restart):]
+        del self.flagged[bisect.bisect_left(self.flagged, restart):]
+        del self.left_out[bisect.bisect_left(self.left_out, restart):]
+        _Walk(self, index, content_of).run(restart)
+        return restart
+
+    def _restart(self, roles: Sequence[str], first: int) -> int:
+        """A joined turn that no change from ``first`` on can reach back into: two joined turns back
+        from the run of one role the turn before ``first`` is in (a run left out as a whole, or a
+        turn joined onto the one before, changes no turn before them)."""
+        t = min(first, len(self.weights)) - 1
+        if t <= 0:
+            return 0
+        while t > 0 and roles[t - 1] == roles[t]:
+            t -= 1
+        k = bisect.bisect_right(self.starts, t) - 2
+        return self.starts[k] if k >= 0 else 0
+
+
+def split_columns(view: HistoryView, index: TurnIndex, content_of: Callable[[int], dict[str, Any]]) -> SplitColumns:
+    """The split columns of every turn of ``index`` (``content_of``: a turn's content, asked for only
+    for turns whose shape is not plain)."""
+    columns = SplitColumns(view, [], [0], [], [], False, [])
+    _Walk(columns, index, content_of).run(0)
+    return columns
+
+
+def contents_columns(contents: Sequence[dict[str, Any]], view: HistoryView) -> SplitColumns:
+    """The split columns of a history given as Content dicts (measured here)."""
+    index = TurnIndex.from_rows([content_figures(c) for c in contents])
+    return split_columns(view, index, lambda i: contents[i])
+
+
+def view_split(contents: Sequence[dict[str, Any]], view: HistoryView) -> int:
+    """``findCompressSplitPoint`` of ``contents`` in ``view``, as a recorded turn (no budget)."""
+    return contents_columns(contents, view).split()
+
+
+def view_candidates(contents: Sequence[dict[str, Any]], view: HistoryView) -> list[int]:
+    """Every split of ``contents`` Gemini CLI's rule allows in ``view`` (``SplitColumns.candidates``)."""
+    return contents_columns(contents, view).candidates()
+
+
+def viewed(contents: Sequence[dict[str, Any]], view: HistoryView) -> list[tuple[int, dict[str, Any]]]:
+    """``getHistory(true)`` of ``contents`` built in full: (the first recorded turn, the content) of
+    every turn the view shows.  The definition ``SplitColumns`` computes without building it."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    dropped = _dropped_runs([c.get("role") for c in contents], lambda i: _invalid(contents[i]))
+    for i, content in enumerate(contents):
+        if i in dropped:
+            continue
+        if view is HistoryView.JOINED:
+            stripped = strip_thoughts(content)
+            if stripped is None:
+                continue
+            role = stripped.get("role")
+            if out and role and out[-1][1].get("role") == role:
+                out[-1] = (out[-1][0], joined(out[-1][1], stripped))
+                continue
+            content = stripped
+        out.append((i, content))
+    return out
+
+
+def _invalid(content: dict[str, Any]) -> bool:
+    return content.get("role") == "model" and not is_valid_model_content(content)
+
+
+def _dropped_runs(roles: Sequence[Any], invalid: Callable[[int], bool], start: int = 0) -> set[int]:
+    """The turns from ``start`` on in runs of model turns that hold a turn ``invalid`` says is not valid."""
+    out: set[int] = set()
+    i, count = start, len(roles)
+    while i < count:
+        if roles[i] != "model":
+            i += 1
+            continue
+        end = i
+        while end < count and roles[end] == "model":
+            end += 1
+        if any(invalid(k) for k in range(i, end)):
+            out.update(range(i, end))
+        i = end
+    return out
+
+
+class _Walk:
+    """One pass over turns from a joined turn's start, appending to the columns."""
+
+    def __init__(self, columns: SplitColumns, index: TurnIndex, content_of: Callable[[int], dict[str, Any]]) -> None:
+        self.columns, self.index, self.content_of = columns, index, content_of
+
+    def run(self, start: int) -> None:
+        columns, index = self.columns, self.index
+        roles, sent, shapes, json_lengths = index.roles, index.sent_json, index.shape, index.json_lengths
+        candidate, safe = index.is_candidate, index.is_safe_end
+        joining = columns.view is HistoryView.JOINED
+        dropped = _dropped_runs(roles, lambda k: shapes[k] == INVALID_MODEL_TURN, start)
+        weights, prefix, starts, flagged = columns.weights, columns.prefix, columns.starts, columns.flagged
+        group: list[int] = []  # the recorded turns of the joined turn being read (left-out ones not)
+        group_start = start  # where it begins: its first turn, or 0 for the first (turns left out before it)
+        built = False  # a turn in it is not plain: measured by building the joined turn
+        group_candidate = group_safe = False
+
+        def close() -> None:
+            nonlocal group_candidate, group_safe
+            if built:
+                self._measure(group)
+                content = self._joined(group)
+                group_candidate, group_safe = is_split_candidate(content), ends_safely(content)
+            if group_candidate:
+                flagged.append(group_start)
+            columns.safe_end = group_safe
+
+        for i in range(start, len(roles)):
+            role = roles[i]
+            plain = shapes[i] == PLAIN_TURN
+            if i in dropped or (joining and self._emptied(i, plain, role, sent[i])):
+                weights.append(0)
+                prefix.append(prefix[-1])
+                columns.left_out.append(i)
+                continue
+            if joining and group and role and role == roles[group[0]]:
+                weight = sent[i] - 19 - js_string_json_len(role)  # its parts and a comma
+                group.append(i)
+                built = built or not plain
+                group_candidate = group_candidate and candidate[i]
+                group_safe = group_safe and safe[i]
+            else:
+                if group:
+                    close()
+                weight = sent[i] if joining else json_lengths[i]
+                group = [i]
+                group_start = i if starts else 0
+                built = joining and not plain
+                group_candidate, group_safe = candidate[i], safe[i]
+                starts.append(group_start)
+            weights.append(weight)
+            prefix.append(prefix[-1] + weight)
+        if group:
+            close()
+        elif not starts:
+            columns.safe_end = False
+
+    def _emptied(self, i: int, plain: bool, role: str, sent: int) -> bool:
+        """stripThoughts drops a turn left with no parts."""
+        if plain:
+            return sent == 20 + js_string_json_len(role)
+        return strip_thoughts(self.content_of(i)) is None
+
+    def _joined(self, group: list[int]) -> dict[str, Any]:
+        content: dict[str, Any] | None = None
+        for i in group:
+            stripped = strip_thoughts(self.content_of(i))
+            assert stripped is not None
+            content = stripped if content is None else joined(content, stripped)
+        assert content is not None
+        return content
+
+    def _measure(self, group: list[int]) -> None:
+        """The weights of a joined turn that holds a turn that is not plain: all of it on its first turn."""
+        weights, prefix = self.columns.weights, self.columns.prefix
+        total = js_json_len(self._joined(group))
+        first, last = group[0], len(weights)
+        for k in range(first, last):
+            weights[k] = 0
+        weights[first] = total
+        for k in range(first, last):
+            prefix[k + 1] = prefix[k] + weights[k]
+
+
+__all__ = ["DEFAULT_CONFIGURED_MODEL", "HistoryView", "SplitColumns", "contents_columns", "history_view",
+           "split_columns", "view_candidates", "view_split", "viewed"]
