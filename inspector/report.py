@@ -57,7 +57,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
     ))
     if split != result.split_point:
         console.print(uncut_split_words(result.split_point))
-    console.print(Fields(f"split as {visible(configured.words, one_line=True)}", margin=2, indent=0))
+    console.print(Fields(visible(configured.words, one_line=True), margin=2, indent=0))
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name, justify in (("#", "right"), ("role", "left"), ("kind", "left"), ("est. tok", "right"),

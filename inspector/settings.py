@@ -86,7 +86,8 @@ class ConfiguredModel:
     @property
     def words(self) -> str:
         """How compression reads the history, and why: for ``analyze`` and the app."""
-        return f"compression reads {self.view.words} (model {self.name!r} from {self.source})"
+        whence = "the default" if self.source == "default" else f"from {self.source}"
+        return f"before it splits, Gemini CLI's compression {self.view.words} (model {self.name!r}, {whence})"
 
 
 def resolve_configured_model(explicit: str | None = None, project_dir: Path | None = None) -> ConfiguredModel:

@@ -50,9 +50,10 @@ class HistoryView(Enum):
 
     @property
     def words(self) -> str:
+        """What Gemini CLI's compression does to the history before it splits it."""
         if self is HistoryView.JOINED:
-            return "thoughts left out, consecutive turns of one role joined"
-        return "turns as recorded"
+            return "leaves thoughts out and joins consecutive turns of one role"
+        return "reads the turns as recorded"
 
 
 def history_view(configured_model: str) -> HistoryView:

@@ -52,7 +52,8 @@ def figure_rows(loaded: Loaded, split: int) -> list[tuple[str, str, str]]:
                  if context.environment_tokens else "the history: what a compaction preview calls 'before'"))
     how = visible(loaded.configured.words, one_line=True)
     rows.append(("Gemini CLI's split", f"turn {analysis.compress_split_point:,}",
-                 f"the first prompt with 70% of the history's JSON before it; {how}"))
+                 f"where 70% of the history's JSON comes before it (at a prompt, or after the last "
+                 f"turn); {how}"))
     return rows
 
 
