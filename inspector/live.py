@@ -35,6 +35,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
@@ -174,8 +175,8 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         pairing.mark()
     columns = analysis.split_columns
     index = _Index(
-        hasher, replace(columns, weights=list(columns.weights), prefix=list(columns.prefix),
-                        starts=list(columns.starts), flagged=list(columns.flagged), left_out=list(columns.left_out)),
+        hasher, replace(columns, prefix=array("q", columns.prefix), flagged=list(columns.flagged),
+                        left_out=list(columns.left_out)),
         list(analysis.prefix_quarters), columns.sent_responses(figures, lambda i: analysis.turns[i].content),
         roles, calls, answers, pairing,
         None, {}, _max_chars(analysis), _environment_position(session),

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -75,12 +76,13 @@ class SplitColumns:
     """Where the split may go, per recorded turn, in one view; extended in place (``extend``)."""
 
     view: HistoryView
-    weights: list[int]  # each turn's share of its joined turn's JSON length (0: left out)
-    prefix: list[int]  # prefix[i]: the weights of the turns before i
-    starts: list[int]  # the first recorded turn of every joined turn
-    flagged: list[int]  # the starts of the joined turns the kept part may begin with
+    prefix: array[int]  # prefix[i]: the JSON length of the view's turns before turn i (machine integers)
+    flagged: list[int]  # the first turns of the joined turns the kept part may begin with
     safe_end: bool  # the last joined turn is a model turn without a function call
     left_out: list[int]  # the turns the view leaves out (a rejected model run; JOINED: a turn left empty)
+
+    def __len__(self) -> int:
+        return len(self.prefix) - 1
 
     def split(self, deltas: dict[int, int] | None = None) -> int:
         """``findCompressSplitPoint`` of the view, as a recorded turn; ``deltas``: how much the
@@ -89,10 +91,9 @@ class SplitColumns:
 
     def candidates(self) -> list[int]:
         """Every split the user may step through: 0, the flagged starts, and the end when it is safe."""
-        count = len(self.weights)
         points = [0, *(i for i in self.flagged if i > 0)]
-        if self.safe_end and count:
-            points.append(count)
+        if self.safe_end and len(self):
+            points.append(len(self))
         return points
 
     def sent_responses(self, index: TurnIndex, content_of: Callable[[int], dict[str, Any]],
@@ -123,31 +124,55 @@ class SplitColumns:
         from a settled joined turn before ``first`` are looked at again, the rest kept.  Returns
         that turn: nothing before it changed."""
         restart = self._restart(index.roles, first)
-        del self.weights[restart:]
         del self.prefix[restart + 1:]
-        del self.starts[bisect.bisect_left(self.starts, restart):]
         del self.flagged[bisect.bisect_left(self.flagged, restart):]
         del self.left_out[bisect.bisect_left(self.left_out, restart):]
         _Walk(self, index, content_of).run(restart)
         return restart
 
     def _restart(self, roles: Sequence[str], first: int) -> int:
-        """A joined turn that no change from ``first`` on can reach back into: two joined turns back
-        from the run of one role the turn before ``first`` is in (a run left out as a whole, or a
-        turn joined onto the one before, changes no turn before them)."""
-        t = min(first, len(self.weights)) - 1
+        """The first turn of a joined turn no change from ``first`` on can reach back into: the joined
+        turn before the one that holds the start of the run of one role the turn before ``first`` is
+        in (a run left out as a whole, or a turn joined onto the one before, changes no turn before
+        that run).  0 when no turn the view shows comes before it."""
+        t = min(first, len(self)) - 1
         if t <= 0:
             return 0
         while t > 0 and roles[t - 1] == roles[t]:
             t -= 1
-        k = bisect.bisect_right(self.starts, t) - 2
-        return self.starts[k] if k >= 0 else 0
+        kept = t if not self._is_left_out(t) else self._kept_before(t)
+        if kept is None:
+            return 0
+        before = self._kept_before(self._joined_start(roles, kept))
+        if before is None:
+            return 0
+        restart = self._joined_start(roles, before)
+        return restart if self._kept_before(restart) is not None else 0
+
+    def _is_left_out(self, turn: int) -> bool:
+        k = bisect.bisect_left(self.left_out, turn)
+        return k < len(self.left_out) and self.left_out[k] == turn
+
+    def _kept_before(self, turn: int) -> int | None:
+        """The last turn before ``turn`` the view shows (None: none)."""
+        turn -= 1
+        while turn >= 0 and self._is_left_out(turn):
+            turn -= 1
+        return turn if turn >= 0 else None
+
+    def _joined_start(self, roles: Sequence[str], turn: int) -> int:
+        """The first turn of the joined turn ``turn`` (a turn the view shows) is in."""
+        if self.view is not HistoryView.JOINED or not roles[turn]:
+            return turn
+        while (before := self._kept_before(turn)) is not None and roles[before] == roles[turn]:
+            turn = before
+        return turn
 
 
 def split_columns(view: HistoryView, index: TurnIndex, content_of: Callable[[int], dict[str, Any]]) -> SplitColumns:
     """The split columns of every turn of ``index`` (``content_of``: a turn's content, asked for only
     for turns whose shape is not plain)."""
-    columns = SplitColumns(view, [], [0], [], [], False, [])
+    columns = SplitColumns(view, array("q", [0]), [], False, [])
     _Walk(columns, index, content_of).run(0)
     return columns
 
@@ -211,68 +236,74 @@ def _dropped_runs(roles: Sequence[Any], invalid: Callable[[int], bool], start: i
 
 
 class _Walk:
-    """One pass over turns from a joined turn's start, appending to the columns."""
+    """One pass over turns from the first turn of a joined turn (or 0), appending to the columns."""
 
     def __init__(self, columns: SplitColumns, index: TurnIndex, content_of: Callable[[int], dict[str, Any]]) -> None:
         self.columns, self.index, self.content_of = columns, index, content_of
 
     def run(self, start: int) -> None:
         columns, index = self.columns, self.index
-        roles, sent, shapes, json_lengths = index.roles, index.sent_json, index.shape, index.json_lengths
+        roles, cuts, shapes, json_lengths = index.roles, index.thought_json, index.shape, index.json_lengths
         candidate, safe = index.is_candidate, index.is_safe_end
         joining = columns.view is HistoryView.JOINED
         dropped = _dropped_runs(roles, lambda k: shapes[k] == INVALID_MODEL_TURN, start)
-        weights, prefix, starts, flagged = columns.weights, columns.prefix, columns.starts, columns.flagged
-        group: list[int] = []  # the recorded turns of the joined turn being read (left-out ones not)
-        group_start = start  # where it begins: its first turn, or 0 for the first (turns left out before it)
-        built = False  # a turn in it is not plain: measured by building the joined turn
-        group_candidate = group_safe = False
-
-        def close() -> None:
-            nonlocal group_candidate, group_safe
-            if built:
-                self._measure(group)
-                content = self._joined(group)
-                group_candidate, group_safe = is_split_candidate(content), ends_safely(content)
-            if group_candidate:
-                flagged.append(group_start)
-            columns.safe_end = group_safe
-
+        prefix, left_out = columns.prefix, columns.left_out
+        overhead: dict[str, int] = {}  # per role: what a joined turn's later turn does not repeat
+        total = prefix[-1]
+        role = ""  # the joined turn being read: its role, first turn, where it begins (0 for the first)
+        group = group_start = -1
+        seen = start > 0
+        built = group_candidate = group_safe = False
         for i in range(start, len(roles)):
-            role = roles[i]
+            turn_role = roles[i]
             plain = shapes[i] == PLAIN_TURN
-            if i in dropped or (joining and self._emptied(i, plain, role, sent[i])):
-                weights.append(0)
-                prefix.append(prefix[-1])
-                columns.left_out.append(i)
+            sent = json_lengths[i] - cuts[i] if joining else json_lengths[i]
+            if i in dropped or (joining and (sent == self._overhead(overhead, turn_role) + 1 if plain  # "parts":[]
+                                             else strip_thoughts(self.content_of(i)) is None)):
+                prefix.append(total)
+                left_out.append(i)
                 continue
-            if joining and group and role and role == roles[group[0]]:
-                weight = sent[i] - 19 - js_string_json_len(role)  # its parts and a comma
-                group.append(i)
+            if joining and group >= 0 and turn_role and turn_role == role:
+                total += sent - self._overhead(overhead, turn_role)  # its parts and a comma
                 built = built or not plain
                 group_candidate = group_candidate and candidate[i]
                 group_safe = group_safe and safe[i]
             else:
-                if group:
-                    close()
-                weight = sent[i] if joining else json_lengths[i]
-                group = [i]
-                group_start = i if starts else 0
+                if group >= 0:
+                    self._close(group, group_start, built, group_candidate, group_safe)
+                    total = prefix[-1]
+                total += sent
+                role, group, group_start = turn_role, i, i if seen else 0
+                seen = True
                 built = joining and not plain
                 group_candidate, group_safe = candidate[i], safe[i]
-                starts.append(group_start)
-            weights.append(weight)
-            prefix.append(prefix[-1] + weight)
-        if group:
-            close()
-        elif not starts:
+            prefix.append(total)
+        if group >= 0:
+            self._close(group, group_start, built, group_candidate, group_safe)
+        elif not seen:
             columns.safe_end = False
 
-    def _emptied(self, i: int, plain: bool, role: str, sent: int) -> bool:
-        """stripThoughts drops a turn left with no parts."""
-        if plain:
-            return sent == 20 + js_string_json_len(role)
-        return strip_thoughts(self.content_of(i)) is None
+    @staticmethod
+    def _overhead(known: dict[str, int], role: str) -> int:
+        """``{"role":…,"parts":[`` and ``]}`` less the comma a later turn of a joined turn brings."""
+        found = known.get(role)
+        if found is None:
+            found = known[role] = 19 + js_string_json_len(role)
+        return found
+
+    def _close(self, first: int, start: int, built: bool, candidate: bool, safe: bool) -> None:
+        """The joined turn from ``first`` (where it begins: ``start``) is read to its end."""
+        columns = self.columns
+        if built:  # a turn in it is not plain: measured by building it, its whole length on its first turn
+            group = [k for k in range(first, len(columns.prefix) - 1) if not columns._is_left_out(k)]
+            content = self._joined(group)
+            end = columns.prefix[first] + js_json_len(content)
+            for k in range(first + 1, len(columns.prefix)):
+                columns.prefix[k] = end
+            candidate, safe = is_split_candidate(content), ends_safely(content)
+        if candidate:
+            columns.flagged.append(start)
+        columns.safe_end = safe
 
     def _joined(self, group: list[int]) -> dict[str, Any]:
         content: dict[str, Any] | None = None
@@ -282,17 +313,6 @@ class _Walk:
             content = stripped if content is None else joined(content, stripped)
         assert content is not None
         return content
-
-    def _measure(self, group: list[int]) -> None:
-        """The weights of a joined turn that holds a turn that is not plain: all of it on its first turn."""
-        weights, prefix = self.columns.weights, self.columns.prefix
-        total = js_json_len(self._joined(group))
-        first, last = group[0], len(weights)
-        for k in range(first, last):
-            weights[k] = 0
-        weights[first] = total
-        for k in range(first, last):
-            prefix[k + 1] = prefix[k] + weights[k]
 
 
 __all__ = ["DEFAULT_CONFIGURED_MODEL", "HistoryView", "SplitColumns", "contents_columns", "history_view",

@@ -397,10 +397,10 @@ def content_figures(
     # {"role":…,"parts":[…]} from its pieces, any other shape as a whole
     json_len = 18 + role_json + parts_json if standard else js_json_len(content)
     shape = PLAIN_TURN if standard and role else OTHER_TURN
-    sent_json = json_len
+    thought_json = 0
     if thoughts:
         stripped = strip_thoughts(content)
-        sent_json = js_json_len(stripped if stripped is not None else {**content, "parts": []})
+        thought_json = json_len - js_json_len(stripped if stripped is not None else {**content, "parts": []})
         if carried:
             shape = OTHER_TURN  # its figures without the thoughts are measured on the turn itself
     if role == "model" and not is_valid_model_content(content):
@@ -420,7 +420,7 @@ def content_figures(
         tuple(answers),
         model,
         tuple(outputs) if outputs else (),
-        sent_json,
+        thought_json,
         shape,
     )
 

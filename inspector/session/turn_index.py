@@ -37,7 +37,7 @@ class TurnIndex:
     answers: list[tuple[CallKey, ...]]  # (id, name) of each function response
     models: list[str | None]  # the model a model turn's record names (None: none, or not a model turn)
     outputs: list[tuple[OutputFigures, ...]]  # each tool output as masking sees it, and each null part
-    sent_json: list[int]  # the JSON length once stripThoughts has removed its thoughts (compaction/view.py)
+    thought_json: list[int]  # how much shorter its JSON is once stripThoughts has removed its thoughts (mostly 0)
     shape: list[int]  # figures.PLAIN_TURN, OTHER_TURN or INVALID_MODEL_TURN
     # For a recording: message m became turns message_starts[m] .. message_starts[m + 1] - 1
     # (len = messages + 1).  Empty when the turns were measured from contents.
@@ -58,9 +58,9 @@ class TurnIndex:
         """The index of a recording's messages, given the reader's rows of each message's turns."""
         columns, starts = transpose(per_message)
         (record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds, responses,
-         usage, calls, answers, models, outputs, sent_json, shape) = columns
+         usage, calls, answers, models, outputs, thought_json, shape) = columns
         return cls(record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds,
-                   responses, UsageColumn(usage), calls, answers, models, outputs, sent_json, shape, starts)
+                   responses, UsageColumn(usage), calls, answers, models, outputs, thought_json, shape, starts)
 
     def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]],
                  own: TurnIndex | None = None) -> TurnIndex:
@@ -83,7 +83,7 @@ class TurnIndex:
             self.record_ids[:turns], self.roles[:turns], self.is_tool_result[:turns], self.quarters[:turns],
             self.json_lengths[:turns], self.is_candidate[:turns], self.is_safe_end[:turns], self.kinds[:turns],
             self.responses[:turns], UsageColumn(self.usage.packed()[:turns]), self.calls[:turns],
-            self.answers[:turns], self.models[:turns], self.outputs[:turns], self.sent_json[:turns],
+            self.answers[:turns], self.models[:turns], self.outputs[:turns], self.thought_json[:turns],
             self.shape[:turns], self.message_starts[:messages + 1])
 
     def copy(self) -> TurnIndex:
@@ -94,7 +94,7 @@ class TurnIndex:
         """Every per-turn column as a list (``usage`` as the list it packs), in field order."""
         return (self.record_ids, self.roles, self.is_tool_result, self.quarters, self.json_lengths,
                 self.is_candidate, self.is_safe_end, self.kinds, self.responses, self.usage.packed(), self.calls,
-                self.answers, self.models, self.outputs, self.sent_json, self.shape)
+                self.answers, self.models, self.outputs, self.thought_json, self.shape)
 
     def turns_of(self, message: int) -> range:
         """The turns message ``message`` of a recording became."""
