@@ -177,7 +177,7 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
     index = _Index(
         hasher, replace(columns, prefix=array("q", columns.prefix), flagged=list(columns.flagged),
                         left_out=list(columns.left_out)),
-        list(analysis.prefix_quarters), columns.sent_responses(figures, lambda i: analysis.turns[i].content),
+        list(analysis.prefix_quarters), list(columns.sent_responses(figures, lambda i: analysis.turns[i].content)),
         roles, calls, answers, pairing,
         None, {}, _max_chars(analysis), _environment_position(session),
     )

@@ -96,14 +96,14 @@ def check_cut(tmp_path: Path, data: bytes, cut: int, *, steps: int = 1) -> str:
             prepared = chooser.random() < 0.5  # copies made ahead (as the app does) or on the spot
             if prepared:
                 live.prepare(state)
-                before = figures_of(state.session, state.analysis)
+            before = figures_of(state.session, state.analysis)
             extended = live.extend(state, chunk, offset)
             if extended is None:
                 assert declined_for_a_reason(chunk), f"declined a plain append at byte {offset}: {chunk[:200]!r}"
                 return "declined"
             assert live.extend(state, chunk, offset) is None  # a state already extended is refused
-            if prepared:  # growing the copies made ahead left the state it started from as it was
-                assert figures_of(state.session, state.analysis) == before
+            # extending (growing the copies made ahead, or its own) left the state it started from as it was
+            assert figures_of(state.session, state.analysis) == before
             state = extended
             offset = end
     fresh = load(path)
