@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from inspector.analysis import Analysis
 from inspector.compaction.compress import CompressionResult
-from inspector.format import describe_os_error, plain_name, uncut_split_words, usage_text, visible
+from inspector.format import describe_os_error, plain_name, plural, uncut_split_words, usage_text, visible
 from inspector.session.loader import Session
 from inspector.store.files import atomic_write
 
@@ -181,7 +181,7 @@ def markdown(document: Document) -> str:
 
 def _turn_lines(turn: TurnView) -> list[str]:
     usage = f", recorded {turn.usage}" if turn.usage else ""
-    out = [f"### Turn {turn.index:,}: {turn.role} ({_md_cell(turn.kind)}, {turn.tokens:,} tokens{usage})"]
+    out = [f"### Turn {turn.index:,}: {turn.role} ({_md_cell(turn.kind)}, {plural(turn.tokens, 'token')}{usage})"]
     for block in turn.blocks:
         out += ["", f"**{_md_cell(block.title)}**", "", _fence(block.body)]
     return out
@@ -234,7 +234,8 @@ def page(document: Document) -> str:
             out.append('<div class="split">Gemini CLI\'s split point: the turns above would be summarised.</div>')
         usage = f", recorded {_e(turn.usage)}" if turn.usage else ""
         out.append(f'<section class="turn role-{_e(turn.role)}" id="turn-{turn.index}">'
-                   f"<h3>Turn {turn.index:,}: {_e(turn.role)} ({_e(turn.kind)}, {turn.tokens:,} tokens{usage})</h3>")
+                   f"<h3>Turn {turn.index:,}: {_e(turn.role)} ({_e(turn.kind)}, "
+                   f"{plural(turn.tokens, 'token')}{usage})</h3>")
         for block in turn.blocks:
             if block.kind in ("result", "thought", "other"):
                 out.append(f"<details><summary>{_e(block.title)}</summary><pre>{_e(block.body)}</pre></details>")

@@ -50,8 +50,9 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
     console.print(Fields(
         f"turns: {len(result.turns):,}",
         f"split: {split:,} (reference)",
-        f"summarise {plural(int(figures['summarised_turns']), 'turn')} / {figures['summarised_tokens']:,} tokens",
-        f"keep {plural(int(figures['kept_turns']), 'turn')} / {figures['kept_tokens']:,} tokens "
+        f"summarise {plural(int(figures['summarised_turns']), 'turn')} / "
+        f"{plural(int(figures['summarised_tokens']), 'token')}",
+        f"keep {plural(int(figures['kept_turns']), 'turn')} / {plural(int(figures['kept_tokens']), 'token')} "
         f"({percent(float(figures['kept_share']))})",
         gap=3,
     ))

@@ -188,3 +188,19 @@ def test_the_html_page_opens_in_chromium_shows_turns_and_figures_and_runs_nothin
                 assert "<script>window.__pwned = 1</script>" in seen["text"] and "\\e]2;title\\x07" in seen["text"]
     finally:
         browser.close()
+
+
+def test_a_turn_of_one_token_says_one_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Counts read as a person writes them: "1 token", "2 tokens" (in the export and analyze's report)."""
+    path = tmp_path / "tiny.jsonl"
+    stamp = "2026-01-01T00:00:00Z"
+    records = [{"sessionId": "s", "projectHash": "p", "startTime": stamp, "kind": "main"},
+               {"id": "u", "timestamp": stamp, "type": "user", "content": [{"text": "abcd"}]},
+               {"id": "g", "timestamp": stamp, "type": "gemini", "content": "abcdefgh"}]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["export", str(path), "--format", "md"]) == 0
+    text = capsys.readouterr().out
+    assert "### Turn 0: user (text, 1 token)" in text and "### Turn 1: model (text, 2 tokens)" in text
+    assert main(["analyze", str(path)]) == 0
+    report = capsys.readouterr().out
+    assert "1 tokens" not in report and "3 tokens" in report

@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from inspector.analysis import Analysis, turn_kind
-from inspector.format import usage_text, visible
+from inspector.format import plural, usage_text, visible
 from inspector.jsjson import js_stringify, js_to_string
 from inspector.tokens import part_quarters
 from inspector.tui.cost_lines import cost_lines
@@ -52,7 +52,7 @@ def json_block(value: Any) -> RenderableType:
 def _heading(label: str, tokens: int | None = None) -> Text:
     text = Text(label, style="bold")
     if tokens is not None:
-        text.append(f"  ({tokens:,} tokens)", style="dim")
+        text.append(f"  ({plural(tokens, 'token')})", style="dim")
     return text
 
 
@@ -106,7 +106,7 @@ def turn_renderable(analysis: Analysis, index: int, split: int, highlight: str =
     title = Text.assemble(
         (f"turn {index:,}", "bold"), " · ", (visible(turn.role, one_line=True), "bold"), " · ",
         visible(turn_kind(turn.content), one_line=True),
-        " · ", (f"{analysis.turn_tokens(index):,} est. tokens", "bold"), " · ", (side, "dim"),
+        " · ", (plural(analysis.turn_tokens(index), "est. token"), "bold"), " · ", (side, "dim"),
     )
     lines: list[RenderableType] = [title]
     meta = Text(style="dim")
