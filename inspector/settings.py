@@ -59,13 +59,8 @@ class Threshold:
 def resolve_threshold(explicit: float | None = None, project_dir: Path | None = None) -> Threshold:
     if explicit is not None:
         return Threshold(explicit, "--threshold")
-    candidates = [
-        (project_dir or Path.cwd()) / ".gemini" / "settings.json",
-        gemini_home() / ".gemini" / "settings.json",
-    ]
-    for path in candidates:
-        settings = _read_settings(path)
-        model = settings.get("model") if settings else None
+    for path, settings in settings_layers(project_dir):
+        model = settings.get("model")
         value = model.get("compressionThreshold") if isinstance(model, dict) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value:
             return Threshold(float(value), str(path))

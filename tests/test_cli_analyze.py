@@ -174,3 +174,24 @@ def test_a_cut_off_reply_s_zero_usage_is_not_taken_for_the_last_prompt(
     assert b"14,522 / 1,048,576 (1.4%, recorded prompt)" in capsysbinary.readouterr().out
     assert cli.main(["compact", str(path)]) == 0
     assert b"14,522 tokens (the last recorded prompt) is under the threshold" in capsysbinary.readouterr().out
+
+
+def test_the_threshold_comes_from_the_settings_the_project_first(
+        capsysbinary: pytest.CaptureFixture[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``model.compressionThreshold``: the project's settings win over the user's, a file without it
+    (or one that does not parse) gives way to the next, and none means 0.5."""
+    home, project = tmp_path / "home", tmp_path / "project"
+    for folder in (home, project):
+        (folder / ".gemini").mkdir(parents=True)
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(home))
+    monkeypatch.chdir(project)
+    session = str(SAMPLES / "coding-task.jsonl")
+    assert run_json(capsysbinary, session)[1]["threshold"] == 0.5
+    (home / ".gemini" / "settings.json").write_text('{"model": {"compressionThreshold": 0.4}}')
+    assert run_json(capsysbinary, session)[1]["threshold"] == 0.4
+    (project / ".gemini" / "settings.json").write_text('{"model": {"compressionThreshold": 0.3}} // ours')
+    assert run_json(capsysbinary, session)[1]["threshold"] == 0.3
+    (project / ".gemini" / "settings.json").write_text('{"model": {"name": "gemini-2.5-pro"}}')
+    assert run_json(capsysbinary, session)[1]["threshold"] == 0.4
+    (project / ".gemini" / "settings.json").write_text('{"model": ')
+    assert run_json(capsysbinary, session)[1]["threshold"] == 0.4

@@ -13,7 +13,8 @@ from inspector.compaction.budget import (
     plan_budget,
     truncate_chars,
 )
-from inspector.compaction.split import ends_safely, find_split_point, is_split_candidate, split_candidates
+from inspector.compaction.split import ends_safely, find_split_point, is_split_candidate
+from inspector.compaction.view import HistoryView, view_candidates
 from inspector.jsjson import js_stringify
 from inspector.session.figures import response_figures
 from tests.reference.client import RefServer
@@ -41,7 +42,8 @@ def test_candidates_and_safe_end() -> None:
     history = [user("a"), model("b", call=True), result("f", "x"), model("c"), user("d"), model("e")]
     assert [is_split_candidate(c) for c in history] == [True, False, False, False, True, False]
     assert ends_safely(history[-1]) and not ends_safely(history[1])
-    assert split_candidates(history) == [0, 4, 6]
+    for view in HistoryView:  # the roles alternate: both views show these turns as they are
+        assert view_candidates(history, view) == [0, 4, 6]
 
 
 def test_split_takes_the_first_candidate_past_seventy_percent() -> None:

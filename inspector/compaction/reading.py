@@ -105,8 +105,8 @@ class Planned:
         """The reference's split of ``truncated``, the history after this budget."""
         if self.first_truncation_id == 1:
             return self.compress_split_point  # the analysis's
-        deltas = {t.turn: js_json_len(truncated[t.turn]) - self.json_chars[t.turn]
-                  for t in self.truncations if t.changes_json}
+        deltas = {turn: js_json_len(truncated[turn]) - self.json_chars[turn]
+                  for turn in {t.turn for t in self.truncations if t.changes_json}}
         return self.columns.split(deltas)
 
     def quarters(self, start: int, stop: int) -> int:

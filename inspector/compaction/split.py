@@ -46,15 +46,6 @@ def ends_safely(content: dict[str, Any] | None) -> bool:
     return not any(isinstance(p, dict) and truthy(p.get("functionCall")) for p in parts)
 
 
-def split_candidates(contents: Sequence[dict[str, Any]]) -> list[int]:
-    """Every index the split may take, in order (0 always; ``len`` when safe)."""
-    found = [i for i, c in enumerate(contents) if i > 0 and is_split_candidate(c)]
-    points = [0, *found]
-    if contents and ends_safely(contents[-1]):
-        points.append(len(contents))
-    return points
-
-
 def find_split_point(
     weights: Sequence[int],
     candidates: Sequence[bool],

@@ -103,7 +103,7 @@ class SplitColumns:
         ``index.responses`` itself when that changes nothing."""
         responses = index.responses
         shapes = index.shape
-        thoughts = self.view is HistoryView.JOINED and OTHER_TURN in shapes[start:]
+        thoughts = self.view is HistoryView.JOINED and _holds(shapes, OTHER_TURN, start)
         out_from = bisect.bisect_left(self.left_out, start)
         if out_from == len(self.left_out) and not thoughts:
             return responses if start == 0 else responses[start:]
@@ -212,6 +212,15 @@ def viewed(contents: Sequence[dict[str, Any]], view: HistoryView) -> list[tuple[
             content = stripped
         out.append((i, content))
     return out
+
+
+def _holds(column: list[int], value: int, start: int) -> bool:
+    """Whether ``column`` holds ``value`` from ``start`` on (without copying its tail)."""
+    try:
+        column.index(value, start)
+    except ValueError:
+        return False
+    return True
 
 
 def _invalid(content: dict[str, Any]) -> bool:
