@@ -224,6 +224,21 @@ def _environment_position(session: Session) -> int | None:
     return None
 
 
+def unread(data: bytes, offset: int, size: int) -> bytes | None:
+    """What of ``data``, complete lines appended at byte ``offset``, lies beyond the first ``size``
+    bytes a read already holds: all of it when it starts there or later, ``b""`` when the read
+    holds it all (it was appended while the whole file was read), None when ``size`` falls inside
+    one of its lines (only reading the whole file again gives the right answer)."""
+    if offset >= size:
+        return data
+    cut = size - offset
+    if cut >= len(data):
+        return b""
+    if data[cut - 1] != 0x0A:
+        return None
+    return data[cut:]
+
+
 def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> LiveState | None:
     """``state`` after the complete lines ``data`` were appended at byte ``offset``; None when
     only reading the whole file again gives the right answer (see the module's notes)."""

@@ -12,7 +12,7 @@ from rich.text import Text
 from inspector.analysis import Analysis
 from inspector.cost import prompt_saving, usd_text
 from inspector.format import visible
-from inspector.tui.session_notes import noted
+from inspector.tui.session_notes import carried_words, noted
 
 
 def _turns(count: int) -> str:
@@ -40,13 +40,17 @@ def cost_lines(analysis: Analysis, index: int) -> list[Text]:
     cost = found.cost
     total = cost.total
     whole = f" The session: {usd_text(total)} over {_turns(len(cost.turns))}." if total is not None else ""
+    carried = carried_words(found)
+    later = f" {carried}" if carried else ""
     price = cost.of_turn(index)
     if price is not None:
         return [Text.assemble(("cost: ", "bold"), (usd_text(price.usd), "bold"),
-                              f" ({visible(price.model, one_line=True)}, {price.tier}).{whole}")]
+                              f" ({visible(price.model, one_line=True)}, {price.tier}).{whole}", (later, "dim"))]
     if index in cost.unpriced:
         return [Text(f"cost: none shown; the price table does not know this turn's model, or its usage "
-                     f"does not add up.{whole}", style="dim")]
+                     f"does not add up.{whole}{later}", style="dim")]
+    if found.as_of is not None and index >= found.as_of and analysis.recorded[index]:
+        return [Text(f"cost: not worked out yet for this turn.{whole}{later}", style="dim")]
     return []
 
 

@@ -17,7 +17,7 @@ from rich.text import Text
 from inspector.analysis import Analysis
 from inspector.compaction.masking import MaskingPlan, read_saved_output
 from inspector.format import plural, visible
-from inspector.tui.session_notes import noted
+from inspector.tui.session_notes import carried_words, noted
 
 MASKED_MARK = "■"
 WILL_MASK_MARK = "□"
@@ -73,4 +73,6 @@ def masking_lines(analysis: Analysis, index: int) -> list[RenderableType]:
         if saved.note:
             lines.append(Text(visible(saved.note), style="dim"))
         lines.append(Text(visible(saved.text)))
+    if lines and found.as_of is not None:
+        lines.append(Text(carried_words(found), style="dim"))
     return lines

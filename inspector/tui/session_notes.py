@@ -26,12 +26,14 @@ _REMEMBERED = 3
 class Noted:
     """What was noted for one analysis."""
 
-    __slots__ = ("_analysis", "cost", "masking", "model", "session_id", "session_path")
+    __slots__ = ("_analysis", "as_of", "cost", "masking", "model", "session_id", "session_path")
 
-    def __init__(self, analysis: Analysis, masking: MaskingPlan, cost: SessionCost, session: Session) -> None:
+    def __init__(self, analysis: Analysis, masking: MaskingPlan, cost: SessionCost, session: Session,
+                 as_of: int | None = None) -> None:
         self._analysis = analysis
         self.masking = masking
         self.cost = cost
+        self.as_of = as_of  # carried over from an earlier version: the turns they were worked out for
         self.model = analysis.model
         self.session_path: Path = session.path
         self.session_id = session.session_id
@@ -82,5 +84,14 @@ def carry_notes(previous: Analysis, analysis: Analysis, session: Session) -> boo
     found = noted(previous)
     if found is None:
         return False
-    _remember(Noted(analysis, found.masking, found.cost, session), analysis)
+    as_of = found.as_of if found.as_of is not None else len(previous.turns)
+    _remember(Noted(analysis, found.masking, found.cost, session, as_of), analysis)
     return True
+
+
+def carried_words(found: Noted) -> str:
+    """What a person is told of notes carried over from an earlier version ("" for notes of their own)."""
+    if found.as_of is None:
+        return ""
+    return (f"(worked out for the first {found.as_of:,} turns, before the latest appends; "
+            "again when they pause)")

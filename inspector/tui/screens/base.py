@@ -35,8 +35,13 @@ class InspectorScreen(Screen[None]):
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        self.inspector.report_worker(event.worker, event.state)
+        if not self.reports_failure(event.worker):
+            self.inspector.report_worker(event.worker, event.state)
         self.worker_changed(event.worker, event.state)
+
+    def reports_failure(self, worker: Worker[object]) -> bool:
+        """Whether this screen tells of ``worker``'s failure itself, in its own words (``worker_changed``)."""
+        return False
 
     def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
         """Hook for screens that show a worker's progress or outcome."""

@@ -89,11 +89,14 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
                 tooltip="run both strategies on the same history and split, side by side"),
         Binding("p", "show_preview", "Preview", show=False, id="compaction.preview",
                 tooltip="open the last compaction preview again"),
+        Binding("p", "unavailable('show_preview')", show=False),  # (each: says why, when the key is off)
         Binding("P", "provider", "Summariser", show=False, id="compaction.provider", key_display="P",
                 tooltip="who writes the snapshot: offline -> Gemini -> auto (shown before anything is sent)"),
         Binding("a", "apply", "Apply", id="compaction.apply", tooltip="write the previewed compaction to the file"),
+        Binding("a", "unavailable('apply')", show=False),
         Binding("u", "revert", "Undo", id="compaction.revert",
                 tooltip="undo the newest applied compaction, byte for byte"),
+        Binding("u", "unavailable('revert')", show=False),
         Binding("t", "timeline", "Timeline", show=False, id="compaction.timeline",
                 tooltip="the compactions applied to this file"),
         Binding("i", "figures", "Figures", show=False, id="session.figures",
@@ -103,6 +106,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
         Binding("b", "subagents", "Subagents", id="session.subagents",
                 tooltip="the subagent sessions this session started: list them, open one"),
+        Binding("b", "unavailable('subagents')", show=False),
         Binding("x", "export", "Export", show=False, id="session.export",
                 tooltip="write the session (and the previewed compaction) as Markdown or HTML"),
         Binding("y", "copy", "Copy turn", show=False, id="session.copy",
@@ -213,8 +217,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
                                 same_before=loaded.changed_from or 0)
         if self.turn_filter is not None or self.by_tokens:
             self.apply_view()  # the filter and order, on the turns as read now
-        if self.matches:
-            self.search_turns(loaded, self.search_text, jump=False)
+        self.search_again(loaded)
         self.refresh_figures()
         if previous is None:
             self.show_strategy()
@@ -278,19 +281,24 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         self.table.set_analysis(loaded.analysis, self.split, agentic=loaded.agentic_set)
         self.refresh_figures()
 
+    def reports_failure(self, worker: Worker[object]) -> bool:
+        return worker.group == LOAD_GROUP and self.loaded is not None  # a read again: SessionLive.read_failed
+
     def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
         self.compaction_worker_changed(worker, state)
         if worker.group != LOAD_GROUP or state != WorkerState.ERROR:
             return
         if isinstance(worker.error, Cancelled):
             return
-        if self.loaded is None:
-            self.failed = str(worker.error)
-            self.query_one("#loading-label", Label).update(
-                Text.assemble(("Cannot open this file\n", "bold red"), str(worker.error), ("\n\nEsc: back", "dim"))
-            )
-            self.query_one("#loading-bar", ProgressBar).remove()  # (hidden, it would still redraw)
-            self.refresh_bindings()  # the footer drops the keys that need a session
+        if self.loaded is not None:
+            self.read_failed(worker.error or RuntimeError("the read failed"))
+            return
+        self.failed = str(worker.error)
+        self.query_one("#loading-label", Label).update(
+            Text.assemble(("Cannot open this file\n", "bold red"), str(worker.error), ("\n\nEsc: back", "dim"))
+        )
+        self.query_one("#loading-bar", ProgressBar).remove()  # (hidden, it would still redraw)
+        self.refresh_bindings()  # the footer drops the keys that need a session
 
     # -- figures ----------------------------------------------------------------------------
     def refresh_figures(self) -> None:
@@ -348,6 +356,21 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         if action == "revert":
             return self.can_undo  # u is offered only while an apply can be undone
         return not (action in ("apply", "show_preview") and self.preview is None)
+
+    def action_unavailable(self, action: str) -> None:
+        """A key whose own binding is off just now (``check_action``: not shown in the footer) says why."""
+        if self.loaded is None:
+            self.notify("This file could not be opened; Esc goes back." if self.failed is not None
+                        else "The session is still being read.", severity="warning", timeout=4)
+        elif action == "apply":
+            self.action_apply()  # it says there is no preview to apply
+        elif action == "show_preview":
+            self.action_show_preview()  # ... no preview to show
+        elif action == "revert":
+            self.action_revert()  # ... nothing to undo, or what is wrong with the journal
+        elif action == "subagents":
+            self.notify("No subagent sessions of this session are on disk (Gemini CLI keeps them in a folder "
+                        "named after its id, beside it).", timeout=5)
 
     def set_split(self, split: int) -> None:
         """The user moves the split (it no longer follows Gemini CLI's own unless it is that one)."""

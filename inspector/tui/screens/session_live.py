@@ -15,13 +15,24 @@ session's length:
   new version (``live.prepare``), and the versions it replaced are let go
   there too, so neither competes with drawing the row;
 * masking and cost, which read every turn, are worked out in a worker when
-  the appends pause; until then the previous figures are shown.
+  the appends pause, or at the latest ``NOTES_LONGEST`` seconds after the
+  first append that changed them; until then the previous figures are shown,
+  and said to be for fewer turns.
+
+Anything but an append is read whole, one read at a time: what changes while
+a read is under way waits for it (appends are extended from where it ended, a
+rewrite reads once more), so a long read on a file Gemini CLI keeps writing
+finishes.  A read that fails keeps the last version on screen, says why once,
+and waits for the file to be rewritten or for ``r``: the lines appended after
+a line that cannot be read would not make the file readable.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -46,6 +57,14 @@ if TYPE_CHECKING:
     from inspector.watch import Appended, FileState
 
 WATCH_GROUP = "watch"
+# What a person is told happened when a change on disk was read whole (an append that extends is
+# said in the status line only).
+READ_AGAIN_WORDS = {
+    "rewritten": "was rewritten on disk",
+    "truncated": "was cut short on disk",
+    "changed": "changed on disk other than by new turns at its end (a rewind, a checkpoint, a message "
+               "written again or a line this reader cannot take)",
+}
 LIVE_GROUP = "live"
 NOTES_GROUP = "notes"
 SETTLE_GROUP = "settle"
@@ -83,19 +102,24 @@ class SessionLive(InspectorScreen):
     loaded: Loaded | None
     preview: Preview | None = None
     _watch_ready: asyncio.Event | None = None
-    _live_kind: str = "appended"  # how the file last changed on disk
+    _read_kind: str = "appended"  # the change on disk the last whole read followed (READ_AGAIN_WORDS)
     _extending: bool = False  # an extension is on its way to the screen
     _appends: list[Appended]  # appended lines waiting to extend what is shown
     _priming: Loaded | None = None  # the load whose live state is being made
     _retired: list[object]  # versions no longer shown, let go in a worker
     _unsettled: Loaded | None = None  # a version shown by extension, not yet copied ahead for
     _read: int = 0  # full reads so far: what an append extends goes back to the last one
+    _reading: bool = False  # a whole read of a change on disk is under way (what changes meanwhile waits)
+    _read_again: bool = False  # the file changed other than by an append during that read
+    _unreadable: str | None = None  # why the last whole read failed: appends wait for a rewrite or ``r``
     _notes_timer: Timer | None = None
+    _notes_pending_since: float | None = None  # when shown notes were first carried over unchanged
     agentic_point: int | None = None  # compact --agentic's split (SessionNavigation)
 
     # An append that takes longer than this to read would stall the screen: it goes to a worker.
     LOOP_BYTES = 1 << 20
     NOTES_QUIET = 5.0  # seconds without an append before masking and cost are worked out again
+    NOTES_LONGEST = 30.0  # ... and at the latest, however often lines are appended
 
     @property
     def status(self) -> StatusLine:
@@ -147,31 +171,70 @@ class SessionLive(InspectorScreen):
             self.notify(f"{self.path.name} was deleted on disk; what is shown is the last version read.",
                         severity="warning", timeout=10)
             return
-        self.status.set("live", f"live: {message.kind}")
-        self._live_kind = message.kind
         loaded = self.loaded
+        if message.appended is not None and self._unreadable is not None:
+            self.status.set("live", f"live: appended, and still cannot be read ({self._unreadable}); "
+                                    "r reads it again", "red")
+            return
+        self.status.set("live", f"live: {message.kind}")
         if message.appended is not None and loaded is not None and (
-                self._extending or loaded.live is not None or self._priming is loaded):
+                self._reading or self._extending or loaded.live is not None or self._priming is loaded):
             self._appends.append(message.appended)
             self.next_extension()
             return
-        self.mark_stale(f"the file was {message.kind} on disk")
         self._appends.clear()
+        self.read_all(f"the file was {message.kind} on disk", message.kind)
+
+    def read_all(self, why: str, kind: str) -> None:
+        """Read the whole file again because of a change on disk (``why``: for a preview it makes
+        stale; ``kind``: appended, or a key of READ_AGAIN_WORDS).  One read at a time: a change
+        during a read is read once that read is done."""
+        self.mark_stale(why)
+        if self._reading:
+            self._read_again = True
+            if kind != "appended":
+                self._read_kind = kind
+            return
+        self._reading = True
+        self._read_kind = kind
+        self._read_again = False
+        self._unreadable = None
         self.load_session("live")
+
+    def read_failed(self, error: BaseException) -> None:
+        """A whole read of a change on disk failed: keep what is shown, say why, and wait."""
+        self._reading = False
+        self._extending = False
+        if self._read_again:  # it changed again meanwhile: that version may read
+            self.read_all("the file changed on disk", self._read_kind)
+            return
+        self._appends.clear()
+        first_line = str(error).splitlines()[0] if str(error) else type(error).__name__
+        self._unreadable = first_line
+        self.status.set("load", "")
+        self.status.set("live", "live: cannot read the file now; r reads it again", "red")
+        self.mark_stale("the file changed on disk and cannot be read now")
+        self.notify(f"{first_line}\nShown: the last version read. r reads the file again.",
+                    title="Changed on disk, cannot be read", severity="error", timeout=12)
 
     # -- extending ---------------------------------------------------------------------------
     def next_extension(self) -> None:
         loaded = self.loaded
-        if self._extending or not self._appends or loaded is None:
-            return
+        if self._extending or self._reading or not self._appends or loaded is None:
+            return  # (after a whole read, its ``after_load`` goes on with them)
         if loaded.live is None:
             if self._priming is loaded:
                 return  # ``live_primed`` goes on with them
             self._appends.clear()  # the last read cannot be extended: read it all
-            self.load_session("live")
+            self.read_all("the file changed on disk", "appended")
             return
-        batch = list(self._appends)
-        self._appends.clear()
+        batch = self._unread(loaded)
+        if batch is None:
+            self._appends.clear()
+            self.read_all("the file changed on disk", "changed")
+            return
+        if not batch:
+            return
         self._extending = True
         job = LiveWork(loaded, batch)
         if sum(len(event.data) for event in batch) > self.LOOP_BYTES:
@@ -182,6 +245,23 @@ class SessionLive(InspectorScreen):
             self.extension_declined()
         else:
             self.post_message(SessionLoaded(extended, "live"))
+
+    def _unread(self, loaded: Loaded) -> list[Appended] | None:
+        """The waiting appends, less what the version shown already read (lines appended while it was
+        read whole); None when one cannot be lined up with it."""
+        from inspector.live import unread
+
+        size = loaded.session.size
+        batch: list[Appended] = []
+        for event in self._appends:
+            data = unread(event.data, event.start, size)
+            if data is None:
+                return None
+            if data:
+                batch.append(event if len(data) == len(event.data)
+                             else replace(event, data=data, start=event.start + len(event.data) - len(data)))
+        self._appends.clear()
+        return batch
 
     def extend_batch(self, job: LiveWork) -> Loaded | None:
         """What is shown, extended by the batch's lines (None: only a full read will do)."""
@@ -216,11 +296,11 @@ class SessionLive(InspectorScreen):
             self.post_message(SessionLoaded(extended, "live"))
 
     def extension_declined(self) -> None:
-        """The append could not be extended (a line written again, a rewind, ...): read it all."""
+        """The append could not be extended (a line written again, a rewind, a line that cannot be
+        read, ...): read it all."""
         self._extending = False
         self._appends.clear()
-        self.mark_stale("the file changed on disk other than by new lines at its end")
-        self.load_session("live")
+        self.read_all("the file changed on disk other than by new lines at its end", "changed")
 
     # -- after a version is on screen -----------------------------------------------------------
     @property
@@ -278,13 +358,19 @@ class SessionLive(InspectorScreen):
     # -- masking and cost ----------------------------------------------------------------------
     def note_when_quiet(self, loaded: Loaded) -> None:
         """Masking and cost read every turn (seconds on a big session): after live appends they are
-        worked out again once the appends pause, not for each one."""
+        worked out again once the appends pause, not for each one, and at the latest
+        ``NOTES_LONGEST`` seconds after they were first carried over (an agent that never pauses)."""
         if self._notes_timer is not None:
             self._notes_timer.stop()
-        self._notes_timer = self.set_timer(self.NOTES_QUIET, lambda: self.note_again(loaded))
+        now = time.monotonic()
+        if self._notes_pending_since is None:
+            self._notes_pending_since = now
+        wait = min(self.NOTES_QUIET, self._notes_pending_since + self.NOTES_LONGEST - now)
+        self._notes_timer = self.set_timer(max(wait, 0.0), lambda: self.note_again(loaded))
 
     def note_again(self, loaded: Loaded) -> None:
         if self.loaded is loaded:
+            self._notes_pending_since = None
             self.note_session(loaded, self._read)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=NOTES_GROUP, description="pricing the session")
@@ -317,6 +403,11 @@ class SessionLive(InspectorScreen):
     def after_load(self, previous: Loaded | None, loaded: Loaded, reason: str) -> None:
         """Called by the view after every load: start watching, report live changes, check the preview."""
         self._extending = False
+        if loaded.changed_from is None:  # a whole read: what waited for it goes on below
+            self._reading = False
+            self._unreadable = None
+            if self._read_again:
+                self.call_later(self.read_all, "the file changed on disk while it was read", self._read_kind)
         if loaded.live is None and self.inspector.live:
             self._priming = loaded
             self.call_after_refresh(self.prime_live, loaded)  # once the table is on screen
@@ -335,33 +426,62 @@ class SessionLive(InspectorScreen):
         if previous is None:
             self.start_watching(loaded)
             return
-        source = self.preview.source if self.preview is not None else None
+        source = self.preview.source if self.preview is not None and not self.preview.stale else None
         if source is not None and source.session.sha256 != loaded.session.sha256:
-            self.mark_stale(self.why_stale(source, loaded))
+            self.mark_stale(self.why_stale(source, previous, loaded))
         if reason == "live":
-            added = len(loaded.analysis.turns) - len(previous.analysis.turns)
-            kind = self._live_kind
-            if kind == "appended" and added > 0 and loaded.changed_from is not None:
-                # extended in place: said in the status line (a toast per append is noise on a long run)
-                self.status.set("live", f"live: {plural(added, 'new turn')}")
-            elif kind == "appended" and added > 0:
-                self.notify(f"{plural(added, 'new turn')} in {self.path.name}.", title="Live", timeout=4)
-            elif kind != "appended":
-                self.notify(f"{self.path.name} was {kind} on disk and read again.", title="Live",
-                            severity="warning", timeout=6)
+            self.report_change(previous, loaded)
         self.next_extension()
 
-    def why_stale(self, source: Loaded, loaded: Loaded) -> str:
-        """Why a preview computed from ``source`` no longer fits the file ``loaded`` read.
+    def report_change(self, previous: Loaded, loaded: Loaded) -> None:
+        """Say what a change on disk did to what is shown: an extension in the status line (a toast
+        per append is noise on a long run), a whole read in a notification, and any line newly
+        skipped (but the last line while it is still being written)."""
+        turns, before = len(loaded.analysis.turns), len(previous.analysis.turns)
+        added = turns - before
+        name = self.path.name
+        session = loaded.session
+        seen = set(previous.analysis.warnings)
+        skipped = [w for w in loaded.analysis.warnings if w not in seen
+                   and not (w.line == session.line_count and not session.ends_with_newline)]
+        if loaded.changed_from is not None:
+            self.status.set("live", f"live: {plural(added, 'new turn')}" if added > 0 else "live: appended")
+        elif self._read_kind == "appended":
+            if added > 0:
+                self.notify(f"{plural(added, 'new turn')} in {name}.", title="Live", timeout=4)
+        else:
+            self.status.set("live", "live: read again")
+            if not (skipped and self._read_kind == "changed" and added == 0):  # (then the skipped line says it)
+                self.notify(f"{name} {READ_AGAIN_WORDS[self._read_kind]}; read again: {plural(turns, 'turn')} "
+                            f"(was {before:,}).", title="Live", severity="warning", timeout=8)
+        if skipped:
+            more = f" (and {len(skipped) - 1:,} more)" if len(skipped) > 1 else ""
+            self.notify(f"{name}: {skipped[0]}{more}. Press w to see every warning.",
+                        title="Skipped while reading", severity="warning")
 
-        Any change makes it stale: the kept part runs to the end of the
-        history, so new turns change what the new history holds and its
-        figures.  The reason says whether the summarised part changed too."""
-        if loaded.live is None or loaded.changed_from is None or self.preview is None:
-            return "the file changed since the preview was computed"
+    def why_stale(self, source: Loaded, previous: Loaded, loaded: Loaded) -> str:
+        """Why a preview computed from ``source`` no longer fits the file ``loaded`` read, where
+        ``previous`` was shown before it.
+
+        Any change makes it stale: an apply writes the file the preview was
+        computed from, and the kept part runs to the end of the history.  The
+        reason says what changed, from what the extension found changed
+        (``changed_from``); after a whole read, or a preview older than the
+        version before, only that the file changed."""
+        preview = self.preview
+        if loaded.changed_from is None or preview is None or source is not previous:
+            return "the file changed on disk since the preview was computed"
         changed = loaded.changed_from
-        if changed >= self.preview.split and len(source.analysis.turns) <= changed + 1:
-            added = len(loaded.analysis.turns) - len(source.analysis.turns)
-            return (f"{plural(max(added, 0), 'turn')} appended after turn {self.preview.split:,}: the kept part "
-                    "grew, so the new history and its figures differ")
-        return f"turn {changed:,}, which the snapshot summarises, was written again on disk"
+        before = len(previous.analysis.turns)
+        added = len(loaded.analysis.turns) - before
+        if changed < preview.split:
+            return f"turn {changed:,}, which the snapshot summarises, was written again on disk"
+        what = []
+        if changed < before:
+            what.append(f"turn {changed:,}, in the kept part, was written again")
+        if added > 0:
+            what.append(f"{plural(added, 'turn')} appended after it" if what else f"{plural(added, 'turn')} appended")
+        if not what:
+            return ("a line that changes no turn (metadata, such as the session's summary) was appended: "
+                    "the preview was computed from the file without it")
+        return " and ".join(what) + " on disk: the kept part changed, so the new history and its figures differ"

@@ -147,6 +147,7 @@ class SessionNavigation(InspectorScreen):
     agentic_point: int | None = None  # compact --agentic's split; None: not yet computed
     search_text: str = ""
     matches: list[int] = []  # noqa: RUF012 - replaced, never mutated
+    _search_from: int | None = None  # the first turn changed since ``matches`` were found (None: none)
     turn_filter: TurnFilter | None = None
     by_tokens: bool = False
 
@@ -227,6 +228,7 @@ class SessionNavigation(InspectorScreen):
         def chosen(query: str | None) -> None:
             if query and self.loaded is not None:
                 self.search_text = query
+                self._search_from = None
                 self.status.set("search", f"searching for {visible(query, one_line=True)!r}…")
                 self.search_turns(self.loaded, query)
 
@@ -234,30 +236,48 @@ class SessionNavigation(InspectorScreen):
                                        placeholder="words from a prompt, a reply, a tool's arguments or output"),
                              callback=chosen)
 
+    def search_again(self, loaded: Loaded) -> None:
+        """After the file changed, the search shown (found or not) runs again on what is shown now: after
+        an append only from the first turn that changed, the matches before it kept."""
+        if not self.search_text:
+            return
+        changed = loaded.changed_from
+        start = 0 if changed is None else changed if self._search_from is None else min(self._search_from, changed)
+        self._search_from = start
+        self.search_turns(loaded, self.search_text, jump=False, start=start,
+                          kept=[turn for turn in self.matches if turn < start])
+
     @work(thread=True, exclusive=True, exit_on_error=False, group=SEARCH_GROUP, description="searching the turns")
-    def search_turns(self, loaded: Loaded, query: str, jump: bool = True) -> None:
+    def search_turns(self, loaded: Loaded, query: str, jump: bool = True, start: int = 0,
+                     kept: list[int] | None = None) -> None:
         worker = get_current_worker()
         needle = query.casefold()
-        found: list[int] = []
-        for index, turn in enumerate(loaded.analysis.turns):
+        found: list[int] = list(kept or ())
+        turns = loaded.analysis.turns
+        for index in range(start, len(turns)):
             if worker.is_cancelled:
                 return
-            if any(needle in text.casefold() for text in strings_of(turn.content)):
+            if any(needle in text.casefold() for text in strings_of(turns[index].content)):
                 found.append(index)
         self.post_message(SearchFound(query, found, loaded, jump))
 
     def on_search_found(self, message: SearchFound) -> None:
         if message.loaded is not self.loaded:
             return  # the file was read again meanwhile
+        self._search_from = None
         self.matches = message.matches
         shown = visible(message.query, one_line=True)
         if not self.matches:
             self.status.set("search", f"no turn holds {shown!r}")
-            self.notify(f"No turn holds {shown!r}.", severity="warning", timeout=4)
+            if message.jump:  # (run again after a change on disk: the status line says it, no toast per append)
+                self.notify(f"No turn holds {shown!r}.", severity="warning", timeout=4)
             return
         at = bisect.bisect_left(self.matches, self.table.cursor)
         if message.jump:
             self.show_match(at % len(self.matches))
+        else:
+            count = len(self.matches)
+            self.status.set("search", f"{count:,} {'turn holds' if count == 1 else 'turns hold'} {shown!r} (n / N)")
 
     def show_match(self, position: int) -> None:
         turn = self.matches[position]

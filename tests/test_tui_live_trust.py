@@ -1,0 +1,314 @@
+"""What the live view tells a person while Gemini CLI keeps writing, and that it keeps up.
+
+Each test meets one way the live view used to mislead or stall (stop 30's
+audit, F1-F8): a line that cannot be read, appends during a long read,
+masking and cost that never came back on a busy run, keys that said nothing,
+a search that forgot to look again, a skipped line nobody was told of, and
+the words for what changed.  Real files, the real watcher (watchfiles) and
+Textual's Pilot; the tests wait for the app's own messages, with deadlines.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from textual.worker import Worker, WorkerState
+
+from inspector.analysis import analyze
+from inspector.session import load
+from inspector.tui.app import InspectorApp
+from inspector.tui.messages import FileChanged, NotesReady, SessionLoaded
+from inspector.tui.screens.session import LOAD_GROUP, SessionScreen
+from inspector.tui.session_notes import noted
+from tests.snapshot_app import settle
+from tests.test_tui_live import (
+    SIZE,
+    THRESHOLD,
+    answer,
+    conversation,
+    head,
+    opened,
+    prompt,
+    session_file,
+    shown_as_read_again,
+)
+
+
+class Seen:
+    """Every message the app handles, to wait on (the hook runs as each arrives)."""
+
+    def __init__(self) -> None:
+        self.messages: list[object] = []
+        self.arrived = asyncio.Event()
+        self.on_message: Callable[[object], None] | None = None
+
+    def hook(self, message: object) -> None:
+        if any(message is known for known in self.messages[-8:]):
+            return  # the same message again, bubbling up from the screen to the app
+        self.messages.append(message)
+        if self.on_message is not None:
+            self.on_message(message)
+        self.arrived.set()
+
+    def count(self, test: Callable[[object], bool]) -> int:
+        return sum(1 for message in self.messages if test(message))
+
+    async def until(self, pilot: Any, test: Callable[[], bool], what: str, timeout: float = 20) -> None:
+        """Wait until ``test()`` holds, looking again after each message the app handles."""
+
+        async def wait() -> None:
+            while True:
+                await pilot.pause()
+                if test():
+                    return
+                self.arrived.clear()
+                await self.arrived.wait()
+
+        try:
+            await asyncio.wait_for(wait(), timeout)
+        except TimeoutError:
+            raise AssertionError(f"not within {timeout:g} s: {what}") from None
+
+
+async def idle(pilot: Any) -> None:
+    """Wait for every worker but the watcher's, and the messages they posted; notifications are kept."""
+    await pilot.pause()
+    while busy := [w for w in pilot.app.workers if w.group != "watch" and not w.is_finished]:
+        await pilot.app.workers.wait_for_complete(busy)
+        await pilot.pause()
+
+
+def load_workers(state: WorkerState) -> Callable[[object], bool]:
+    return lambda m: (isinstance(m, Worker.StateChanged) and m.worker.group == LOAD_GROUP and m.state == state)
+
+
+def appends(message: object) -> bool:
+    return isinstance(message, FileChanged) and message.appended is not None
+
+
+def live_loads(message: object) -> bool:
+    return isinstance(message, SessionLoaded) and message.reason == "live"
+
+
+def notes(app: InspectorApp, title: str) -> list[str]:
+    return [n.message for n in app._notifications if n.title == title]
+
+
+def append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def line_count(path: Path) -> int:
+    return path.read_bytes().count(b"\n")
+
+
+async def test_a_line_that_cannot_be_read_is_said_once_and_later_appends_wait_for_a_rewrite(tmp_path: Path) -> None:
+    """F1: Gemini CLI (or anything) appends a message this reader refuses.  The last version stays
+    on screen, one notification names the file and the line, the status line stops saying
+    "reading…", and the appends after it are not read again each time: a rewrite is."""
+    path = session_file(tmp_path, "session-broken.jsonl", conversation(6))
+    seen = Seen()
+    app = InspectorApp(path, threshold=THRESHOLD, live=True)
+    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
+        view = await opened(pilot)
+        shown = view.loaded
+        bad_line = line_count(path) + 1
+        append(path, json.dumps({"id": "bad-1", "timestamp": "2026-11-20T09:00:09.000Z", "type": "user",
+                                 "content": 42}) + "\n")
+        title = "Changed on disk, cannot be read"
+        await seen.until(pilot, lambda: bool(notes(app, title)), "the failed read was not told")
+        await idle(pilot)
+        told = notes(app, title)
+        assert len(told) == 1 and f"{path}:{bad_line}: " in told[0], told
+        assert "not a number" in told[0] and "r reads the file again" in told[0]
+        assert not [n for n in app._notifications if n.title.startswith("Failed")]  # said once, in its words
+        assert view.loaded is shown  # the last version read stays
+        assert view.status.get("load") == ""  # no "reading…" left behind
+        assert "cannot read" in view.status.get("live")
+        reads = seen.count(load_workers(WorkerState.RUNNING))
+
+        append(path, prompt(50))  # Gemini CLI goes on writing after the line
+        await seen.until(pilot, lambda: seen.count(appends) >= 2, "the second append was not seen")
+        await idle(pilot)
+        assert seen.count(load_workers(WorkerState.RUNNING)) == reads, "the file was read again for an append"
+        assert len(notes(app, title)) == 1
+        assert "still cannot be read" in view.status.get("live") and "r reads it again" in view.status.get("live")
+
+        spare = path.with_name("spare.tmp")
+        spare.write_text(conversation(7), encoding="utf-8")
+        os.replace(spare, path)  # the file is written again whole, readable
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the rewrite was not read")
+        await idle(pilot)
+        shown_as_read_again(view, path)
+        said = notes(app, "Live")
+        assert said and "was rewritten on disk; read again: 14 turns (was 12)" in said[-1], said
+        assert view.status.get("live") == "live: read again"
+
+
+async def test_lines_appended_during_a_long_read_wait_for_it_and_are_not_read_twice(tmp_path: Path) -> None:
+    """F3: a rewritten 25 MB session is read whole while Gemini CLI keeps appending, a turn every
+    few milliseconds.  The read is not restarted by the appends (each used to cancel it, so it
+    never finished); they wait for it, and what it already read of them is not extended again."""
+    text = head() + "".join(prompt(i, 8_000) + answer(i, size=2_000) for i in range(2_400))
+    path = session_file(tmp_path, "session-long.jsonl", text)
+    seen = Seen()
+    appended_while_reading: list[bool] = []
+    read_whole = asyncio.Event()
+    app = InspectorApp(path, threshold=THRESHOLD, live=True)
+
+    def watch(message: object) -> None:
+        view = app.screen if app.screen_stack else None
+        if isinstance(view, SessionScreen) and view.loaded is not None:
+            if appends(message):
+                appended_while_reading.append(view._reading)
+            if live_loads(message) and isinstance(message, SessionLoaded) and message.loaded.changed_from is None:
+                read_whole.set()
+
+    async def gemini_cli_writes() -> None:
+        i = 2_401
+        while not read_whole.is_set():
+            append(path, answer(i - 1) + prompt(i))
+            i += 1
+            await asyncio.sleep(0.005)  # the writer's pace, not a wait for the app
+
+    seen.on_message = watch
+    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
+        view = await opened(pilot)
+        spare = path.with_name("spare.tmp")
+        spare.write_text(text + prompt(2_400), encoding="utf-8")
+        os.replace(spare, path)  # written again whole: read whole
+        await seen.until(pilot, lambda: seen.count(lambda m: isinstance(m, FileChanged) and m.kind == "rewritten") >= 1,
+                         "the rewrite was not seen")
+        await asyncio.wait_for(gemini_cli_writes(), 60)
+        expected = len(analyze(load(path), threshold=THRESHOLD).turns)  # the file as it is now, read fresh
+        await seen.until(pilot, lambda: view.loaded is not None and len(view.loaded.analysis.turns) == expected
+                         and view.live_settled, "the appends never reached the screen", timeout=60)
+        await idle(pilot)
+        assert True in appended_while_reading, "no append arrived while the file was read (the case is not met)"
+        assert seen.count(load_workers(WorkerState.CANCELLED)) == 0, "an append restarted the read"
+        shown_as_read_again(view, path)
+
+
+async def test_masking_and_cost_come_back_on_a_run_that_never_pauses_and_say_they_are_older(tmp_path: Path) -> None:
+    """F2: after an append the masking plan and cost shown are the previous version's, said to be
+    (the turns they were worked out for); they are worked out again when the appends pause, and
+    at the latest ``NOTES_LONGEST`` after, however busy the run."""
+    path = session_file(tmp_path, "session-busy.jsonl", conversation(6))
+    seen = Seen()
+    app = InspectorApp(path, threshold=THRESHOLD, live=True)
+    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
+        view = await opened(pilot)
+        view.NOTES_QUIET = 3_600.0  # the appends never pause...
+        view.NOTES_LONGEST = 0.2  # ...so only the longest wait brings them back
+        before = len(view.loaded.analysis.turns)
+        worked_out = seen.count(lambda m: isinstance(m, NotesReady))  # (once already, after the first read)
+        append(path, prompt(6) + answer(6))
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the append was not shown")
+        carried = noted(view.loaded.analysis)
+        assert carried is not None and carried.as_of == before
+        view.table.move_to(before)
+        await pilot.pause()
+        await seen.until(pilot, lambda: seen.count(lambda m: isinstance(m, NotesReady)) > worked_out,
+                         "masking and cost were not worked out again", timeout=15)
+        await idle(pilot)
+        own = noted(view.loaded.analysis)
+        assert own is not None and own.as_of is None
+        assert own.cost.switch == carried.cost.switch
+
+
+async def test_keys_that_cannot_act_now_say_why(tmp_path: Path) -> None:
+    """F6: a, u, p and b are left out of the footer when they cannot act, but pressed they say why."""
+    path = session_file(tmp_path, "session-keys.jsonl", conversation(4))
+    app = InspectorApp(path, threshold=THRESHOLD, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.loaded is not None
+        assert view.preview is None and not view.check_action("apply", ())
+        for key, words in (("a", "Nothing to apply"), ("p", "No preview yet"), ("u", "Nothing to undo"),
+                           ("b", "No subagent sessions")):
+            app.clear_notifications()
+            await pilot.press(key)
+            await idle(pilot)
+            said = [n.message for n in app._notifications]
+            assert len(said) == 1 and said[0].startswith(words), (key, said)
+            assert app.screen is view
+
+
+async def test_a_search_that_found_nothing_looks_again_at_what_is_appended(tmp_path: Path) -> None:
+    """F7: the search shown runs again after an append, found or not, over the new turns only."""
+    path = session_file(tmp_path, "session-find.jsonl", conversation(5))
+    seen = Seen()
+    app = InspectorApp(path, threshold=THRESHOLD, live=True)
+    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
+        view = await opened(pilot)
+        await pilot.press("slash", *"zebra", "enter")
+        await settle(pilot)
+        assert view.matches == [] and "no turn holds 'zebra'" in view.status.get("search")
+        count = len(view.loaded.analysis.turns)
+        append(path, json.dumps({"id": "u-z", "timestamp": "2026-11-20T09:00:05.000Z", "type": "user",
+                                 "content": [{"text": "a Zebra crossed"}]}) + "\n")
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the append was not shown")
+        await idle(pilot)
+        assert view.matches == [count]
+        assert "1 turn holds 'zebra'" in view.status.get("search")
+        append(path, answer(77) + prompt(78))
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 2, "the second append was not shown")
+        await idle(pilot)
+        assert view.matches == [count]  # kept, and nothing new matched
+        assert not [n for n in app._notifications if "No turn holds" in n.message]  # no toast per append
+
+
+async def test_a_skipped_line_and_a_rewind_are_told(tmp_path: Path) -> None:
+    """F8, F5: a live line that is not JSON is skipped (as Gemini CLI skips it) and the person is told
+    which; a rewind appended is read whole and said so, with the turns before and after."""
+    path = session_file(tmp_path, "session-rewind.jsonl", conversation(6))
+    seen = Seen()
+    app = InspectorApp(path, threshold=THRESHOLD, live=True)
+    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
+        view = await opened(pilot)
+        skipped_line = line_count(path) + 1
+        append(path, '{"id": "half-written", "type": \n')
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the skipped line was not read")
+        await idle(pilot)
+        said = notes(app, "Skipped while reading")
+        assert len(said) == 1 and f"line {skipped_line}: not valid JSON" in said[0], said
+        assert not notes(app, "Live")  # one line skipped, one notification
+        await seen.until(pilot, lambda: view.loaded is not None and view.loaded.live is not None, "not primed")
+
+        app.clear_notifications()
+        append(path, json.dumps({"$rewindTo": "u-3"}) + "\n")  # /rewind to before prompt 3
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 2, "the rewind was not read")
+        await idle(pilot)
+        shown_as_read_again(view, path)
+        told = notes(app, "Live")
+        assert len(told) == 1 and "changed on disk other than by new turns at its end" in told[0], told
+        assert "read again: 6 turns (was 12)" in told[0]
+        assert not notes(app, "Skipped while reading")  # the line skipped before is not told again
+
+
+async def test_a_preview_made_stale_says_what_changed(tmp_path: Path) -> None:
+    """F4: a preview goes stale on any change, and says which: a metadata line appended is not
+    "0 turns appended"."""
+    path = session_file(tmp_path, "session-stale.jsonl", conversation(8))
+    seen = Seen()
+    app = InspectorApp(path, threshold=THRESHOLD, live=True)
+    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
+        view = await opened(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert view.preview is not None and not view.preview.stale
+        append(path, json.dumps({"$set": {"summary": "Migrating the parser"}}) + "\n")
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the metadata line was not shown")
+        await idle(pilot)
+        assert view.loaded is not None and view.loaded.changed_from is not None  # extended, not read whole
+        stale = view.preview.stale
+        assert "changes no turn" in stale and "0 turns" not in stale, stale
