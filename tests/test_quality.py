@@ -165,3 +165,28 @@ def test_the_benchmark_runs_the_gemini_path_against_the_loopback_stand_in(tmp_pa
     cells = row.split()
     assert cells[1] == "gemini-loopback" and "%" in cells[-3]  # graded, with a size
     assert "false claims: 0" in out
+
+
+async def test_a_compaction_flags_a_path_its_snapshot_invents(tmp_path: Path) -> None:
+    """The model's snapshot names a file the summarised turns never mention: the compaction's own fact
+    check (what ``compact --json`` and the app's Lost facts tab show) calls it a false claim.  A path the
+    history does name, written from the project (``./``) or lower-case, is not one."""
+    from inspector.compaction.request import compaction_request
+    from inspector.compaction.strategies import compact_session
+
+    planted = planted_sessions(1)[0]
+    path = planted.write(tmp_path)
+    session = load(path)
+    real = next(a.key for a in planted.answers if a.kind == "path")
+    relative = "./" + real.lstrip("/").split("/", 1)[-1] if real.startswith("/") else "./" + real
+    snapshot = ("<state_snapshot>\n<file_system_state>\n"
+                f"- READ: `{relative}`\n"
+                "- MODIFIED: `src/invented_module.py`\n</file_system_state>\n</state_snapshot>")
+    with GeminiServer([reply(snapshot), reply(snapshot)]) as server:
+        summariser = GeminiSummariser("gemini-2.5-flash", api_key="AIza-test-key-000", base_url=server.url)
+        result = await compact_session(session, compaction_request(force=True, split=len(history(session))),
+                                       summariser, threshold=0.5)
+    assert result.facts is not None and result.snapshot == snapshot
+    reasons = [c.reason for c in result.facts.false_claims]
+    assert "names `src/invented_module.py`, which the history never mentions" in reasons, reasons
+    assert not [r for r in reasons if "never mentions" in r and "invented" not in r], reasons

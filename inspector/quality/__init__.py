@@ -20,8 +20,8 @@ from inspector.quality.grade import Check, FalseClaim, Report, grade, replaced
 from inspector.quality.ground import KINDS, Fact, Ground, extract
 
 __all__ = [
-    "KINDS", "Check", "Extraction", "Fact", "FalseClaim", "Ground", "Report", "check_history", "check_snapshot",
-    "extract", "grade", "history_text", "start",
+    "KINDS", "Check", "Extraction", "Fact", "FalseClaim", "Ground", "HistoryMentions", "Report", "check_history",
+    "check_snapshot", "extract", "grade", "history_text", "start",
 ]
 
 
@@ -39,7 +39,7 @@ def check_snapshot(
     ``extraction``: the facts of ``contents`` already begun (``start``), else they are read now."""
     tokens = replaced(contents) if replaced_tokens is None else replaced_tokens
     ground = extraction.result(reporter) if extraction is not None else extract(contents, statuses, reporter)
-    return grade(ground, snapshot, replaced_tokens=tokens)
+    return grade(ground, snapshot, replaced_tokens=tokens, history_text=HistoryMentions(contents))
 
 
 def check_history(
@@ -53,6 +53,20 @@ def check_history(
     """The facts of a whole history kept by a new one: turns it copies word for word, and its snapshot."""
     ground = extraction.result(reporter) if extraction is not None else extract(contents, statuses, reporter)
     return grade(ground, snapshot, kept_turns=kept_turns)
+
+
+class HistoryMentions:
+    """``text in mentions``: whether a history's text holds ``text`` (lower-case).  The text is put
+    together on the first question (the grader asks only of a path no call of the history named)."""
+
+    def __init__(self, contents: Sequence[dict[str, Any]]) -> None:
+        self._contents: Sequence[dict[str, Any]] | None = contents
+        self._text = ""
+
+    def __contains__(self, text: object) -> bool:
+        if self._contents is not None:
+            self._text, self._contents = history_text(self._contents), None
+        return isinstance(text, str) and text in self._text
 
 
 def history_text(contents: Sequence[dict[str, Any]]) -> str:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -378,14 +378,15 @@ def grade(
     snapshot: str,
     *,
     replaced_tokens: int = 0,
-    history_text: str | None = None,
+    history_text: Container[str] | None = None,
     kept_turns: Iterable[int] = (),
 ) -> Report:
     """How well ``snapshot`` keeps ``ground``'s facts, and the clauses of it the history contradicts.
 
     ``kept_turns``: turns that stay in the new history word for word (their
     facts are kept whatever the snapshot says).  ``history_text``: the
-    history's whole text, lower-case, to catch paths it never names.
+    history's whole text, lower-case (or anything that answers ``in`` as it
+    would: ``quality.HistoryMentions``), to catch paths it never names.
     """
     read_lines = snapshot_lines(snapshot)
     parts = clauses(snapshot, read_lines)
@@ -436,8 +437,9 @@ def _kept(fact: Fact, said_paths: dict[str, set[str]], said_commands: dict[str, 
 
 
 def _false_claims(ground: Ground, read: list[_Read], commands: _CommandFinder,
-                  history_text: str | None) -> list[FalseClaim]:
+                  history_text: Container[str] | None) -> list[FalseClaim]:
     out: list[FalseClaim] = []
+    named = {path.lower().rstrip("/") for path in ground.ops_by_path}  # paths the history's calls named
     by_key = {_command_key(line): line for line in ground.outcomes_by_command}
     earlier = _earlier_claims(ground, commands)
     turns_of: dict[str, tuple[int, ...]] = {}
@@ -464,7 +466,9 @@ def _false_claims(ground: Ground, read: list[_Read], commands: _CommandFinder,
             out.extend(_path_claims(item, ground, turns_of, earlier))
         if history_text is not None:
             for span in clause.spans:
-                if _PATHISH.match(span) and span.lower().rstrip("/") not in history_text:
+                # (a path written from here, "./src/a.py", or from home, "~/notes.md", is looked for without it)
+                path = span.lower().rstrip("/").removeprefix("./").removeprefix("~/")
+                if _PATHISH.match(span) and path not in named and path not in history_text:
                     out.append(FalseClaim(clause.section, clause.line,
                                           f"names `{span}`, which the history never mentions"))
     return out
