@@ -176,7 +176,8 @@ def test_apply_of_a_result_that_is_not_compressed_says_nothing_was_written(
     before = session.read_bytes()
     assert main(["compact", str(session), "--apply", "--threshold", "0.99"]) == 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"session-inspector: {session}: nothing was written: the result is NOOP, not COMPRESSED"]
+    assert err == [f"session-inspector: {session}: nothing was written: "
+                   "the compaction ended NOOP, so there is nothing to apply"]
     assert session.read_bytes() == before
 
 
@@ -199,3 +200,31 @@ def test_staged_does_not_claim_to_keep_turns_its_stages_dropped(capsys: pytest.C
 def _analyze(path: Path, capsys: pytest.CaptureFixture[str]) -> str:
     assert main(["analyze", "--json", str(path)]) == 0
     return capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("answer", "problem"), [
+    ("I'm sorry, but I can't help with summarising this conversation.", "holds no <state_snapshot>"),
+    (SNAP + "\n\nFINAL:\n" + SNAP, "holds 2 <state_snapshot>s"),
+    ("<state_snapshot>\n<overall_goal>\nFix the parser and", "is never closed"),
+])
+def test_an_answer_that_is_no_single_snapshot_is_never_applied(
+        session: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        answer: str, problem: str) -> None:
+    """The model's answer becomes the agent's memory.  One that is no snapshot (a refusal), two of them,
+    or one cut off is shown, said not appliable, and never written; one that quotes the tag inside a
+    line (the session talked about snapshots) is a snapshot like any other."""
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    before = session.read_bytes()
+    with GeminiServer([reply(answer), reply(answer)]) as server:
+        code, data = run_json(capsys, str(session), "--force", "--provider", "gemini", "--base-url", server.url)
+    assert data["status"] == "COMPRESSED" and problem in data["snapshot_problem"] and code == 1
+    with GeminiServer([reply(answer), reply(answer)]) as server:
+        code = main(["compact", str(session), "--force", "--provider", "gemini", "--base-url", server.url, "--apply"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith(f"session-inspector: {session}: nothing was written: the summary") and problem in err[0]
+    assert session.read_bytes() == before
+    quoted = SNAP.replace("</state_snapshot>", "- the tool writes `<state_snapshot>` tags\n</state_snapshot>")
+    with GeminiServer([reply(quoted), reply(quoted)]) as server:
+        code, data = run_json(capsys, str(session), "--force", "--provider", "gemini", "--base-url", server.url)
+    assert code == 0 and data["snapshot_problem"] is None

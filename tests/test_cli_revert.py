@@ -34,7 +34,8 @@ def _result(session, turns) -> CompressionResult:  # type: ignore[no-untyped-def
     new, _ = compacted(turns, 2)
     return CompressionResult(
         status=CompressionStatus.COMPRESSED, original_token_count=1000, new_token_count=200, split_point=2,
-        kept_from=2, provider="offline", model="gemini-2.5-pro", snapshot="<state_snapshot/>", new_history=new,
+        kept_from=2, provider="offline", model="gemini-2.5-pro", snapshot="<state_snapshot>\n</state_snapshot>",
+        new_history=new,
         source_sha256=session.sha256,
     )
 

@@ -26,7 +26,8 @@ def test_plan_of_reads_every_field_the_journal_keeps(tmp_path: Path) -> None:
     new, _ = compacted(turns, 4)
     result = CompressionResult(
         CompressionStatus.COMPRESSED, 1000, 200, recorded_prompt_tokens=900, split_point=4, kept_from=4,
-        provider="offline", model="m", snapshot="<state_snapshot/>", new_history=new, duration_seconds=1.5,
+        provider="offline", model="m", snapshot="<state_snapshot>\n</state_snapshot>", new_history=new,
+        duration_seconds=1.5,
         source_sha256=session.sha256, strategy="staged", split_kind="agentic",
     )
     plan = plan_of(result, len(turns))

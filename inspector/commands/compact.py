@@ -129,12 +129,13 @@ def run(args: argparse.Namespace) -> int:
         print(visible(f"warning: {session.path}: {warning}", one_line=True), file=sys.stderr)
 
     if args.apply:
-        if result.status.value == "COMPRESSED":
+        refusal = result.apply_refusal()
+        if refusal is None:
             from inspector.commands.apply import apply_from_cli
 
             return int(apply_from_cli(args, session, turns, result))
-        say_error(f"{args.file}: nothing was written: the result is {result.status.value}, not COMPRESSED")
-    return EXIT_FAILED if result.status.failed else 0
+        say_error(f"{args.file}: nothing was written: {refusal}")
+    return EXIT_FAILED if result.status.failed or result.snapshot_problem else 0
 
 
 def _draft_diff(result: CompressionResult) -> SnapshotDiff:
@@ -162,6 +163,8 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
     console.print(Text.assemble("status: ", (result.status.value, "bold green" if ok else "bold red")))
     if result.message:
         console.print(Fields(Text(visible(result.message), "yellow" if ok else "red"), margin=2, indent=0))
+    if result.snapshot_problem:
+        console.print(Fields(Text(f"not appliable: {result.snapshot_problem}", "red"), margin=2, indent=0))
     if result.agentic_alternative:
         console.print(Fields(Text(f"--agentic splits before model turn {result.agentic_alternative:,} instead and "
                                   f"summarises {turn_span(0, result.agentic_alternative)}", "yellow"),
@@ -202,4 +205,4 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
         render_diff(console, _draft_diff(result), old_label="draft", new_label="final")
     if not applying:
         console.print(f"took {result.duration_seconds:.2f} s; nothing was written"
-                      + ("" if result.status.value != "COMPRESSED" else " (use --apply to write it)"))
+                      + ("" if result.apply_refusal() else " (use --apply to write it)"))

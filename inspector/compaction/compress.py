@@ -113,6 +113,21 @@ class CompressionResult:
         return self
 
     @property
+    def snapshot_problem(self) -> str | None:
+        """Why the snapshot cannot stand as the agent's memory (``snapshot.shape_problem``; None: it can,
+        or there is none)."""
+        from inspector.compaction.snapshot import shape_problem
+
+        return shape_problem(self.snapshot) if self.snapshot else None
+
+    def apply_refusal(self) -> str | None:
+        """Why this result must not be written to the session (None: it may): the one rule the CLI,
+        the app and the store all ask."""
+        if self.status is not CompressionStatus.COMPRESSED:
+            return f"the compaction ended {self.status.value}, so there is nothing to apply"
+        return self.snapshot_problem
+
+    @property
     def lost_facts(self) -> list[quality.Fact]:
         return self.facts.lost if self.facts else []
 
@@ -149,6 +164,7 @@ class CompressionResult:
             "facts": self.facts.to_json() if self.facts else None,
             "lost_facts": [f.to_json() for f in self.lost_facts],
             "false_claims": [c.to_json() for c in self.facts.false_claims] if self.facts else None,
+            "snapshot_problem": self.snapshot_problem,
             "provenance": self.provenance.to_json() if self.provenance else None,
             "duration_seconds": round(self.duration_seconds, 3),
             "source_sha256": self.source_sha256,

@@ -19,9 +19,29 @@ from inspector.jsjson import js_trim
 OPEN = "<state_snapshot>"
 CLOSE = "</state_snapshot>"
 
+_OPENING_LINE = re.compile(r"^[ \t]*<state_snapshot\s*>", re.I | re.M)  # a snapshot's own tag starts a line
+_CLOSING = re.compile(r"</state_snapshot\s*>", re.I)
 _OPEN_TAG = re.compile(r"<([A-Za-z_][\w.-]*)\s*>")
 _CLOSE_TAG = re.compile(r"</([A-Za-z_][\w.-]*)\s*>")
 _COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def shape_problem(text: str) -> str | None:
+    """Why a summary cannot stand as an agent's memory, by its shape alone (None: it can).
+
+    It must hold one ``<state_snapshot>``, closed.  An answer with none is
+    not a snapshot (a refusal, an error, prose); one with two would be read
+    as two memories; one never closed was cut off.  A tag quoted inside a
+    line (the session discussed snapshots) is not counted."""
+    openings = [m.start() for m in _OPENING_LINE.finditer(text)]
+    if not openings:
+        return "the summary holds no <state_snapshot>: it may be a refusal or an error, not a memory"
+    if len(openings) > 1:
+        return (f"the summary holds {len(openings)} <state_snapshot>s: the resumed agent would take each "
+                "for its memory")
+    if _CLOSING.search(text, openings[0]) is None:
+        return "the summary's <state_snapshot> is never closed: the answer may have been cut off"
+    return None
 
 
 def text_lines(text: str) -> list[str]:

@@ -12,7 +12,8 @@ class StoreError(SessionError):
 
     ``reason`` is a short machine-readable tag: ``stale`` (the file only grew
     since the preview), ``changed`` (it changed otherwise), ``conflict``,
-    ``nothing`` (nothing to undo), ``backup``, ``io``, ``invalid``.
+    ``nothing`` (nothing to undo), ``backup``, ``io``, ``invalid``, ``snapshot`` (the summary is no
+    single, closed ``<state_snapshot>``).
     A subclass of SessionError so the CLI reports it the same way (exit 2).
     """
 

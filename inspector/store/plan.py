@@ -118,6 +118,9 @@ def apply_compaction(
     now: Callable[[], datetime] | None = None,
 ) -> JournalEntry:
     """Apply a ``compress()`` result: its new history, kept turns keep their records."""
+    problem = result.snapshot_problem
+    if problem is not None:
+        raise StoreError(session.path, f"not applied: {problem}", "snapshot")
     plan = plan_of(result, len(turns))
     if plan is None:
         raise StoreError(session.path, f"nothing to apply (the compaction ended {result.status.value})", "nothing")

@@ -90,6 +90,4 @@ class Preview:
         """Why this preview cannot be applied, or None."""
         if self.stale:
             return f"the preview is stale ({self.stale}); c in the session view computes it again"
-        if not self.compressed:
-            return f"the compaction ended {self.status}, so there is nothing to apply"
-        return None
+        return self.result.apply_refusal()
