@@ -13,7 +13,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,16 @@ class Seen:
             raise AssertionError(f"not within {timeout:g} s: {what}") from None
 
 
+@asynccontextmanager
+async def watched(tmp_path: Path, name: str, text: str, seen: Seen) -> AsyncIterator[tuple[Any, SessionScreen, Path]]:
+    """The app on a session file written with ``text``, live, its messages seen by ``seen``: (pilot, view, path)
+    once the session is on screen, watched and primed."""
+    path = session_file(tmp_path, name, text)
+    app = InspectorApp(path, threshold=THRESHOLD, live=True)
+    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
+        yield pilot, await opened(pilot), path
+
+
 async def idle(pilot: Any) -> None:
     """Wait for every worker but the watcher's, and the messages they posted; notifications are kept."""
     await pilot.pause()
@@ -112,11 +123,9 @@ async def test_a_line_that_cannot_be_read_is_said_once_and_later_appends_wait_fo
     """F1: Gemini CLI (or anything) appends a message this reader refuses.  The last version stays
     on screen, one notification names the file and the line, the status line stops saying
     "reading…", and the appends after it are not read again each time: a rewrite is."""
-    path = session_file(tmp_path, "session-broken.jsonl", conversation(6))
     seen = Seen()
-    app = InspectorApp(path, threshold=THRESHOLD, live=True)
-    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
-        view = await opened(pilot)
+    async with watched(tmp_path, "session-broken.jsonl", conversation(6), seen) as (pilot, view, path):
+        app = pilot.app
         shown = view.loaded
         bad_line = line_count(path) + 1
         append(path, json.dumps({"id": "bad-1", "timestamp": "2026-11-20T09:00:09.000Z", "type": "user",
@@ -199,11 +208,8 @@ async def test_masking_and_cost_come_back_on_a_run_that_never_pauses_and_say_the
     """F2: after an append the masking plan and cost shown are the previous version's, said to be
     (the turns they were worked out for); they are worked out again when the appends pause, and
     at the latest ``NOTES_LONGEST`` after, however busy the run."""
-    path = session_file(tmp_path, "session-busy.jsonl", conversation(6))
     seen = Seen()
-    app = InspectorApp(path, threshold=THRESHOLD, live=True)
-    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
-        view = await opened(pilot)
+    async with watched(tmp_path, "session-busy.jsonl", conversation(6), seen) as (pilot, view, path):
         view.NOTES_QUIET = 3_600.0  # the appends never pause...
         view.NOTES_LONGEST = 0.2  # ...so only the longest wait brings them back
         before = len(view.loaded.analysis.turns)
@@ -243,11 +249,9 @@ async def test_keys_that_cannot_act_now_say_why(tmp_path: Path) -> None:
 
 async def test_a_search_that_found_nothing_looks_again_at_what_is_appended(tmp_path: Path) -> None:
     """F7: the search shown runs again after an append, found or not, over the new turns only."""
-    path = session_file(tmp_path, "session-find.jsonl", conversation(5))
     seen = Seen()
-    app = InspectorApp(path, threshold=THRESHOLD, live=True)
-    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
-        view = await opened(pilot)
+    async with watched(tmp_path, "session-find.jsonl", conversation(5), seen) as (pilot, view, path):
+        app = pilot.app
         await pilot.press("slash", *"zebra", "enter")
         await settle(pilot)
         assert view.matches == [] and "no turn holds 'zebra'" in view.status.get("search")
@@ -268,11 +272,9 @@ async def test_a_search_that_found_nothing_looks_again_at_what_is_appended(tmp_p
 async def test_a_skipped_line_and_a_rewind_are_told(tmp_path: Path) -> None:
     """F8, F5: a live line that is not JSON is skipped (as Gemini CLI skips it) and the person is told
     which; a rewind appended is read whole and said so, with the turns before and after."""
-    path = session_file(tmp_path, "session-rewind.jsonl", conversation(6))
     seen = Seen()
-    app = InspectorApp(path, threshold=THRESHOLD, live=True)
-    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
-        view = await opened(pilot)
+    async with watched(tmp_path, "session-rewind.jsonl", conversation(6), seen) as (pilot, view, path):
+        app = pilot.app
         skipped_line = line_count(path) + 1
         append(path, '{"id": "half-written", "type": \n')
         await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the skipped line was not read")
@@ -296,11 +298,8 @@ async def test_a_skipped_line_and_a_rewind_are_told(tmp_path: Path) -> None:
 async def test_a_preview_made_stale_says_what_changed(tmp_path: Path) -> None:
     """F4: a preview goes stale on any change, and says which: a metadata line appended is not
     "0 turns appended"."""
-    path = session_file(tmp_path, "session-stale.jsonl", conversation(8))
     seen = Seen()
-    app = InspectorApp(path, threshold=THRESHOLD, live=True)
-    async with app.run_test(size=SIZE, message_hook=seen.hook) as pilot:
-        view = await opened(pilot)
+    async with watched(tmp_path, "session-stale.jsonl", conversation(8), seen) as (pilot, view, path):
         await pilot.press("c")
         await settle(pilot)
         await pilot.press("escape")
