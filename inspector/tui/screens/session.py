@@ -229,11 +229,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         cursor = self.table.cursor
         if loaded.changed_from is None or cursor >= loaded.changed_from or (cursor < split) != (cursor < self.split):
             self.show_detail(cursor)  # (after an append, only when the turn shown changed: it keeps its scroll)
-        if analysis.warnings and previous is None:
-            first = analysis.warnings[0]
-            more = f" (and {len(analysis.warnings) - 1:,} more)" if len(analysis.warnings) > 1 else ""
-            self.notify(f"{self.path.name}: {first}{more}. Press w to see every warning.",
-                        title="Skipped while reading", severity="warning")
+        if previous is None:
+            self.tell_skipped(analysis.warnings)
         self.after_load(previous, loaded, message.reason)
         self.agentic_point = None
         if loaded.changed_from is None and loaded.agentic is None:

@@ -47,11 +47,13 @@ from inspector.tui.screens.session_navigation import AGENTIC_GROUP
 from inspector.tui.session_notes import carry_notes, note_session, release_notes
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from textual.timer import Timer
 
     from inspector.live import LiveState
+    from inspector.session.errors import LoadWarning
     from inspector.tui.preview import Preview
     from inspector.tui.widgets.status_line import StatusLine
     from inspector.watch import Appended, FileState
@@ -454,9 +456,13 @@ class SessionLive(InspectorScreen):
             if not (skipped and self._read_kind == "changed" and added == 0):  # (then the skipped line says it)
                 self.notify(f"{name} {READ_AGAIN_WORDS[self._read_kind]}; read again: {plural(turns, 'turn')} "
                             f"(was {before:,}).", title="Live", severity="warning", timeout=8)
+        self.tell_skipped(skipped)
+
+    def tell_skipped(self, skipped: Sequence[LoadWarning]) -> None:
+        """One notification for lines skipped while reading (none when there are none)."""
         if skipped:
             more = f" (and {len(skipped) - 1:,} more)" if len(skipped) > 1 else ""
-            self.notify(f"{name}: {skipped[0]}{more}. Press w to see every warning.",
+            self.notify(f"{self.path.name}: {skipped[0]}{more}. Press w to see every warning.",
                         title="Skipped while reading", severity="warning")
 
     def why_stale(self, source: Loaded, previous: Loaded, loaded: Loaded) -> str:

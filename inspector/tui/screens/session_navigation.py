@@ -276,16 +276,17 @@ class SessionNavigation(InspectorScreen):
         if message.jump:
             self.show_match(at % len(self.matches))
         else:
-            count = len(self.matches)
-            self.status.set("search", f"{count:,} {'turn holds' if count == 1 else 'turns hold'} {shown!r} (n / N)")
+            self.status.set("search", f"{self.holding(message.query)} (n / N)")
 
     def show_match(self, position: int) -> None:
         turn = self.matches[position]
         self.table.move_to(turn)
+        self.status.set("search", f"{self.holding(self.search_text)}: turn {turn:,} is match {position + 1:,} (n / N)")
+
+    def holding(self, query: str) -> str:
+        """How many turns hold the words searched for: "3 turns hold 'pelican'"."""
         count = len(self.matches)
-        noun = "turn holds" if count == 1 else "turns hold"
-        self.status.set("search", f"{count:,} {noun} {visible(self.search_text, one_line=True)!r}: "
-                                  f"turn {turn:,} is match {position + 1:,} (n / N)")
+        return f"{count:,} {'turn holds' if count == 1 else 'turns hold'} {visible(query, one_line=True)!r}"
 
     def action_search_next(self, direction: int) -> None:
         if not self.matches:
