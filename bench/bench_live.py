@@ -100,7 +100,7 @@ def bench_core(path: Path, appends: int) -> None:
             started = time.perf_counter()
             extended = live.extend(state, data, offset)
             times[ahead].append(time.perf_counter() - started)
-            assert extended is not None, f"append {n} was not extended"
+            assert isinstance(extended, live.LiveState), f"append {n} was not extended: {extended}"
             state = extended
             if (n + 1) % 100 == 0:
                 memory.append((n + 1, rss_mb()))

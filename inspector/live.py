@@ -4,9 +4,10 @@ When Gemini CLI appends lines to the open session, only the new lines are
 scanned (with the loader's own ``scan``), and the session and its analysis
 are extended: per-turn columns, prefix sums, split candidates, the split
 points, agentic candidates, the tool-output budget (see ``live_budget``),
-recorded usage, the checksum.  ``extend`` returns None whenever it cannot
-prove the result equal to reading the whole file again; the caller then
-reads it all.  That is the case for anything but plain appends:
+recorded usage, the checksum.  ``extend`` declines (a ``Declined`` that
+says why, naming the line) whenever it cannot prove the result equal to
+reading the whole file again; the caller then reads it all.  That is the
+case for anything but plain appends:
 
 * a ``$rewindTo``, a ``$set`` or metadata line carrying ``messages``;
 * a message that repeats an id seen before, except the last message, which
@@ -56,7 +57,7 @@ from inspector.live_pairing import Pairing
 from inspector.session import Session, Turn
 from inspector.session.figures import CallKey, response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
-from inspector.session.jsonl import Message, line_count, scan
+from inspector.session.jsonl import Message, count_newlines, line_count, scan
 from inspector.session.loader import paused_gc
 from inspector.session.records import MessageList, loads_line
 from inspector.session.turn_index import TurnIndex
@@ -127,6 +128,13 @@ def prepare(state: LiveState) -> None:
         "prefix": list(analysis.prefix_quarters), "agentic": list(analysis.agentic_candidates),
     }
     index.spare = _Spare(session, lists, messages.copies(), session.turn_index.copy())
+
+
+@dataclass(frozen=True)
+class Declined:
+    """Why an append was not extended: only reading the whole file again gives the right answer."""
+
+    reason: str  # e.g. "line 14 rewinds to message 'a1' ($rewindTo)"
 
 
 @dataclass(frozen=True)
@@ -239,13 +247,20 @@ def unread(data: bytes, offset: int, size: int) -> bytes | None:
     return data[cut:]
 
 
-def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> LiveState | None:
-    """``state`` after the complete lines ``data`` were appended at byte ``offset``; None when
-    only reading the whole file again gives the right answer (see the module's notes)."""
+def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> LiveState | Declined:
+    """``state`` after the complete lines ``data`` were appended at byte ``offset``, or why only
+    reading the whole file again gives the right answer (see the module's notes)."""
     index = state.index
     session = state.session
-    if index is None or index.spent or offset != session.size or not data.endswith(b"\n") or b"\x00" in data:
-        return None
+    if index is None or index.spent:
+        return Declined("this version was already extended")
+    if offset != session.size:
+        return Declined(f"the lines were written at byte {offset:,}, not where the file ended ({session.size:,})")
+    if not data.endswith(b"\n"):
+        return Declined("the appended text ends inside a line")
+    nul = data.find(b"\x00")
+    if nul != -1:
+        return Declined(f"line {session.line_count + 1 + count_newlines(data, 0, nul):,} holds a NUL byte")
     old_messages = session.messages
     assert isinstance(old_messages, MessageList) and session.turn_index is not None
     count = len(old_messages)
@@ -260,7 +275,7 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
             message: Message = item[1]
             ident = message[0]
             if message[4] is not None:
-                return None
+                return Declined(f"line {message[3]:,}: {message[4]}")
             if ident in tail or ident not in session.message_lines:
                 tail[ident] = message
             elif ident == last_id and keep == count:
@@ -269,11 +284,12 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
             elif ident == last_id:
                 tail[ident] = message
             else:
-                return None  # an older message written again: read it all
+                return Declined(f"line {message[3]:,} writes again message {ident!r} of line "
+                                f"{session.message_lines[ident]:,}, not the last one")
         elif kind in ("s", "h") and item[3] is None:
             metadata.update(item[2])
         else:
-            return None  # a rewind, a checkpoint, an unreadable line
+            return Declined(_declined_line(item))
     index.spent = True  # its lists are changed in place below: this state cannot be extended again
     spare = index.spare if index.spare is not None and index.spare.session is session else None
     index.spare = None
@@ -283,6 +299,18 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
                                spare)
         analysis, first = _analysis(state, new_session, keep, list(tail.values()), spare)
     return LiveState(new_session, analysis, state.model, first, replace(index, spent=False, spare=None))
+
+
+def _declined_line(item: tuple[Any, ...]) -> str:
+    """Why a line that is no plain message or metadata stops an extension (a scan item: see jsonl.scan)."""
+    kind, line = item[0], item[1]
+    if kind == "r":
+        return f"line {line:,} rewinds to message {item[2]!r} ($rewindTo)"
+    if kind == "s":
+        return f"line {line:,} sets the whole list of messages ($set with messages)"
+    if kind == "h":
+        return f"line {line:,} is a metadata line that lists messages"
+    return f"line {line:,}: {item[2]}"
 
 
 def _record(message: Message, data: bytes, offset: int) -> dict[str, Any]:

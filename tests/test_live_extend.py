@@ -4,8 +4,9 @@ Every JSONL session in ``sample_sessions/`` and generated sessions are cut at
 every line boundary (or at random ones): the prefix is read as usual, the
 rest is appended through ``live.extend`` (with copies made ahead by
 ``live.prepare`` or not), and every figure is compared with reading the whole
-file; the state an extension started from is checked unchanged.  When ``extend`` declines (None), the test checks it
-declined for a reason the module names.
+file; the state an extension started from is checked unchanged.  When
+``extend`` declines (``Declined``), the test checks it declined for a reason
+the module names.
 """
 
 from __future__ import annotations
@@ -98,10 +99,11 @@ def check_cut(tmp_path: Path, data: bytes, cut: int, *, steps: int = 1) -> str:
                 live.prepare(state)
             before = figures_of(state.session, state.analysis)
             extended = live.extend(state, chunk, offset)
-            if extended is None:
+            if isinstance(extended, live.Declined):
                 assert declined_for_a_reason(chunk), f"declined a plain append at byte {offset}: {chunk[:200]!r}"
                 return "declined"
-            assert live.extend(state, chunk, offset) is None  # a state already extended is refused
+            again = live.extend(state, chunk, offset)  # a state already extended is refused
+            assert isinstance(again, live.Declined) and again.reason == "this version was already extended"
             # extending (growing the copies made ahead, or its own) left the state it started from as it was
             assert figures_of(state.session, state.analysis) == before
             state = extended
@@ -202,3 +204,45 @@ def test_appends_that_join_or_drop_turns_extend_alike(tmp_path: Path) -> None:
     session = load(tmp_path / "live.jsonl")
     columns = analyze(session).split_columns
     assert columns.left_out, "the rejected run and the emptied turn are left out"
+
+
+def test_a_declined_append_names_its_line_and_what_it_does(tmp_path: Path) -> None:
+    """When an append cannot be extended, the reason names the line and says what it does, so the
+    app can tell a person exactly why it read the whole file again."""
+    stamp = "2026-01-01T00:00:00Z"
+    start = b"".join([
+        _line(META),
+        _line({"id": "u1", "timestamp": stamp, "type": "user", "content": [{"text": "first"}]}),
+        _line({"id": "g1", "timestamp": stamp, "type": "gemini", "content": "one"}),
+        _line({"id": "u2", "timestamp": stamp, "type": "user", "content": [{"text": "second"}]}),
+        _line({"id": "g2", "timestamp": stamp, "type": "gemini", "content": "two"}),
+    ])
+    path = tmp_path / "declined.jsonl"
+    path.write_bytes(start)
+    first_new = start.count(b"\n") + 1
+    plain = _line({"id": "u3", "timestamp": stamp, "type": "user", "content": [{"text": "third"}]})
+    cases = {
+        "rewind": (plain + _line({"$rewindTo": "u2"}),
+                   f"line {first_new + 1} rewinds to message 'u2' ($rewindTo)"),
+        "checkpoint": (_line({"$set": {"messages": []}}),
+                       f"line {first_new} sets the whole list of messages ($set with messages)"),
+        "older message": (_line({"id": "g1", "timestamp": stamp, "type": "gemini", "content": "again"}),
+                          f"line {first_new} writes again message 'g1' of line 3, not the last one"),
+        "not JSON": (plain + b'{"id": "u4", \n', f"line {first_new + 1}: not valid JSON"),
+        "NUL": (plain + plain.replace(b"third", b"th\x00ird"), f"line {first_new + 1} holds a NUL byte"),
+        "unchecked message": (_line({"id": "u5", "timestamp": stamp, "type": "user", "content": 42}),
+                              f"line {first_new}: message 'u5'"),
+        "unfinished": (plain[:-1], "the appended text ends inside a line"),
+    }
+    for name, (appended, words) in cases.items():
+        session = load(path)
+        state = live.start(session, analyze(session))
+        assert state is not None
+        declined = live.extend(state, appended, len(start))
+        assert isinstance(declined, live.Declined), name
+        assert declined.reason.startswith(words), (name, declined.reason)
+    elsewhere = live.extend(state, plain, len(start) - 1)
+    assert isinstance(elsewhere, live.Declined)
+    assert elsewhere.reason == f"the lines were written at byte {len(start) - 1:,}, not where the file ended " \
+                               f"({len(start):,})"
+    assert isinstance(live.extend(state, plain, len(start)), live.LiveState)  # the plain append alone extends

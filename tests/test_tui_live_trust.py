@@ -285,12 +285,14 @@ async def test_a_skipped_line_and_a_rewind_are_told(tmp_path: Path) -> None:
         await seen.until(pilot, lambda: view.loaded is not None and view.loaded.live is not None, "not primed")
 
         app.clear_notifications()
+        rewind_line = line_count(path) + 1
         append(path, json.dumps({"$rewindTo": "u-3"}) + "\n")  # /rewind to before prompt 3
         await seen.until(pilot, lambda: seen.count(live_loads) >= 2, "the rewind was not read")
         await idle(pilot)
         shown_as_read_again(view, path)
         told = notes(app, "Live")
         assert len(told) == 1 and "changed on disk other than by new turns at its end" in told[0], told
+        assert f"line {rewind_line} rewinds to message 'u-3' ($rewindTo)" in told[0]  # which line, and what it does
         assert "read again: 6 turns (was 12)" in told[0]
         assert not notes(app, "Skipped while reading")  # the line skipped before is not told again
 

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
     from textual.timer import Timer
 
-    from inspector.live import LiveState
+    from inspector.live import Declined, LiveState
     from inspector.session.errors import LoadWarning
     from inspector.tui.preview import Preview
     from inspector.tui.widgets.status_line import StatusLine
@@ -105,6 +105,7 @@ class SessionLive(InspectorScreen):
     preview: Preview | None = None
     _watch_ready: asyncio.Event | None = None
     _read_kind: str = "appended"  # the change on disk the last whole read followed (READ_AGAIN_WORDS)
+    _read_reason: str = ""  # for "changed": the line that could not be extended, and why (live.Declined)
     _extending: bool = False  # an extension is on its way to the screen
     _appends: list[Appended]  # appended lines waiting to extend what is shown
     _priming: Loaded | None = None  # the load whose live state is being made
@@ -232,8 +233,8 @@ class SessionLive(InspectorScreen):
             return
         batch = self._unread(loaded)
         if batch is None:
-            self._appends.clear()
-            self.read_all("the file changed on disk", "changed")
+            self.extension_declined("the lines appended while the file was read do not line up with "
+                                    "where that read ended")
             return
         if not batch:
             return
@@ -243,10 +244,10 @@ class SessionLive(InspectorScreen):
             self.extend_session(job)
             return
         extended = self.extend_batch(job)
-        if extended is None:
-            self.extension_declined()
-        else:
+        if isinstance(extended, Loaded):
             self.post_message(SessionLoaded(extended, "live"))
+        else:
+            self.extension_declined(extended.reason)
 
     def _unread(self, loaded: Loaded) -> list[Appended] | None:
         """The waiting appends, less what the version shown already read (lines appended while it was
@@ -265,25 +266,25 @@ class SessionLive(InspectorScreen):
         self._appends.clear()
         return batch
 
-    def extend_batch(self, job: LiveWork) -> Loaded | None:
-        """What is shown, extended by the batch's lines (None: only a full read will do)."""
-        from inspector.live import extend
+    def extend_batch(self, job: LiveWork) -> Loaded | Declined:
+        """What is shown, extended by the batch's lines, or why only a full read will do."""
+        from inspector.live import Declined, LiveState, extend
 
         loaded, batch = job.take()
-        state = loaded.live
+        state: LiveState | Declined | None = loaded.live
         first = len(loaded.analysis.turns)
         try:
             mtime_ns = self.path.stat().st_mtime_ns
         except OSError:
             mtime_ns = 0
         for event in batch:
-            if state is None:
+            if not isinstance(state, LiveState):
                 break
             state = extend(state, event.data, event.start, mtime_ns)
-            if state is not None and state.changed_from is not None:
+            if isinstance(state, LiveState) and state.changed_from is not None:
                 first = min(first, state.changed_from)
-        if state is None:
-            return None
+        if not isinstance(state, LiveState):
+            return state if state is not None else Declined("the version shown cannot be extended")
         extended = Loaded(state.session, state.analysis, loaded.threshold, loaded.configured, None,
                           agentic=state.analysis.agentic_candidates, live=state, changed_from=first)
         carry_notes(loaded.analysis, state.analysis, state.session)  # worked out again when appends pause
@@ -292,17 +293,18 @@ class SessionLive(InspectorScreen):
     @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="reading the appended lines")
     def extend_session(self, job: LiveWork) -> None:
         extended = self.extend_batch(job)  # a finished worker keeps its arguments: not the session it replaced
-        if extended is None:
-            self.app.call_from_thread(self.extension_declined)
-        else:
+        if isinstance(extended, Loaded):
             self.post_message(SessionLoaded(extended, "live"))
+        else:
+            self.app.call_from_thread(self.extension_declined, extended.reason)
 
-    def extension_declined(self) -> None:
-        """The append could not be extended (a line written again, a rewind, a line that cannot be
-        read, ...): read it all."""
+    def extension_declined(self, reason: str) -> None:
+        """The append could not be extended (``reason``: a line written again, a rewind, a line that
+        cannot be read, ...): read it all."""
         self._extending = False
         self._appends.clear()
-        self.read_all("the file changed on disk other than by new lines at its end", "changed")
+        self._read_reason = reason
+        self.read_all(f"the file changed on disk other than by new lines at its end: {reason}", "changed")
 
     # -- after a version is on screen -----------------------------------------------------------
     @property
@@ -454,9 +456,16 @@ class SessionLive(InspectorScreen):
         else:
             self.status.set("live", "live: read again")
             if not (skipped and self._read_kind == "changed" and added == 0):  # (then the skipped line says it)
-                self.notify(f"{name} {READ_AGAIN_WORDS[self._read_kind]}; read again: {plural(turns, 'turn')} "
+                self.notify(f"{name} {self.read_again_words()}; read again: {plural(turns, 'turn')} "
                             f"(was {before:,}).", title="Live", severity="warning", timeout=8)
         self.tell_skipped(skipped)
+
+    def read_again_words(self) -> str:
+        """What happened on disk that made the last whole read, in words (READ_AGAIN_WORDS; for a
+        change an append could not extend, the line that stopped it)."""
+        if self._read_kind == "changed" and self._read_reason:
+            return f"changed on disk other than by new turns at its end: {self._read_reason}"
+        return READ_AGAIN_WORDS[self._read_kind]
 
     def tell_skipped(self, skipped: Sequence[LoadWarning]) -> None:
         """One notification for lines skipped while reading (none when there are none)."""
