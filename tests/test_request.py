@@ -111,6 +111,45 @@ def test_combinations_that_cannot_work_are_refused(
     assert path.read_bytes() == before and not any(p.name.startswith(".") for p in tmp_path.iterdir())
 
 
+@pytest.mark.parametrize(("args", "named"), [
+    (["--split", "26"], "split 26"),
+    (["--agentic"], "the agentic split"),
+    (["--instruction", "keep the auth details"], "a focus instruction"),
+    (["--strategy", "staged", "--target", "10"], "target 10"),
+])
+def test_a_choice_about_the_summary_is_not_dropped_below_the_threshold(
+    args: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Unforced, ``compact`` does what Gemini CLI would do now; below the threshold that is nothing.
+    A split, target or focus given then would be silently dropped: it is refused, saying why, and
+    honoured with --force."""
+    path = copy(tmp_path, SAMPLES / "coding-task.jsonl")
+    assert not analyze(load(path)).context.over_threshold
+    before = path.read_bytes()
+    code = main(["compact", str(path), "--provider", "offline", "--apply", *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"{named} given, but Gemini CLI would not compress now" in err and "use --force" in err
+    assert path.read_bytes() == before
+    assert main(["compact", str(path), "--provider", "offline", "--json", "--force", *args]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "COMPRESSED"
+
+
+def test_gemini_asked_for_without_credentials_is_refused_before_anything(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE"):
+        monkeypatch.delenv(name, raising=False)
+    path = copy(tmp_path, SAMPLES / "coding-task.jsonl")
+    before = path.read_bytes()
+    code = main(["compact", str(path), "--provider", "gemini", "--force", "--apply"])
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and not captured.out
+    assert err.startswith("session-inspector: Gemini cannot run: no GEMINI_API_KEY") and "--provider offline" in err
+    assert path.read_bytes() == before
+
+
 def test_a_request_is_checked_once_for_both_faces() -> None:
     with pytest.raises(RequestError):
         compaction_request(strategy="fastest")

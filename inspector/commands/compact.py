@@ -85,6 +85,10 @@ def run(args: argparse.Namespace) -> int:
     except RequestError as exc:
         say_error(str(exc))
         return EXIT_BAD_INPUT
+    choice = choose_provider(request.provider)  # said before anything is sent
+    if choice.problem:
+        say_error(f"{choice.problem} (--provider offline needs no key)")
+        return EXIT_BAD_INPUT
     if args.apply:  # before any work (or any request to Gemini): never the store's own files
         from inspector.store.apply import refuse_store_file
 
@@ -96,11 +100,14 @@ def run(args: argparse.Namespace) -> int:
         refuse_unread_lines(session)
     analysis = analyze(session, model=request.model, threshold=resolve_threshold(args.threshold).value,
                        view=resolve_configured_model(request.model).view)
+    unused = request.unused_below_threshold(analysis.context.below_threshold())
+    if unused:
+        say_error(f"{args.file}: {unused}")
+        return EXIT_BAD_INPUT
     context = compaction_context(session, analysis)
     turns = analysis.turns
     summariser = pick_summariser(request.provider, model=context.model, base_url=request.base_url,
                                  timeout=request.timeout)
-    choice = choose_provider(request.provider)  # said before anything is sent
     try:
         if request.compare:
             comparison = asyncio.run(compare(request, context, turns, summariser))

@@ -57,6 +57,25 @@ class CompactionRequest:
     force: bool = False  # compress below the threshold (like /compress)
     compare: bool = False  # run both strategies side by side (``strategies.compare``)
 
+    def shaping(self) -> list[str]:
+        """What this request chose about the summary itself, in words ("split 26", "a focus
+        instruction", ...): choices that act only when a compaction runs."""
+        chosen = [f"split {self.split}"] if self.split is not None else []
+        chosen += ["the agentic split"] if self.agentic else []
+        chosen += [f"target {self.target:g}"] if self.target is not None else []
+        chosen += ["a focus instruction"] if self.instruction else []
+        chosen += ["a prompt file"] if self.system_prompt is not None else []
+        return chosen
+
+    def unused_below_threshold(self, below: str | None) -> str | None:
+        """Why this request cannot be honoured as asked when Gemini CLI would not compress now
+        (``below``: ``ContextFigures.below_threshold``), or None: an unforced run below the threshold
+        does nothing, so a split, target or focus it names would be silently dropped."""
+        chosen = self.shaping()
+        if self.force or below is None or not chosen:
+            return None
+        return f"{' and '.join(chosen)} given, but Gemini CLI would not compress now: {below}"
+
 
 def target_problem(target: float) -> str | None:
     """What is wrong with a staged target (None: nothing): a share of the window up to 1, or a
