@@ -56,8 +56,8 @@ class Document:
     title: str
     facts: tuple[tuple[str, str], ...]  # (label, value) figures of the session
     turns: tuple[TurnView, ...]
-    snapshot: str | None  # a compaction's snapshot, when one was given
-    snapshot_facts: tuple[tuple[str, str], ...]
+    snapshot: str | None  # a compaction's snapshot, when one was given and wrote one
+    snapshot_facts: tuple[tuple[str, str], ...]  # the compaction's facts (none: no compaction was asked for)
 
 
 def _clip(text: str) -> str:
@@ -144,6 +144,10 @@ def build(session: Session, analysis: Analysis, result: CompressionResult | None
             ("written by", _written_by(result)),
             ("tokens", f"{result.original_token_count:,} -> {result.new_token_count:,}"),
         )
+        if not result.snapshot:  # a compaction that wrote none says why, never leaves the section out
+            snapshot_facts += (("no snapshot", visible(result.message or "no reason given", one_line=True)),)
+        elif result.snapshot_problem:
+            snapshot_facts += (("not appliable", visible(result.snapshot_problem, one_line=True)),)
     return Document(
         title=f"Session {visible(session.path.name, one_line=True)}", facts=facts, turns=turns,
         snapshot=visible(result.snapshot) if result is not None and result.snapshot else None,
@@ -167,10 +171,10 @@ def _md_cell(text: str) -> str:
 def markdown(document: Document) -> str:
     out = [f"# {_md_cell(document.title)}", "", "| | |", "|---|---|"]
     out += [f"| {_md_cell(label)} | {_md_cell(value)} |" for label, value in document.facts]
-    if document.snapshot is not None:
+    if document.snapshot_facts:
         out += ["", "## Compaction snapshot", "", "| | |", "|---|---|"]
         out += [f"| {_md_cell(label)} | {_md_cell(value)} |" for label, value in document.snapshot_facts]
-        out += ["", _fence(document.snapshot)]
+        out += ["", _fence(document.snapshot)] if document.snapshot is not None else []
     out += ["", "## Turns"]
     for turn in document.turns:
         if turn.split_here:
@@ -225,9 +229,9 @@ def page(document: Document) -> str:
         f"<title>{_e(document.title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{_e(document.title)}</h1>", _facts_table(document.facts, "facts"),
     ]
-    if document.snapshot is not None:
-        out += ['<h2 id="snapshot">Compaction snapshot</h2>', _facts_table(document.snapshot_facts, "facts"),
-                f"<pre>{_e(document.snapshot)}</pre>"]
+    if document.snapshot_facts:
+        out += ['<h2 id="snapshot">Compaction snapshot</h2>', _facts_table(document.snapshot_facts, "facts")]
+        out += [f"<pre>{_e(document.snapshot)}</pre>"] if document.snapshot is not None else []
     out.append('<h2 id="turns">Turns</h2>')
     for turn in document.turns:
         if turn.split_here:

@@ -21,6 +21,7 @@ from inspector.format import uncut_split_words
 from inspector.session import load
 from tests.browser import CHROMIUM, Chromium
 from tests.conftest import SAMPLES, write_agent_run
+from tests.gemini_server import GeminiServer, error
 
 SESSIONS = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".json", ".jsonl"))
 HOSTILE_TEXT = ('<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
@@ -151,6 +152,35 @@ def test_compaction_adds_the_snapshot_and_writes_nothing_to_the_session(
     environment = analyze(load(session), threshold=0.5).context.environment_tokens
     assert environment > 0 and f"| environment turn | {environment:,} tokens," in text
     assert session.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["coding-task.jsonl"]
+
+
+def test_a_compaction_that_fails_is_said_in_the_export_not_left_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real SDK against the loopback server, which refuses: the export still comes out, its
+    compaction section says why there is no snapshot, stderr says so too, and the exit is 1."""
+    for name in ("GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_ENTERPRISE"):
+        monkeypatch.delenv(name, raising=False)
+    session = tmp_path / "coding-task.jsonl"
+    shutil.copyfile(SAMPLES / "coding-task.jsonl", session)
+    refusal = error(403, "PERMISSION_DENIED", "API key not valid for this project")
+    with GeminiServer([refusal] * 8) as server:
+        monkeypatch.setenv("GEMINI_API_KEY", "test-key-not-real")
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", server.url)
+        code = main(["export", str(session), "--compaction", "--provider", "gemini"])
+        assert server.requests, "the export did not call the summariser"
+    captured = capsys.readouterr()
+    assert code == 1
+    section = captured.out.split("## Compaction snapshot", 1)[1].split("## Turns", 1)[0]
+    assert "| status | COMPRESSION_FAILED_SUMMARISER_ERROR |" in section and "| no snapshot |" in section
+    assert "<state_snapshot>" not in section
+    assert "no snapshot (COMPRESSION_FAILED_SUMMARISER_ERROR" in captured.err and len(captured.err.splitlines()) == 1
+    assert "test-key-not-real" not in captured.out + captured.err
+
+    monkeypatch.delenv("GEMINI_API_KEY")  # asked for by name with no key: refused before anything
+    assert main(["export", str(session), "--compaction", "--provider", "gemini"]) == 2
+    captured = capsys.readouterr()
+    assert not captured.out and captured.err.startswith("session-inspector: Gemini cannot run")
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is absent (Debian: apt-get install chromium)")

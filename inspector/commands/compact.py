@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
-from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console
+from inspector.commands.output import Fields, print_snapshot, refuse_provider, say_error, terminal_console
 from inspector.format import plural, split_words, stage_table, turn_span, visible
 
 if TYPE_CHECKING:
@@ -85,10 +85,9 @@ def run(args: argparse.Namespace) -> int:
     except RequestError as exc:
         say_error(str(exc))
         return EXIT_BAD_INPUT
-    choice = choose_provider(request.provider)  # said before anything is sent
-    if choice.problem:
-        say_error(f"{choice.problem} (--provider offline needs no key)")
+    if refuse_provider(request.provider):
         return EXIT_BAD_INPUT
+    choice = choose_provider(request.provider)  # said before anything is sent
     if args.apply:  # before any work (or any request to Gemini): never the store's own files
         from inspector.store.apply import refuse_store_file
 

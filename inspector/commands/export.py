@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 from inspector.commands.common import add_session_arguments
-from inspector.commands.output import say, say_error
+from inspector.commands.output import refuse_provider, say, say_error
 
 EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1  # as compact's: the compaction asked for failed (the export is still written, saying so)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
     from inspector.session import load
     from inspector.settings import resolve_configured_model, resolve_threshold
 
+    if args.compaction and refuse_provider(args.provider):
+        return EXIT_BAD_INPUT
     out = Path(args.out).absolute() if args.out else None
     session = load(args.file)
     if out is not None:
@@ -56,9 +59,13 @@ def run(args: argparse.Namespace) -> int:
         summariser = pick_summariser(request.provider, model=analysis.model)
         result = asyncio.run(run_request(request, compaction_context(session, analysis), analysis.turns, summariser))
     text = render(build(session, analysis, result), args.format)
+    failed = result is not None and result.status.failed  # exit 1, as compact's (a NOOP is no failure)
+    if result is not None and not result.snapshot:
+        say_error(f"{args.file}: no snapshot ({result.status.value}: {result.message or 'no reason given'}); "
+                  "the export says so in place of one")
     if out is None:
         sys.stdout.write(text)
-        return 0
+        return EXIT_FAILED if failed else 0
     try:
         write_export(text, out, session.path)
     except ExportRefused as exc:
@@ -68,4 +75,4 @@ def run(args: argparse.Namespace) -> int:
         say_error(f"{out}: {describe_os_error(exc)}")
         return EXIT_BAD_INPUT
     say(f"wrote {out} ({len(analysis.turns):,} turns, {args.format})", file=sys.stderr)
-    return 0
+    return EXIT_FAILED if failed else 0

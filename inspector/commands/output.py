@@ -38,6 +38,17 @@ def say_error(text: str) -> None:
     print(f"session-inspector: {visible(text, one_line=True)}", file=sys.stderr)
 
 
+def refuse_provider(requested: str) -> bool:
+    """Say why a summariser asked for by name cannot run here (Gemini with no credentials) and
+    return True, before anything is read or sent; False when it can run."""
+    from inspector.compaction.summarisers import choose_provider
+
+    problem = choose_provider(requested).problem
+    if problem:
+        say_error(f"{problem} (--provider offline needs no key)")
+    return problem is not None
+
+
 def terminal_console() -> Console:
     """A Rich console for a report whose text may come from a session (see the module doc).
     No line it writes ends in spaces (a table pads its last column to the width it takes)."""
