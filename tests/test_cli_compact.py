@@ -52,6 +52,25 @@ def test_offline_by_default_writes_nothing(session: Path, capsys: pytest.Capture
     assert sorted(p.name for p in session.parent.parent.rglob("*")) == ["chats", session.name]
 
 
+def test_apply_with_json_reports_what_it_wrote_in_the_same_object(
+        session: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``compact --apply --json`` is one JSON object on stdout: the compaction and, after the write,
+    what was written (the journal entry, the backup, how to undo); nothing else on either stream."""
+    before = session.read_bytes()
+    code = main(["compact", str(session), "--force", "--apply", "--json"])
+    captured = capsys.readouterr()
+    assert code == 0 and not captured.err
+    data = json.loads(captured.out)
+    applied = data["applied"]
+    assert applied["written"] is True and applied["state"] == "applied"
+    assert main(["history", str(session), "--json"]) == 0
+    [entry] = json.loads(capsys.readouterr().out)["entries"]
+    assert applied["id"] == entry["id"] and applied["sha256_after"] == entry["sha256_after"]
+    assert applied["info"]["tokens_after"] == data["new_token_count"]
+    assert Path(applied["backup_path"]).read_bytes() == before
+    assert main(applied["undo"][1:]) == 0 and session.read_bytes() == before
+
+
 def test_noop_exits_zero(session: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, data = run_json(capsys, str(session))
     assert code == 0 and data["status"] == "NOOP" and data["new_history"] is None
@@ -223,6 +242,11 @@ def test_an_answer_that_is_no_single_snapshot_is_never_applied(
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(err) == 1, err
     assert err[0].startswith(f"session-inspector: {session}: nothing was written: the summary") and problem in err[0]
+    assert session.read_bytes() == before
+    with GeminiServer([reply(answer), reply(answer)]) as server:  # a script reads the refusal from the JSON too
+        code, data = run_json(capsys, str(session), "--force", "--provider", "gemini", "--base-url", server.url,
+                              "--apply")
+    assert code == 1 and data["applied"]["written"] is False and problem in data["applied"]["refusal"]
     assert session.read_bytes() == before
     quoted = SNAP.replace("</state_snapshot>", "- the tool writes `<state_snapshot>` tags\n</state_snapshot>")
     with GeminiServer([reply(quoted), reply(quoted)]) as server:

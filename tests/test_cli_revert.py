@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import errno
 import json
 import os
@@ -127,7 +126,7 @@ def test_apply_from_cli_prints_what_it_wrote(tmp_path: Path, capsys: pytest.Capt
     path = sample_copy(tmp_path, "coding-task.jsonl")
     session = load(path)
     turns = history(session)
-    assert apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns)) == 0
+    assert apply_from_cli(session, turns, _result(session, turns)) == 0
     out = capsys.readouterr().out
     entry = read_history(path).entries[0]
     assert "tokens (estimate): 1,000 -> 200" in out
@@ -143,7 +142,7 @@ def test_the_undo_hint_can_be_pasted_into_a_shell(tmp_path: Path, capsys: pytest
     path.write_bytes(sample_copy(tmp_path, "coding-task.jsonl").read_bytes())
     session = load(path)
     turns = history(session)
-    assert apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns)) == 0
+    assert apply_from_cli(session, turns, _result(session, turns)) == 0
     [hint] = [line for line in capsys.readouterr().out.splitlines() if line.startswith("undo: ")]
     argv = shlex.split(hint.removeprefix("undo: "))
     assert argv[:2] == ["session-inspector", "revert"] and argv[2:] == [str(path)]
@@ -160,7 +159,7 @@ def test_apply_from_cli_full_disk(tmp_path: Path, capsys: pytest.CaptureFixture[
         if step == "temp-write":
             raise OSError(errno.ENOSPC, "No space left on device")
 
-    code = apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns), hook=full)
+    code = apply_from_cli(session, turns, _result(session, turns), hook=full)
     assert code == 2
     assert "no space left on device" in _one_line(capsys.readouterr().err)
     assert path.read_bytes() == original
@@ -172,7 +171,7 @@ def test_apply_from_cli_stale_preview(tmp_path: Path, capsys: pytest.CaptureFixt
     turns = history(session)
     with path.open("ab") as gemini:
         gemini.write(b'{"$set":{"lastUpdated":"2026-11-22T05:23:30.000Z"}}\n')
-    code = apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns))
+    code = apply_from_cli(session, turns, _result(session, turns))
     assert code == 2
     assert "preview is stale" in _one_line(capsys.readouterr().err)
 
@@ -198,7 +197,7 @@ def test_read_only_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     try:
         if not _folder_is_really_read_only(folder):
             pytest.skip("running as root: chmod does not stop writes (see test_store_folder_blocked)")
-        code = apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns))
+        code = apply_from_cli(session, turns, _result(session, turns))
         assert code == 2
         assert "permission denied; nothing was written" in _one_line(capsys.readouterr().err)
         assert path.read_bytes() == original
@@ -213,7 +212,7 @@ def test_store_folder_blocked(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     session = load(path)
     turns = history(session)
     (tmp_path / ".session-inspector").write_text("not a folder")
-    code = apply_from_cli(argparse.Namespace(json=False), session, turns, _result(session, turns))
+    code = apply_from_cli(session, turns, _result(session, turns))
     assert code == 2
     line = _one_line(capsys.readouterr().err)
     assert "cannot create" in line and "nothing was written" in line

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from inspector.format import plural, visible
 
@@ -49,26 +49,45 @@ def describe_entry(entry: JournalEntry, session_path: Path) -> list[str]:
     return lines
 
 
-def apply_from_cli(
-    args: argparse.Namespace,
-    session: Session,
-    turns: Sequence[Turn],
-    result: CompressionResult,
-    *,
-    hook: WriteHook | None = None,
-) -> int:
-    """Apply ``result`` to ``session``; prints what was written.  Exit 0, or 2 on refusal.
+@dataclass(frozen=True)
+class Applied:
+    """What ``compact --apply`` did: the journal entry of what it wrote, or why it wrote nothing."""
 
-    ``hook`` reaches the store's writes (tests inject a full disk through it).
-    """
+    entry: JournalEntry | None
+    refusal: str | None = None  # one line (None when written)
+    code: int = EXIT_OK  # the exit code it calls for
+
+    def to_json(self, session_path: Path) -> dict[str, Any]:
+        """``compact --apply --json``'s ``applied``: what ``describe_entry`` says, as fields."""
+        if self.entry is None:
+            return {"written": False, "refusal": self.refusal}
+        from inspector.store import store_dir
+
+        return {"written": True, **self.entry.to_json(), "notes": list(self.entry.notes()),
+                "backup_path": str(store_dir(session_path) / "backups" / self.entry.backup),
+                "undo": ["session-inspector", "revert", str(session_path)]}
+
+
+def apply_to_disk(session: Session, turns: Sequence[Turn], result: CompressionResult, *,
+                  hook: WriteHook | None = None) -> Applied:
+    """Apply ``result`` to ``session`` (``hook`` reaches the store's writes: tests inject a full disk
+    through it); a store refusal comes back as an ``Applied`` without an entry."""
     from inspector.store import StoreError, apply_compaction
 
     try:
-        entry = apply_compaction(session, turns, result, hook=hook)
+        return Applied(apply_compaction(session, turns, result, hook=hook))
     except StoreError as exc:
-        print(f"session-inspector: {visible(str(exc), one_line=True)}", file=sys.stderr)
-        return EXIT_REFUSED
-    out = sys.stderr if args.json else sys.stdout
-    for line in describe_entry(entry, session.path):
-        print(visible(line, one_line=True), file=out)
-    return EXIT_OK
+        return Applied(None, str(exc), EXIT_REFUSED)
+
+
+def apply_from_cli(session: Session, turns: Sequence[Turn], result: CompressionResult, *,
+                   hook: WriteHook | None = None) -> int:
+    """Apply ``result`` to ``session`` and print what was written, or the one-line refusal on
+    stderr.  Exit 0, or 2 on refusal."""
+    applied = apply_to_disk(session, turns, result, hook=hook)
+    if applied.entry is None:
+        print(f"session-inspector: {visible(applied.refusal or '', one_line=True)}", file=sys.stderr)
+        return applied.code
+    for line in describe_entry(applied.entry, session.path):
+        print(visible(line, one_line=True))
+    return applied.code

@@ -124,24 +124,34 @@ def run(args: argparse.Namespace) -> int:
             print_comparison(session, comparison)
         return EXIT_FAILED if all(r.status.failed for r in comparison.results.values()) else 0
 
-    if args.json:
-        print_json({"path": str(session.path), "format": session.format, **result.to_json(),
-                    "provider_choice": choice.to_json(),
-                    "draft_final_diff": _draft_diff(result).to_json() if result.snapshot else None})
-    else:
-        print_report(session, result, len(turns), applying=args.apply,
-                     provider=f"provider: {choice.label()}: {choice.reason}")
-    for warning in session.warnings if not args.json else []:
-        print(visible(f"warning: {session.path}: {warning}", one_line=True), file=sys.stderr)
-
-    if args.apply:
-        refusal = result.apply_refusal()
-        if refusal is None:
-            from inspector.commands.apply import apply_from_cli
-
-            return int(apply_from_cli(args, session, turns, result))
+    code = EXIT_FAILED if result.status.failed or result.snapshot_problem else 0
+    refusal = result.apply_refusal() if args.apply else None
+    if refusal is not None:
         say_error(f"{args.file}: nothing was written: {refusal}")
-    return EXIT_FAILED if result.status.failed or result.snapshot_problem else 0
+    if args.json:
+        report = {"path": str(session.path), "format": session.format, **result.to_json(),
+                  "provider_choice": choice.to_json(),
+                  "draft_final_diff": _draft_diff(result).to_json() if result.snapshot else None}
+        if args.apply:  # what was written (or why not) in the same object, after the write
+            from inspector.commands.apply import Applied, apply_to_disk
+
+            applied = apply_to_disk(session, turns, result) if refusal is None else \
+                Applied(None, f"nothing was written: {refusal}", code)
+            if applied.entry is None and refusal is None:
+                say_error(f"{args.file}: {applied.refusal}")
+            report["applied"] = applied.to_json(session.path)
+            code = applied.code
+        print_json(report)
+        return code
+    print_report(session, result, len(turns), applying=args.apply,
+                 provider=f"provider: {choice.label()}: {choice.reason}")
+    for warning in session.warnings:
+        print(visible(f"warning: {session.path}: {warning}", one_line=True), file=sys.stderr)
+    if args.apply and refusal is None:
+        from inspector.commands.apply import apply_from_cli
+
+        return apply_from_cli(session, turns, result)
+    return code
 
 
 def _draft_diff(result: CompressionResult) -> SnapshotDiff:
