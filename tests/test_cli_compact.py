@@ -71,6 +71,24 @@ def test_apply_with_json_reports_what_it_wrote_in_the_same_object(
     assert main(applied["undo"][1:]) == 0 and session.read_bytes() == before
 
 
+def test_a_verification_that_answers_nothing_is_not_shown_as_a_confirmed_draft(
+        session: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemini CLI keeps the draft when the verification call gives no text.  An empty draft -> final
+    diff would read as a draft the second call checked and found complete; it is said instead."""
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    with GeminiServer([reply(SNAP), reply("  \n")]) as server:
+        code, data = run_json(capsys, str(session), "--force", "--provider", "gemini", "--base-url", server.url)
+    assert code == 0 and data["snapshot"] == SNAP and data["verification_answered"] is False
+    with GeminiServer([reply(SNAP), reply("  \n")]) as server:
+        assert main(["compact", str(session), "--force", "--provider", "gemini", "--base-url", server.url]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the verification call answered nothing, so the draft stands as the snapshot" in out
+    assert "draft -> final: +0" not in out
+    with GeminiServer([reply(SNAP), reply(SNAP)]) as server:  # one that answers the same: a real, empty diff
+        code, data = run_json(capsys, str(session), "--force", "--provider", "gemini", "--base-url", server.url)
+    assert data["verification_answered"] is True
+
+
 def test_noop_exits_zero(session: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, data = run_json(capsys, str(session))
     assert code == 0 and data["status"] == "NOOP" and data["new_history"] is None

@@ -218,7 +218,10 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
         console.print(Rule("final snapshot"))
         print_snapshot(console, result.snapshot)
         console.print(Rule("draft -> final"))
-        render_diff(console, _draft_diff(result), old_label="draft", new_label="final")
+        if result.verification_note:
+            console.print(Text(result.verification_note, "yellow"))
+        else:
+            render_diff(console, _draft_diff(result), old_label="draft", new_label="final")
     if not applying:
         console.print(f"took {result.duration_seconds:.2f} s; nothing was written"
                       + ("" if result.apply_refusal() else " (use --apply to write it)"))

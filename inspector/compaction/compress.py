@@ -73,6 +73,7 @@ class CompressionResult:
     model: str | None = None
     draft_snapshot: str | None = None
     snapshot: str | None = None
+    verification_answered: bool | None = None  # did the verification call give text (None: none was made)
     previous_snapshot: str | None = None
     new_history: list[dict[str, Any]] | None = None
     truncations: list[Truncation] = field(default_factory=list)
@@ -120,6 +121,15 @@ class CompressionResult:
 
         return shape_problem(self.snapshot) if self.snapshot else None
 
+    @property
+    def verification_note(self) -> str | None:
+        """What to show in place of the draft -> final diff when the verification answered nothing (the
+        draft then stands, as Gemini CLI keeps it): an empty diff would read as a draft it confirmed."""
+        if self.verification_answered is False and self.snapshot:
+            return "the verification call answered nothing, so the draft stands as the snapshot (as Gemini " \
+                   "CLI keeps it); it was not checked"
+        return None
+
     def apply_refusal(self) -> str | None:
         """Why this result must not be written to the session (None: it may): the one rule the CLI,
         the app and the store all ask."""
@@ -152,6 +162,7 @@ class CompressionResult:
             "instruction": self.instruction,
             "summarised_with": self.summarised_with,
             "draft_snapshot": self.draft_snapshot,
+            "verification_answered": self.verification_answered,
             "snapshot": self.snapshot,
             "previous_snapshot": self.previous_snapshot,
             "new_history": self.new_history,
@@ -371,13 +382,14 @@ async def compress(
         summariser.ground(statuses, summarised_tokens)
     with quality.start(for_summariser, statuses) as extraction:  # the independent facts, read meanwhile
         try:
-            draft, final, previous = await summarise_twice(
+            twice = await summarise_twice(
                 summariser, for_summariser, instruction=instruction, system_prompt=system_prompt, reporter=reporter
             )
         except SummariserError as exc:
             return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
-        result.draft_snapshot = draft
-        result.previous_snapshot = previous
+        final = twice.final
+        result.draft_snapshot, result.verification_answered = twice.draft, twice.answered
+        result.previous_snapshot = twice.previous
         if not final:
             return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
         result.snapshot = final
@@ -398,6 +410,17 @@ async def compress(
     return done(CompressionStatus.COMPRESSED)
 
 
+@dataclass(frozen=True)
+class TwoCalls:
+    """What the reference's two calls gave: the draft, the snapshot that stands, whether the
+    verification answered at all, and the previous snapshot found in what was summarised."""
+
+    draft: str
+    final: str  # the verification's trimmed text, else the draft's (empty when both are)
+    answered: bool  # the verification gave text (False: the draft stands unchecked)
+    previous: str | None
+
+
 async def summarise_twice(
     summariser: Summariser,
     older: list[dict[str, Any]],
@@ -405,13 +428,8 @@ async def summarise_twice(
     instruction: str | None = None,
     system_prompt: str | None = None,
     reporter: Reporter = SILENT,
-) -> tuple[str, str, str | None]:
-    """The reference's two calls: a draft, then a verification of it.
-
-    Returns (draft, final, previous snapshot found in ``older``); ``final`` is
-    the verification's trimmed text, else the draft's (empty when both are).
-    Raises ``SummariserError``.
-    """
+) -> TwoCalls:
+    """The reference's two calls: a draft, then a verification of it.  Raises ``SummariserError``."""
     previous = _has_snapshot(older)
     system = system_prompt or prompts.COMPRESSION_SYSTEM_PROMPT
     focus = [{"text": prompts.focus_text(instruction)}] if instruction and instruction.strip() else []
@@ -423,13 +441,13 @@ async def summarise_twice(
     draft = await summariser.summarise(system, [*older, first_request])
     reporter.check()
     reporter.report("verification", 0, len(older))
-    checked = await summariser.summarise(system, [
+    checked = js_trim(await summariser.summarise(system, [
         *older,
         {"role": "model", "parts": [{"text": draft}]},
         {"role": "user", "parts": [{"text": prompts.VERIFY_REQUEST}, *focus]},
-    ])
-    final = js_trim(js_trim(checked or "") or draft or "")
-    return draft, final, find_snapshot_text(previous) if previous else None
+    ]) or "")
+    final = js_trim(checked or draft or "")
+    return TwoCalls(draft, final, bool(checked), find_snapshot_text(previous) if previous else None)
 
 
 def agentic_split(contents: list[dict[str, Any]], weights: Sequence[int] | None = None) -> int:

@@ -130,7 +130,7 @@ async def compress_staged(
         if isinstance(summariser, Grounded):
             summariser.ground(statuses.remapped(origins))
         try:
-            draft, final, previous = await summarise_twice(
+            twice = await summarise_twice(
                 summariser, older, instruction=instruction, system_prompt=system_prompt, reporter=reporter
             )
         except SummariserError as exc:
@@ -138,8 +138,9 @@ async def compress_staged(
                 raise
             no_room.append(str(exc))  # too little to summarise: the stage is skipped, the next ones run
             return "", ""
-        result.previous_snapshot = previous
-        return draft, final
+        result.previous_snapshot = twice.previous
+        result.verification_answered = twice.answered
+        return twice.draft, twice.final
 
     extraction = quality.start(curated, statuses)  # the independent facts, read meanwhile
     try:

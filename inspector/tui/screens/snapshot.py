@@ -155,7 +155,9 @@ class SnapshotScreen(Screen[None]):
             yield RenderPane(snapshot_renderable(result.draft_snapshot), id="draft-pane")
         with TabPane("Diff", id="diff"):
             changes = diff(result.draft_snapshot or "", result.snapshot or "")
-            yield RenderPane(diff_renderable(changes, "draft", "final"), id="diff-pane")
+            shown = Text(result.verification_note, "yellow") if result.verification_note \
+                else diff_renderable(changes, "draft", "final")
+            yield RenderPane(shown, id="diff-pane")
         if result.previous_snapshot:
             with TabPane("Previous -> New", id="previous"):
                 changes = diff(result.previous_snapshot, result.snapshot or "")
