@@ -16,6 +16,7 @@ and the app all decide from a ``ContextFigures``:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -67,7 +68,10 @@ class ContextFigures:
 
     @property
     def threshold_tokens(self) -> int:
-        return int(self.threshold * self.token_limit)
+        """The fewest tokens that reach the threshold (``over_threshold`` is exactly "at least this
+        many"): a threshold that falls between two whole numbers is shown rounded up, never down
+        (which would show a prompt of that size as under a threshold equal to it)."""
+        return math.ceil(self.threshold * self.token_limit)
 
     @property
     def over_threshold(self) -> bool:

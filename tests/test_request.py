@@ -15,11 +15,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from inspector.analysis import analyze
 from inspector.cli import main
 from inspector.compaction.agentic import agentic_candidates
 from inspector.compaction.request import RequestError, compaction_context, compaction_request
+from inspector.context import ContextFigures
 from inspector.session import load
 from inspector.tokens import estimate_contents
 from inspector.tui.running import parse_target
@@ -163,3 +166,13 @@ def test_a_request_is_checked_once_for_both_faces() -> None:
             compaction_request(strategy="staged", target=target)
         with pytest.raises(ValueError, match="the target must be"):
             parse_target(repr(target))
+
+
+@given(threshold=st.floats(0.01, 1.0), limit=st.sampled_from([32_768, 1_048_576, 2_097_152, 1_000_003]))
+def test_the_threshold_shown_is_the_fewest_tokens_that_reach_it(threshold: float, limit: int) -> None:
+    """A prompt of exactly the tokens shown as the threshold compresses, one fewer does not: the
+    figure every face prints ("< threshold N") never contradicts the decision beside it."""
+    shown = ContextFigures(None, 0, limit, threshold).threshold_tokens
+    at, below = ContextFigures(shown, 0, limit, threshold), ContextFigures(shown - 1, 0, limit, threshold)
+    assert at.over_threshold and not below.over_threshold
+    assert f">= threshold {shown:,}" in at.reason() and f"< threshold {shown:,}" in below.reason()
