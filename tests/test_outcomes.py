@@ -17,6 +17,7 @@ from inspector.compaction.outcomes import (
     CANCELLED,
     FAILED,
     OK,
+    TERMINATED,
     UNKNOWN,
     read_outcome,
     shell_fields,
@@ -64,6 +65,19 @@ def test_the_0_61_form_exit_code_and_wrapper() -> None:
     assert outcome.tail == "ModuleNotFoundError: No module named 'google'"
     fields = shell_fields("Output: (empty)\nProcess Group PGID: 3")
     assert fields["Output"] == "" and "Exit Code" not in fields
+
+
+def test_a_command_a_signal_ended_is_said_so_not_called_a_failure() -> None:
+    """Gemini CLI writes a signal as "Signal: N" beside the exit code and marks no error ("Command
+    terminated by signal: N"): ``pkill -f`` ending its own shell, as in a published session."""
+    recorded = ('Command: pkill -f "python3 .*dashboard/main.py"\nDirectory: (root)\nOutput: (empty)\n'
+                "Error: (none)\nExit Code: 0\nSignal: 15\nBackground PIDs: (none)\nProcess Group PGID: 828152")
+    outcome = shell(recorded)
+    assert (outcome.state, outcome.text()) == (TERMINATED, "terminated by signal 15")
+    new_form = "<untrusted_context>\nOutput: (empty)\nSignal: 9\nProcess Group PGID: 4\n</untrusted_context>"
+    assert shell(new_form).text() == "terminated by signal 9"
+    with_code = recorded.replace("Exit Code: 0", "Exit Code: 143")  # an exit code is still a failure first
+    assert (shell(with_code).state, shell(with_code).detail) == (FAILED, "exit code 143")
 
 
 def test_a_multi_line_command_in_the_earlier_form() -> None:

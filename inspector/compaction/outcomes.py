@@ -41,6 +41,10 @@ MEMORY_TOOLS = frozenset({"save_memory"})
 TODO_TOOLS = frozenset({"write_todos"})
 
 OK, FAILED, CANCELLED, BACKGROUND, UNKNOWN = "ok", "failed", "cancelled", "background", "unknown"
+# A command a signal ended, with no error and no other exit code recorded: Gemini CLI says "Command
+# terminated by signal: N" and marks no error (``pkill -f`` ends its own shell so, having worked).
+TERMINATED = "terminated"
+NOT_AS_ASKED = (FAILED, CANCELLED, TERMINATED)  # outcomes a summary states as something that went wrong
 
 _FIELD = re.compile(r"^(Command|Directory|Stdout|Stderr|Output|Error|Exit Code|Signal|Background PIDs|"
                     r"Process Group PGID): ?(.*)$")
@@ -72,6 +76,8 @@ class Outcome:
             return "left running in the background"
         if not self.detail:
             return self.state
+        if self.state == TERMINATED:
+            return f"terminated by {self.detail}"
         if self.detail.startswith(("exit code", "signal", "timed out")):
             return f"{self.state} ({self.detail})"
         return f'{self.state}: "{self.detail}"'
@@ -210,7 +216,7 @@ def shell_outcome(text: str, status: str | None = None) -> Outcome:
     if code not in _NONE and code != "0":
         return Outcome(FAILED, f"exit code {code}", tail=tail)
     if signal not in _NONE and signal != "0":
-        return Outcome(FAILED, f"signal {signal}", tail=tail)
+        return Outcome(TERMINATED, f"signal {signal}", tail=tail)
     return Outcome(OK)
 
 

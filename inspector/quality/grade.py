@@ -10,7 +10,7 @@ says happened; the words outside them do, together with the line's head
   more, or by a file name no other path shares) and says an operation of
   the same family: looked at (read, list, search) or changed (write, edit).
 * A command is kept when a clause holds its first line (up to 160
-  characters) and says its recorded outcome (ok, failed, cancelled,
+  characters) and says its recorded outcome (ok, failed, cancelled, terminated,
   background); a command whose outcome was not recorded is kept when named.
   A commit's message must appear in the snapshot too.
 * An error, a constraint, a step or a line of the previous snapshot is kept
@@ -45,7 +45,8 @@ _OUTCOMES = _alternatives((
     ("ok", r"\b(?:ok|okay|succeed(?:ed|s)?|success(?:ful(?:ly)?)?|pass(?:ed|es|ing)?|worked|completed|"
            r"exit(?:ed)?(?: with)?(?: code| status)? 0)\b"),
     ("failed", r"\b(?:fail(?:ed|s|ing|ure)?|errors?|errored|crash(?:ed|es)?|non-?zero|"
-               r"exit(?:ed)?(?: with)?(?: code| status)? [1-9]\d*|signal \w+)\b"),
+               r"exit(?:ed)?(?: with)?(?: code| status)? [1-9]\d*)\b"),
+    ("terminated", r"\b(?:terminated|signal(?:led|ed)?(?: \w+)?)\b"),
     ("cancelled", r"\b(?:cancell?ed|aborted|timed out|time-?out|interrupted|killed)\b"),
     ("background", r"\bbackground\b"),
 ))

@@ -166,7 +166,7 @@ def _body_text(body: Any) -> str | None:
 
 
 def outcome_class(name: str, body: Any, status: str | None) -> tuple[str, str]:
-    """(class, error text) of one result: ok, failed, cancelled, background or unknown."""
+    """(class, error text) of one result: ok, failed, terminated, cancelled, background or unknown."""
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict):
         error = error.get("message")
@@ -212,7 +212,7 @@ def _shell_class(text: str, status: str | None) -> tuple[str, str] | None:
     if code and code not in ("0", "(none)"):
         return "failed", last
     if signal and signal not in ("0", "(none)"):
-        return "failed", last
+        return "terminated", last  # Gemini CLI: "Command terminated by signal", no error marked
     return "ok", ""
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from inspector.compaction import snapshot as snap
-from inspector.compaction.outcomes import CANCELLED, FAILED, OK, UNKNOWN, Outcome
+from inspector.compaction.outcomes import CANCELLED, FAILED, NOT_AS_ASKED, OK, TERMINATED, UNKNOWN, Outcome
 from inspector.compaction.prompts import SECTIONS
 from inspector.compaction.summarisers.digest import Call, Digest, Prompt
 from inspector.format import plural
@@ -286,7 +286,7 @@ def _commands(out: _Items, calls: list[Call]) -> None:
         last = group[-1]
         turns = [t for c in group for t in c.turns]
         states = [c.outcome for c in group]
-        bad = any(o.state in (FAILED, CANCELLED) for o in states)
+        bad = any(o.state in NOT_AS_ASKED for o in states)
         out.add("recent_actions", K_COMMAND_FAILED if bad else K_COMMAND, COMMAND_FAILED if bad else COMMAND_OK,
                 last.turn,
                 f"`{line}` -> {_outcomes(states)}", turns)
@@ -305,7 +305,8 @@ def _outcomes(states: list[Outcome]) -> str:
     counts: dict[str, int] = {}
     for state in states:
         counts[state.state] = counts.get(state.state, 0) + 1
-    words = {OK: "ok", FAILED: "failed", CANCELLED: "cancelled", UNKNOWN: "not recorded"}
+    words = {OK: "ok", FAILED: "failed", CANCELLED: "cancelled", TERMINATED: "terminated by a signal",
+             UNKNOWN: "not recorded"}
     tally = ", ".join(f"{n:,} {words.get(s, s)}" for s, n in counts.items())
     return f"ran {len(states):,} times: {tally}; last {states[-1].text()}"
 
@@ -318,7 +319,7 @@ _OPS = {"read": ("file_system_state", "READ"), "list": ("file_system_state", "LI
 def _paths(out: _Items, calls: list[Call], root: str | None) -> None:
     touched: dict[tuple[str, str], list[Call]] = {}
     for call in calls:
-        if (call.kind not in _OPS or call.outcome.state in (FAILED, CANCELLED)
+        if (call.kind not in _OPS or call.outcome.state in NOT_AS_ASKED
                 or (call.result_turn is None and call.outcome.state != OK)):
             continue  # a failed call is stated with its failure; one with no result nor status, as pending
         section, op = _OPS[call.kind]
@@ -366,7 +367,7 @@ def _subject(call: Call, root: str | None) -> tuple[str, bool]:
 
 
 def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
-    if not any(call.outcome.state in (FAILED, CANCELLED) for call in calls):
+    if not any(call.outcome.state in NOT_AS_ASKED for call in calls):
         return
     last_ok: dict[str, int] = {}
     for n, call in enumerate(calls):
@@ -377,7 +378,7 @@ def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
                 last_ok[target] = n
     for n, call in enumerate(calls):
         outcome = call.outcome
-        if outcome.state not in (FAILED, CANCELLED):
+        if outcome.state not in NOT_AS_ASKED:
             continue
         again = last_ok.get(_identity(call), -1) > n
         target = _on_paths(call)
