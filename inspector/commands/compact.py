@@ -12,7 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
-from inspector.commands.output import Fields, print_snapshot, refuse_provider, say_error, terminal_console
+from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console, usable_provider
 from inspector.format import plural, split_words, stage_table, turn_span, visible
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.compaction.prompts import PromptFileError, load_prompt_file
     from inspector.compaction.request import RequestError, compaction_context, compaction_request
     from inspector.compaction.strategies import compare, run_request
-    from inspector.compaction.summarisers import choose_provider, pick_summariser
+    from inspector.compaction.summarisers import pick_summariser
     from inspector.session import load
     from inspector.settings import resolve_configured_model, resolve_threshold
 
@@ -85,9 +85,9 @@ def run(args: argparse.Namespace) -> int:
     except RequestError as exc:
         say_error(str(exc))
         return EXIT_BAD_INPUT
-    if refuse_provider(request.provider):
+    choice = usable_provider(request.provider)  # said before anything is sent
+    if choice is None:
         return EXIT_BAD_INPUT
-    choice = choose_provider(request.provider)  # said before anything is sent
     if args.apply:  # before any work (or any request to Gemini): never the store's own files
         from inspector.store.apply import refuse_store_file
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from inspector.commands.common import add_session_arguments
-from inspector.commands.output import refuse_provider, say, say_error
+from inspector.commands.output import say, say_error, usable_provider
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1  # as compact's: the compaction asked for failed (the export is still written, saying so)
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.session import load
     from inspector.settings import resolve_configured_model, resolve_threshold
 
-    if args.compaction and refuse_provider(args.provider):
+    if args.compaction and usable_provider(args.provider) is None:
         return EXIT_BAD_INPUT
     out = Path(args.out).absolute() if args.out else None
     session = load(args.file)

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from rich.segment import Segment
     from rich.text import Text
 
+    from inspector.compaction.summarisers import ProviderChoice
+
 
 def say(text: str, *, file: TextIO | None = None) -> None:
     """A line of a report: control characters in it shown, never sent (newlines kept)."""
@@ -38,15 +40,16 @@ def say_error(text: str) -> None:
     print(f"session-inspector: {visible(text, one_line=True)}", file=sys.stderr)
 
 
-def refuse_provider(requested: str) -> bool:
-    """Say why a summariser asked for by name cannot run here (Gemini with no credentials) and
-    return True, before anything is read or sent; False when it can run."""
+def usable_provider(requested: str) -> ProviderChoice | None:
+    """The summariser ``--provider requested`` runs here, or None after saying on stderr why it
+    cannot run (Gemini asked for by name, with no credentials), before anything is read or sent."""
     from inspector.compaction.summarisers import choose_provider
 
-    problem = choose_provider(requested).problem
-    if problem:
-        say_error(f"{problem} (--provider offline needs no key)")
-    return problem is not None
+    choice = choose_provider(requested)
+    if choice.problem:
+        say_error(f"{choice.problem} (--provider offline needs no key)")
+        return None
+    return choice
 
 
 def terminal_console() -> Console:
