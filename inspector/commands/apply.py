@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import shlex
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from inspector.commands.output import say_error
 from inspector.format import plural, visible
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ EXIT_REFUSED = 2
 
 def describe_entry(entry: JournalEntry, session_path: Path) -> list[str]:
     """The lines that tell a person what an apply wrote and how to undo it."""
-    from inspector.store import store_dir
+    from inspector.store import backups_dir
 
     info = entry.info
     how = "appended a checkpoint to" if entry.format == "jsonl" else "rewrote"
@@ -44,9 +44,14 @@ def describe_entry(entry: JournalEntry, session_path: Path) -> list[str]:
             lines.append(f"full tool outputs saved: {len(files):,} files in {where} "
                          f"({files[0].name} ... {files[-1].name}; listed in `session-inspector history --json`)")
     lines.extend(f"note: {note}" for note in entry.notes())
-    lines.append(f"backup: {store_dir(session_path) / 'backups' / entry.backup}")
-    lines.append(f"undo: session-inspector revert {shlex.quote(str(session_path))}")  # as typed in a shell
+    lines.append(f"backup: {backups_dir(session_path) / entry.backup}")
+    lines.append(f"undo: {shlex.join(undo_command(session_path))}")  # as typed in a shell
     return lines
+
+
+def undo_command(session_path: Path) -> list[str]:
+    """The command that undoes the last apply to ``session_path``, as arguments."""
+    return ["session-inspector", "revert", str(session_path)]
 
 
 @dataclass(frozen=True)
@@ -61,11 +66,10 @@ class Applied:
         """``compact --apply --json``'s ``applied``: what ``describe_entry`` says, as fields."""
         if self.entry is None:
             return {"written": False, "refusal": self.refusal}
-        from inspector.store import store_dir
+        from inspector.store import backups_dir
 
         return {"written": True, **self.entry.to_json(), "notes": list(self.entry.notes()),
-                "backup_path": str(store_dir(session_path) / "backups" / self.entry.backup),
-                "undo": ["session-inspector", "revert", str(session_path)]}
+                "backup_path": str(backups_dir(session_path) / self.entry.backup), "undo": undo_command(session_path)}
 
 
 def apply_to_disk(session: Session, turns: Sequence[Turn], result: CompressionResult, *,
@@ -86,7 +90,7 @@ def apply_from_cli(session: Session, turns: Sequence[Turn], result: CompressionR
     stderr.  Exit 0, or 2 on refusal."""
     applied = apply_to_disk(session, turns, result, hook=hook)
     if applied.entry is None:
-        print(f"session-inspector: {visible(applied.refusal or '', one_line=True)}", file=sys.stderr)
+        say_error(applied.refusal or "")
         return applied.code
     for line in describe_entry(applied.entry, session.path):
         print(visible(line, one_line=True))

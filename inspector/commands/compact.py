@@ -137,8 +137,8 @@ def run(args: argparse.Namespace) -> int:
 
             applied = apply_to_disk(session, turns, result) if refusal is None else \
                 Applied(None, f"nothing was written: {refusal}", code)
-            if applied.entry is None and refusal is None:
-                say_error(f"{args.file}: {applied.refusal}")
+            if applied.entry is None and refusal is None:  # a store refusal names the file itself
+                say_error(applied.refusal or "")
             report["applied"] = applied.to_json(session.path)
             code = applied.code
         print_json(report)

@@ -11,7 +11,7 @@ Backups and the journal live in ``<folder>/.session-inspector/<file name>/``
 
 from inspector.store.apply import apply_history, js_json, js_timestamp, preview_state
 from inspector.store.errors import StoreError
-from inspector.store.files import STORE_DIR, WriteHook, is_store_path, own_writes, store_dir
+from inspector.store.files import STORE_DIR, WriteHook, backups_dir, is_store_path, own_writes, store_dir
 from inspector.store.journal import Journal, JournalEntry, JournalInfo, Region
 from inspector.store.plan import ApplyPlan, apply_compaction, apply_plan, plan_of
 from inspector.store.records import build_records, check_records, same
@@ -30,6 +30,7 @@ __all__ = [
     "apply_compaction",
     "apply_history",
     "apply_plan",
+    "backups_dir",
     "build_records",
     "check_records",
     "is_store_path",

@@ -58,6 +58,11 @@ def store_dir(session_path: Path) -> Path:
     return real.parent / STORE_DIR / real.name
 
 
+def backups_dir(session_path: Path) -> Path:
+    """Where the backups of one session's applies are kept (each entry's ``backup`` names its file)."""
+    return store_dir(session_path) / "backups"
+
+
 def is_store_path(path: Path | str) -> bool:
     """Whether a path is one of the project's own temp or store files."""
     path = Path(path)

@@ -244,12 +244,12 @@ class SessionActions(InspectorScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=STORE_GROUP, description="applying the compaction")
     def apply_preview(self, preview: Preview) -> None:
-        from inspector.store import apply_compaction, store_dir
+        from inspector.store import apply_compaction, backups_dir
 
         source = preview.source
         assert source is not None
         entry = apply_compaction(source.session, source.analysis.turns, preview.result)
-        self.post_message(Applied(self.path, store_dir(self.path) / "backups" / entry.backup, entry))
+        self.post_message(Applied(self.path, backups_dir(self.path) / entry.backup, entry))
 
     def on_applied(self, message: Applied) -> None:
         from inspector.tui.screens.compare import CompareScreen

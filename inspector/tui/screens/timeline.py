@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from inspector.format import plural, visible
-from inspector.store import JournalEntry, StoreError, read_history, store_dir
+from inspector.store import JournalEntry, StoreError, backups_dir, read_history
 
 COLUMNS = ("#", "applied", "state", "tokens before -> after", "split", "turns", "by", "backup")
 
@@ -54,7 +54,7 @@ class TimelineScreen(ModalScreen[None]):
             self.app.notify(visible(str(exc), one_line=True), severity="error")
             self.dismiss(None)
             return
-        backups = store_dir(self.path) / "backups"
+        backups = backups_dir(self.path)
         self.shown = list(reversed(journal.entries))
         for entry in self.shown:
             info = entry.info
