@@ -64,8 +64,7 @@ WATCH_GROUP = "watch"
 READ_AGAIN_WORDS = {
     "rewritten": "was rewritten on disk",
     "truncated": "was cut short on disk",
-    "changed": "changed on disk other than by new turns at its end (a rewind, a checkpoint, a message "
-               "written again or a line this reader cannot take)",
+    "changed": "changed on disk other than by new turns at its end",  # + what stopped the extension
 }
 LIVE_GROUP = "live"
 NOTES_GROUP = "notes"
@@ -463,9 +462,8 @@ class SessionLive(InspectorScreen):
     def read_again_words(self) -> str:
         """What happened on disk that made the last whole read, in words (READ_AGAIN_WORDS; for a
         change an append could not extend, the line that stopped it)."""
-        if self._read_kind == "changed" and self._read_reason:
-            return f"changed on disk other than by new turns at its end: {self._read_reason}"
-        return READ_AGAIN_WORDS[self._read_kind]
+        words = READ_AGAIN_WORDS[self._read_kind]
+        return f"{words}: {self._read_reason}" if self._read_kind == "changed" and self._read_reason else words
 
     def tell_skipped(self, skipped: Sequence[LoadWarning]) -> None:
         """One notification for lines skipped while reading (none when there are none)."""
