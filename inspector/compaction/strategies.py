@@ -128,7 +128,7 @@ async def compress_staged(
     async def summarise(older: list[dict[str, Any]]) -> tuple[str, str]:
         origins[:] = [turn_of.get(id(c)) for c in older]  # the stages may drop turns: statuses follow their turn
         if isinstance(summariser, Grounded):
-            summariser.ground(statuses.remapped(origins))
+            summariser.ground(statuses.remapped(origins), names=list(origins))
         try:
             twice = await summarise_twice(
                 summariser, older, instruction=instruction, system_prompt=system_prompt, reporter=reporter

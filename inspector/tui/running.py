@@ -12,7 +12,7 @@ worker thread), poll ``cancelled`` while the summariser works, and raise
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -100,9 +100,9 @@ class Counting:
         self.progress(f"summariser call {self.calls:,} ({plural(len(contents), 'turn')})", None)
         return str(await self.inner.summarise(system_prompt, contents))
 
-    def ground(self, statuses: ToolStatuses, tokens: int | None = None) -> None:
+    def ground(self, statuses: ToolStatuses, tokens: int | None = None, names: Sequence[int | None] = ()) -> None:
         if isinstance(self.inner, Grounded):
-            self.inner.ground(statuses, tokens)
+            self.inner.ground(statuses, tokens, names)
 
     def use_reporter(self, reporter: Reporter) -> None:
         if isinstance(self.inner, Reporting):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -45,10 +45,13 @@ class Grounded(Protocol):
 
     ``compress`` hands it the statuses (``ground``) before the calls, with the
     estimated tokens of the history it will summarise when they are known
-    already, and asks for the provenance of the final snapshot (``cite``) after them.
+    already and, where that history is not the recorded one (a staged stage
+    dropped turns), the recorded turn each of its turns is (``names``, for the
+    turn numbers its lines' words give); it asks for the provenance of the
+    final snapshot (``cite``) after them.
     """
 
-    def ground(self, statuses: ToolStatuses, tokens: int | None = None) -> None: ...
+    def ground(self, statuses: ToolStatuses, tokens: int | None = None, names: Sequence[int | None] = ()) -> None: ...
 
     def cite(self, snapshot: str) -> Provenance | None: ...
 

@@ -15,7 +15,7 @@ import posixpath
 import re
 import shlex
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from inspector.compaction import snapshot as snap
@@ -67,7 +67,8 @@ AS_OF_PREVIOUS = "As the earlier snapshot had it:"
 PLAN, PENDING, MEMORY, FAILURE = 860, 850, 820, 800
 CHANGED, COMMIT, COMMAND_FAILED, COMMAND_OK = 780, 760, 700, 650
 OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
-EARLIER, FIXED, AGENT = 400, 300, 200
+EARLIER, SINCE_PREVIOUS = 655, 921  # the lowest: newer requests rank higher, below the next tier up
+FIXED, AGENT = 300, 200
 FOCUS_BONUS, FOCUS_CAP = 250, 940
 
 # What each item states, in the words the budget report uses (``offline.fit`` drops the lowest tiers first).
@@ -76,6 +77,8 @@ K_PLAN, K_PENDING, K_MEMORY, K_FAILURE = "plan", "call without result", "memory"
 K_CHANGED, K_COMMIT, K_COMMAND_FAILED, K_COMMAND = "changed path", "commit", "failed command", "command"
 K_OTHER_TOOL, K_READ_PATH, K_WEB = "other tool", "read/listed/searched path", "web lookup"
 K_EARLIER, K_AGENT, K_FIXED = "earlier request", "agent's last words", "fixed failure"
+# The "path base" line (it sits in file_system_state, after artifact_trail and key_knowledge, which use it too).
+ROOT_WORDS = "In this snapshot, a path in backticks without a leading `/` is relative to"
 
 
 @dataclass(frozen=True)
@@ -112,27 +115,67 @@ def quote(text: str, limit: int = QUOTE_CHARS) -> str:
 
 
 def lead(text: str, limit: int = QUOTE_CHARS) -> str:
-    """The first one or two sentences of a prompt, quoted; the whole prompt (up to ``limit``) where
-    a later sentence may take them back ("... Actually, leave it alone"): a first sentence alone
-    would then say the opposite of what was asked."""
-    flat = " ".join(text.split())
-    pieces = _SENTENCE_END.split(flat, maxsplit=2)
-    count = 1 if len(pieces[0]) >= 40 or len(pieces) == 1 else 2
-    rest = " ".join(pieces[count:])
-    return quote(flat if _TAKE_BACK.search(rest) else " ".join(pieces[:count]), limit)
+    """A prompt quoted: whole when it fits ``limit``, else its first sentence (or two short ones) and
+    its last sentence, the middle marked left out.  A person who changes their mind within a prompt
+    mostly says so at its end ("... On second thought, only staging"), in any language: a first
+    sentence alone would then say the opposite of what was asked."""
+    flat = clean(text, len(text) + 1)
+    if len(flat) <= limit:
+        return quote(flat, limit)
+    pieces = _SENTENCE_END.split(flat)
+    count = 1 if len(pieces[0]) >= 40 or len(pieces) <= 2 else 2
+    head = " ".join(pieces[:count])
+    if count >= len(pieces):
+        return quote(head, limit)
+    room = limit - 3  # the middle's " … "
+    head = head[: room // 2].rstrip()
+    tail = pieces[-1]
+    left = room - len(head)
+    if len(tail) > left:
+        tail = tail[: left - 1].rstrip() + "…"
+    return quote(f"{head} … {tail}", limit)
 
 
-def rule_sentences(text: str) -> list[str]:
-    out: list[str] = []
+def rule_sentences(text: str) -> list[tuple[str, str | None]]:
+    """The sentences of a prompt that read as rules, each with the words that introduce the text it
+    sits in when that is text the user handed over rather than said (what follows a line ending in a
+    colon, or a quotation opened after a colon: an e-mail to translate, a page to summarise), else
+    None.  A sentence holding the snapshot's own tags is never one."""
+    out: list[tuple[str, str | None]] = []
     if _RULE_WORDS.isdisjoint(_WORD.findall(text.lower())) and not _RULE_CJK.search(text):
         return out  # none of the words a rule needs: skip the sentence-by-sentence test
-    for piece in _SENTENCES.split(text):
-        sentence = piece.strip()
-        if not 8 <= len(sentence) <= 300 or sentence.endswith(("?", "？", ":")) or _NOT_PROSE.match(sentence):
-            continue
-        if _RULE.search(sentence) and sum(ch.isalpha() for ch in sentence) * 2 >= len(sentence):
-            out.append(sentence)
+    for block, intro in _blocks(text):
+        for piece in _SENTENCES.split(block):
+            sentence = piece.strip()
+            if not 8 <= len(sentence) <= 300 or sentence.endswith(("?", "？", ":")) or _NOT_PROSE.match(sentence):
+                continue
+            if _TAGS.search(sentence):
+                continue
+            if _RULE.search(sentence) and sum(ch.isalpha() for ch in sentence) * 2 >= len(sentence):
+                out.append((sentence, intro))
     return out
+
+
+_HANDED_OVER = re.compile(r":\s*([\"'“‘«„])")
+_CLOSING = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "„": "“"}
+
+
+def _blocks(text: str) -> list[tuple[str, str | None]]:
+    """``text`` cut into the user's own words (intro None) and the text they handed over, with the
+    sentence that introduced it."""
+    lines = text.split("\n")
+    for n, line in enumerate(lines[:-1]):
+        if line.rstrip().endswith((":", "：")) and any(rest.strip() for rest in lines[n + 1:]):
+            intro = _SENTENCES.split(line.strip())[-1].strip() or line.strip()
+            return [*_blocks("\n".join(lines[:n + 1])), ("\n".join(lines[n + 1:]), intro)]
+    found = _HANDED_OVER.search(text)
+    if found is not None:
+        end = text.find(_CLOSING[found.group(1)], found.end())
+        if end != -1:
+            said = text[:found.start() + 1]
+            intro = _SENTENCES.split(said.strip())[-1].strip()
+            return [(said, None), (text[found.end():end], intro), *_blocks(text[end + 1:])]
+    return [(text, None)]
 
 
 def focus_words(focus: str | None) -> set[str]:
@@ -151,29 +194,67 @@ def command_line(command: str) -> str:
     return head
 
 
+_PUNCTUATION = "();<>|&\n"  # the characters of the shell's operators (and a line break)
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace"})  # git's options that take a value
+
+
 def commit_message(command: str) -> str | None:
-    """The ``-m`` message(s) of a ``git commit`` command, if it has any."""
+    """The ``-m`` message(s) of the ``git commit`` commands in a shell command line, if any (another
+    git command's ``-m``, or another program's, is no commit message)."""
     if "commit" not in command or "git" not in command:
         return None
     try:
-        words = shlex.split(command, posix=True)
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=_PUNCTUATION)  # a line break ends a command too
+        lexer.whitespace, lexer.whitespace_split = " \t\r", True
+        words = list(lexer)
     except ValueError:
         return None
-    messages = []
-    for i, word in enumerate(words[:-1]):
-        if word in ("-m", "--message") or (word.startswith("-") and not word.startswith("--") and word.endswith("m")
-                                          and len(word) <= 4):
-            messages.append(words[i + 1])
-        elif word.startswith("--message="):
-            messages.append(word.split("=", 1)[1])
+    messages: list[str] = []
+    start = 0
+    for end in [*(i for i, w in enumerate(words) if not w.strip(_PUNCTUATION)), len(words)]:  # operators
+        messages += _commit_messages(words[start:end])
+        start = end + 1
     return " / ".join(m.strip() for m in messages if m.strip()) or None
 
 
+def _commit_messages(words: list[str]) -> list[str]:
+    """The messages of one simple command, when it is ``git [options] commit ...``."""
+    if not words or posixpath.basename(words[0]) != "git":
+        return []
+    i = 1
+    while i < len(words) and words[i].startswith("-"):
+        i += 2 if words[i] in _GIT_VALUED else 1
+    if i >= len(words) or words[i] != "commit":
+        return []
+    found = []
+    args = words[i + 1:]
+    for k, word in enumerate(args):
+        if word == "--":
+            break
+        if word in ("-m", "--message") and k + 1 < len(args):
+            found.append(args[k + 1])
+        elif word.startswith("--message="):
+            found.append(word.split("=", 1)[1])
+        elif (word.startswith("-") and not word.startswith("--") and word.endswith("m") and len(word) <= 4
+              and k + 1 < len(args)):
+            found.append(args[k + 1])  # -am, -sm ...
+        elif word.startswith("-m") and len(word) > 2 and not word.startswith("--"):
+            found.append(word[2:])  # -m"message"
+    return found
+
+
 class _Items:
-    def __init__(self, focus: str | None) -> None:
+    def __init__(self, focus: str | None, names: Sequence[int | None]) -> None:
         self.items: list[Item] = []
         self.focus = focus_words(focus)
+        self.names = names
         self._seen: set[tuple[str, str, str]] = set()
+
+    def name(self, turn: int) -> int:
+        """How a line's text names turn ``turn`` of the digested history: its number as recorded
+        (``names``, where the history is not the recorded one: staged stages drop turns)."""
+        found = self.names[turn] if 0 <= turn < len(self.names) else None
+        return turn if found is None else found
 
     def add(self, section: str, kind: str, priority: int, turn: int, text: str, turns: Iterable[int],
             group: str = "", *, relative: bool = False) -> None:
@@ -190,14 +271,17 @@ class _Items:
                                tuple(sorted(set(turns))), group, focused, kind, relative))
 
 
-def build_items(digest: Digest, focus: str | None = None) -> list[Item]:
-    out = _Items(focus)
+def build_items(digest: Digest, focus: str | None = None, names: Sequence[int | None] = ()) -> list[Item]:
+    """Every line the digest may write; ``names``: the recorded turn each digested turn is (none: the same)."""
+    out = _Items(focus, names)
     _previous(out, digest)
     _prompts(out, digest)
     root = _root(digest.calls)
     if root:
         first = next(c.turn for c in digest.calls if any(p.startswith(root + "/") for p in c.paths))
-        out.add("file_system_state", K_ROOT, ROOT, -1, f"Paths below are relative to `{root}`", [first])
+        carried = " (lines the earlier snapshot had excepted)" if digest.previous is not None else ""
+        out.add("file_system_state", K_ROOT, ROOT, -1,
+                f"{ROOT_WORDS} `{root}`{carried}", [first])
     _commands(out, digest.calls)
     _paths(out, digest.calls, root)
     _failures(out, digest.calls, root)
@@ -209,8 +293,9 @@ def _previous(out: _Items, digest: Digest) -> None:
     previous, turn = digest.previous, digest.previous_turn
     if previous is None or turn is None:
         return
-    # What the earlier snapshot said of the work's state held when it was written.  Where later turns
-    # went on, they may have done its to-dos: its state is carried as its word, below what they say.
+    # What the earlier snapshot said held when it was written.  Where later turns went on, they may
+    # have changed any of it (a goal given up, a rule lifted, a file deleted): every line is then
+    # carried as the earlier snapshot's word, and the requests since rank above it (``_prompts``).
     moved_on = any(c.turn > turn for c in digest.calls) or any(p.turn > turn for p in digest.prompts)
     for section in previous.sections:
         known = section.name in SECTIONS
@@ -218,41 +303,55 @@ def _previous(out: _Items, digest: Digest) -> None:
             text = line.lstrip("-*• ").strip()
             if snap.normalise_line(text) in ("none", "(none)", ""):
                 continue
+            name = section.name if known else "key_knowledge"
             if not known:
-                out.add("key_knowledge", K_PREVIOUS, PREVIOUS, turn, clean(f"{section.name}: {text}"), [turn])
-                continue
-            if moved_on and section.name in TIME_BOUND:
-                out.add(section.name, K_PREVIOUS, PREVIOUS_STATE, turn, clean(f"{AS_OF_PREVIOUS} {text}", 400), [turn])
-                continue
-            priority = {"overall_goal": GOAL, "active_constraints": PREVIOUS_RULE}.get(section.name, PREVIOUS)
-            out.add(section.name, K_PREVIOUS, priority, turn, clean(text, 400), [turn])
+                text = f"{section.name}: {text}"
+            if moved_on:
+                text = f"{AS_OF_PREVIOUS} {text}"
+            if moved_on and name in TIME_BOUND:
+                priority = PREVIOUS_STATE
+            else:
+                priority = {"overall_goal": GOAL, "active_constraints": PREVIOUS_RULE}.get(name, PREVIOUS)
+            out.add(name, K_PREVIOUS, priority, turn, clean(text, 400), [turn])
 
 
 def _prompts(out: _Items, digest: Digest) -> None:
     prompts = digest.prompts
     if not prompts:
         return
-    if digest.previous is None or not digest.previous.lines("overall_goal"):
+    previous = digest.previous
+    since = digest.previous_turn if previous is not None else None
+    if previous is None or not previous.lines("overall_goal"):
         goal = next((p for p in prompts if len(p.text.split()) >= 4), prompts[0])
-        out.add("overall_goal", K_GOAL, GOAL, goal.turn, f"The user asked: {lead(goal.text)}", [goal.turn])
+        said = "The user asked" if goal is prompts[-1] else "The user's first request"
+        out.add("overall_goal", K_GOAL, GOAL, goal.turn, f"{said}: {lead(goal.text)}", [goal.turn])
     else:
         goal = None
     takers = [(p, _content_words(p.text)) for p in prompts if _TAKE_BACK.search(p.text)]
     for prompt in prompts:
-        for sentence in rule_sentences(prompt.text):
+        for sentence, intro in rule_sentences(prompt.text):
             text, turns = quote(sentence, 300), [prompt.turn]
+            if intro is not None:  # not the user's own words: handed over, and said so
+                text += f" (in text the user handed over after {quote(intro, 120)})"
             words = _content_words(sentence)
             later = next((p for p, said in reversed(takers) if p.turn > prompt.turn and words & said), None)
             if later is not None:  # the user came back to it: their later words, not a guess at what they meant
-                text += f"; a later request (turn {later.turn:,}) says: {lead(later.text, 200)}"
+                text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
                 turns.append(later.turn)
             out.add("active_constraints", K_RULE, RULE, prompt.turn, text, turns)
     latest = prompts[-1]
     out.add("task_state", K_LATEST, LATEST, latest.turn, f"Latest request: {lead(latest.text, 300)}", [latest.turn])
     for prompt in prompts[:-1]:
-        if prompt is not goal:
-            out.add("task_state", K_EARLIER, EARLIER + min(49, prompt.turn // 64), prompt.turn,
-                    f"Earlier request: {lead(prompt.text, 160)}", [prompt.turn])
+        if prompt is goal or prompt.text == latest.text:
+            continue
+        # Newer requests rank higher; those since an earlier snapshot above all it carried (they may undo it).
+        newer = prompt.turn / max(1, digest.turns)
+        if since is not None and prompt.turn > since:
+            priority = SINCE_PREVIOUS + int(newer * (LATEST - 1 - SINCE_PREVIOUS))
+        else:
+            priority = EARLIER + int(newer * (COMMAND_FAILED - 1 - EARLIER))
+        out.add("task_state", K_EARLIER, priority, prompt.turn, f"Earlier request: {lead(prompt.text, 160)}",
+                [prompt.turn])
 
 
 def _display(path: str, root: str | None) -> str:
@@ -262,8 +361,13 @@ def _display(path: str, root: str | None) -> str:
 
 
 def _root(calls: list[Call]) -> str | None:
-    """The folder above the common folder of the absolute paths (so every shown path keeps two parts)."""
-    dirs = {posixpath.dirname(p) for c in calls for p in c.paths if p.startswith("/")}
+    """The folder above the common folder of the paths (so every shown path keeps two parts), where
+    every path a call names is absolute: one given relative to the workspace, shown as it was given,
+    would read as relative to that folder (None: paths are shown whole)."""
+    paths = [p for c in calls for p in c.paths]
+    if not all(p.startswith("/") for p in paths):
+        return None
+    dirs = {posixpath.dirname(p) for p in paths}
     if len(dirs) < 2:
         return None
     common = posixpath.commonpath(sorted(dirs))
@@ -272,29 +376,45 @@ def _root(calls: list[Call]) -> str | None:
 
 
 def _commands(out: _Items, calls: list[Call]) -> None:
-    runs: dict[str, list[Call]] = {}  # the runs of one command, the whole command alike
+    runs: dict[tuple[str, str], list[Call]] = {}  # the runs of one command in one folder, the whole command alike
     for call in calls:
         command = call.command() if call.kind == "shell" else None
         if command:
-            runs.setdefault(command, []).append(call)
-    lines = {command: command_line(command) for command in runs}
+            runs.setdefault((command, _folder(call)), []).append(call)
+    lines = {key: command_line(key[0]) for key in runs}
     shown = Counter(lines.values())
-    for command, group in runs.items():
-        line = lines[command]
-        if shown[line] > 1:  # other commands begin alike (scripts fed to one interpreter): say which
-            line += f" (the one first run in turn {group[0].turn:,})"
+    for key, group in runs.items():
+        line = lines[key]
+        where = ""
+        if shown[line] > 1 and key[1]:  # run in other folders too: say which
+            where = f" (in `{clean(key[1], COMMAND_CHARS)}`)"
+            alike = sum(1 for other, text in lines.items() if text == line and other[1] == key[1])
+        else:
+            alike = shown[line]
+        if alike > 1:  # other commands begin alike (scripts fed to one interpreter): say which
+            line += f" (the one first run in turn {out.name(group[0].turn):,})"
+        line = f"`{line}`{where}"
         last = group[-1]
         turns = [t for c in group for t in c.turns]
         states = [c.outcome for c in group]
         bad = any(o.state in NOT_AS_ASKED for o in states)
         out.add("recent_actions", K_COMMAND_FAILED if bad else K_COMMAND, COMMAND_FAILED if bad else COMMAND_OK,
                 last.turn,
-                f"`{line}` -> {_outcomes(states)}", turns)
+                f"{line} -> {_outcomes(states)}", turns)
         for call in group:
             message = commit_message(call.command() or "")
             if message:
                 out.add("artifact_trail", K_COMMIT, COMMIT, call.turn,
                         f"Commit {quote(message, 300)} (its command ended {call.outcome.text()})", call.turns)
+
+
+def _folder(call: Call) -> str:
+    """The folder a shell call was asked to run in ("": the workspace, as Gemini CLI runs it then)."""
+    for key in ("dir_path", "directory"):
+        value = call.args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
 
 
 def _outcomes(states: list[Outcome]) -> str:
@@ -357,7 +477,8 @@ def _subject(call: Call, root: str | None) -> tuple[str, bool]:
     """What a call did, in a few words, and whether that names a path relative to ``root``."""
     command = call.command() if call.kind == "shell" else None
     if command:
-        return f"`{command_line(command)}`", False
+        folder = _folder(call)
+        return f"`{command_line(command)}`" + (f" (in `{clean(folder, COMMAND_CHARS)}`)" if folder else ""), False
     paths = call.paths
     if paths:
         shown = _display(paths[0], root)
@@ -414,8 +535,9 @@ def _others(out: _Items, digest: Digest, root: str | None) -> None:
             subject, relative = _subject(call, root)
             out.add("recent_actions", K_OTHER_TOOL, OTHER_TOOL, call.turn, f"{subject} -> {call.outcome.text()}",
                     call.turns, relative=relative)
-    if digest.todos is not None:
-        _plan(out, digest.todos)
+    plan = next((c for c in reversed(digest.calls) if c.kind == "todos" and c.outcome.state == OK), None)
+    if plan is not None:  # the newest plan that was written: a cancelled or failed write_todos set none
+        _plan(out, plan)
     pending = [c for c in digest.calls if c.result_turn is None and c.outcome.state == UNKNOWN]
     if pending:
         call = pending[-1]

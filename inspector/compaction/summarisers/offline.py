@@ -34,8 +34,8 @@ listed or searched, commands that did not fail, then failed commands,
 commits, changed paths, failures, memory, a call without its result, the
 plan, the user's constraints, the earlier snapshot's lines, the latest
 request, and last the goal (lines that name the focus instruction's words
-rank higher).  A path shown relative to the "Paths below are relative to"
-line is only written with that line.  How many lines of each kind were
+rank higher).  A path shown relative to the "path base" line
+(``lines.ROOT_WORDS``) is only written with that line.  How many lines of each kind were
 left out is part of the provenance (``Provenance.omitted``); the facts they
 held show as lost in the independent check (``inspector.quality``).  When
 the budget cannot hold even the empty ``<state_snapshot>`` frame (a
@@ -279,17 +279,20 @@ class OfflineSummariser:
         self.reporter = reporter
         self.ratio = ratio
         self.tokens: int | None = None
+        self.names: tuple[int | None, ...] = ()
         self._run: _Run | None = None
         self._provenance: dict[str, snap.Provenance] = {}
 
     def use_reporter(self, reporter: Reporter) -> None:
         self.reporter = reporter
 
-    def ground(self, statuses: ToolStatuses, tokens: int | None = None) -> None:
+    def ground(self, statuses: ToolStatuses, tokens: int | None = None, names: Sequence[int | None] = ()) -> None:
         """Read outcomes from these recorded statuses from now on; ``tokens``: the estimated tokens of
-        the history the next calls summarise (measured here when not given)."""
-        if statuses is not self.statuses or tokens != self.tokens:
-            self.statuses, self.tokens, self._run = statuses, tokens, None
+        the history the next calls summarise (measured here when not given); ``names``: the recorded
+        turn each of its turns is, where it is not the recorded history."""
+        names = tuple(names)
+        if statuses is not self.statuses or tokens != self.tokens or names != self.names:
+            self.statuses, self.tokens, self.names, self._run = statuses, tokens, names, None
 
     async def summarise(self, system_prompt: str, contents: list[dict[str, Any]]) -> str:
         return self.summarise_sync(contents)
@@ -340,5 +343,5 @@ class OfflineSummariser:
         digest = collect(history, self.statuses, tick)
         reporter.report("offline digest", total, total)
         budget = budget_quarters(history, self.ratio, self.tokens)
-        self._run = _Run(key, history, build_items(digest, focus), budget)
+        self._run = _Run(key, history, build_items(digest, focus, self.names), budget)
         return self._run
