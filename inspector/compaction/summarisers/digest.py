@@ -10,7 +10,6 @@ with the turn it comes from:
   it (``compaction.outcomes``), paired with its result by ``pairs.Pairing``;
 * the newest earlier ``<state_snapshot>`` (``prompts.is_earlier_snapshot``: one a compaction
   wrote, not a prompt that mentions the tag or an ``@``-file that holds one);
-* the newest ``write_todos`` plan;
 * the agent's last visible words.
 """
 
@@ -96,7 +95,6 @@ class Digest:
     calls: list[Call] = field(default_factory=list)
     previous: snap.Snapshot | None = None
     previous_turn: int | None = None
-    todos: Call | None = None
     agent_last: Prompt | None = None
     turns: int = 0
 
@@ -164,8 +162,6 @@ def _model_turn(digest: Digest, index: int, parts: list[Any], pairing: Pairing[C
             # until a result says more, the status its record kept is all Gemini CLI wrote of it
             item = Call(index, name, kind, args, read_outcome(kind, None, status) if status else NOT_RECORDED)
             digest.calls.append(item)
-            if item.kind == "todos":
-                digest.todos = item
             pairing.call(pair_key(call), item)
         text = part.get("text")
         if (isinstance(text, str) and not part.get("thought") and text.strip()
