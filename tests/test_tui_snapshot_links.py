@@ -117,3 +117,30 @@ async def test_at_80_columns_a_fact_is_wrapped_whole_not_cut_at_the_side(session
         wider, wanted, shown = heights()
         assert wider > width and shown == wanted
         assert table.max_scroll_x == 0
+
+
+async def test_at_80x24_the_preview_opens_on_its_lines_and_keeps_room_for_them(session_file: Path) -> None:
+    """The keys go to the open tab's list, not to the tab strip or the hidden search box; the summary
+    and a line's turns never squeeze the list below a few rows; a tab this preview lacks is said."""
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        screen = await open_preview(pilot)
+        await settle(pilot)
+        lines = screen.query_one("#snapshot-lines", OptionList)
+        assert lines.has_focus  # ↓ and / work at once
+        await pilot.press("down", "down", "down", "down", "down", "down")
+        await settle(pilot)
+        summary = screen.query_one("#preview-summary", Static)
+        assert summary.outer_size.height <= 24 * 40 // 100
+        assert lines.size.height >= 4
+        await pilot.press("slash", *"path")
+        await settle(pilot)
+        assert lines.size.height >= 4
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("5")
+        await settle(pilot)
+        assert screen.query_one("#facts-rows", DataTable).has_focus  # the new tab's rows take the keys
+        await pilot.press("0")  # a reference preview has no stages tab
+        await settle(pilot)
+        assert any("no stages tab" in n.message for n in app._notifications)

@@ -78,9 +78,10 @@ def summary_text(preview: Preview) -> Text:
         text.append(f"summary of {turn_span(0, split)}" if summarised else "no summary stage ran")
     else:
         text.append(" ".join(split_words(split, result.split_kind, preview.turn_count)))
-    if not preview.staged and result.split_point is not None and result.split_point != preview.split:
-        text.append(f" (the budget-truncated history splits there; the table showed {preview.split:,})",
-                    style="dim")
+    if summarised and result.split_point is not None and result.split_point != preview.split:
+        why = ("the staged strategy chose its own split" if preview.staged
+               else "the budget-truncated history splits there")
+        text.append(f" ({why}; the table showed {preview.split:,})", style="dim")
     if summarised:
         text.append(f"   by {provider_words(result.provider, result.model)}", style="dim")
     took = result.duration_seconds
@@ -229,3 +230,23 @@ class SnapshotScreen(Screen[None]):
         tabs = self.query_one(TabbedContent)
         if tabs.query(f"TabPane#{tab}"):
             tabs.active = tab
+        else:
+            self.notify(f"This preview has no {tab} tab.", timeout=3)
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self.focus_pane)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        if event.tabbed_content.id == "preview-tabs":
+            self.call_after_refresh(self.focus_pane)
+
+    def focus_pane(self) -> None:
+        """The keys go to what the open tab shows (its list or text), not to the tab strip."""
+        pane = self.query_one("#preview-tabs", TabbedContent).active_pane
+        if pane is None:
+            return
+        # not a hidden one (the search box, until / opens it): it would take the keys unseen
+        shown = (w for w in pane.query("*") if w.focusable and all(node.display for node in w.ancestors_with_self))
+        found = next(shown, None)
+        if found is not None:
+            found.focus()

@@ -71,8 +71,8 @@ class SnapshotLines(Vertical):
     DEFAULT_CSS = """
     SnapshotLines #snapshot-search { display: none; }
     SnapshotLines.-searching #snapshot-search { display: block; }
-    SnapshotLines #snapshot-lines { height: 1fr; border: none; }
-    SnapshotLines #line-source { height: auto; max-height: 12; padding: 0 1; background: $panel; }
+    SnapshotLines #snapshot-lines { height: 1fr; min-height: 4; border: none; }
+    SnapshotLines #line-source { height: auto; max-height: 45%; overflow-y: auto; padding: 0 1; background: $panel; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
