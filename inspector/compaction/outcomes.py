@@ -1,4 +1,5 @@
-"""How a tool call ended, read the way Gemini CLI wrote it down (for the offline summariser).
+"""How a tool call ended, read the way Gemini CLI wrote it down (for the offline summariser and the
+independent quality check).
 
 In order:
 
@@ -6,17 +7,18 @@ In order:
    failure, "cancelled" a cancellation;
 2. the ``error`` field of the result: Gemini CLI writes every failed or
    cancelled call as ``{"error": message}`` (a cancellation starts
-   ``[Operation Cancelled]``);
-3. the fields of the result text, as each version of each tool writes them:
-   the shell tool's ``Command / Directory / Output / Error / Exit Code /
-   Signal / ...`` lines of earlier versions, the ``Output / Error / Exit
-   Code`` of 0.61 (``Error: (none)`` and ``Exit Code: 0`` mean no failure),
-   its fixed sentences for a cancelled, timed-out or backgrounded command,
-   and the fixed success forms of the file, search, web, memory and todo
-   tools.
+   ``[Operation Cancelled]``); a null one is no error;
+3. the fields of the result text, where each version of the shell tool puts
+   them (``shell_fields``), its fixed sentences for a cancelled, timed-out or
+   backgrounded command, and the fixed success forms of the file, search,
+   web, memory and todo tools.
 
-An outcome is never guessed from words inside a tool's output: a result
-with no status, no error field and no form this module knows is "unknown".
+The text is read through the envelopes Gemini CLI puts around it
+(``kept_text``): its ``<untrusted_context>`` wrapper, the preview it keeps
+of an output it masked, and the start and end it keeps of an output it cut
+to a size limit when recording it.  An outcome is never guessed from words
+inside a tool's output: a result with no status, no error field and no form
+this module knows is "unknown".
 """
 
 from __future__ import annotations
@@ -46,15 +48,7 @@ OK, FAILED, CANCELLED, BACKGROUND, UNKNOWN = "ok", "failed", "cancelled", "backg
 TERMINATED = "terminated"
 NOT_AS_ASKED = (FAILED, CANCELLED, TERMINATED)  # outcomes a summary states as something that went wrong
 
-_FIELD = re.compile(r"^(Command|Directory|Stdout|Stderr|Output|Error|Exit Code|Signal|Background PIDs|"
-                    r"Process Group PGID): ?(.*)$")
-_TRAILING = ("Error", "Exit Code", "Signal", "Background PIDs", "Process Group PGID")
-_NONE = ("(none)", "")
-_WRAPPER_OPEN, _WRAPPER_CLOSE = "<untrusted_context>\n", "\n</untrusted_context>"
-# Gemini CLI's masking (toolOutputMaskingService) keeps a preview of an old output: for the shell
-# tool its fields whole and the output's first and last lines; for others the text's two ends.
-_MASKED_OPEN, _MASKED_CLOSE = "<tool_output_masked>\n", "\n</tool_output_masked>"
-_MASKED_SAVED = "\n\nOutput too large. Full output available at: "
+EDGE = 4000  # characters read at each end of a result: every form this module reads sits there
 
 
 @dataclass(frozen=True)
@@ -104,90 +98,240 @@ def first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-EDGE = 4000  # characters read at each end of a result: every form this module reads sits there
+# Gemini CLI's envelopes around a result text.
+_WRAPPER_OPEN, _WRAPPER_CLOSE = "<untrusted_context>\n", "\n</untrusted_context>"
+# Masking (toolOutputMaskingService) keeps a preview of an old output: for the shell tool its fields
+# whole and the output's first and last lines; for others the text's two ends.
+_MASKED_OPEN, _MASKED_CLOSE = "<tool_output_masked>\n", "\n</tool_output_masked>"
+_MASKED_SAVED = "\n\nOutput too large. Full output available at: "
+# An output over the size limit is cut when it is recorded (utils/fileUtils.js), in one form per
+# version; its numbers are JavaScript's toLocaleString, grouped as the user's locale groups them.
+_N = r"(\d[\d.,'\u00a0\u202f ]*)"
+_CUT_ENDS = re.compile(  # 0.29 on: its first 20 % and last 80 % of the limit, in characters
+    rf"Output too large\. Showing first {_N} and last {_N} characters\. For full output see: [^\n]*\n")
+_CUT_OMITTED = re.compile(rf"\n\n\.\.\. \[{_N} characters omitted\] \.\.\.\n\n")
+_CUT_END = re.compile(  # 0.26 to 0.28: its last lines (or characters) only
+    rf"Output too large\. Showing the last {_N} (?:of {_N} lines(?: \(some long lines truncated\))?"
+    r"|characters of the output)\. For full output see: [^\n]*\n\.\.\.\n?")
+_CUT_LINES = "Tool output was too large and has been truncated.\n"  # 0.6 to 0.25: its first and last lines
+_CUT_LINES_BODY = "\nTruncated part of the output:\n"
+_CUT_LINES_MARK = "\n... [CONTENT TRUNCATED] ...\n"
+_CUT_LINES_UNSAVED = "\n[Note: Could not save full output to file]"
 
 
-def unwrap(text: str) -> str:
-    """The text inside Gemini CLI's ``<untrusted_context>`` wrapper (0.61 shell and web results),
-    and inside its ``<tool_output_masked>`` marker (the preview of an output it masked).
+@dataclass(frozen=True)
+class Kept:
+    """What is read of a result's text, out of Gemini CLI's envelopes: its start and its end.
 
-    A long one is cut to its two ends (with a marker between): nothing here
-    reads its middle, and copying it whole would cost time on big sessions.
+    ``head`` runs from the text's first character ("" when Gemini CLI kept
+    only its end), ``tail`` to its last character, from the start of a whole
+    line (a line cut in two is left out).  A short text is both.
     """
+
+    head: str
+    tail: str
+
+
+def _number(digits: str) -> int:
+    return int(re.sub(r"\D", "", digits))
+
+
+def _js_index(text: str, units: int) -> int:
+    """The index in ``text`` after its first ``units`` UTF-16 code units (JavaScript's string length)."""
+    if text.isascii():
+        return min(units, len(text))
+    count = 0
+    for index, char in enumerate(text):
+        if count >= units:
+            return index
+        count += 2 if ord(char) > 0xFFFF else 1
+    return len(text)
+
+
+def _uncut(text: str) -> tuple[str, str, bool] | None:
+    """(start, end, whether the end begins mid-line) of a text Gemini CLI cut; None: not cut."""
+    found = _CUT_ENDS.match(text)
+    if found:
+        body = text[found.end():]
+        split = _js_index(body, _number(found.group(1)))
+        omitted = _CUT_OMITTED.match(body, split)
+        if omitted:  # the end was cut at a character count, anywhere in a line
+            return body[:split], body[omitted.end():], True
+        return body, body, False  # the preview masking kept of it: one text, from its start to its end
+    found = _CUT_END.match(text)
+    if found:
+        return "", text[found.end():], False
+    if text.startswith(_CUT_LINES):
+        at = text.find(_CUT_LINES_BODY)
+        if at < 0:
+            return None
+        body = text[at + len(_CUT_LINES_BODY):]
+    elif text.endswith(_CUT_LINES_UNSAVED) and _CUT_LINES_MARK in text:
+        body = text[: -len(_CUT_LINES_UNSAVED)]
+    else:
+        return None
+    first, last = body.find(_CUT_LINES_MARK), body.rfind(_CUT_LINES_MARK)
+    if first < 0:
+        return body, body, False
+    return body[:first], body[last + len(_CUT_LINES_MARK):], False
+
+
+def kept_text(text: str) -> Kept:
+    """A recorded result text's start and end, out of the masked preview, the cut and the wrapper."""
     if text.startswith(_MASKED_OPEN) and text.endswith(_MASKED_CLOSE):
         saved = text.rfind(_MASKED_SAVED)
         text = text[len(_MASKED_OPEN): saved if saved >= len(_MASKED_OPEN) else -len(_MASKED_CLOSE)]
-    if not (text.startswith(_WRAPPER_OPEN) and text.endswith(_WRAPPER_CLOSE)):
-        return text
-    start, stop = len(_WRAPPER_OPEN), len(text) - len(_WRAPPER_CLOSE)
-    if stop - start <= 3 * EDGE:
-        return text[start:stop]
-    return text[start: start + EDGE] + "\n[…]\n" + text[stop - EDGE: stop]
+    cut = _uncut(text)
+    if cut is None:
+        if text.startswith(_WRAPPER_OPEN) and text.endswith(_WRAPPER_CLOSE):
+            text = text[len(_WRAPPER_OPEN): -len(_WRAPPER_CLOSE)]
+        head, tail, mid_line = text, text, False
+    else:  # the wrapper was cut with the text: its opening starts the head, its close ends the tail
+        head, tail, mid_line = cut
+        head = head[len(_WRAPPER_OPEN):] if head.startswith(_WRAPPER_OPEN) else head
+        tail = tail[: -len(_WRAPPER_CLOSE)] if tail.endswith(_WRAPPER_CLOSE) else tail
+    if len(tail) > EDGE:
+        tail, mid_line = tail[-EDGE:], True
+    if mid_line:
+        tail = tail[tail.find("\n") + 1:] if "\n" in tail else ""
+    return Kept(head[:EDGE], tail)
 
 
-def result_text(response: Any) -> str | None:
-    """The ``output`` (else ``content``) string of a function response's body."""
+def result_text(response: object) -> Kept | None:
+    """What is read of the ``output`` (else ``content``) string of a function response's body."""
     if isinstance(response, str):
-        return response
+        return kept_text(response)
     if not isinstance(response, dict):
         return None
     for key in ("output", "content"):
         value = response.get(key)
         if isinstance(value, str):
-            return unwrap(value)
+            return kept_text(value)
     return None
 
 
-def error_field(response: Any) -> str | None:
-    if not isinstance(response, dict) or "error" not in response:
+def error_field(response: object) -> str | None:
+    """The result's ``error`` message; None when it has none (absent, or null)."""
+    if not isinstance(response, dict):
         return None
-    err = response["error"]
+    err = response.get("error")
+    if err is None:
+        return None
     if isinstance(err, dict):
-        err = err.get("message")
+        message = err.get("message")
+        return message if isinstance(message, str) else ""
     return err if isinstance(err, str) else str(err)
 
 
-def shell_fields(text: str, status: str | None = None) -> dict[str, str]:
-    """The labelled fields of a shell result: the header fields, the trailing block, and
-    ``Output`` (only its last non-blank line, which is where a failure usually says why).
+_FIELD = re.compile(r"^(Command|Directory|Stdout|Stderr|Output|Error|Exit Code|Signal|Background PIDs|"
+                    r"Process Group PGID): ?(.*)$")
+# The shell tool's lines after the output (tools/shell.js).  Up to 0.26 (the form that starts
+# "Command: ... Directory:") "Error", "Exit Code" and "Signal" are always written, "(none)" when
+# empty, then "Background PIDs" and (in all but the first versions) "Process Group PGID".  From 0.27
+# (the form that starts "Output:") a line is written only when it has a value, an exit code only when
+# it is not 0; "Error" is never among them in a record, since a command that could not run makes the
+# whole result ``{"error": message}`` (the tool returns an error, the scheduler records only it).
+_EARLIER_LINES = ("Error", "Exit Code", "Signal", "Background PIDs", "Process Group PGID")
+_EARLIER_REQUIRED = ("Error", "Exit Code", "Signal")
+_LATER_LINES = ("Exit Code", "Signal", "Background PIDs", "Process Group PGID")
+_VALUES = {
+    "Exit Code": re.compile(r"-?\d+"),
+    "Signal": re.compile(r"\d+|SIG[A-Z0-9]+"),
+    "Background PIDs": re.compile(r"\d+(?:, \d+)*"),
+    "Process Group PGID": re.compile(r"\d+"),
+}
+_NONE = ("(none)", "")
 
-    ``Output`` may span many lines and may itself hold lines that look like
-    fields, so the fields after it are read from the end, in the order the
-    tool writes them, stopping at the first line that does not fit.  Only
-    the first and the last 4,000 characters are looked at, however long the text.
-    In the 0.61 form (no ``Command:`` header) Gemini CLI records a call whose
-    command could not run with status "error", so under ``status`` "success"
-    a last line ``Error: ...`` is the command's own output, not the field.
+
+def _fits(label: str, value: str, earlier: bool) -> bool:
+    """Whether ``value`` is what the form writes in the line ``label``."""
+    if label == "Error":
+        return earlier
+    if earlier and value == "(none)":
+        return True
+    if not earlier and label == "Exit Code" and value == "0":
+        return False
+    return _VALUES[label].fullmatch(value) is not None
+
+
+def _trailing(lines: list[str], earlier: bool) -> tuple[dict[str, str], int] | None:
+    """The form's lines at the end of ``lines`` and where they begin; None: not where the form puts them.
+
+    They are read from the last line up, each label only before the ones
+    already read, stopping at the first line that does not fit.
     """
-    head = text[:EDGE]
+    labels = list(_EARLIER_LINES if earlier else _LATER_LINES)
     fields: dict[str, str] = {}
+    end = len(lines)
+    while end > 0 and labels:
+        match = _FIELD.match(lines[end - 1])
+        value = match.group(2).strip() if match else ""
+        if not match or match.group(1) not in labels or not _fits(match.group(1), value, earlier):
+            break
+        labels = labels[: labels.index(match.group(1))]
+        fields[match.group(1)] = value
+        end -= 1
+    if earlier and not all(label in fields for label in _EARLIER_REQUIRED):
+        return None
+    return fields, end
+
+
+def _last_output_line(lines: list[str]) -> str:
+    """The output's last non-blank line (where a failure usually says why); "" for none."""
+    for line in reversed(lines):
+        line = line.strip()
+        match = _FIELD.match(line)
+        if not line or (match and match.group(1) == "Stderr" and match.group(2).strip() == "(empty)"):
+            continue
+        if match and match.group(1) in ("Command", "Directory"):
+            return ""
+        if match and match.group(1) in ("Output", "Stdout", "Stderr"):
+            line = match.group(2).strip()
+        return "" if line == "(empty)" else line
+    return ""
+
+
+def shell_fields(text: str | Kept) -> dict[str, str]:
+    """The labelled fields of a shell result, each read only where its form puts it: the
+    ``Command`` and ``Directory`` header, the lines after the output, and ``Output`` (only its
+    last non-blank line).  Empty when the text is not in a form of the shell tool.
+
+    The form is told by the text's start; when Gemini CLI kept only the end
+    of a long output, by the lines there.  Only those lines are read, so an
+    output line that looks like a field (``Error: ...`` printed by the
+    command) stays output, except in the one case the form cannot tell
+    apart: a 0.27+ output whose own last lines are such lines with a
+    valid value (``Exit Code: 1`` printed by ``cat``).
+    """
+    kept = text if isinstance(text, Kept) else kept_text(text)
+    head = kept.head
+    fields: dict[str, str] = {}
+    earlier: bool | None = None
     if head.startswith("Command: "):  # the command itself may span lines: Directory ends it
         directory = head.find("\nDirectory: ")
         line_end = head.find("\n", directory + 1)
         if directory < 0 or line_end < 0:
-            return fields
+            return {}
         fields["Command"] = head[len("Command: "): directory]
         fields["Directory"] = head[directory + len("\nDirectory: "): line_end]
-        head = head[line_end + 1:]
-    match = _FIELD.match(head.split("\n", 1)[0])
-    if not (match and match.group(1) in ("Output", "Stdout")):
-        return fields
-    tail = text[-EDGE:].split("\n")
-    end = len(tail)
-    order = [label for label in _TRAILING
-             if label != "Error" or "Command" in fields or status != "success"]
-    while end > 0 and order:
-        match = _FIELD.match(tail[end - 1])
-        if not match or match.group(1) not in order:
-            break
-        order = order[: order.index(match.group(1))]  # earlier labels only from here on
-        fields[match.group(1)] = match.group(2).strip()
-        end -= 1
-    last = next((ln.strip() for ln in reversed(tail[:end]) if ln.strip()), "")
-    match = _FIELD.match(last)
-    if match and match.group(1) in ("Command", "Directory", "Output", "Stdout"):
-        last = match.group(2).strip() if match.group(1) in ("Output", "Stdout") else ""
-    fields["Output"] = "" if last == "(empty)" else last
+        head, earlier = head[line_end + 1:], True
+    if head or earlier:
+        match = _FIELD.match(head.split("\n", 1)[0])
+        if not (match and match.group(1) in ("Output", "Stdout")):
+            return {}
+        earlier = bool(earlier)
+    lines = kept.tail.rstrip().split("\n")
+    if earlier is None:  # only the end was kept: its lines say which form it is, or nothing is read
+        found = _trailing(lines, True) or _trailing(lines, False)
+        if found is None or not found[0]:
+            return {}
+    else:
+        found = _trailing(lines, earlier)
+        if found is None:
+            return {}
+    trailing, end = found
+    fields.update(trailing)
+    fields["Output"] = _last_output_line(lines[:end])
     return fields
 
 
@@ -196,23 +340,24 @@ _SHELL_TIMEOUT = "Command was automatically cancelled because it exceeded the ti
 _SHELL_BACKGROUND = ("Command moved to background", "Command is running in background")
 
 
-def shell_outcome(text: str, status: str | None = None) -> Outcome:
-    """A shell result's outcome, from its fields (``shell_fields``) and the recorded ``status``."""
-    if text.startswith(_SHELL_TIMEOUT):
+def shell_outcome(text: str | Kept) -> Outcome:
+    """A shell result's outcome, from its fixed sentences or its fields (``shell_fields``)."""
+    kept = text if isinstance(text, Kept) else kept_text(text)
+    if kept.head.startswith(_SHELL_TIMEOUT):
         return Outcome(CANCELLED, "timed out")
-    if text.startswith(_SHELL_CANCELLED):
+    if kept.head.startswith(_SHELL_CANCELLED):
         return Outcome(CANCELLED)
-    if text.startswith(_SHELL_BACKGROUND):
+    if kept.head.startswith(_SHELL_BACKGROUND):
         return Outcome(BACKGROUND)
-    fields = shell_fields(text, status)
+    fields = shell_fields(kept)
     if "Output" not in fields:
         return Outcome(UNKNOWN)
     error = fields.get("Error", "")
     code = fields.get("Exit Code", "")
     signal = fields.get("Signal", "")
+    tail = first_line(fields["Output"])
     if error not in _NONE:
-        return Outcome(FAILED, first_line(error), tail=first_line(fields.get("Output", "")))
-    tail = first_line(fields.get("Output", ""))
+        return Outcome(FAILED, first_line(error), tail=tail)
     if code not in _NONE and code != "0":
         return Outcome(FAILED, f"exit code {code}", tail=tail)
     if signal not in _NONE and signal != "0":
@@ -246,29 +391,32 @@ _SUCCEEDED, _UNREAD = Outcome(OK), Outcome(UNKNOWN)
 _READ_FURTHER = frozenset({"write", "edit", "shell"})  # kinds whose text says more than a "success" status
 
 
-def read_outcome(kind: str, response: Any, status: str | None) -> Outcome:
+def read_outcome(kind: str, response: object, status: str | None) -> Outcome:
     """The outcome of one call from its recorded status and its ``functionResponse.response``."""
     error = error_field(response)
     if status == "cancelled" or (error is not None and error.startswith("[Operation Cancelled]")):
         return Outcome(CANCELLED)
     if status == "error" or error is not None:
-        return Outcome(FAILED, first_line(error or result_text(response) or ""))
+        if not error:
+            kept = result_text(response)
+            error = kept.head if kept is not None else ""
+        return Outcome(FAILED, first_line(error))
     if status == "success" and kind not in _READ_FURTHER:
         return _SUCCEEDED  # nothing in the text can say more
     text = result_text(response)
     created: bool | None = None
     if text is not None and kind in ("write", "edit"):
-        created = text.startswith(("Successfully created", "Created new file")) or None
-        if text.startswith(("Successfully overwrote", "Successfully modified")):
+        created = text.head.startswith(("Successfully created", "Created new file")) or None
+        if text.head.startswith(("Successfully overwrote", "Successfully modified")):
             created = False
     if kind == "shell":  # "success" says the tool ran, not how the command ended: only its fields say that
-        return shell_outcome(text, status) if text is not None else _UNREAD
+        return shell_outcome(text) if text is not None else _UNREAD
     if status == "success":
         return Outcome(OK, created=created) if created is not None else _SUCCEEDED
     if text is None:
         return _UNREAD
     if kind == "memory":
-        return _memory_outcome(text)
-    if text.startswith(_SUCCESS_FORMS.get(kind, ("\0",))):
+        return _memory_outcome(text.head)
+    if text.head.startswith(_SUCCESS_FORMS.get(kind, ("\0",))):
         return Outcome(OK, created=created)
     return Outcome(UNKNOWN)

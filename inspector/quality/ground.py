@@ -1,15 +1,19 @@
 """The ground truth a snapshot is graded against, read from the history by this package alone.
 
-Nothing here is shared with the summarisers: the reading of tool results,
-paths, commands and user prompts is written again, on purpose, so that a
-mistake in the offline summariser cannot hide itself by being made twice.
-The only inputs besides the history are the status Gemini CLI recorded for
-each tool result (``compaction.statuses.ToolStatuses``, plain recorded data)
-and the recognition of what Gemini CLI itself writes as a user turn: the
-snapshot an earlier compaction wrote (``compaction.prompts.is_earlier_snapshot``:
-its tag answered by the acknowledgement a compaction writes) and its fixed
-texts it injects (``written_by_gemini_cli``: its prompt to go on, the editor's
-context, its loop feedback, ...), not a reading of any text.
+The choice of facts, paths, commands, errors, rules and steps is written
+again here, on purpose, so that a mistake in the offline summariser's choice
+cannot hide itself by being made twice.  What is one rule of Gemini CLI's
+format, not a choice, is shared, so that the two cannot disagree on it:
+
+* the status Gemini CLI recorded for each tool result and call
+  (``compaction.statuses.ToolStatuses``, plain recorded data);
+* the reading of a shell result's fields, and of the envelopes Gemini CLI
+  puts around a result text and its error field (``compaction.outcomes``);
+* the recognition of what Gemini CLI itself writes as a user turn: the
+  snapshot an earlier compaction wrote (``compaction.prompts.is_earlier_snapshot``:
+  its tag answered by the acknowledgement a compaction writes) and the fixed
+  texts it injects (``written_by_gemini_cli``: its prompt to go on, the
+  editor's context, its loop feedback, ...).
 
 Six kinds of fact:
 
@@ -34,6 +38,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.compaction.outcomes import FAILED, error_field, result_text, shell_outcome
 from inspector.compaction.prompts import is_earlier_snapshot, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.progress import SILENT, Reporter
@@ -52,17 +57,6 @@ PATH_ARGS = frozenset({"file_path", "absolute_path", "path", "dir_path", "direct
                        "absolute_paths"})
 SHELL_NAMES = ("run_shell_command", "shell", "run_command", "bash")
 
-_UNTRUSTED = re.compile(r"^<untrusted_context>\n(.*)\n</untrusted_context>$", re.S)
-_MASKED = re.compile(r"^<tool_output_masked>\n(.*?)(?:\n\nOutput too large\. Full output available at: [^\n]*)?"
-                     r"\n</tool_output_masked>$", re.S)
-_TRAILER = re.compile(
-    r"(?:\n|^)(?:Error: (?P<error>[^\n]*)\n)?Exit Code: (?P<code>[^\n]*)"
-    r"(?:\nSignal: (?P<signal>[^\n]*))?(?:\nBackground PIDs: [^\n]*)?(?:\nProcess Group PGID: [^\n]*)?\s*$")
-_TRAILER_NO_CODE = re.compile(
-    r"(?:\n|^)(?:Error: (?P<error>[^\n]*)\n)?(?:Signal: (?P<signal>[^\n]*)\n)?"
-    r"(?:Background PIDs: [^\n]*\n)?Process Group PGID: [^\n]*\s*$")
-_OLD_HEADER = re.compile(r"^Command: .*?\nDirectory: [^\n]*\n(?:Output|Stdout): ", re.S)
-_NEW_HEADER = re.compile(r"^(?:Output|Stdout): ")
 _SUCCESS_STARTS = (
     "Successfully ", "Created new file", "Directory listing for", "Found ", "No files found", "No matches found",
     "Web search results for", "No search results", '{"success":true', "Okay, I've remembered",
@@ -149,79 +143,35 @@ def commit_text(command: str) -> str:
     return " ".join((match.group(2) or match.group(3) or "").split())
 
 
-def _body_text(body: Any) -> str | None:
-    """The result's text, its first and last 3,000 characters only (all that is read of it)."""
-    text = body if isinstance(body, str) else None
-    if isinstance(body, dict):
-        text = next((body[k] for k in ("output", "content") if isinstance(body.get(k), str)), None)
-    if text is None:
-        return None
-    if len(text) > 7000:
-        text = text[:3000] + "\n" + text[-3000:]
-    found = _MASKED.match(text)  # Gemini CLI's preview of an output it masked
-    if found:
-        text = found.group(1)
-    found = _UNTRUSTED.match(text)
-    return found.group(1) if found else text
-
-
 def outcome_class(name: str, body: Any, status: str | None) -> tuple[str, str]:
     """(class, error text) of one result: ok, failed, terminated, cancelled, background or unknown."""
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        error = error.get("message")
-    error_text = "" if error is None else str(error)
-    if status == "cancelled" or error_text.startswith("[Operation Cancelled]"):
+    error = error_field(body)
+    if status == "cancelled" or (error or "").startswith("[Operation Cancelled]"):
         return "cancelled", ""
     if status == "error" or error is not None:
-        return "failed", error_text
+        return "failed", error or ""
     if status == "success" and name not in SHELL_NAMES:
         return "ok", ""  # only a shell result's text can say otherwise
-    text = _body_text(body)
     if name in SHELL_NAMES:  # a shell "success" is the tool running; the exit is only in its fields
-        shell = _shell_class(text, status) if text is not None else None
-        return shell if shell is not None else ("unknown", "")
+        return _shell_class(body)
     if status == "success":
         return "ok", ""
-    if text is not None and text.startswith(_SUCCESS_STARTS):
+    text = result_text(body)
+    if text is not None and text.head.startswith(_SUCCESS_STARTS):
         return "ok", ""
     return "unknown", ""
 
 
-def _shell_class(text: str, status: str | None) -> tuple[str, str] | None:
-    if text.startswith("Command was automatically cancelled") or text.startswith("Command was cancelled"):
-        return "cancelled", ""
-    if text.startswith(("Command moved to background", "Command is running in background")):
-        return "background", ""
-    old = _OLD_HEADER.match(text) is not None
-    if not old and _NEW_HEADER.match(text) is None:
-        return None
-    tail = text[-3000:]
-    found = _TRAILER.search(tail) or _TRAILER_NO_CODE.search(tail)
-    if found is None:
-        return "ok", ""
-    parts = found.groupdict()
-    error = (parts.get("error") or "").strip()
-    last = _last_output_line(tail[: found.start()])
-    if error and not old and status == "success":  # 0.61 records a command that could not run as "error":
-        error, last = "", f"Error: {error}"  # so this line is the command's own output
-    code = (parts.get("code") or "").strip()
-    signal = (parts.get("signal") or "").strip()
-    if error and error != "(none)":
-        return "failed", error
-    if code and code not in ("0", "(none)"):
-        return "failed", last
-    if signal and signal not in ("0", "(none)"):
-        return "terminated", last  # Gemini CLI: "Command terminated by signal", no error marked
-    return "ok", ""
-
-
-def _last_output_line(text: str) -> str:
-    for line in reversed(text.split("\n")):
-        line = line.strip()
-        if line and not line.startswith(("Command: ", "Directory: ")):
-            return line[len("Output: "):].strip() if line.startswith("Output: ") else line
-    return ""
+def _shell_class(body: Any) -> tuple[str, str]:
+    """A shell result's class and error text, by the summariser's own reading of its fields
+    (``outcomes.shell_outcome``): the error field's words, else the output's last line."""
+    text = result_text(body)
+    if text is None:
+        return "unknown", ""
+    outcome = shell_outcome(text)
+    if outcome.state == FAILED and not outcome.detail.startswith("exit code"):
+        return outcome.state, outcome.detail
+    return outcome.state, outcome.tail
 
 
 def _paths(args: dict[str, Any]) -> list[str]:
