@@ -175,6 +175,12 @@ async def test_subagents_under_their_parent_and_linked_from_its_view(
         assert isinstance(opened, SessionScreen) and opened.path == agent
         assert opened.loaded is not None and len(opened.loaded.analysis.turns) == 4  # analysed like any session
         assert opened.check_action("subagents", ()) is False  # it started none
+        await pilot.press("escape")  # back to the parent it was opened from, then to the list
+        await idle(pilot)
+        assert app.screen is view
+        await pilot.press("escape")
+        await idle(pilot)
+        assert app.screen is screen
 
 
 async def test_the_list_is_read_again_on_return(gemini_home: Path) -> None:

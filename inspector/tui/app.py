@@ -70,9 +70,10 @@ class InspectorApp(App[None]):
         self.push_screen(self.session_screen(path, turn))
 
     def show_session_list(self, current: Screen[object] | Screen[None] | None = None) -> None:
-        """Back to the list: pop to it, or open the list of the current file's folder."""
+        """Back: to the list or the search hits below, to the session below (a subagent's parent), or
+        else to the list of the current file's folder."""
         below = self.screen_stack[-2] if len(self.screen_stack) > 2 else None
-        if isinstance(below, (SessionListScreen, SearchScreen)):  # back to the list, or to the search hits
+        if isinstance(below, (SessionListScreen, SearchScreen, SessionScreen)):
             self.pop_screen()
             return
         folder = current.path.parent if isinstance(current, SessionScreen) else None
