@@ -35,6 +35,7 @@ from inspector.compaction.outcomes import (
     read_outcome,
     shell_fields,
 )
+from inspector.compaction.pairs import pair_calls, repair_pairs
 from inspector.compaction.statuses import tool_statuses
 from inspector.compaction.summarisers.digest import collect
 from inspector.quality import extract
@@ -236,6 +237,45 @@ def test_a_null_error_field_is_no_error() -> None:
     assert read_outcome("read", {"output": "x", "error": None}, "success").state == OK
     assert outcome_class("run_shell_command", body, "success") == (OK, "")
     assert read_outcome("edit", {"error": {"message": None}}, None).state == FAILED  # an error object is one
+
+
+def test_two_calls_sharing_an_id_in_one_turn_each_keep_their_result(tmp_path: Path) -> None:
+    path = Recording(tmp_path).shell("rm -rf /srv/cache", wrap("Output: rm: cannot remove: Permission denied\n"
+                                                               "Exit Code: 1\nProcess Group PGID: 4"), ident="dup",
+                                     then=("curl -sf http://staging/health",
+                                           wrap("Output: ok\nProcess Group PGID: 5"))).write()
+    digest, facts = _read_both(path)
+    assert [(c.command(), c.outcome.state, c.result_turn is not None) for c in digest.calls] == [
+        ("rm -rf /srv/cache", FAILED, True), ("curl -sf http://staging/health", OK, True)]
+    assert digest.calls[0].outcome.tail == "rm: cannot remove: Permission denied"
+    assert ("command", "rm -rf /srv/cache", FAILED) in facts
+    assert ("command", "curl -sf http://staging/health", OK) in facts
+
+
+def _turn(role: str, *parts: dict[str, Any]) -> dict[str, Any]:
+    return {"role": role, "parts": list(parts)}
+
+
+def _call(ident: str, name: str) -> dict[str, Any]:
+    return {"functionCall": {"id": ident, "name": name, "args": {}}}
+
+
+def _answer(ident: str, name: str) -> dict[str, Any]:
+    return {"functionResponse": {"id": ident, "name": name, "response": {"output": name}}}
+
+
+def test_pairing_by_id_one_turn_at_a_time() -> None:
+    contents = [
+        _turn("user", {"text": "go"}),
+        _turn("model", _call("x", "a"), _call("x", "b")),
+        _turn("user", _answer("x", "a"), _answer("x", "b")),
+        _turn("user", _answer("x", "a"), _answer("x", "b")),  # 0.61's second copy of each result
+        _turn("model", _call("x", "c")),  # the id again in a later turn: a new call
+        _turn("user", _answer("x", "c")),
+    ]
+    assert pair_calls(contents) == {(2, 0): (1, 0), (2, 1): (1, 1), (3, 0): (1, 0), (3, 1): (1, 1), (5, 0): (4, 0)}
+    repaired, fixes = repair_pairs(contents)
+    assert fixes == 0 and repaired == contents  # no call was left without its answer
 
 
 def test_kept_text_of_a_short_text_is_the_text() -> None:

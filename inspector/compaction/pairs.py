@@ -43,22 +43,46 @@ class _Slot(Generic[T]):
         self.answered = False
 
 
+class _Group(Generic[T]):
+    """The calls that share one id in one model turn (no response between them), oldest first."""
+
+    __slots__ = ("repeats", "since", "slots")
+
+    def __init__(self, since: int) -> None:
+        self.slots: list[_Slot[T]] = []
+        self.since = since  # how many responses had been read when its first call was
+        self.repeats = 0  # responses read after every call of the group was answered
+
+    def take(self) -> _Slot[T]:
+        """The oldest call not answered yet; when all are, the next in turn (a repeated result)."""
+        for slot in self.slots:
+            if not slot.answered:
+                return slot
+        slot = self.slots[self.repeats % len(self.slots)]
+        self.repeats += 1
+        return slot
+
+
 class Pairing(Generic[T]):
     """Which call each response answers, in one pass over a history (calls before their responses).
 
-    A response belongs to the newest earlier call with its id, answered
-    already or not: Gemini CLI 0.61 records each result twice (in the call's
-    record and again as a user message), so a second answer is a repeat and
-    says nothing new.  A response with no id, or with an id no call has,
-    belongs to the oldest unanswered call of its name that has no id.  A call
-    with an id is never answered by a response that lacks it, nor by a
-    neighbour's repeated result.  Ids and names are compared as
-    ``figures.pair_key`` gives them, as the agentic split compares them.
+    A response with an id belongs to the newest model turn's calls with that
+    id, the oldest of them not answered yet: Gemini CLI answers a turn's
+    calls in order, and two calls of one turn may share an id.  Once all of
+    them are answered, a response is a repeat and says nothing new (Gemini
+    CLI 0.61 records each result twice, in the call's record and again as a
+    user message, in the same order), so the repeats go to them in turn.  A
+    response with no id, or with an id no call has, belongs to the oldest
+    unanswered call of its name that has no id.  A call with an id is never
+    answered by a response that lacks it, nor by a neighbour's repeated
+    result.  Ids and names are compared as ``figures.pair_key`` gives them,
+    as the agentic split compares them.
     """
 
     def __init__(self) -> None:
-        self._by_id: dict[str, _Slot[T]] = {}
+        self._by_id: dict[str, _Group[T]] = {}
         self._waiting: dict[str | None, deque[_Slot[T]]] = {}  # name -> unanswered calls without an id, oldest first
+        self._answers = 0  # responses read so far: a call read after one starts a new group for its id
 
     def call(self, key: CallKey | None, item: T) -> None:
         if key is None:
@@ -66,7 +90,10 @@ class Pairing(Generic[T]):
         ident, name = key
         slot = _Slot(item)
         if ident:
-            self._by_id[ident] = slot
+            group = self._by_id.get(ident)
+            if group is None or group.since != self._answers:
+                group = self._by_id[ident] = _Group(self._answers)
+            group.slots.append(slot)
             return
         queue = self._waiting.get(name)
         if queue is None:
@@ -77,9 +104,12 @@ class Pairing(Generic[T]):
         """The call a response answers, and whether this is its first answer; None: no call."""
         if key is None:
             return None
+        self._answers += 1
         ident, name = key
-        slot = self._by_id.get(ident) if ident else None
-        if slot is None:
+        group = self._by_id.get(ident) if ident else None
+        if group is not None:
+            slot = group.take()
+        else:
             queue = self._waiting.get(name)
             if not queue:
                 return None

@@ -7,6 +7,7 @@ format, not a choice, is shared, so that the two cannot disagree on it:
 
 * the status Gemini CLI recorded for each tool result and call
   (``compaction.statuses.ToolStatuses``, plain recorded data);
+* which call each result answers (``compaction.pairs.Pairing``);
 * the reading of a shell result's fields, and of the envelopes Gemini CLI
   puts around a result text and its error field (``compaction.outcomes``);
 * the recognition of what Gemini CLI itself writes as a user turn: the
@@ -33,15 +34,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.compaction.outcomes import FAILED, error_field, result_text, shell_outcome
+from inspector.compaction.pairs import Pairing
 from inspector.compaction.prompts import is_earlier_snapshot, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.progress import SILENT, Reporter
+from inspector.session.figures import pair_key
 
 KINDS = ("path", "command", "error", "constraint", "step", "previous")
 
@@ -254,9 +256,7 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
     """The facts of ``contents`` (the history that is summarised), in order of first appearance."""
     total = len(contents)
     calls: list[_Call] = []
-    by_id: dict[str, _Call] = {}
-    item: _Call | None
-    open_calls: dict[str, deque[_Call]] = {}  # name -> unanswered calls that have no id, oldest first
+    pairing: Pairing[_Call] = Pairing()
     prompts: list[tuple[int, str]] = []
     previous: tuple[int, str] | None = None
     for turn, content in enumerate(contents):
@@ -273,17 +273,11 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
                     args = call.get("args")
                     item = _Call(turn, str(call.get("name") or ""), args if isinstance(args, dict) else {})
                     calls.append(item)
+                    pairing.call(pair_key(call), item)
                     ident = call.get("id")
-                    if isinstance(ident, str) and ident:
-                        by_id[ident] = item
-                        recorded = statuses.call_status(turn, ident)
-                        if recorded is not None:  # all there is of a call that never got a result
-                            item.state, item.error = outcome_class(item.name, None, recorded)
-                        continue
-                    queue = open_calls.get(item.name)
-                    if queue is None:
-                        queue = open_calls[item.name] = deque()
-                    queue.append(item)
+                    recorded = statuses.call_status(turn, ident) if isinstance(ident, str) and ident else None
+                    if recorded is not None:  # all there is of a call that never got a result
+                        item.state, item.error = outcome_class(item.name, None, recorded)
             continue
         answered = False
         for number, part in enumerate(parts):
@@ -291,13 +285,10 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
             if not isinstance(response, dict):
                 continue
             answered = True
-            ident = response.get("id")
-            item = by_id.get(ident) if isinstance(ident, str) and ident else None
-            if item is None:  # no id, or one no call has: the oldest open call of its name without an id
-                waiting = open_calls.get(str(response.get("name") or ""))
-                item = waiting.popleft() if waiting else None
-            if item is None or item.result_turn is not None:
+            found = pairing.answer(pair_key(response))
+            if found is None or not found[1]:
                 continue  # no call of its own, or a repeat of a result already read (0.61 records each twice)
+            item = found[0]
             item.result_turn = turn
             item.state, item.error = outcome_class(item.name, response.get("response"),
                                                    statuses.status(turn, number))
