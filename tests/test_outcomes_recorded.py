@@ -36,7 +36,7 @@ from inspector.compaction.outcomes import (
     shell_fields,
 )
 from inspector.compaction.pairs import pair_calls, repair_pairs
-from inspector.compaction.statuses import tool_statuses
+from inspector.compaction.statuses import ToolStatuses, tool_statuses
 from inspector.compaction.summarisers.digest import collect
 from inspector.quality import extract
 from inspector.quality.ground import outcome_class
@@ -237,6 +237,29 @@ def test_a_null_error_field_is_no_error() -> None:
     assert read_outcome("read", {"output": "x", "error": None}, "success").state == OK
     assert outcome_class("run_shell_command", body, "success") == (OK, "")
     assert read_outcome("edit", {"error": {"message": None}}, None).state == FAILED  # an error object is one
+
+
+def test_the_calls_status_stands_for_a_result_recorded_apart() -> None:
+    statuses = ToolStatuses({(3, 0): "success"}, {(1, "dep1"): "error", (1, "dep2"): "success"})
+    assert statuses.result_status(3, 0, 1, "dep1") == "success"  # the result's own record speaks first
+    assert statuses.result_status(2, 0, 1, "dep1") == "error"
+    assert statuses.result_status(2, 1, 1, "dep2") == "success"
+    assert statuses.result_status(2, 0, 1, None) is None and statuses.result_status(2, 0, 1, "other") is None
+
+
+def test_a_call_recorded_as_failed_with_its_result_in_a_user_message(tmp_path: Path) -> None:
+    recording = Recording(tmp_path)
+    recording.raw({"id": "m1", "timestamp": T0, "type": "gemini", "content": "Deploying.", "model": "gemini-2.5-pro",
+                   "toolCalls": [{"id": "dep1", "name": "run_shell_command", "args": {"command": "./deploy.sh"},
+                                  "status": "error", "timestamp": T0}]})
+    result = {"output": wrap("Output: deployed\nProcess Group PGID: 3")}
+    recording.raw({"id": "u1", "timestamp": T0, "type": "user", "content": [{"functionResponse": {
+        "id": "dep1", "name": "run_shell_command", "response": result}}]})
+    session = load(recording.write())
+    turns = history(session)
+    contents = [t.content for t in turns]
+    facts = {(f.kind, f.key, f.state) for f in extract(contents, tool_statuses(session, turns)).facts}
+    assert ("command", "./deploy.sh", FAILED) in facts
 
 
 def test_two_calls_sharing_an_id_in_one_turn_each_keep_their_result(tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ string result is one ``functionResponse`` part, an array result is spliced in
 part by part, any other value is one part).
 
 The map is plain recorded data, with no reading of result text: the offline
-summariser and the independent quality check both take it as input.
+summariser and the independent quality check both take it as input.  A
+result recorded apart from its call (in a user message of its own) takes
+the status its call's record kept (``ToolStatuses.result_status``).
 Checkpoint files (``/chat save``) hold no records, so their map is empty and
 readers fall back on the result text alone.
 """
@@ -43,6 +45,15 @@ class ToolStatuses:
 
     def call_status(self, turn: int, ident: str) -> str | None:
         return self.by_call.get((turn, ident))
+
+    def result_status(self, turn: int, part: int, call_turn: int, ident: object) -> str | None:
+        """The status of the result at (``turn``, ``part``), which answers the call ``ident`` of model
+        turn ``call_turn``: its own record's, else (a result recorded apart from its call, in a user
+        message of its own) the status the call's record kept, which no result text can overrule."""
+        own = self.by_part.get((turn, part))
+        if own is not None or not isinstance(ident, str) or not ident:
+            return own
+        return self.by_call.get((call_turn, ident))
 
     def __len__(self) -> int:
         return len(self.by_part)

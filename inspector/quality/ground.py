@@ -6,7 +6,8 @@ cannot hide itself by being made twice.  What is one rule of Gemini CLI's
 format, not a choice, is shared, so that the two cannot disagree on it:
 
 * the status Gemini CLI recorded for each tool result and call
-  (``compaction.statuses.ToolStatuses``, plain recorded data);
+  (``compaction.statuses.ToolStatuses``, plain recorded data; a result
+  recorded apart from its call takes the call's status);
 * which call each result answers (``compaction.pairs.Pairing``);
 * the reading of a shell result's fields, and of the envelopes Gemini CLI
   puts around a result text and its error field (``compaction.outcomes``);
@@ -290,8 +291,8 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
                 continue  # no call of its own, or a repeat of a result already read (0.61 records each twice)
             item = found[0]
             item.result_turn = turn
-            item.state, item.error = outcome_class(item.name, response.get("response"),
-                                                   statuses.status(turn, number))
+            status = statuses.result_status(turn, number, item.turn, response.get("id"))
+            item.state, item.error = outcome_class(item.name, response.get("response"), status)
         if answered:
             continue
         following = contents[turn + 1] if turn + 1 < total else None
