@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
+from tests.conftest import SAMPLES
 from tests.snapshot_app import idle
 
 SIZE = (160, 45)
@@ -276,3 +278,28 @@ async def test_at_80x24_the_browser_lists_what_resume_lists(tmp_path: Path, monk
             assert f" {listed_turns[row]} turns " in header  # the list's turns are the header's
             await pilot.press("escape")
             await listed(pilot)
+
+
+async def test_at_80_columns_the_highlighted_row_is_named_in_full(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every /chat save checkpoint begins "checkpoint-": the session column cuts them alike, so the
+    highlighted row's file name and title are shown whole below the table."""
+    folder = tmp_path / "saved"  # a folder of files, as `session-inspector FOLDER` lists it
+    folder.mkdir()
+    for name in ("checkpoint-bare-array.json", "checkpoint-rate-limit.json"):
+        shutil.copy(SAMPLES / name, folder / name)
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "home"))
+    app = InspectorApp(folder, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await listed(pilot)
+        table = screen.table
+        cut = column(table, "session")
+        assert len(set(cut)) == 1 or any(cell.endswith("…") for cell in cut)  # the column does cut them
+        named = set()
+        for row in range(table.row_count):
+            table.move_cursor(row=row)
+            await pilot.pause()
+            line = str(screen.query_one("#list-row", Static).content)
+            assert line.startswith(Path(str(table.coordinate_to_cell_key((row, 0)).row_key.value)).name)
+            named.add(line.split()[0])
+        assert named == {"checkpoint-bare-array.json", "checkpoint-rate-limit.json"}

@@ -126,6 +126,7 @@ class SessionListScreen(InspectorScreen):
         yield Static(self.title_text(), id="list-title", markup=False)
         yield Input(placeholder="filter: session id, file, project or title…", id="filter")
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="list-row", markup=False)
         yield Static("", id="list-empty", markup=False)
         yield Footer()
 
@@ -291,6 +292,25 @@ class SessionListScreen(InspectorScreen):
             empty.update("")
         empty.display = not rows
         table.display = bool(rows)  # the table would take the room the message needs
+        self.show_selected()
+
+    @on(DataTable.RowHighlighted, "#sessions")
+    def show_selected(self) -> None:
+        """The highlighted row's file name and title in full, below the table (its columns cut them:
+        every ``/chat save`` checkpoint begins ``checkpoint-``)."""
+        line = self.query_one("#list-row", Static)
+        key = self.selected_path()
+        entry = next((row.entry for row in self.rows() if str(row.entry.path) == key), None) if key else None
+        line.display = entry is not None
+        if entry is None:
+            return
+        text = Text(visible(entry.path.name, one_line=True), style="bold")
+        if entry.session_id:
+            text.append(f"  {visible(entry.session_id, one_line=True)}", style="dim")
+        if entry.title:
+            text.append(f"  {visible(entry.title, one_line=True)}")
+        text.truncate(max(self.size.width - 2, 1), overflow="ellipsis")
+        line.update(text)
 
     def selected_path(self) -> str | None:
         table = self.table
