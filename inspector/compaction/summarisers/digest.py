@@ -123,7 +123,6 @@ def collect(
     """Everything the digest may say about ``history``; ``tick(i)`` is called every 1,024 turns."""
     digest = Digest(turns=len(history))
     pairing: Pairing[Call] = Pairing()
-    recorded = statuses.by_part
     for index, content in enumerate(history):
         if tick is not None and not index & 1023:
             tick(index)
@@ -138,7 +137,7 @@ def collect(
             response = part.get("functionResponse") if isinstance(part, dict) else None
             if isinstance(response, dict):
                 answered = True
-                _answer(index, response, recorded.get((index, number)), pairing)
+                _answer(index, number, response, statuses, pairing)
         if not answered:
             _user_turn(digest, index, parts, history[index + 1] if index + 1 < len(history) else None)
     return digest
@@ -171,12 +170,15 @@ def _model_turn(digest: Digest, index: int, parts: list[Any], pairing: Pairing[C
         digest.agent_last = Prompt(index, last[:TEXT_LIMIT])
 
 
-def _answer(index: int, response: dict[str, Any], status: str | None, pairing: Pairing[Call]) -> None:
+def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolStatuses,
+            pairing: Pairing[Call]) -> None:
     found = pairing.answer(pair_key(response))
     if found is None or not found[1]:
         return  # no call of its own, or a repeat of a result already read
     target = found[0]
     target.result_turn = index
+    # a result recorded apart from its call (in a user message) takes the status the call's record kept
+    status = statuses.result_status(index, number, target.turn, response.get("id"))
     target.outcome = read_outcome(target.kind, response.get("response"), status)
 
 

@@ -67,7 +67,7 @@ AS_OF_PREVIOUS = "As the earlier snapshot had it:"
 PLAN, PENDING, MEMORY, FAILURE = 860, 850, 820, 800
 CHANGED, COMMIT, COMMAND_FAILED, COMMAND_OK = 780, 760, 700, 650
 OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
-EARLIER, SINCE_PREVIOUS = 655, 921  # the lowest: newer requests rank higher, below the next tier up
+EARLIER, SINCE_PREVIOUS = 601, 921  # the lowest: newer requests rank higher, below the next tier up
 FIXED, AGENT = 300, 200
 FOCUS_BONUS, FOCUS_CAP = 250, 940
 
@@ -140,7 +140,7 @@ def rule_sentences(text: str) -> list[tuple[str, str | None]]:
     """The sentences of a prompt that read as rules, each with the words that introduce the text it
     sits in when that is text the user handed over rather than said (what follows a line ending in a
     colon, or a quotation opened after a colon: an e-mail to translate, a page to summarise), else
-    None.  A sentence holding the snapshot's own tags is never one."""
+    None."""
     out: list[tuple[str, str | None]] = []
     if _RULE_WORDS.isdisjoint(_WORD.findall(text.lower())) and not _RULE_CJK.search(text):
         return out  # none of the words a rule needs: skip the sentence-by-sentence test
@@ -148,8 +148,6 @@ def rule_sentences(text: str) -> list[tuple[str, str | None]]:
         for piece in _SENTENCES.split(block):
             sentence = piece.strip()
             if not 8 <= len(sentence) <= 300 or sentence.endswith(("?", "？", ":")) or _NOT_PROSE.match(sentence):
-                continue
-            if _TAGS.search(sentence):
                 continue
             if _RULE.search(sentence) and sum(ch.isalpha() for ch in sentence) * 2 >= len(sentence):
                 out.append((sentence, intro))
@@ -349,7 +347,7 @@ def _prompts(out: _Items, digest: Digest) -> None:
         if since is not None and prompt.turn > since:
             priority = SINCE_PREVIOUS + int(newer * (LATEST - 1 - SINCE_PREVIOUS))
         else:
-            priority = EARLIER + int(newer * (COMMAND_FAILED - 1 - EARLIER))
+            priority = EARLIER + int(newer * (COMMAND_OK - 1 - EARLIER))
         out.add("task_state", K_EARLIER, priority, prompt.turn, f"Earlier request: {lead(prompt.text, 160)}",
                 [prompt.turn])
 
