@@ -303,3 +303,16 @@ async def test_at_80_columns_the_highlighted_row_is_named_in_full(tmp_path: Path
             assert line.startswith(Path(str(table.coordinate_to_cell_key((row, 0)).row_key.value)).name)
             named.add(line.split()[0])
         assert named == {"checkpoint-bare-array.json", "checkpoint-rate-limit.json"}
+
+
+async def test_help_on_the_list_says_what_the_list_is_for(gemini_home: Path) -> None:
+    from inspector.tui.screens.help import LIST_INTRO, SESSION_INTRO, HelpScreen
+
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await listed(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert app.screen.intro == LIST_INTRO != SESSION_INTRO  # not the session view's divider and splits
+        assert {"sessions.filter", "sessions.search"} <= {row[4] for row in app.screen.rows}

@@ -17,7 +17,7 @@ from inspector.format import visible
 from inspector.tui.commands import InspectorCommands
 from inspector.tui.loading import Cancelled
 from inspector.tui.running import ProviderSettings
-from inspector.tui.screens.help import HelpScreen
+from inspector.tui.screens.help import LIST_INTRO, OTHER_INTRO, SEARCH_INTRO, SESSION_INTRO, HelpScreen
 from inspector.tui.screens.search import SearchScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
@@ -125,7 +125,18 @@ class InspectorApp(App[None]):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(self.help_rows(self.screen)))
+        self.push_screen(HelpScreen(self.help_rows(self.screen), help_intro(self.screen)))
+
+
+def help_intro(screen: Screen[object]) -> str:
+    """What help says first: what the screen it is asked on is for."""
+    if isinstance(screen, SessionScreen):
+        return SESSION_INTRO
+    if isinstance(screen, SessionListScreen):
+        return LIST_INTRO
+    if isinstance(screen, SearchScreen):
+        return SEARCH_INTRO
+    return OTHER_INTRO
 
 
 def _words(class_name: str) -> str:

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-INTRO = (
+SESSION_INTRO = (
     "session-inspector shows where a Gemini CLI session's context goes and where its "
     "compaction would split it. i says which figure decides and what each total on screen is. "
     "Rows above the divider would be summarised; rows below are kept. "
@@ -22,6 +22,13 @@ INTRO = (
     "F filters the table, o orders it largest first, Esc shows every turn again. "
     "S switches the strategy (reference / staged), C compares both."
 )
+LIST_INTRO = (
+    "The sessions /resume would list, newest first, each subagent under the session that started it. "
+    "The line below the table names the highlighted one in full. Enter opens it; / filters the list by "
+    "id, file, project or title; s searches the text of every session."
+)
+SEARCH_INTRO = "Type to search the prompts, replies and tool calls of every session; Enter opens a hit at its turn."
+OTHER_INTRO = "The keys of this screen, as bound now."
 
 
 class HelpScreen(ModalScreen[None]):
@@ -35,9 +42,10 @@ class HelpScreen(ModalScreen[None]):
     # keys of each part of the screen, and the binding id follows what the key does.
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]  # noqa: RUF012 - typed as Textual declares it
 
-    def __init__(self, rows: list[tuple[str, str, str, str, str]]) -> None:
+    def __init__(self, rows: list[tuple[str, str, str, str, str]], intro: str = OTHER_INTRO) -> None:
         super().__init__()
         self.rows = rows  # (where, keys, description, tooltip, id)
+        self.intro = intro  # what the screen below is for
 
     def key_table(self, narrow: bool) -> Table:
         table = Table(expand=True, show_edge=False, header_style="bold")
@@ -66,7 +74,7 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             yield Static(Text("Keys", style="bold"), markup=False)
-            yield Static(Text(INTRO, style="dim"), markup=False)
+            yield Static(Text(self.intro, style="dim"), markup=False)
             yield Static(self.key_table(self.app.size.width < 110), id="help-table", markup=False)
             yield Static(Text("Ctrl+P opens the command palette: every action by name. Esc closes.", style="dim"),
                          markup=False)
