@@ -14,6 +14,8 @@ the timeline, undo, help, the export dialog and search.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -114,3 +116,41 @@ async def test_a_session_opened_directly_shows_its_path_escaped(tmp_path: Path) 
         await idle(pilot)
         shown = _written(pilot, "opened")
         assert "\\e]2;PWNED\\x07" in shown
+
+
+async def test_a_file_that_cannot_be_opened_says_why_without_driving_the_terminal(tmp_path: Path) -> None:
+    """The reason names the file (its hostile folder and name) and the line: shown escaped."""
+    folder = hostile_copy(tmp_path / "root").parent
+    broken = folder / "session-broken\x1b]2;PWNED\x07.jsonl"
+    broken.write_text('{"sessionId": "s", "projectHash": "p"}\n{"id": "m1", "type": "user", "content": 5}\n',
+                      encoding="utf-8")
+    app = InspectorApp(broken, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        await idle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen) and view.failed is not None and ".jsonl:2: " in view.failed
+        shown = _written(pilot, "cannot open")
+        assert "Cannot open this file" in shown and "\\e]2;PWNED\\x07" in shown
+
+
+async def test_a_damaged_journal_under_a_path_with_markup_is_told_not_raised(tmp_path: Path) -> None:
+    folder = tmp_path / "a[" / "x]b"  # the path holds "[/x]", a closing tag nothing opened
+    folder.mkdir(parents=True)
+    path = folder / "s.json"
+    path.write_bytes((Path(__file__).parents[1] / "sample_sessions" / "legacy-pomodoro.json").read_bytes())
+    done = subprocess.run([sys.executable, "-m", "inspector", "compact", str(path), "--provider", "offline", "--force",
+                           "--apply"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    journal = folder / ".session-inspector" / "s.json" / "journal.jsonl"
+    assert journal.is_file()
+    with journal.open("a", encoding="utf-8") as handle:
+        handle.write('{"event": \n')
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await idle(pilot)
+        await pilot.press("t")
+        await idle(pilot)
+        assert not isinstance(app.screen, TimelineScreen)  # refused, the session view stays
+        said = [n.message for n in app._notifications]
+        assert any(str(journal.name) in message or "journal" in message for message in said), said
+        assert any("[/x]" in message for message in said), said  # the path, literally, not read as markup

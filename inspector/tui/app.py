@@ -9,6 +9,7 @@ from typing import ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -52,6 +53,15 @@ class InspectorApp(App[None]):
         self.live = live
         self.provider_settings = ProviderSettings(provider, base_url)  # who writes snapshots
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notification, from any screen or widget, is shown as it is: ``visible``, and never
+        read as markup (Textual reads it by default, and a widget's ``notify`` passes that on: a
+        path holding "[/x]" raised, and session text could style itself).  ``markup`` is taken
+        for Textual's signature and ignored."""
+        super().notify(visible(message), title=visible(title, one_line=True), severity=severity, timeout=timeout,
+                       markup=False)
+
     def on_mount(self) -> None:
         if self.path is not None and not is_folder(self.path):
             self.push_screen(self.session_screen(self.path))
@@ -89,8 +99,8 @@ class InspectorApp(App[None]):
         if state != WorkerState.ERROR or isinstance(worker.error, Cancelled):
             return
         what = worker.description or worker.name or "background work"
-        self.notify(visible(str(worker.error)) or type(worker.error).__name__, title=f"Failed: {what}",
-                    severity="error", timeout=8, markup=False)
+        self.notify(str(worker.error) or type(worker.error).__name__, title=f"Failed: {what}",
+                    severity="error", timeout=8)
 
     # -- help ---------------------------------------------------------------------------------
     def help_rows(self, screen: Screen[object]) -> list[tuple[str, str, str, str, str]]:

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
-
-from inspector.format import visible
 
 if TYPE_CHECKING:
     from inspector.tui.app import InspectorApp
@@ -26,13 +23,6 @@ class InspectorScreen(Screen[None]):
         app = self.app
         assert isinstance(app, InspectorApp)
         return app
-
-    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
-        """A notification; its text is shown as it is (``visible``, no markup) unless ``markup``."""
-        if not markup:
-            message, title = visible(message), visible(title, one_line=True)
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if not self.reports_failure(event.worker):

@@ -290,9 +290,9 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         if self.loaded is not None:
             self.read_failed(worker.error or RuntimeError("the read failed"))
             return
-        self.failed = str(worker.error)
+        self.failed = visible(str(worker.error))
         self.query_one("#loading-label", Label).update(
-            Text.assemble(("Cannot open this file\n", "bold red"), str(worker.error), ("\n\nEsc: back", "dim"))
+            Text.assemble(("Cannot open this file\n", "bold red"), self.failed, ("\n\nEsc: back", "dim"))
         )
         self.query_one("#loading-bar", ProgressBar).remove()  # (hidden, it would still redraw)
         self.refresh_bindings()  # the footer drops the keys that need a session

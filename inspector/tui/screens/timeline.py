@@ -51,7 +51,7 @@ class TimelineScreen(ModalScreen[None]):
         try:
             journal = read_history(self.path)
         except StoreError as exc:  # a damaged journal: say so, never a traceback
-            self.app.notify(visible(str(exc), one_line=True), severity="error")
+            self.notify(str(exc), severity="error")
             self.dismiss(None)
             return
         backups = backups_dir(self.path)
@@ -63,7 +63,8 @@ class TimelineScreen(ModalScreen[None]):
             state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
             style = "dim" if entry.state == "reverted" else ("red" if entry.state == "failed" else "")
             table.add_row(
-                Text(f"{entry.seq:,}"), Text(entry.applied_at), Text(state, style=style), Text(tokens),
+                Text(f"{entry.seq:,}"), Text(visible(entry.applied_at, one_line=True)),
+                Text(visible(state, one_line=True), style=style), Text(tokens),
                 Text("" if info.split_point is None else f"{info.split_point:,}"),
                 Text(f"{entry.turns_before:,} -> {entry.turns_after:,}"),
                 Text(visible(provider_text(info.provider, info.model), one_line=True)),
