@@ -229,16 +229,22 @@ def forward(fd: int, start: int, stop: int, first_line: int, hasher: Any = None,
     pos = start
     line = first_line
     while pos < stop:
-        data = b""
-        cut = 0
+        chunks: list[bytes] = []
+        size = cut = 0
         while cut == 0:  # until a line ends in the block (a line may be longer than a block)
-            want = min(BLOCK_BYTES, stop - pos - len(data))
-            more = read_at(fd, pos + len(data), want)
+            want = min(BLOCK_BYTES, stop - pos - size)
+            more = read_at(fd, pos + size, want)
             if len(more) < want:
                 found.odd = "short"  # the file shrank while being read
                 return found
-            data += more
-            cut = len(data) if pos + len(data) == stop else data.rfind(b"\n") + 1
+            chunks.append(more)  # each chunk searched once, joined once: a long line costs its length
+            size += len(more)
+            if pos + size == stop:
+                cut = size
+            else:
+                end = more.rfind(b"\n")
+                cut = size - len(more) + end + 1 if end != -1 else 0
+        data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         block = memoryview(data)[:cut]
         if data.find(b"\x00", 0, cut) != -1:
             found.odd = "nul"
