@@ -214,19 +214,19 @@ class SearchIndex:
         self.close()
 
     # -- keeping it current ------------------------------------------------------------------
+    # (a file's path is kept as its bytes: a name that is not UTF-8 is still a file to index)
     def update(self, candidates: Sequence[Candidate], progress: Progress | None = None,
                cancelled: Callable[[], bool] = lambda: False) -> IndexReport:
         """Read the files that are new or changed since they were indexed; drop the ones gone."""
         db = self.db
-        known = {path: (ident, size, mtime) for ident, path, size, mtime
+        known = {_stored(path): (ident, size, mtime) for ident, path, size, mtime
                  in db.execute("SELECT id, path, size, mtime_ns FROM files")}
         read = failed = removed = 0
         total = len(candidates)
         for done, candidate in enumerate(candidates, 1):
             if cancelled():
                 break
-            key = str(candidate.path)
-            seen = known.get(key)
+            seen = known.get(_stored(candidate.path))
             if seen is not None and seen[1:] == (candidate.size, candidate.mtime_ns):
                 continue
             if seen is not None:
@@ -237,7 +237,7 @@ class SearchIndex:
                 db.commit()
             if progress is not None:
                 progress(done, total)
-        in_scope = {str(c.path) for c in candidates}
+        in_scope = {_stored(c.path) for c in candidates}
         for key, (ident, _, _) in known.items():
             if key not in in_scope and not os.path.exists(key):
                 self._drop(ident)
@@ -259,11 +259,11 @@ class SearchIndex:
         except (SessionError, OSError, ValueError, RecursionError, MemoryError) as exc:
             message = exc.message if isinstance(exc, SessionError) else (str(exc) or type(exc).__name__)
             db.execute("INSERT INTO files (path, size, mtime_ns, error) VALUES (?, ?, ?, ?)",
-                       (str(candidate.path), candidate.size, candidate.mtime_ns, _clean(message)))
+                       (_stored(candidate.path), candidate.size, candidate.mtime_ns, _clean(message)))
             return False
         cursor = db.execute(
             "INSERT INTO files (path, size, mtime_ns, session_id, title, updated) VALUES (?, ?, ?, ?, ?, ?)",
-            (str(candidate.path), candidate.size, candidate.mtime_ns, _clean_or_none(entry.session_id),
+            (_stored(candidate.path), candidate.size, candidate.mtime_ns, _clean_or_none(entry.session_id),
              _clean(entry.title), entry.updated),
         )
         ident = cursor.lastrowid
@@ -277,15 +277,19 @@ class SearchIndex:
     def search(self, text: str, candidates: Sequence[Candidate] | None = None, limit: int = 500) -> list[Hit]:
         """The turns holding every word of ``text`` (case-insensitive), newest sessions first,
         in the files of ``candidates`` (every indexed file when None)."""
+        if any("\ud800" <= ch <= "\udfff" for ch in text):
+            raise SearchError("the search text is not valid UTF-8 (it holds bytes that are no character); "
+                              "type it again")
         words = query_words(text)
         long_words = [w for w in words if len(w) >= MIN_WORD]
         short_words = [w.casefold() for w in words if len(w) < MIN_WORD]
         match = " AND ".join('"' + w.replace('"', '""') + '"' for w in long_words)
-        files = {ident: (Path(path), session_id, title, updated) for ident, path, session_id, title, updated
+        files = {ident: (Path(os.fsdecode(path)), session_id, title, updated)
+                 for ident, path, session_id, title, updated
                  in self.db.execute("SELECT id, path, session_id, title, updated FROM files WHERE error IS NULL")}
         if candidates is not None:
-            scope = {str(c.path) for c in candidates}
-            files = {ident: info for ident, info in files.items() if str(info[0]) in scope}
+            scope = {c.path for c in candidates}
+            files = {ident: info for ident, info in files.items() if info[0] in scope}
         found: list[tuple[float, str, int, int, str]] = []
         try:
             for rowid, role in self.db.execute("SELECT rowid, role FROM turns WHERE turns MATCH ?", (match,)):
@@ -320,3 +324,10 @@ def search_sessions(text: str, candidates: Sequence[Candidate], index_path: Path
     with index:
         report = index.update(candidates, progress)
         return index.search(text, candidates, limit), report
+
+
+def _stored(path: Path | str | bytes) -> bytes:
+    """A file's path as the index keeps it: its bytes (``os.fsencode``; a name that is not UTF-8
+    holds surrogates as a str, which the database cannot take).  Rows an older index kept as text
+    read back the same."""
+    return os.fsencode(path)

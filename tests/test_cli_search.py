@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -116,3 +117,23 @@ def test_a_cache_folder_that_cannot_be_made_is_one_line(
     assert cli.main(["search", "quokka"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "cannot keep the search index at" in err[0] and str(blocker) in err[0], err
+
+
+def test_a_file_name_that_is_not_utf8_is_searched_like_any(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Linux names are bytes: one that is not UTF-8 is indexed and found, and names no other file."""
+    odd = Path(os.fsdecode(os.fsencode(home) + b"/session-\xff\xfe.jsonl"))
+    write_session(odd, ["a quokka in a file the terminal cannot name"], 1_700_000_000, session_id="cccc3333-x")
+    assert cli.main(["search", "quokka", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["files"] == 3
+    assert "cccc3333-x" in {hit["session_id"] for hit in report["hits"]}
+    assert cli.main(["search", "quokka"]) == 0  # the text report too, the name shown escaped
+    assert "session-" in capsys.readouterr().out
+    assert cli.main(["search", "quokka", "--json"]) == 0  # the index read back: the same three files
+    assert json.loads(capsys.readouterr().out)["files"] == 3
+
+
+def test_a_query_that_is_not_utf8_is_refused_in_one_line(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["search", os.fsdecode(b"\xff\xfeabc")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not valid UTF-8" in err[0]
