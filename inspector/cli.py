@@ -16,8 +16,10 @@ without loading the app.  Bad input ends with one line on stderr and exit 2.
 from __future__ import annotations
 
 import argparse
+import codecs
 import importlib
 import importlib.util
+import io
 import os
 import sys
 from collections.abc import Sequence
@@ -62,11 +64,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _replace_what_the_output_cannot_encode() -> None:
+    """Where stdout or stderr is not UTF-8 (``LANG=C``, ``PYTHONIOENCODING=ascii``, a Windows code
+    page), a character it cannot take is written as an escape (``\\u258e``) instead of ending
+    the command with a traceback; JSON output escapes it itself."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and codecs.lookup(stream.encoding).name != "utf-8":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None, *, process_ends: bool = False) -> int:
     """Run a command (or the app); its exit code.  ``process_ends``: the process ends right
     after (``entry``), so what a command held to the end (``commands.common.hold_until_exit``)
     is not let go here."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    _replace_what_the_output_cannot_encode()
     if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")):
         return _run_app(args_list)
     parser = build_parser()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import pytest
 
 from inspector.cli import main
 from inspector.format import visible
-from tests.hostile import HOSTILE, LONE, MARKUP, hostile_copy, unsafe_in
+from tests.hostile import HOSTILE, LONE, MARKUP, SAMPLE, hostile_copy, unsafe_in
 
 
 def _run(capsys: pytest.CaptureFixture[bytes], argv: list[str], *, terminal: bool = False) -> tuple[int, str, str]:
@@ -162,3 +163,13 @@ def test_refusals_name_a_hostile_path_literally(hostile: Path, capsysbinary: pyt
             code, out, err = _run(capsysbinary, [*argv, str(target)])
             assert code == 2 and out == "" and len(err.splitlines()) == 1, (argv, target, err)
             assert visible(str(target), one_line=True) in err
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "cp1252"])
+def test_an_output_that_is_not_utf8_gets_escapes_not_a_traceback(encoding: str) -> None:
+    env = {**os.environ, "PYTHONIOENCODING": encoding}
+    done = subprocess.run([sys.executable, "-m", "inspector", "analyze", str(SAMPLE)], capture_output=True,
+                          env=env, check=False)
+    assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-500:]
+    assert b"\\u2588" in done.stdout  # the bars, written as escapes the output can take
+    done.stdout.decode(encoding)  # and nothing it cannot
