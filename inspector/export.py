@@ -164,8 +164,15 @@ def _fence(text: str) -> str:
     return f"{fence}text\n{text}\n{fence}"
 
 
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|])")  # what starts code, emphasis, a link or image, a cell's end
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    """Session text in one table cell or heading, shown literally: no HTML a renderer would run
+    (``<`` ``>`` ``&`` as entities), no code, link or image (their marks escaped; ``_`` inside a
+    name emphasises nothing)."""
+    text = html.escape(text.replace("\n", " "), quote=False)
+    return _MD_SPECIAL.sub(r"\\\1", text)
 
 
 def markdown(document: Document) -> str:

@@ -106,6 +106,24 @@ def test_markdown_keeps_hostile_text_inside_its_fence(tmp_path: Path, capsys: py
     assert "`````text" in text  # a fence longer than the four backticks in the text
 
 
+def test_markdown_header_cells_run_no_html_and_link_nowhere(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The title (the file's name), the session id and the model sit outside any fence: a renderer
+    must show them, not run them."""
+    path = hostile_session(tmp_path)
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    records[0]["sessionId"] = "<img src=x onerror=alert(1)>"
+    records[2]["model"] = "[click](javascript:alert(1))<script>x</script>"
+    named = tmp_path / "s<b>[x](javascript:y)`c`.jsonl"
+    named.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    assert main(["export", str(named)]) == 0
+    text = capsys.readouterr().out
+    head = text[:text.index("```")]  # the title and the facts table, before the first fence
+    assert "<" not in head and ">" not in head.replace("-&gt;", "")  # every angle bracket an entity
+    assert "&lt;img src=x onerror=alert(1)&gt;" in head and "&lt;script&gt;" in head
+    assert "](" not in head.replace("\\](", "")  # no link: its brackets escaped
+    assert "\\[click\\](javascript:alert(1))" in head and "\\`c\\`" in head
+
+
 def test_out_that_is_not_a_regular_file_is_refused_and_left_as_it_is(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The export is renamed over its target: over a pipe, a device or a link it would replace them."""
