@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from inspector.cli import main
+from inspector.commands.output import WARNINGS_SHOWN
 from inspector.format import visible
 from tests.hostile import HOSTILE, LONE, MARKUP, SAMPLE, hostile_copy, unsafe_in
 
@@ -173,3 +174,13 @@ def test_an_output_that_is_not_utf8_gets_escapes_not_a_traceback(encoding: str) 
     assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr[-500:]
     assert b"\\u2588" in done.stdout  # the bars, written as escapes the output can take
     done.stdout.decode(encoding)  # and nothing it cannot
+
+
+def test_many_skipped_lines_are_counted_not_each_printed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "broken-tail.jsonl"
+    path.write_text(SAMPLE.read_text(encoding="utf-8") + "{bad\n" * 500, encoding="utf-8")
+    assert main(["analyze", str(path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == WARNINGS_SHOWN + 1 and err[-1].endswith("… and 480 more (analyze --json lists every one)")
+    assert main(["analyze", "--json", str(path)]) == 0
+    assert len(json.loads(capsys.readouterr().out)["warnings"]) == 500

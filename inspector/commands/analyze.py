@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import TYPE_CHECKING, Any
 
 from inspector.commands.common import add_session_arguments, hold_until_exit, print_json
-from inspector.commands.output import say
+from inspector.commands.output import say_warnings
 
 if TYPE_CHECKING:
     from inspector.analysis import Analysis
@@ -59,6 +58,6 @@ def run(args: argparse.Namespace) -> int:
         from inspector.report import print_analysis
 
         print_analysis(session, result, threshold, configured, show_all=args.all)
-    for warning in session.warnings if not args.json else []:
-        say(f"warning: {session.path}: {warning}".replace("\n", " "), file=sys.stderr)
+    if not args.json:
+        say_warnings(session.path, session.warnings)
     return 0

@@ -12,7 +12,14 @@ import sys
 from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
-from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console, usable_provider
+from inspector.commands.output import (
+    Fields,
+    print_snapshot,
+    say_error,
+    say_warnings,
+    terminal_console,
+    usable_provider,
+)
 from inspector.format import plural, split_words, stage_table, turn_span, visible
 
 if TYPE_CHECKING:
@@ -145,8 +152,7 @@ def run(args: argparse.Namespace) -> int:
         return code
     print_report(session, result, len(turns), applying=args.apply,
                  provider=f"provider: {choice.label()}: {choice.reason}")
-    for warning in session.warnings:
-        print(visible(f"warning: {session.path}: {warning}", one_line=True), file=sys.stderr)
+    say_warnings(session.path, session.warnings)
     if args.apply and refusal is None:
         from inspector.commands.apply import apply_from_cli
 

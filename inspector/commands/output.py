@@ -17,22 +17,39 @@ from __future__ import annotations
 import functools
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO, cast
 
 from inspector.format import literal_segments, visible
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rich.console import Console, ConsoleOptions, RenderableType
     from rich.segment import Segment
     from rich.text import Text
 
     from inspector.compaction.summarisers import ProviderChoice
+    from inspector.session.errors import LoadWarning
 
 
 def say(text: str, *, file: TextIO | None = None) -> None:
     """A line of a report: control characters in it shown, never sent (newlines kept)."""
     print(visible(text), file=file or sys.stdout)
+
+
+WARNINGS_SHOWN = 20  # a file of 200,000 broken lines is 20 lines on stderr and a count, not 200,000
+
+
+def say_warnings(path: Path, warnings: Sequence[LoadWarning]) -> None:
+    """The warnings a read left, on stderr: the first ``WARNINGS_SHOWN``, then how many more
+    (``analyze --json`` lists them all)."""
+    for warning in warnings[:WARNINGS_SHOWN]:
+        print(visible(f"warning: {path}: {warning}", one_line=True), file=sys.stderr)
+    if len(warnings) > WARNINGS_SHOWN:
+        more = len(warnings) - WARNINGS_SHOWN
+        print(visible(f"warning: {path}: … and {more:,} more (analyze --json lists every one)", one_line=True),
+              file=sys.stderr)
 
 
 def say_error(text: str) -> None:
