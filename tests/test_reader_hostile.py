@@ -136,3 +136,26 @@ async def test_the_app_shows_a_notification_and_still_quits(case: str, tmp_path:
         assert any(path.name in n.message and words in n.message for n in notes), [n.message for n in notes]
         await pilot.press("q")
     assert not app.is_running
+
+
+def test_records_gemini_cli_passes_over_are_named_not_dropped_in_silence(tmp_path: Path) -> None:
+    """A line that is JSON but no record Gemini CLI reads (a bare value, or an id, $rewindTo or $set of
+    the wrong type) is passed over by both readers, and said here; a record one of its keys still
+    makes one of the four kinds (an update whose id is a number) counts as that kind."""
+    sample = Path(__file__).resolve().parents[1] / "sample_sessions" / "gemini-cli-0.61-three-prompts.jsonl"
+    base = sample.read_text(encoding="utf-8")
+    odd = ['5', '[1, 2]', 'null', '"text"', '{"id": 7, "type": "user", "content": "hi"}', '{"$rewindTo": 5}',
+           '{"$set": 5}', '{"id": 5, "$set": {"summary": "still applied"}}', '{"someLaterKind": true}']
+    path = tmp_path / "odd.jsonl"
+    path.write_text(base + "\n".join(odd) + "\n", encoding="utf-8")
+    plain = load(sample)
+    session = load(path)
+    first = base.count("\n") + 1
+    said = {warning.line: warning.message for warning in session.warnings}
+    assert sorted(said) == list(range(first, first + 7)), said  # the last two lines are no warning
+    assert said[first] == "a number where a record belongs: ignored, as Gemini CLI ignores it"
+    assert said[first + 4].startswith("its 'id' is a number")
+    assert said[first + 6].startswith("its '$set' is a number")
+    assert len(session.messages) == len(plain.messages)
+    assert session.metadata.get("summary") == "still applied"
+    assert not any(warning.gemini_reads for warning in session.warnings)  # an apply stays allowed

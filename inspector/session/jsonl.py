@@ -166,6 +166,8 @@ def scan(
                 items.append(("w", number, f"{what}: {reason}; skipped", False))
                 continue
         if type(record) is not dict:
+            items.append(("w", number, f"{js_type(record)} where a record belongs: ignored, as Gemini CLI ignores it",
+                          False))
             continue
         rewind = record.get("$rewindTo")
         if type(rewind) is str:
@@ -190,8 +192,34 @@ def scan(
             messages = record.get("messages")
             items.append(("h", number, metadata, _listed(messages, number, "messages", later)
                           if isinstance(messages, list) else None))
+            continue
+        odd = _odd_key(record)  # none of the four kinds Gemini CLI reads, for a key of the wrong type
+        if odd is not None:
+            items.append(("w", number, f"{odd}: the record is ignored, as Gemini CLI ignores it", False))
     items.reverse()
     return items
+
+
+def js_type(value: Any) -> str:
+    """What JavaScript's JSON.parse makes of ``value``, in words: "a number", "an array", ..."""
+    if value is None:
+        return "null"
+    if type(value) is bool:
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _odd_key(record: dict[str, Any]) -> str | None:
+    """Why a record that names a message, a rewind or an update cannot be one (a key of the wrong type;
+    Gemini CLI's reader checks each and passes over the record), or None."""
+    for key, wanted in (("id", str), ("$rewindTo", str), ("$set", dict)):
+        if key in record and not isinstance(record[key], wanted):
+            return f"its {key!r} is {js_type(record[key])}"
+    return None
 
 
 def line_count(data: bytes) -> int:
