@@ -159,3 +159,14 @@ def test_records_gemini_cli_passes_over_are_named_not_dropped_in_silence(tmp_pat
     assert len(session.messages) == len(plain.messages)
     assert session.metadata.get("summary") == "still applied"
     assert not any(warning.gemini_reads for warning in session.warnings)  # an apply stays allowed
+
+
+@pytest.mark.parametrize("name", ["bom.jsonl", "bom.json"])
+def test_a_byte_order_mark_is_named_in_a_persons_words(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        name: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(b"\xef\xbb\xbf" + b'{"sessionId": "s", "projectHash": "p", "messages": []}\n')
+    assert main(["analyze", str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{name}:1: the file begins with a byte order mark (EF BB BF)" in err[0]
+    assert "utf-8-sig" not in err[0]

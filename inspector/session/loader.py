@@ -264,6 +264,9 @@ def _parse_whole(data: bytes) -> Any:
 
 
 def _json_error(path: Path, data: bytes) -> SessionError:
+    if data.startswith(b"\xef\xbb\xbf"):
+        return SessionError(path, "the file begins with a byte order mark (EF BB BF): Gemini CLI never writes "
+                                  "one, and JSON.parse refuses the line that holds it; save the file without it", 1)
     text = data.decode("utf-8", "replace")
     try:
         js_json_loads(text)
