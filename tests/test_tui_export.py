@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Checkbox, Input, Select
+from textual.widgets import Checkbox, Input, Select, Static
 
 from inspector.analysis import analyze
 from inspector.export import build, render, turn_markdown
@@ -124,3 +124,19 @@ async def test_y_copies_the_turn_at_the_cursor(session_file: Path) -> None:
         assert view.loaded is not None
         assert app.clipboard == turn_markdown(view.loaded.analysis, cursor)
         assert app.clipboard.startswith(f"### Turn {cursor:,}: ")
+
+
+async def test_an_empty_name_is_said_until_a_name_is_typed(session_file: Path, tmp_path: Path) -> None:
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        dialog = await export_dialog(pilot, tmp_path / "x.md")
+        field = dialog.query_one("#export-path", Input)
+        field.value = ""
+        await pilot.press("enter")
+        await pilot.pause()
+        error = dialog.query_one("#export-error", Static)
+        assert "give a file name" in str(error.content)
+        await pilot.press(*"a.md")
+        await pilot.pause()
+        assert str(error.content) == ""  # no longer true: not said any more

@@ -81,6 +81,11 @@ class ExportScreen(ModalScreen[ExportChoice | None]):
         if path.suffix.lstrip(".") in FORMATS:
             field.value = str(path.with_suffix(f".{event.value}"))
 
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """A name typed again: the error about the last one no longer holds."""
+        if event.value.strip():
+            self.query_one("#export-error", Static).update("")
+
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         text = event.value.strip()
