@@ -131,6 +131,8 @@ def test_bad_input_exits_two(session: Path, tmp_path: Path, capsys: pytest.Captu
     missing = tmp_path / "nope.md"
     assert main(["compact", str(session), "--prompt-file", str(missing)]) == 2
     assert f"{missing}: no such prompt file" in capsys.readouterr().err
+    assert main(["compact", str(session), "--prompt-file", str(tmp_path)]) == 2
+    assert f"{tmp_path}: is a folder, not a prompt file" in capsys.readouterr().err
     assert main(["compact", str(tmp_path / "absent.jsonl")]) == 2
 
 

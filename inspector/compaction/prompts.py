@@ -194,7 +194,9 @@ def load_prompt_file(path: str | Path) -> str:
     try:
         text = read_bytes(file).decode("utf-8")
     except SessionError as exc:
-        raise PromptFileError(f"{file}: {exc.message.replace('no such file', 'no such prompt file')}") from None
+        said = exc.message.replace("no such file", "no such prompt file")
+        said = said.replace("not a session file", "not a prompt file")  # the reader's words are a session's
+        raise PromptFileError(f"{file}: {said}") from None
     except UnicodeDecodeError:
         raise PromptFileError(f"{file}: not UTF-8 text") from None
     if not text.strip():
