@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from inspector.search import session_turns
 from inspector.session import load
@@ -40,6 +41,8 @@ async def test_a_hit_opens_its_session_at_its_turn(home: Path) -> None:
         await idle(pilot)
         assert [(hit.path, hit.turn) for hit in screen.hits] == [(target, expected[0])]
         assert "zanzibar" in str(screen.table.get_row_at(0)[3])
+        named = str(screen.query_one("#hit-row", Static).content)  # the session in full, under the hits
+        assert named.startswith("session-a.jsonl  session-a  first prompt")
         await pilot.press("enter")
         await idle(pilot)
         session = app.screen

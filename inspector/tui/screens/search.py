@@ -22,6 +22,7 @@ from inspector.catalog import Candidate, find_files, gemini_tmp
 from inspector.format import plural, visible
 from inspector.search import Hit, IndexReport, SearchError, SearchIndex, query_words
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.screens.session_list import named_in_full
 
 INDEX_GROUP = "search-index"
 QUERY_GROUP = "search-query"
@@ -54,6 +55,7 @@ class SearchScreen(InspectorScreen):
         yield Input(placeholder="words to find in prompts, replies and tool calls; Enter searches", id="query")
         yield Static("", id="search-status", markup=False)
         yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="hit-row", markup=False)
         yield Footer()
 
     @property
@@ -152,6 +154,16 @@ class SearchScreen(InspectorScreen):
         if hits:
             table.move_cursor(row=0)
             table.focus()
+        self.show_selected()
+
+    @on(DataTable.RowHighlighted, "#hits")
+    def show_selected(self) -> None:
+        """The highlighted hit's session named in full below the table (its column cuts names alike)."""
+        line = self.query_one("#hit-row", Static)
+        hit = self.selected()
+        line.display = hit is not None
+        if hit is not None:
+            line.update(named_in_full(hit.path.name, hit.session_id, hit.title, self.size.width - 2))
 
     def selected(self) -> Hit | None:
         table = self.table

@@ -100,6 +100,18 @@ def _key(candidate: Candidate) -> tuple[Path, int, int]:
     return (candidate.path, candidate.size, candidate.mtime_ns)
 
 
+def named_in_full(file_name: str, session_id: str | None, title: str, width: int) -> Text:
+    """One session as the line under a list shows it: its file name first, then its id and title,
+    cut only at the line's end (``width``)."""
+    text = Text(visible(file_name, one_line=True), style="bold")
+    if session_id:
+        text.append(f"  {visible(session_id, one_line=True)}", style="dim")
+    if title:
+        text.append(f"  {visible(title, one_line=True)}")
+    text.truncate(max(width, 1), overflow="ellipsis")
+    return text
+
+
 class SessionListScreen(InspectorScreen):
     """Pick a session to open."""
 
@@ -302,15 +314,8 @@ class SessionListScreen(InspectorScreen):
         key = self.selected_path()
         entry = next((row.entry for row in self.rows() if str(row.entry.path) == key), None) if key else None
         line.display = entry is not None
-        if entry is None:
-            return
-        text = Text(visible(entry.path.name, one_line=True), style="bold")
-        if entry.session_id:
-            text.append(f"  {visible(entry.session_id, one_line=True)}", style="dim")
-        if entry.title:
-            text.append(f"  {visible(entry.title, one_line=True)}")
-        text.truncate(max(self.size.width - 2, 1), overflow="ellipsis")
-        line.update(text)
+        if entry is not None:
+            line.update(named_in_full(entry.path.name, entry.session_id, entry.title, self.size.width - 2))
 
     def selected_path(self) -> str | None:
         table = self.table
