@@ -332,3 +332,44 @@ def test_the_store_s_folders_are_the_owner_s_only(tmp_path: Path) -> None:
     assert {stat.S_IMODE(f.stat().st_mode) & 0o077 for f in made} == {0}
     assert {stat.S_IMODE(f.stat().st_mode) for f in folder.rglob("*") if f.is_file()} == {0o600}
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("linked", [".session-inspector", "store", "backups", "lock"])
+def test_a_symlink_in_the_store_is_refused_not_followed(linked: str, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Followed, a link would put copies of the session wherever it points and, run as root on another
+    user's session, hand what is there to that user.  Refused, in one line; nothing is written anywhere."""
+    path = sample_copy(tmp_path, "legacy-pomodoro.json")
+    original = path.read_bytes()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.conf").write_text("important")
+    store = store_dir(path)
+    where = {".session-inspector": store.parent, "store": store, "backups": store / "backups", "lock": store / "lock"}
+    link = where[linked]
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(elsewhere / "lock-target" if linked == "lock" else elsewhere)
+    assert main(["compact", str(path), "--provider", "offline", "--force", "--apply"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{link} is a symbolic link" in err[0], err
+    assert path.read_bytes() == original
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["secret.conf"]  # nothing written through the link
+    assert main(["revert", str(path)]) == 2  # nor read or taken through it to undo
+    assert f"{link} is a symbolic link" in capsys.readouterr().err
+
+
+def test_a_symlinked_tool_outputs_folder_is_refused_and_the_session_left_as_it_was(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.hostile import hostile_session
+
+    chats = tmp_path / "project" / "chats"
+    chats.mkdir(parents=True)
+    path = hostile_session(chats)  # one output over the budget: an apply saves it to tool-outputs/
+    original = path.read_bytes()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "project" / "tool-outputs").symlink_to(elsewhere)
+    assert main(["compact", str(path), "--provider", "offline", "--force", "--apply"]) == 2
+    err = capsys.readouterr().err
+    assert "tool-outputs is a symbolic link" in err
+    assert path.read_bytes() == original and not any(elsewhere.iterdir())

@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from inspector.compaction.budget import Truncation
+from inspector.compaction.budget import TOOL_OUTPUTS_DIR, Truncation
 from inspector.format import describe_os_error
 from inspector.jsjson import js_stringify, js_utf8
 from inspector.session.errors import SessionError
@@ -277,6 +277,21 @@ def _plan_outputs(session_path: Path, truncations: Sequence[Truncation]) -> list
     return outputs
 
 
+def refuse_linked_outputs(session_path: Path, output: Path) -> None:
+    """A full tool output is written only into real folders: a symbolic link from the tool-outputs
+    folder down to the file is refused, not followed (run as root on another user's session, the
+    files made would be handed to that user wherever the link points)."""
+    parts = output.parts
+    if TOOL_OUTPUTS_DIR not in parts[:-1]:
+        return
+    top = Path(*parts[:parts.index(TOOL_OUTPUTS_DIR)])
+    link = files.linked_part(top, output)
+    if link is not None:
+        raise StoreError(session_path, f"{link} is a symbolic link: session-inspector writes tool outputs only into "
+                         "real folders, so it neither follows nor replaces one; remove it and try again. The "
+                         "session was left as it was", "invalid")
+
+
 def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], session_mode: int,
                    hook: files.WriteHook | None, written: list[Path], folders: list[Path]) -> None:
     """Write the outputs not there yet, adding each to ``written`` as it is (the caller removes them
@@ -285,6 +300,7 @@ def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], session_mo
     for output in outputs:
         if output.exists:
             continue
+        refuse_linked_outputs(session_path, output.path)
         folders.extend(files.make_folders(output.path.parent, files.folder_mode(mode)))
         try:
             files.atomic_write(output.path, output.data, hook=hook, no_clobber=True, mode=mode)

@@ -51,11 +51,45 @@ WriteHook = Callable[[str], int | None]
 _OWN_WRITES: dict[str, list[tuple[str, int]]] = {}  # path -> (SHA-256, size) of the states this process wrote
 
 
+JOURNAL_NAME = "journal.jsonl"  # in each session's store folder
+
+
 def store_dir(session_path: Path) -> Path:
     """The hidden folder holding one session's journal and backups, beside the file itself (a
     symlink followed: an apply writes the file it points to, and its undo is found by either name)."""
     real = Path(os.path.realpath(session_path))
     return real.parent / STORE_DIR / real.name
+
+
+def linked_part(top: Path, path: Path) -> Path | None:
+    """The first of ``top``'s descendants on the way down to ``path`` (``path`` included) that is a
+    symbolic link, or None (parts that do not exist yet are none).  ``top`` itself is not looked at."""
+    part = top
+    for name in path.relative_to(top).parts:
+        part = part / name
+        try:
+            if stat.S_ISLNK(os.lstat(part).st_mode):
+                return part
+        except FileNotFoundError:
+            return None
+        except OSError:
+            continue  # (closed to this user: what is done with it next fails in its own words)
+    return None
+
+
+def refuse_linked_store(session_path: Path) -> None:
+    """The store is written only where it lies: a symbolic link at or inside it (its folders, the
+    backups folder, the lock, the journal) is refused, not followed.  Followed, it would put copies
+    of the session wherever it points, and, run as root on another user's session, hand what it
+    found there to that user (``hand_over``)."""
+    folder = store_dir(session_path)
+    top = folder.parent.parent  # the session's own folder: a link above the store is the user's own layout
+    for path in (folder / "backups", folder / "lock", folder / JOURNAL_NAME):
+        link = linked_part(top, path)
+        if link is not None:
+            raise StoreError(session_path, f"{link} is a symbolic link: session-inspector keeps its store only in "
+                             "real folders beside the session, so it neither follows nor replaces one; remove it "
+                             "and try again. Nothing was written", "invalid")
 
 
 def backups_dir(session_path: Path) -> Path:
@@ -323,7 +357,7 @@ def _alive(pid: int) -> bool:
 def locked(folder: Path) -> Iterator[None]:
     """Serialise this project's own applies and reverts of one session."""
     try:
-        fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
         raise StoreError(folder, f"cannot take the store's lock: {describe_os_error(exc)}; nothing was changed",
                          "io") from None
@@ -362,6 +396,7 @@ def hand_over(session_path: Path, owner: tuple[int, int] | None, made: Iterable[
 
 
 def ensure_store_dir(session_path: Path) -> Path:
+    refuse_linked_store(session_path)
     folder = store_dir(session_path)
     try:
         make_folders(folder / "backups", 0o700)  # it holds copies of sessions: the owner's only, as its files

@@ -33,9 +33,7 @@ from inspector.compaction.budget import TOOL_OUTPUTS_DIR
 from inspector.format import describe_os_error, plural
 from inspector.store.baseline import CaughtUp
 from inspector.store.errors import StoreError
-from inspector.store.files import WriteHook, fsync_dir, read_own_file, write_all
-
-JOURNAL_NAME = "journal.jsonl"
+from inspector.store.files import JOURNAL_NAME, WriteHook, fsync_dir, read_own_file, write_all
 
 
 @dataclass(frozen=True)
@@ -280,7 +278,7 @@ def append_event(folder: Path, event: dict[str, Any], hook: WriteHook | None = N
     # stdlib json with ASCII escapes: a lone surrogate in session text (which
     # Gemini CLI resumes fine) is written as \\udXXX and read back the same.
     line = json.dumps(event, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode() + b"\n"
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         size = os.fstat(fd).st_size
         start = size

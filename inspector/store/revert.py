@@ -89,6 +89,7 @@ def revert(
         raise StoreError(path, "the session file is gone; restore it from the backups folder by hand", "changed")
     if problem:
         raise StoreError(path, problem, "invalid")
+    files.refuse_linked_store(path)
     if not files.is_folder_or_closed(folder):
         raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
     results: list[RevertResult] = []
