@@ -166,6 +166,13 @@ def test_serve_needs_the_token_and_refuses_other_sites(tmp_path: Path) -> None:
         assert _status(f"{base}/?token={wrong}") == 403
         assert _status(url) == 200
         assert _status(url, {"Host": f"attacker.example:{port}"}) == 403
+        # every URL needs the token, the page's scripts too; no response lets the token travel on
+        assert _status(f"{base}/static/js/textual.js") in (403, 404)
+        assert _status(f"{base}/static/{wrong}/js/textual.js") in (403, 404)
+        assert _status(f"{base}/static/{token}/js/textual.js") == 200
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            assert answer.headers["Referrer-Policy"] == "no-referrer"
+            assert f"/static/{token}/js/textual.js" in answer.read().decode()
         socket_url = f"ws://127.0.0.1:{port}/ws/{token}"
         # a site in another tab of the same browser, which knows even the token
         other = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)

@@ -7,7 +7,9 @@ page can do what the app does, compact and revert included, so it is guarded:
 
 * a secret token, new each run, is part of the URL it prints (as Jupyter's
   is); the page needs it (``/?token=...``) and so does the WebSocket that
-  drives the app (its path holds it);
+  drives the app (its path holds it), and the page's own scripts and styles
+  (their folder's path holds it too); no response lets the browser send the
+  page's URL on (``Referrer-Policy: no-referrer``);
 * the WebSocket is refused unless the browser says the page came from this
   server (``Origin``), so another site open in the same browser cannot
   drive it, token or not;
@@ -142,7 +144,9 @@ def guarded_server(command: str, *, port: int, title: str, token: str) -> Server
             raise web.HTTPForbidden(text="this page needs the token printed by session-inspector --serve")
         if request.path.startswith("/ws") and request.headers.get("Origin") not in origins:
             raise web.HTTPForbidden(text="refused: the page is not from this server")
-        return await handler(request)
+        response = await handler(request)
+        response.headers["Referrer-Policy"] = "no-referrer"  # the page's URL holds the token: never sent on
+        return response
 
     class Guarded(Server):
         async def _make_app(self) -> web.Application:
@@ -151,7 +155,7 @@ def guarded_server(command: str, *, port: int, title: str, token: str) -> Server
             app.add_routes([
                 web.get("/", self.handle_index, name="index"),
                 web.get(f"/ws/{token}", self.handle_websocket, name="websocket"),
-                web.static("/static", self.statics_path, name="static"),
+                web.static(f"/static/{token}", self.statics_path, name="static"),  # every URL needs it
             ])
             app.on_shutdown.append(self.on_shutdown)
             return app
