@@ -22,7 +22,8 @@ def forms(key: str) -> list[str]:
 
 
 ECHO = ("<state_snapshot><key_knowledge>\n"
-        f"- your key: {KEY}\n- encoded: {base64.b64encode(('x-goog-api-key: ' + KEY).encode()).decode()}\n"
+        f"- your key: {KEY}\n- shouted: {KEY.upper()}\n- whispered: {KEY.lower()}\n"
+        f"- encoded: {base64.b64encode(('x-goog-api-key: ' + KEY).encode()).decode()}\n"
         f"- url-safe: {base64.urlsafe_b64encode(('k=' + KEY).encode()).decode()}\n"
         "</key_knowledge></state_snapshot>")
 
@@ -56,6 +57,7 @@ def test_an_echoed_key_is_masked_everywhere(tmp_path: Path, capsys: pytest.Captu
             continue  # the untouched original session, written before any reply
         for form in forms(KEY):
             assert form not in text, (where, form)
+        assert KEY.casefold() not in text.casefold(), where  # in no letter case either
 
 
 async def test_the_app_masks_an_echoed_key_on_screen_and_on_disk(tmp_path: Path,

@@ -88,9 +88,12 @@ def secret_forms(secret: str) -> list[str]:
 
 
 def mask_secrets(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret masked, in plain and in base64."""
+    """``text`` with every secret masked: in plain in any letter case (a server may upper-case what
+    it echoes), and in base64."""
     for secret in secrets:
         if secret and len(secret) >= 4:
+            if secret.casefold() in text.casefold():
+                text = re.sub(re.escape(secret), MASK, text, flags=re.IGNORECASE)
             for form in secret_forms(secret):
                 if form in text:
                     text = text.replace(form, MASK)
