@@ -171,6 +171,7 @@ def test_only_a_git_commit_has_a_commit_message() -> None:
     assert commit_message('git -C repo commit -am "a b"') == "a b"
     assert commit_message('git add .\ngit commit -m "two\nlines"\necho done') == "two\nlines"
     assert commit_message("echo git commit -m nope") is None
+    assert commit_message('git commit --dry-run -m "WIP"') is None
 
 
 def test_staged_turn_numbers_in_a_line_are_the_recorded_ones(tmp_path: Path) -> None:

@@ -226,6 +226,8 @@ def _commit_messages(words: list[str]) -> list[str]:
         return []
     found = []
     args = words[i + 1:]
+    if "--dry-run" in args:
+        return []  # it says what a commit would hold, and commits nothing
     for k, word in enumerate(args):
         if word == "--":
             break
