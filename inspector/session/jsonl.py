@@ -24,7 +24,7 @@ from inspector.jsjson import JS_WHITESPACE
 from inspector.session.errors import LoadWarning
 from inspector.session.figures import TurnRow, message_figures
 from inspector.session.records import loads_line
-from inspector.session.validate import check_message
+from inspector.session.validate import check_message, type_name
 from inspector.session.yielding import let_others_run
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
@@ -166,7 +166,7 @@ def scan(
                 items.append(("w", number, f"{what}: {reason}; skipped", False))
                 continue
         if type(record) is not dict:
-            items.append(("w", number, f"{js_type(record)} where a record belongs: ignored, as Gemini CLI ignores it",
+            items.append(("w", number, f"{type_name(record)} where a record belongs: ignored, as Gemini CLI ignores it",
                           False))
             continue
         rewind = record.get("$rewindTo")
@@ -200,25 +200,12 @@ def scan(
     return items
 
 
-def js_type(value: Any) -> str:
-    """What JavaScript's JSON.parse makes of ``value``, in words: "a number", "an array", ..."""
-    if value is None:
-        return "null"
-    if type(value) is bool:
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
-
-
 def _odd_key(record: dict[str, Any]) -> str | None:
     """Why a record that names a message, a rewind or an update cannot be one (a key of the wrong type;
     Gemini CLI's reader checks each and passes over the record), or None."""
     for key, wanted in (("id", str), ("$rewindTo", str), ("$set", dict)):
         if key in record and not isinstance(record[key], wanted):
-            return f"its {key!r} is {js_type(record[key])}"
+            return f"its {key!r} is {type_name(record[key])}"
     return None
 
 

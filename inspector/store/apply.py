@@ -284,12 +284,8 @@ def refuse_linked_outputs(session_path: Path, output: Path) -> None:
     parts = output.parts
     if TOOL_OUTPUTS_DIR not in parts[:-1]:
         return
-    top = Path(*parts[:parts.index(TOOL_OUTPUTS_DIR)])
-    link = files.linked_part(top, output)
-    if link is not None:
-        raise StoreError(session_path, f"{link} is a symbolic link: session-inspector writes tool outputs only into "
-                         "real folders, so it neither follows nor replaces one; remove it and try again. The "
-                         "session was left as it was", "invalid")
+    files.refuse_links(session_path, Path(*parts[:parts.index(TOOL_OUTPUTS_DIR)]), (output,), "writes tool outputs",
+                       "The session was left as it was")
 
 
 def _write_outputs(session_path: Path, outputs: Sequence[OutputFile], session_mode: int,

@@ -77,6 +77,18 @@ def linked_part(top: Path, path: Path) -> Path | None:
     return None
 
 
+def refuse_links(session_path: Path, top: Path, paths: Iterable[Path], what: str, left: str) -> None:
+    """Raise StoreError when a symbolic link lies below ``top`` on the way to any of ``paths``: what
+    this project writes (``what``) goes only into real folders, never where a link points; ``left``
+    says what was left as it was."""
+    for path in paths:
+        link = linked_part(top, path)
+        if link is not None:
+            raise StoreError(session_path, f"{link} is a symbolic link: session-inspector {what} only in real "
+                             f"folders, so it neither follows nor replaces one; remove it and try again. {left}",
+                             "invalid")
+
+
 def refuse_linked_store(session_path: Path) -> None:
     """The store is written only where it lies: a symbolic link at or inside it (its folders, the
     backups folder, the lock, the journal) is refused, not followed.  Followed, it would put copies
@@ -84,12 +96,8 @@ def refuse_linked_store(session_path: Path) -> None:
     found there to that user (``hand_over``)."""
     folder = store_dir(session_path)
     top = folder.parent.parent  # the session's own folder: a link above the store is the user's own layout
-    for path in (folder / "backups", folder / "lock", folder / JOURNAL_NAME):
-        link = linked_part(top, path)
-        if link is not None:
-            raise StoreError(session_path, f"{link} is a symbolic link: session-inspector keeps its store only in "
-                             "real folders beside the session, so it neither follows nor replaces one; remove it "
-                             "and try again. Nothing was written", "invalid")
+    refuse_links(session_path, top, (backups_dir(session_path), folder / "lock", folder / JOURNAL_NAME),
+                 "keeps its store beside the session", "Nothing was written")
 
 
 def backups_dir(session_path: Path) -> Path:

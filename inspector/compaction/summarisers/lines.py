@@ -383,12 +383,13 @@ def _commands(out: _Items, calls: list[Call]) -> None:
             runs.setdefault((command, _folder(call)), []).append(call)
     lines = {key: command_line(key[0]) for key in runs}
     shown = Counter(lines.values())
+    shown_in = Counter((text, key[1]) for key, text in lines.items())  # alike lines in one folder
     for key, group in runs.items():
         line = lines[key]
         where = ""
         if shown[line] > 1 and key[1]:  # run in other folders too: say which
-            where = f" (in `{clean(key[1], COMMAND_CHARS)}`)"
-            alike = sum(1 for other, text in lines.items() if text == line and other[1] == key[1])
+            where = _in_folder(key[1])
+            alike = shown_in[(line, key[1])]
         else:
             alike = shown[line]
         if alike > 1:  # other commands begin alike (scripts fed to one interpreter): say which
@@ -406,6 +407,11 @@ def _commands(out: _Items, calls: list[Call]) -> None:
             if message:
                 out.add("artifact_trail", K_COMMIT, COMMIT, call.turn,
                         f"Commit {quote(message, 300)} (its command ended {call.outcome.text()})", call.turns)
+
+
+def _in_folder(folder: str) -> str:
+    """The words that say which folder a command ran in ("" for the workspace)."""
+    return f" (in `{clean(folder, COMMAND_CHARS)}`)" if folder else ""
 
 
 def _folder(call: Call) -> str:
@@ -477,8 +483,7 @@ def _subject(call: Call, root: str | None) -> tuple[str, bool]:
     """What a call did, in a few words, and whether that names a path relative to ``root``."""
     command = call.command() if call.kind == "shell" else None
     if command:
-        folder = _folder(call)
-        return f"`{command_line(command)}`" + (f" (in `{clean(folder, COMMAND_CHARS)}`)" if folder else ""), False
+        return f"`{command_line(command)}`" + _in_folder(_folder(call)), False
     paths = call.paths
     if paths:
         shown = _display(paths[0], root)
