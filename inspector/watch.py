@@ -12,8 +12,10 @@ this project and Gemini CLI rewrite files.  Changes to other names (our temp
 files, the ``.session-inspector`` store, other sessions) are filtered out.
 
 New complete lines at the end are reported as soon as watchfiles sees them
-(Gemini CLI writes a record per line; a line still without its newline
-waits for it).  Anything else (a rewrite, a truncation, a deletion) makes
+(Gemini CLI writes a record per line; a line still without its newline is
+reported as ``pending`` until its newline comes).  A file that cannot be read
+for a while (its permissions changed, a folder took its name) is reported
+once as ``Unreadable``, and read whole again once it can be.  Anything else (a rewrite, a truncation, a deletion) makes
 the app read the whole file, so it waits until the file has been quiet for
 a moment (a quiet period, capped by a maximum wait, against an injectable
 clock): a writer replacing the file is seen once, when done.  What happened is decided by ``classify``, a pure function
@@ -35,6 +37,7 @@ from typing import Any
 
 import orjson
 
+from inspector.format import describe_os_error
 from inspector.store.files import is_store_path, own_writes
 
 CHECK_BYTES = 4096  # bytes before the old end compared to prove the file only grew
@@ -60,6 +63,8 @@ class Appended:
     size: int  # file size now
     own: bool = False  # the state this process itself wrote (an apply/revert)
     data: bytes = b""  # the new complete lines' bytes, from ``start`` on (``inspector.live`` extends with them)
+    pending: bytes = b""  # after them, a last line still without its newline (being written)
+    pending_line: int = 0  # that line's number (0: none)
 
 
 @dataclass(frozen=True)
@@ -85,7 +90,16 @@ class Deleted:
     path: Path
 
 
-Event = Appended | Rewritten | Truncated | Deleted
+@dataclass(frozen=True)
+class Unreadable:
+    """The file is there but cannot be read now (``reason``: what the system said).  Said once;
+    when it can be read again, a ``Rewritten`` follows (what changed meanwhile is not known)."""
+
+    path: Path
+    reason: str
+
+
+Event = Appended | Rewritten | Truncated | Deleted | Unreadable
 
 
 # -- state and classification ----------------------------------------------------
@@ -103,6 +117,7 @@ class FileState:
     pending: bytes = b""  # a last line still waiting for its newline
     check: bytes = b""  # the last CHECK_BYTES bytes seen
     mtime_ns: int = 0
+    unreadable: str | None = None  # why the last look could not read it (then the next one reads it all)
 
 
 @dataclass(frozen=True)
@@ -115,6 +130,7 @@ class Observation:
     mtime_ns: int = 0
     offset: int = 0
     data: bytes = b""
+    error: str | None = None  # it exists but could not be read (what the system said)
 
 
 def state_of(path: Path | str, data: bytes, inode: int | None = None, mtime_ns: int = 0) -> FileState:
@@ -133,6 +149,8 @@ def initial_state(path: Path | str) -> FileState:
             data = handle.read()
     except FileNotFoundError:
         return FileState(path, exists=False)
+    except OSError as exc:
+        return FileState(path, unreadable=describe_os_error(exc))
     return state_of(path, data, info.st_ino, info.st_mtime_ns)
 
 
@@ -142,12 +160,15 @@ def observe(path: Path | str, old: FileState) -> Observation:
     try:
         with path.open("rb") as handle:
             info = os.fstat(handle.fileno())
-            same_file = old.exists and info.st_ino == old.inode and info.st_size >= old.size
+            same_file = (old.exists and old.unreadable is None and info.st_ino == old.inode
+                         and info.st_size >= old.size)
             offset = max(old.size - len(old.check), 0) if same_file else 0
             handle.seek(offset)
             data = handle.read()
     except FileNotFoundError:
         return Observation(False)
+    except OSError as exc:  # no permission now, a folder in its place, ...: said, and looked at again
+        return Observation(True, error=describe_os_error(exc))
     return Observation(True, info.st_ino, offset + len(data), info.st_mtime_ns, offset, data)
 
 
@@ -175,8 +196,12 @@ def classify(old: FileState, new: Observation | bytes | None) -> tuple[Event | N
     if new is None or not new.exists:
         gone = FileState(path, exists=False)
         return (Deleted(path) if old.exists else None), gone
+    if new.error is not None:
+        if old.unreadable == new.error:
+            return None, old
+        return Unreadable(path, new.error), replace(old, unreadable=new.error)
     whole = new.offset == 0
-    if not old.exists or new.inode != old.inode:
+    if not old.exists or old.unreadable is not None or new.inode != old.inode:
         state = _whole_state(path, new)
         return Rewritten(path, new.size), state
     if new.size < old.size:
@@ -185,7 +210,11 @@ def classify(old: FileState, new: Observation | bytes | None) -> tuple[Event | N
     if start < new.offset or new.data[start - new.offset : old.size - new.offset] != old.check:
         return Rewritten(path, new.size), _whole_state(path, new) if whole else _unknown(path, new)
     if new.size == old.size:
-        return None, replace(old, mtime_ns=new.mtime_ns)
+        if new.mtime_ns != old.mtime_ns and old.mtime_ns:
+            # Written again in place, at the same length (or only touched): the end alone proves
+            # nothing, so the whole file is read again (and found unchanged, if it is).
+            return Rewritten(path, new.size), _whole_state(path, new) if whole else _unknown(path, new)
+        return None, old
     added = new.data[old.size - new.offset :]
     chunk = old.pending + added
     end = chunk.rfind(b"\n") + 1
@@ -194,10 +223,12 @@ def classify(old: FileState, new: Observation | bytes | None) -> tuple[Event | N
         path, True, new.inode, new.size, old.lines + complete.count(b"\n"), pending,
         (old.check + added)[-CHECK_BYTES:], new.mtime_ns,
     )
-    if not complete:
-        return None, state  # a partial line: wait for its newline
+    pending_line = state.lines + 1 if pending else 0
+    if not complete:  # more of a line still being written
+        return Appended(path, (), new.size - len(pending), new.size, pending=pending, pending_line=pending_line), state
     first_offset = old.size - len(old.pending)
-    return Appended(path, _parse_lines(complete, old.lines + 1), first_offset, new.size, data=complete), state
+    return Appended(path, _parse_lines(complete, old.lines + 1), first_offset, new.size, data=complete,
+                    pending=pending, pending_line=pending_line), state
 
 
 def _unknown(path: Path, new: Observation) -> FileState:
@@ -275,7 +306,7 @@ class WatchOptions:
 async def _mark_own(path: Path, event: Event) -> Event:
     """The event with ``own`` set when the file is now a state this process wrote (an apply or
     a revert): the file is hashed (in a thread) only when its size is one of those states' sizes."""
-    if isinstance(event, Deleted):
+    if isinstance(event, (Deleted, Unreadable)):
         return event
     digests = {digest for digest, size in own_writes(path) if size == event.size}
     if not digests:
@@ -358,7 +389,7 @@ async def watch_session(
                         opts.on_batch(changes)
                     seen = observe(path, current)
                     event, state = classify(current, seen)
-                    if event is None or isinstance(event, Appended):  # new lines (or part of one): at once
+                    if event is None or isinstance(event, (Appended, Unreadable)):  # new lines, part of one: at once
                         current = state
                         debounce.reset()
                         if event is not None:

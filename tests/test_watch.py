@@ -15,6 +15,7 @@ from inspector.watch import (
     Observation,
     Rewritten,
     Truncated,
+    Unreadable,
     WatchOptions,
     classify,
     initial_state,
@@ -41,12 +42,36 @@ def test_partial_last_line_waits_for_its_newline() -> None:
     old = state_of("s.jsonl", HEAD)
     event, state = classify(old, HEAD + b'{"id":"m2"}\n{"id":"m')
     assert isinstance(event, Appended) and [r.record for r in event.records] == [{"id": "m2"}]
+    assert event.pending == b'{"id":"m' and event.pending_line == 4
     event, state = classify(state, HEAD + b'{"id":"m2"}\n{"id":"m3"')
-    assert event is None, "still no newline: nothing to report"
+    assert isinstance(event, Appended) and event.records == () and event.data == b"", "no new complete line"
+    assert event.pending == b'{"id":"m3"' and event.pending_line == 4
+    assert event.start == len(HEAD) + len(b'{"id":"m2"}\n'), "where the line being written starts"
     event, state = classify(state, HEAD + b'{"id":"m2"}\n{"id":"m3"}\n')
     assert isinstance(event, Appended)
     assert [(r.line, r.record) for r in event.records] == [(4, {"id": "m3"})]
     assert event.start == len(HEAD) + len(b'{"id":"m2"}\n')
+    assert event.pending == b"" and event.pending_line == 0
+
+
+def test_same_length_written_again_in_place_is_a_rewrite() -> None:
+    """An edit that keeps the length, anywhere in the file: the new modification time says it."""
+    old = state_of("s.jsonl", HEAD, inode=7, mtime_ns=1_000)
+    edited = HEAD.replace(b"hi", b"ho")
+    event, _ = classify(old, Observation(True, 7, len(edited), 2_000, 0, edited))
+    assert isinstance(event, Rewritten)
+    assert classify(old, Observation(True, 7, len(HEAD), 1_000, 0, HEAD))[0] is None, "same time: nothing"
+
+
+def test_a_file_that_cannot_be_read_is_said_once_then_read_whole() -> None:
+    old = state_of("s.jsonl", HEAD, inode=7, mtime_ns=1_000)
+    event, state = classify(old, Observation(True, error="permission denied"))
+    assert isinstance(event, Unreadable) and event.reason == "permission denied"
+    again, state = classify(state, Observation(True, error="permission denied"))
+    assert again is None, "said once"
+    event, state = classify(state, Observation(True, 7, len(HEAD), 1_000, 0, HEAD))
+    assert isinstance(event, Rewritten), "readable again: what changed meanwhile is not known"
+    assert state.unreadable is None and state.size == len(HEAD)
 
 
 def test_a_bad_line_is_reported_not_raised() -> None:
@@ -230,3 +255,27 @@ async def test_own_writes_are_marked(tmp_path: Path) -> None:
         event = await watch.next()
         assert isinstance(event, Rewritten) and event.own
 
+
+
+async def test_a_file_that_cannot_be_read_keeps_being_watched(tmp_path: Path) -> None:
+    """A folder takes the session's name (or its permissions change): the watch says so once and
+    goes on; when a readable session is back, it is read whole."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(HEAD)
+    async with Watch(path) as watch:
+        path.unlink()
+        path.mkdir()
+        event = await watch.next()
+        if isinstance(event, Deleted):  # the two changes may come in one batch or two
+            event = await watch.next()
+        assert isinstance(event, Unreadable) and event.reason == "Is a directory"
+        path.rmdir()
+        path.write_bytes(HEAD + b'{"id":"m2"}\n')
+        event = await watch.next()
+        if isinstance(event, Deleted):
+            event = await watch.next()
+        assert isinstance(event, Rewritten) and event.size == len(HEAD) + len(b'{"id":"m2"}\n')
+        with path.open("ab") as gemini:
+            gemini.write(b'{"id":"m3"}\n')
+        event = await watch.next()
+        assert isinstance(event, Appended) and event.records[0].record == {"id": "m3"}, "still watching"
