@@ -32,6 +32,7 @@ from inspector.tui.widgets.status_line import StatusLine
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.summarisers import ProviderChoice
+    from inspector.store import StoreError
 
 COMPACT_GROUP = "compact"
 STORE_GROUP = "store"
@@ -46,6 +47,7 @@ class SessionActions(InspectorScreen):
     loaded: Loaded | None
     preview: Preview | None = None
     _running_dialog: RunningScreen | None = None
+    _apply_dialog: ConfirmScreen | None = None  # "Apply?" while open: closed if its preview goes stale
     _last_focus: str = ""
     _run_options: RunOptions = RunOptions()  # the strategy and target the next run uses (S, the f dialog)
     can_undo: bool = False  # an apply of this file can be undone (read from the journal at each load)
@@ -237,19 +239,34 @@ class SessionActions(InspectorScreen):
         )
 
         def answered(yes: bool | None) -> None:
-            if yes:
+            self._apply_dialog = None
+            if yes and (refusal := preview.refusal()) is not None:  # it went stale while asked
+                self.notify(refusal, title="Not applied", severity="warning")
+            elif yes:
                 self.apply_preview(preview)
 
-        self.app.push_screen(ConfirmScreen("Apply this compaction to the file?", body), callback=answered)
+        self._apply_dialog = ConfirmScreen("Apply this compaction to the file?", body)
+        self.app.push_screen(self._apply_dialog, callback=answered)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=STORE_GROUP, description="applying the compaction")
     def apply_preview(self, preview: Preview) -> None:
-        from inspector.store import apply_compaction, backups_dir
+        from inspector.store import StoreError, apply_compaction, backups_dir
 
         source = preview.source
         assert source is not None
-        entry = apply_compaction(source.session, source.analysis.turns, preview.result)
+        try:
+            entry = apply_compaction(source.session, source.analysis.turns, preview.result)
+        except StoreError as exc:  # refused, nothing written: said as a refusal, not as a failure of the app
+            self.app.call_from_thread(self.store_refused, exc, "Not applied")
+            return
         self.post_message(Applied(self.path, backups_dir(self.path) / entry.backup, entry))
+
+    def store_refused(self, error: StoreError, title: str) -> None:
+        """The store would not apply or undo (the file changed since it was read, ...): say why; a
+        preview the file no longer matches is stale."""
+        if error.reason in ("stale", "changed", "conflict"):
+            self.mark_stale("the file changed on disk since the preview was computed")
+        self.notify(str(error), title=title, severity="warning", timeout=10)
 
     def on_applied(self, message: Applied) -> None:
         from inspector.tui.screens.compare import CompareScreen
@@ -305,9 +322,13 @@ class SessionActions(InspectorScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=STORE_GROUP, description="reverting")
     def revert_newest(self) -> None:
-        from inspector.store import revert
+        from inspector.store import StoreError, revert
 
-        results = revert(self.path, steps=1)
+        try:
+            results = revert(self.path, steps=1)
+        except StoreError as exc:
+            self.app.call_from_thread(self.store_refused, exc, "Not undone")
+            return
         self.post_message(Reverted(self.path, results[0]))
 
     def on_reverted(self, message: Reverted) -> None:
@@ -327,6 +348,11 @@ class SessionActions(InspectorScreen):
         if self.preview is None or self.preview.stale:
             return
         self.preview.stale = why
+        dialog, self._apply_dialog = self._apply_dialog, None
+        if dialog is not None and self.app.screen is dialog:  # "Apply?" is open: it would apply what no longer fits
+            dialog.dismiss(False)
+            self.notify(f"Asked to apply, but {self.preview.refusal()}.", title="Not applied", severity="warning",
+                        timeout=10)
         self.show_preview_status()
         for screen in self.app.screen_stack:
             if isinstance(screen, SnapshotScreen) and screen.preview is self.preview:
