@@ -209,6 +209,16 @@ def _odd_key(record: dict[str, Any]) -> str | None:
     return None
 
 
+def unfinished_line(data: bytes, line: int) -> LoadWarning | None:
+    """What reading the file now says of ``data``, its last line still without a newline (a
+    writer is at it, or stopped mid-line), numbered ``line``: the warning the whole read gives
+    (None: the line reads as it is, or is blank).  A live view shows it as ``analyze`` would."""
+    for item in scan(data, 0, None, line):
+        if item[0] == "w":
+            return LoadWarning(item[1], item[2], item[3])
+    return None
+
+
 def line_count(data: bytes) -> int:
     """The lines of ``data`` as Node's readline counts them."""
     if b"\r" in data:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.strategies import Comparison
     from inspector.progress import Progress
+    from inspector.session.errors import LoadWarning
     from inspector.store.journal import JournalEntry
     from inspector.store.revert import RevertResult
     from inspector.tui.loading import Loaded
@@ -109,12 +110,15 @@ class Reverted(Message):
 
 @dataclass
 class FileChanged(Message):
-    """The open session file changed on disk (``kind``: appended, rewritten, truncated, deleted)."""
+    """The open session file changed on disk (``kind``: appended, rewritten, truncated, deleted,
+    unreadable)."""
 
     kind: str
     path: Path
     own: bool = False  # this process's own apply / revert
     appended: Appended | None = None  # the new lines, for an append (the view extends what it shows)
+    reason: str = ""  # unreadable: what the system said
+    unfinished: LoadWarning | None = None  # an append: what a whole read says of a last line without its newline
 
 
 @dataclass

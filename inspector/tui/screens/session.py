@@ -301,7 +301,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
     def refresh_figures(self) -> None:
         if self.loaded is None:
             return
-        self.query_one(ContextHeader).show(self.loaded, self.split, self.earlier_model)
+        self.query_one(ContextHeader).show(self.loaded, self.split, len(self.shown_warnings(self.loaded)),
+                                           self.earlier_model)
 
     def notes_shown(self, loaded: Loaded) -> None:
         """Masking and cost were worked out: the table's marks and cost column, the detail pane."""
@@ -416,10 +417,11 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
     def action_warnings(self) -> None:
         if self.loaded is None:
             return
-        if not self.loaded.analysis.warnings:
+        warnings = self.shown_warnings(self.loaded)
+        if not warnings:
             self.notify("Nothing was skipped while reading this file.", timeout=3)
             return
-        self.app.push_screen(WarningsScreen(self.path.name, self.loaded.analysis.warnings))
+        self.app.push_screen(WarningsScreen(self.path.name, warnings))
 
     def action_figures(self) -> None:
         from inspector.tui.screens.figures import FiguresScreen

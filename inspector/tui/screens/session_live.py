@@ -65,6 +65,7 @@ READ_AGAIN_WORDS = {
     "rewritten": "was rewritten on disk",
     "truncated": "was cut short on disk",
     "changed": "changed on disk other than by new turns at its end",  # + what stopped the extension
+    "readable": "can be read again",  # after it could not be read for a while (watch.Unreadable)
 }
 LIVE_GROUP = "live"
 NOTES_GROUP = "notes"
@@ -114,6 +115,11 @@ class SessionLive(InspectorScreen):
     _reading: bool = False  # a whole read of a change on disk is under way (what changes meanwhile waits)
     _read_again: bool = False  # the file changed other than by an append during that read
     _unreadable: str | None = None  # why the last whole read failed: appends wait for a rewrite or ``r``
+    _cannot_open: str | None = None  # the watcher could not read the file (watch.Unreadable) since the last read
+    _watch_stopped: bool = False  # the watch ended on an error: ``r`` (a reload) starts it again
+    # A last line still without its newline, as a whole read would report it, and where it starts: shown
+    # with the version that ends there (``analyze`` at this moment says the same).
+    _unfinished: tuple[int, LoadWarning] | None = None
     _notes_timer: Timer | None = None
     _notes_pending_since: float | None = None  # when shown notes were first carried over unchanged
     agentic_point: int | None = None  # compact --agentic's split (SessionNavigation)
@@ -136,6 +142,9 @@ class SessionLive(InspectorScreen):
     def notes_shown(self, loaded: Loaded) -> None:
         raise NotImplementedError  # SessionScreen shows masking and cost
 
+    def refresh_figures(self) -> None:
+        raise NotImplementedError  # SessionScreen redraws its header and table
+
     def find_agentic(self, loaded: Loaded) -> object:
         raise NotImplementedError  # SessionScreen's worker
 
@@ -153,16 +162,31 @@ class SessionLive(InspectorScreen):
 
     @work(exclusive=True, exit_on_error=False, group=WATCH_GROUP, description="watching the file")
     async def watch_file(self, state: FileState | None) -> None:
-        from inspector.watch import Appended, Deleted, Rewritten, watch_session
+        from inspector.session.jsonl import unfinished_line
+        from inspector.watch import Appended, Deleted, Rewritten, Unreadable, watch_session
 
-        async for event in watch_session(self.path, state=state, ready=self.watch_ready):
-            if isinstance(event, Deleted):
-                self.post_message(FileChanged("deleted", self.path))
-                continue
-            kind = ("appended" if isinstance(event, Appended) else "rewritten" if isinstance(event, Rewritten)
-                    else "truncated")
-            self.post_message(FileChanged(kind, self.path, own=event.own,
-                                          appended=event if isinstance(event, Appended) else None))
+        try:
+            async for event in watch_session(self.path, state=state, ready=self.watch_ready):
+                if isinstance(event, Deleted):
+                    self.post_message(FileChanged("deleted", self.path))
+                elif isinstance(event, Unreadable):
+                    self.post_message(FileChanged("unreadable", self.path, reason=event.reason))
+                elif isinstance(event, Appended):
+                    unfinished = None
+                    if event.pending:  # (a long one is read off the event loop)
+                        unfinished = (unfinished_line(event.pending, event.pending_line)
+                                      if len(event.pending) <= self.LOOP_BYTES else
+                                      await asyncio.to_thread(unfinished_line, event.pending, event.pending_line))
+                    self.post_message(FileChanged("appended", self.path, own=event.own, appended=event,
+                                                  unfinished=unfinished))
+                else:
+                    kind = "rewritten" if isinstance(event, Rewritten) else "truncated"
+                    self.post_message(FileChanged(kind, self.path, own=event.own))
+        except Exception as exc:  # the failure itself is notified (app.report_worker): the status says what it means
+            self._watch_stopped = True
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self.status.set("live", f"not watching: {why}; r reads the file again and watches it", "red")
+            raise
 
     def on_file_changed(self, message: FileChanged) -> None:
         if message.own:
@@ -173,7 +197,22 @@ class SessionLive(InspectorScreen):
             self.notify(f"{self.path.name} was deleted on disk; what is shown is the last version read.",
                         severity="warning", timeout=10)
             return
+        if message.kind == "unreadable":
+            self._cannot_open = message.reason
+            self.status.set("live", f"live: cannot read the file now ({message.reason}); watching", "red")
+            self.notify(f"{self.path.name} cannot be read now: {message.reason}. Shown: the last version read; "
+                        "it is read again once it can be.", title="Live", severity="warning", timeout=10)
+            return
         loaded = self.loaded
+        if message.appended is not None:
+            appended = message.appended
+            unfinished = self._unfinished
+            self._unfinished = ((appended.start + len(appended.data), message.unfinished)
+                                if message.unfinished is not None else None)
+            if unfinished != self._unfinished:
+                self.refresh_figures()  # the header counts the warnings
+            if not appended.data:
+                return  # only more of a line still being written
         if message.appended is not None and self._unreadable is not None:
             self.status.set("live", f"live: appended, and still cannot be read ({self._unreadable}); "
                                     "r reads it again", "red")
@@ -185,13 +224,21 @@ class SessionLive(InspectorScreen):
             self.next_extension()
             return
         self._appends.clear()
+        if message.kind == "rewritten":
+            # Written again (or only touched, or readable again): stale only if what is read differs
+            # (``after_load`` compares the checksums).
+            kind = "readable" if self._cannot_open is not None else "rewritten"
+            self._cannot_open = None
+            self.read_all(None, kind)
+            return
         self.read_all(f"the file was {message.kind} on disk", message.kind)
 
-    def read_all(self, why: str, kind: str) -> None:
+    def read_all(self, why: str | None, kind: str) -> None:
         """Read the whole file again because of a change on disk (``why``: for a preview it makes
-        stale; ``kind``: appended, or a key of READ_AGAIN_WORDS).  One read at a time: a change
-        during a read is read once that read is done."""
-        self.mark_stale(why)
+        stale, None when only the read can tell; ``kind``: appended, or a key of READ_AGAIN_WORDS).
+        One read at a time: a change during a read is read once that read is done."""
+        if why is not None:
+            self.mark_stale(why)
         if self._reading:
             self._read_again = True
             if kind != "appended":
@@ -426,8 +473,10 @@ class SessionLive(InspectorScreen):
             if self._notes_timer is not None:
                 self._notes_timer.stop()
             self.call_after_refresh(self.note_again, loaded)  # masking and cost, once the table is on screen
-        if previous is None:
+        if previous is None or self._watch_stopped:
+            self._watch_stopped = False
             self.start_watching(loaded)
+        if previous is None:
             return
         source = self.preview.source if self.preview is not None and not self.preview.stale else None
         if source is not None and source.session.sha256 != loaded.session.sha256:
@@ -452,6 +501,10 @@ class SessionLive(InspectorScreen):
         elif self._read_kind == "appended":
             if added > 0:
                 self.notify(f"{plural(added, 'new turn')} in {name}.", title="Live", timeout=4)
+        elif session.sha256 == previous.session.sha256:  # touched, or written again as it was
+            self.status.set("live", "live: read again, unchanged")
+            if self._read_kind == "readable":
+                self.notify(f"{name} {self.read_again_words()}; it has not changed.", title="Live", timeout=4)
         else:
             self.status.set("live", "live: read again")
             if not (skipped and self._read_kind == "changed" and added == 0):  # (then the skipped line says it)
@@ -464,6 +517,14 @@ class SessionLive(InspectorScreen):
         change an append could not extend, the line that stopped it)."""
         words = READ_AGAIN_WORDS[self._read_kind]
         return f"{words}: {self._read_reason}" if self._read_kind == "changed" and self._read_reason else words
+
+    def shown_warnings(self, loaded: Loaded) -> list[LoadWarning]:
+        """What reading the file now skips: the version shown's warnings and, when the file goes on
+        with a line still without its newline, what a whole read says of it (``analyze`` now)."""
+        unfinished = self._unfinished
+        if unfinished is None or unfinished[0] != loaded.session.size:
+            return loaded.analysis.warnings
+        return [*loaded.analysis.warnings, unfinished[1]]
 
     def tell_skipped(self, skipped: Sequence[LoadWarning]) -> None:
         """One notification for lines skipped while reading (none when there are none)."""

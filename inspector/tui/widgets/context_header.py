@@ -111,7 +111,8 @@ def model_text(model: str | None, earlier_model: str | None) -> Text:
     return Text("model not recorded", style="dim")
 
 
-def file_line(loaded: Loaded, width: int, earlier_model: str | None = None) -> Text:
+def file_line(loaded: Loaded, width: int, warnings: int, earlier_model: str | None = None) -> Text:
+    """``warnings``: how many lines a whole read of the file skips now (``SessionLive.shown_warnings``)."""
     session, analysis = loaded.session, loaded.analysis
     name = visible(session.path.name, one_line=True)
     parts = [
@@ -121,8 +122,8 @@ def file_line(loaded: Loaded, width: int, earlier_model: str | None = None) -> T
         Part(Text(human_size(session.size)), 3),
         Part(Text(session.format), 4),
     ]
-    if analysis.warnings:
-        parts.append(Part(Text(f"{plural(len(analysis.warnings), 'warning')} (w)", style="yellow")))
+    if warnings:
+        parts.append(Part(Text(f"{plural(warnings, 'warning')} (w)", style="yellow")))
     return fit(parts, width)
 
 
@@ -179,10 +180,11 @@ def split_line(loaded: Loaded, split: int, width: int) -> Text:
     return fit(parts, width)
 
 
-def header_lines(loaded: Loaded, split: int, width: int = 200, earlier_model: str | None = None) -> Text:
+def header_lines(loaded: Loaded, split: int, warnings: int, width: int = 200,
+                 earlier_model: str | None = None) -> Text:
     analysis = loaded.analysis
     return Text("\n").join([
-        file_line(loaded, width, earlier_model),
+        file_line(loaded, width, warnings, earlier_model),
         context_line(analysis.context, analysis.verdict, width),
         split_line(loaded, split, width),
     ])
@@ -195,11 +197,12 @@ class ContextHeader(Static):
     ContextHeader { height: auto; padding: 0 1; background: $panel; }
     """
 
-    _shown: tuple[Loaded, int, str | None] | None = None
+    _shown: tuple[Loaded, int, int, str | None] | None = None
 
-    def show(self, loaded: Loaded, split: int, earlier_model: str | None = None) -> None:
-        """``earlier_model``: the model the session named before a compaction dropped it."""
-        self._shown = (loaded, split, earlier_model)
+    def show(self, loaded: Loaded, split: int, warnings: int, earlier_model: str | None = None) -> None:
+        """``warnings``: lines skipped reading the file as it is now; ``earlier_model``: the model the
+        session named before a compaction dropped it."""
+        self._shown = (loaded, split, warnings, earlier_model)
         self._render_lines()
 
     def on_resize(self, event: Resize) -> None:
@@ -208,8 +211,8 @@ class ContextHeader(Static):
     def _render_lines(self) -> None:
         if self._shown is None:
             return
-        loaded, split, earlier_model = self._shown
+        loaded, split, warnings, earlier_model = self._shown
         width = self.content_size.width or self.app.size.width - 2
-        self.update(header_lines(loaded, split, width, earlier_model))
+        self.update(header_lines(loaded, split, warnings, width, earlier_model))
         context = loaded.analysis.context
         self.tooltip = f"{context.reason()}\n{context.estimate_note()}"

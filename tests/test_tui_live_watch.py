@@ -1,0 +1,174 @@
+"""What another writer does to the open file, as a person watching the app meets it (stop 35's audit).
+
+* the file cannot be read for a while (a folder takes its name, its
+  permissions change): said once, watched on, read whole when it can be;
+* a line written again in place at the same length: read again, the figures
+  follow (the end of the file alone proved nothing);
+* the file only touched: read again, found unchanged, the preview still good;
+* a line still being written: counted as the whole read (``analyze``) counts it;
+* lines appended while "Apply?" is asked: the question is withdrawn, nothing written;
+* the store refusing an apply: said as a refusal ("Not applied"), not as a failure of the app.
+
+Real files, the real watcher and Textual's Pilot; the tests wait for the app's own messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from inspector.analysis import analyze
+from inspector.session import load
+from inspector.tui.app import InspectorApp
+from inspector.tui.messages import FileChanged
+from inspector.tui.screens.dialogs import ConfirmScreen
+from inspector.tui.screens.session import SessionScreen
+from inspector.tui.screens.warnings import WarningsScreen
+from inspector.tui.widgets.context_header import ContextHeader
+from tests.test_tui_live import THRESHOLD, conversation, plain, prompt, shown_as_read_again
+from tests.test_tui_live_trust import Seen, append, idle, live_loads, notes, watched
+
+
+def changes(kind: str) -> object:
+    return lambda m: isinstance(m, FileChanged) and m.kind == kind
+
+
+def header(view: SessionScreen) -> str:
+    return plain(view.query_one(ContextHeader).content)
+
+
+async def test_a_file_that_cannot_be_read_for_a_while_is_watched_on(tmp_path: Path) -> None:
+    seen = Seen()
+    async with watched(tmp_path, "session-away.jsonl", conversation(5), seen) as (pilot, view, path):
+        app = pilot.app
+        shown = view.loaded
+        text = path.read_bytes()
+        path.unlink()
+        path.mkdir()  # a folder takes the session's name (as a broken sync tool might)
+        await seen.until(pilot, lambda: seen.count(changes("unreadable")) == 1, "the unreadable file was not said")
+        await idle(pilot)
+        assert "cannot read the file now (Is a directory)" in view.status.get("live")
+        told = notes(app, "Live")
+        assert told and "session-away.jsonl cannot be read now: Is a directory" in told[-1]
+        assert view.loaded is shown, "the last version read stays on screen"
+        assert not [n for n in app._notifications if n.title.startswith("Failed")], "the watch did not stop"
+
+        path.rmdir()
+        path.write_bytes(text)
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the file was not read again once it could be")
+        await idle(pilot)
+        shown_as_read_again(view, path)
+        assert view.status.get("live") == "live: read again, unchanged"
+        assert "session-away.jsonl can be read again; it has not changed." in notes(app, "Live")[-1]
+
+        append(path, prompt(90))  # and the watch goes on
+        await seen.until(pilot, lambda: seen.count(changes("appended")) >= 1, "an append after it was not seen")
+        await idle(pilot)
+        shown_as_read_again(view, path)
+
+
+async def test_a_line_written_again_at_the_same_length_is_read_again(tmp_path: Path) -> None:
+    """An early prompt's ASCII becomes CJK of the same byte length: the file's size and its last
+    bytes are as they were, its figures are not."""
+    seen = Seen()
+    async with watched(tmp_path, "session-edit.jsonl", conversation(5), seen) as (pilot, view, path):
+        assert view.loaded is not None
+        before = sum(view.loaded.analysis.quarters)
+        data = path.read_bytes()
+        edited = data.replace(b"prompt 1 xxxxxx", "prompt 1 中文".encode(), 1)
+        assert len(edited) == len(data) and edited != data
+        with path.open("r+b") as handle:  # in place: same file, same length
+            handle.write(edited)
+        os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000))  # (a coarse clock)
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the edit in place was not read")
+        await idle(pilot)
+        shown_as_read_again(view, path)
+        assert sum(view.loaded.analysis.quarters) != before
+        assert view.status.get("live") == "live: read again"
+
+
+async def test_a_file_only_touched_keeps_its_preview(tmp_path: Path) -> None:
+    seen = Seen()
+    async with watched(tmp_path, "session-touch.jsonl", conversation(8), seen) as (pilot, view, path):
+        await pilot.press("c")
+        await idle(pilot)
+        await pilot.press("escape")
+        assert view.preview is not None and not view.preview.stale
+        stat = path.stat()
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the touch was not looked at")
+        await idle(pilot)
+        assert view.status.get("live") == "live: read again, unchanged"
+        assert not view.preview.stale, "nothing changed: the preview still fits the file"
+        assert not notes(pilot.app, "Live"), "no notification for a file that did not change"
+
+
+async def test_a_line_still_being_written_is_counted_as_analyze_counts_it(tmp_path: Path) -> None:
+    seen = Seen()
+    async with watched(tmp_path, "session-half.jsonl", conversation(4), seen) as (pilot, view, path):
+        assert "warning" not in header(view)
+        whole = prompt(40)
+        append(path, whole[:30])  # Gemini CLI stopped mid-line (or is still at it)
+        await seen.until(pilot, lambda: seen.count(changes("appended")) >= 1, "the half line was not seen")
+        await idle(pilot)
+        fresh = analyze(load(path), threshold=THRESHOLD).warnings
+        assert len(fresh) == 1 and "incomplete last line" in fresh[0].message
+        assert view.shown_warnings(view.loaded) == fresh
+        assert f"{len(fresh)} warning (w)" in header(view)
+        await pilot.press("w")
+        assert isinstance(pilot.app.screen, WarningsScreen) and pilot.app.screen.warnings == fresh
+        await pilot.press("escape")
+
+        append(path, whole[30:])  # the rest of the line, and its newline
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the finished line was not extended")
+        await idle(pilot)
+        shown_as_read_again(view, path)
+        assert view.shown_warnings(view.loaded) == [] and "warning" not in header(view)
+
+
+async def test_lines_appended_while_apply_is_asked_withdraw_the_question(tmp_path: Path) -> None:
+    seen = Seen()
+    async with watched(tmp_path, "session-ask.jsonl", conversation(8), seen) as (pilot, view, path):
+        app = pilot.app
+        await pilot.press("c")
+        await idle(pilot)
+        await pilot.press("a")
+        assert isinstance(app.screen, ConfirmScreen)
+        append(path, prompt(70))
+        await seen.until(pilot, lambda: not isinstance(app.screen, ConfirmScreen), "the question stayed open")
+        await idle(pilot)
+        after_append = path.read_bytes()
+        told = notes(app, "Not applied")
+        assert told and told[-1].startswith("Asked to apply, but the preview is stale"), told
+        await pilot.press("y")  # the answer the person was about to give reaches nothing that writes
+        await idle(pilot)
+        assert path.read_bytes() == after_append
+        assert not notes(app, "Compaction applied")
+
+
+async def test_an_apply_the_store_refuses_is_said_as_a_refusal(tmp_path: Path) -> None:
+    """Not watching (``--no-watch``), the file changes after the preview; the store refuses to
+    write over it, and the person reads why, titled as a refusal."""
+    path = tmp_path / "chats" / "session-refused.jsonl"
+    path.parent.mkdir()
+    path.write_text(conversation(8), encoding="utf-8")
+    app = InspectorApp(path, threshold=THRESHOLD, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await idle(pilot)
+        await pilot.press("c")
+        await idle(pilot)
+        append(path, prompt(80) + json.dumps({"id": "late", "type": "gemini", "content": "late",
+                                              "timestamp": "2026-11-20T09:10:00.000Z"}) + "\n")
+        changed = path.read_bytes()
+        await pilot.press("a")
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("y")
+        await idle(pilot)
+        refused = notes(app, "Not applied")
+        assert refused and "bytes were appended since it was made" in refused[-1], refused
+        assert refused[-1].endswith("Nothing was written")
+        assert not [n for n in app._notifications if n.title.startswith("Failed")]
+        assert path.read_bytes() == changed
+        view = next(screen for screen in app.screen_stack if isinstance(screen, SessionScreen))
+        assert view.preview is not None and view.preview.stale, "the preview no longer fits the file"
