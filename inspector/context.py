@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from inspector.format import percent, plural
+from inspector.format import count_text, percent, plural
 from inspector.session.loader import Session
 
 
@@ -51,7 +51,7 @@ class ContextFigures:
     def reason(self) -> str:
         """Why the verdict is what it is, in one phrase: the deciding figure against the threshold."""
         sign = ">=" if self.over_threshold else "<"
-        return (f"{self.source} {self.deciding_tokens:,} {sign} threshold {self.threshold_tokens:,} "
+        return (f"{self.source} {count_text(self.deciding_tokens)} {sign} threshold {self.threshold_tokens:,} "
                 f"({percent(self.threshold)} of {self.token_limit:,})")
 
     def estimate_note(self) -> str:

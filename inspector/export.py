@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from inspector.analysis import Analysis
 from inspector.compaction.compress import CompressionResult
-from inspector.format import describe_os_error, plain_name, plural, uncut_split_words, usage_text, visible
+from inspector.format import count_text, describe_os_error, plain_name, plural, uncut_split_words, usage_text, visible
 from inspector.session.loader import Session
 from inspector.store.files import atomic_write
 
@@ -126,7 +126,7 @@ def build(session: Session, analysis: Analysis, result: CompressionResult | None
         ("model", visible(analysis.model or "unknown", one_line=True)),
         ("turns", f"{len(analysis.turns):,}"),
         ("estimated tokens", f"{analysis.total_estimated_tokens:,}"),
-        ("last recorded prompt", f"{recorded:,}" if recorded is not None else
+        ("last recorded prompt", count_text(recorded) if recorded is not None else
          "none since the last compaction" if analysis.fresh_from else "none recorded"),
         ("threshold", f"{context.threshold:g} x {context.token_limit:,} = {context.threshold_tokens:,} tokens"),
         ("would compress now", "yes" if analysis.would_compress else f"no ({analysis.verdict.value})"),

@@ -120,6 +120,16 @@ def describe_os_error(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+EXACT_COUNTS = 2**53  # past this no count is a whole number as JavaScript (and so Gemini CLI) holds it
+
+
+def count_text(value: int | float) -> str:
+    """A count as a report writes it: with thousands separators ("9,163").  Past ``EXACT_COUNTS``
+    (a hostile file's ``1.7e308``, which Gemini CLI reads as a number like any other) in scientific
+    notation, "1.7e+308", not 309 digits."""
+    return f"{value:,}" if abs(value) <= EXACT_COUNTS else f"{float(value):.1e}"
+
+
 def compact_number(value: float | int | None) -> str:
     """1234 -> 1.2k, 1234567 -> 1.2M; exact below a thousand."""
     if value is None:
@@ -200,7 +210,7 @@ def rounding_words(total: int, rows: int) -> str | None:
 
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """``count`` with thousands separators and the noun in the right number: "1 turn", "2,048 turns"."""
-    return f"{count:,} {noun_for(count, noun, many)}"
+    return f"{count_text(count)} {noun_for(count, noun, many)}"
 
 
 def noun_for(count: int, noun: str, many: str | None = None) -> str:

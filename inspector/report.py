@@ -7,7 +7,16 @@ from rich.text import Text
 
 from inspector.analysis import Analysis, turn_kind
 from inspector.commands.output import Fields, terminal_console
-from inspector.format import percent, plural, rounding_words, share_bar, uncut_split_words, usage_text, visible
+from inspector.format import (
+    count_text,
+    percent,
+    plural,
+    rounding_words,
+    share_bar,
+    uncut_split_words,
+    usage_text,
+    visible,
+)
 from inspector.session import Session
 from inspector.settings import ConfiguredModel, Threshold
 
@@ -38,7 +47,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
     ))
     context = result.context
     console.print(Fields(
-        Text.assemble("context: ", (f"{context.deciding_tokens:,}", "bold"),
+        Text.assemble("context: ", (count_text(context.deciding_tokens), "bold"),
                       f" / {limit:,} ({percent(context.share)}, {context.source})"),
         Text(result.verdict.sentence, "yellow" if result.would_compress else "dim"),
         gap=3,

@@ -20,7 +20,7 @@ from inspector.commands.output import (
     terminal_console,
     usable_provider,
 )
-from inspector.format import plural, split_words, stage_table, turn_span, visible
+from inspector.format import count_text, plural, split_words, stage_table, turn_span, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -194,7 +194,7 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
     before, after = result.original_token_count, result.new_token_count
     change = f" ({(after - before) / before:+.1%})" if before else ""
     recorded = () if result.recorded_prompt_tokens is None else \
-        (f"recorded last prompt: {result.recorded_prompt_tokens:,}",)
+        (f"recorded last prompt: {count_text(result.recorded_prompt_tokens)}",)
     console.print(Fields(f"tokens (estimate): {before:,} -> {after:,}{change}", *recorded, gap=3))
     if result.split_point is not None:
         got = (f"(summariser got the {result.summarised_with} turns)",) if result.summarised_with else ()

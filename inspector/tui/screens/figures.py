@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from inspector.format import percent, rounding_words, turn_span, visible
+from inspector.format import count_text, percent, rounding_words, turn_span, visible
 from inspector.tui.loading import Loaded
 
 
@@ -32,7 +32,7 @@ def figure_rows(loaded: Loaded, split: int) -> list[tuple[str, str, str]]:
     last = len(analysis.turns) - 1
     rows: list[tuple[str, str, str]] = []
     if context.recorded_prompt_tokens is not None:
-        rows.append(("recorded prompt", f"{context.recorded_prompt_tokens:,}",
+        rows.append(("recorded prompt", count_text(context.recorded_prompt_tokens),
                      "the input tokens Gemini's API counted for the newest request since the last compaction "
                      "(system prompt and tool declarations included); it decides, as in Gemini CLI"))
     rows.append(("threshold", f"{context.threshold_tokens:,}",

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from inspector.compaction.snapshot import diff
-from inspector.format import plural, split_words, turn_span, visible
+from inspector.format import count_text, plural, split_words, turn_span, visible
 from inspector.tui.messages import ShowTurn
 from inspector.tui.preview import Preview
 from inspector.tui.widgets.facts_table import FactsTable
@@ -67,7 +67,7 @@ def summary_text(preview: Preview) -> Text:
     if preview.recall is not None:
         text.append(f"   history fact recall {preview.recall:.1%}", style="dim")
     if result.recorded_prompt_tokens is not None:
-        text.append(f"   recorded last prompt {result.recorded_prompt_tokens:,}", style="dim")
+        text.append(f"   recorded last prompt {count_text(result.recorded_prompt_tokens)}", style="dim")
     if note := preview.before_note():
         text.append(f"\n{note}", style="dim")
     text.append("\n")
