@@ -326,7 +326,8 @@ async def watch_session(
     stop_event: asyncio.Event | None = None,
     ready: asyncio.Event | None = None,
 ) -> AsyncIterator[Event]:
-    """Events about one session file until ``stop_event`` is set.
+    """Events about one session file until ``stop_event`` is set, or its folder is removed or
+    moved away (the OS's watch cannot follow it back: the events end, and the caller says so).
 
     ``state`` is what the caller has already read (default: the file now);
     ``ready`` is set once the watch is in place (tests wait on it).
@@ -339,9 +340,21 @@ async def watch_session(
     current = state or initial_state(path)
     debounce = Debouncer(opts.quiet, opts.max_wait, opts.clock)
     target = str(path)
+    folder_name = str(folder)
+    try:
+        folder_inode: int | None = folder.stat().st_ino
+    except OSError:
+        folder_inode = None
 
     def wanted(_change: Any, changed: str) -> bool:
-        return changed == target and not is_store_path(changed)
+        return (changed == target and not is_store_path(changed)) or changed == folder_name
+
+    def folder_gone() -> bool:
+        """The watched folder was removed or moved away: the OS watch cannot follow it back."""
+        try:
+            return folder.stat().st_ino != folder_inode
+        except OSError:
+            return True
 
     stop = stop_event or asyncio.Event()
     watcher = awatch(
@@ -383,6 +396,11 @@ async def watch_session(
                     changes = set()
                 if changes is None:
                     break
+                if changes and any(changed == folder_name for _, changed in changes) and folder_gone():
+                    event, current = classify(current, observe(path, current))
+                    if event is not None:
+                        yield event
+                    break  # the watch ends: the caller says so
                 if changes:
                     debounce.touch()
                     if opts.on_batch is not None:

@@ -14,6 +14,7 @@ Real files, the real watcher and Textual's Pilot; the tests wait for the app's o
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -145,6 +146,7 @@ async def test_lines_appended_while_apply_is_asked_withdraw_the_question(tmp_pat
         await idle(pilot)
         assert path.read_bytes() == after_append
         assert not notes(app, "Compaction applied")
+        assert view.preview is not None and view.preview.stale
 
 
 async def test_an_apply_the_store_refuses_is_said_as_a_refusal(tmp_path: Path) -> None:
@@ -172,3 +174,28 @@ async def test_an_apply_the_store_refuses_is_said_as_a_refusal(tmp_path: Path) -
         assert path.read_bytes() == changed
         view = next(screen for screen in app.screen_stack if isinstance(screen, SessionScreen))
         assert view.preview is not None and view.preview.stale, "the preview no longer fits the file"
+
+
+async def test_a_watch_that_ends_says_so_and_r_starts_it_again(tmp_path: Path) -> None:
+    """The session's folder is removed (the watcher cannot follow it back): the status says the
+    file is not watched any more; once it is back, r reads it and watches it again."""
+    seen = Seen()
+    async with watched(tmp_path, "session-gone.jsonl", conversation(3), seen) as (pilot, view, path):
+        text = path.read_text(encoding="utf-8")
+        folder = path.parent
+        path.unlink()
+        folder.rmdir()
+        await seen.until(pilot, lambda: view.status.get("live").startswith("not watching"), "the end was not said")
+        assert "chats is gone; r reads the file again and watches it" in view.status.get("live")
+
+        folder.mkdir()
+        path.write_text(text + prompt(30), encoding="utf-8")
+        view.watch_ready.clear()
+        await pilot.press("r")
+        await idle(pilot)
+        assert view.status.get("live") == "live"
+        await asyncio.wait_for(view.watch_ready.wait(), 10)  # the new watch is in place
+        append(path, prompt(31))
+        await seen.until(pilot, lambda: seen.count(changes("appended")) >= 1, "the new watch saw no append")
+        await idle(pilot)
+        shown_as_read_again(view, path)

@@ -183,10 +183,14 @@ class SessionLive(InspectorScreen):
                     kind = "rewritten" if isinstance(event, Rewritten) else "truncated"
                     self.post_message(FileChanged(kind, self.path, own=event.own))
         except Exception as exc:  # the failure itself is notified (app.report_worker): the status says what it means
-            self._watch_stopped = True
-            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            self.status.set("live", f"not watching: {why}; r reads the file again and watches it", "red")
+            self.watch_ended(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
             raise
+        # The watch ends by itself only when its folder is gone (the watcher cannot follow it back).
+        self.watch_ended(f"{self.path.parent.name or self.path.parent} is gone")
+
+    def watch_ended(self, why: str) -> None:
+        self._watch_stopped = True
+        self.status.set("live", f"not watching: {why}; r reads the file again and watches it", "red")
 
     def on_file_changed(self, message: FileChanged) -> None:
         if message.own:
