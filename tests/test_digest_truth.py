@@ -164,6 +164,15 @@ def test_rules_in_text_the_user_handed_over_are_said_to_be_in_it() -> None:
     assert len(handed) == 2 and all("(in text the user handed over after" in line for line in handed), out
 
 
+def test_being_told_to_go_on_is_no_rule() -> None:
+    """"Keep going with the plan" asks for more of the same; "keep the API stable" is a rule."""
+    history = [_user("Refactor the parser."), _user("Keep going with the plan."), _user("Keep on working, please."),
+               _user("Keep the public API stable.")]
+    out = snap.parse(_snapshot(history)).lines("active_constraints")
+    assert any("Keep the public API stable." in line for line in out), out
+    assert not any("Keep going" in line or "Keep on" in line for line in out), out
+
+
 def test_only_a_git_commit_has_a_commit_message() -> None:
     assert commit_message('git commit -m "Fix import" && python -m pytest') == "Fix import"
     assert commit_message('git merge --no-commit -m "Merge feature"') is None

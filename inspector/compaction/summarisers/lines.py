@@ -29,7 +29,8 @@ QUOTE_CHARS = 240
 _TAGS = re.compile(r"</?\s*(state_snapshot|scratchpad|" + "|".join(SECTIONS) + r")\s*>", re.I)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+|;\s+")
 _RULE = re.compile(
-    r"\b(must|mustn't|must not|never|always|don't|do not|only|avoid|make sure|ensure|keep|prefer|without|"
+    r"\b(must|mustn't|must not|never|always|don't|do not|only|avoid|make sure|ensure|keep(?!\s+(?:going|on|at it|"
+    r"it up|working|trying)\b)|prefer|without|"
     r"should|shouldn't|need to|needs to|has to|have to|at most|at least|required|no more than|"
     r"muss|nie|niemals|immer|nur|keine|jamais|toujours|ne pas|doit|uniquement|nunca|siempre|debe|solo|"
     r"mai|sempre|deve|somente)\b|^no\s|必须|不要|不能|只能|必ず|しないで|禁止",
