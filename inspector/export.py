@@ -11,8 +11,10 @@ page says so too).
 
 from __future__ import annotations
 
+import errno
 import html
 import json
+import os
 import re
 import stat
 from collections.abc import Iterator
@@ -23,7 +25,7 @@ from typing import Any, Literal
 from inspector.analysis import Analysis
 from inspector.compaction.compress import CompressionResult
 from inspector.format import count_text, describe_os_error, plain_name, plural, uncut_split_words, usage_text, visible
-from inspector.session.loader import Session
+from inspector.session.loader import Session, not_a_file
 from inspector.store.files import atomic_write
 
 Format = Literal["md", "html"]
@@ -271,32 +273,63 @@ def default_name(session_path: Path, fmt: Format) -> str:
 
 
 def check_target(out: Path, session_path: Path) -> None:
-    """Refuse a target that is a folder, the session itself, or anything but a regular file
-    (``ExportRefused``): the export is written beside it and renamed over it, which would put a
-    file where a device, a pipe or a link was."""
+    """Refuse a target that is a folder, the session itself, or anything but a regular file, or
+    whose folder is not there (``ExportRefused``): the export is written beside it and renamed
+    over it, which would put a file where a device, a pipe or a link was."""
     try:
         info = out.lstat()
-    except PermissionError as exc:
-        raise ExportRefused(f"{out}: {describe_os_error(exc)}") from None
-    except OSError:
-        return  # nothing there (or no folder to hold it): the write says why, if it fails
+    except OSError as exc:
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise ExportRefused(f"{out}: {describe_os_error(exc)}") from None
+        _check_folder(out)  # nothing there: its folder must be
+        return
     if stat.S_ISLNK(info.st_mode):
         raise ExportRefused(f"{out}: that is a symbolic link; give the path of a file, or a new name")
     if stat.S_ISDIR(info.st_mode):
         raise ExportRefused(f"{out}: that is a folder; give a file name")
-    if not stat.S_ISREG(info.st_mode):
-        raise ExportRefused(f"{out}: that is not a regular file (a device or a pipe?); give a file name")
+    kind = not_a_file(info.st_mode)
+    if kind is not None:
+        raise ExportRefused(f"{out}: that is {kind}, not a regular file; give a file name")
     if out.resolve() == session_path.resolve():
         raise ExportRefused(f"{out}: that is the session itself; choose another name")
+
+
+def _check_folder(out: Path) -> None:
+    """Refuse ``out`` when the folder to hold it is missing or not a folder, naming which."""
+    folder = out.parent
+    if folder.is_dir():
+        return
+    for above in (folder, *folder.parents):  # the nearest that is there says which is wrong
+        if os.path.lexists(above):
+            if not above.is_dir():
+                raise ExportRefused(f"{out}: {above} is not a folder")
+            break
+    raise ExportRefused(f"{out}: there is no folder {folder}")
+
+
+def _not_written(out: Path, exc: OSError) -> ExportRefused:
+    """Why the file system refused the export, in a person's words (``out`` named)."""
+    folder = out.parent
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        _check_folder(out)  # the folder went away
+        # the folder is there, yet a new file in it is "no such file": a file system of the
+        # kernel's own files (/proc, /sys) that takes none of ours
+        return ExportRefused(f"{out}: no file can be created in {folder}; give a path in another folder")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return ExportRefused(f"{out}: permission denied: no file can be created in {folder}")
+    return ExportRefused(f"{out}: {describe_os_error(exc)}")
 
 
 def write_export(text: str, out: Path, session_path: Path) -> int:
     """Write an export to ``out`` atomically (never over the session itself); the bytes written.
 
-    Raises ``ExportRefused`` for a target that is the session or a folder, and
-    ``OSError`` when the file system says no.
+    Raises ``ExportRefused`` for a target that is the session or a folder, or when the file
+    system says no (why, in one line naming ``out``); nothing is left written then.
     """
     check_target(out, session_path)
     data = text.encode("utf-8")
-    atomic_write(out, data, mode=0o644)
+    try:
+        atomic_write(out, data, mode=0o644)
+    except OSError as exc:
+        raise _not_written(out, exc) from None
     return len(data)

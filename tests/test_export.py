@@ -142,6 +142,47 @@ def test_out_that_is_not_a_regular_file_is_refused_and_left_as_it_is(
     assert stat.S_ISFIFO(pipe.lstat().st_mode) and link.is_symlink() and kept.read_text(encoding="utf-8") == "mine"
 
 
+def unwritable_targets(root: Path) -> list[tuple[Path, str]]:
+    """Paths an export cannot be written to, each with the reason it must give."""
+    a_file = root / "notes.txt"
+    a_file.write_text("mine", encoding="utf-8")
+    missing = root / "no" / "such"
+    cases = [(root, "that is a folder"), (a_file / "x.md", f"{a_file} is not a folder"),
+             (missing / "x.md", f"there is no folder {missing}")]
+    if Path("/proc/version").is_file():  # a kernel file: /proc takes no file of ours, root's neither
+        cases.append((Path("/proc/version"), "no file can be created in /proc"))
+    if Path("/dev/full").exists():
+        cases.append((Path("/dev/full"), "that is a character device, not a regular file"))
+    if os.geteuid() != 0:  # root writes in a folder whatever its mode says
+        locked = root / "locked"
+        locked.mkdir()
+        (locked / "old.md").write_text("old", encoding="utf-8")
+        locked.chmod(0o555)
+        cases.append((locked / "old.md", f"permission denied: no file can be created in {locked}"))
+    return cases
+
+
+def test_out_that_cannot_be_written_says_why_and_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The reason the file system gives is put in a person's words, never "No such file or directory"
+    for a path that is there."""
+    session = tmp_path / "coding-task.jsonl"
+    shutil.copyfile(SAMPLES / "coding-task.jsonl", session)
+    root = tmp_path / "root"
+    root.mkdir()
+    cases = unwritable_targets(root)
+
+    def tree() -> list[tuple[str, bytes | None]]:
+        return sorted((str(p), p.read_bytes() if p.is_file() else None) for p in tmp_path.rglob("*"))
+
+    before = tree()
+    for target, words in cases:
+        assert main(["export", str(session), "--out", str(target)]) == 2, target
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith(f"session-inspector: {target}: {words}"), err
+    assert tree() == before
+
+
 def test_out_is_written_atomically_and_never_over_the_session(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     session = tmp_path / "coding-task.jsonl"
