@@ -239,6 +239,14 @@ def test_a_null_error_field_is_no_error() -> None:
     assert read_outcome("edit", {"error": {"message": None}}, None).state == FAILED  # an error object is one
 
 
+def test_a_failure_recorded_without_an_error_message_quotes_no_output_as_its_reason() -> None:
+    """Status "error" and no ``error`` field: the call failed, and its output is only its output."""
+    outcome = read_outcome("read", {"output": "Reading 3 files\nsrc/a.py: 40 lines"}, "error")
+    assert (outcome.state, outcome.detail, outcome.text()) == (FAILED, "", "failed")
+    assert outcome.tail == "src/a.py: 40 lines"  # said as "its output ended ...", never as the error
+    assert read_outcome("read", {"error": "File not found: a.py"}, "error").text() == 'failed: "File not found: a.py"'
+
+
 def test_the_calls_status_stands_for_a_result_recorded_apart() -> None:
     statuses = ToolStatuses({(3, 0): "success"}, {(1, "dep1"): "error", (1, "dep2"): "success"})
     assert statuses.result_status(3, 0, 1, "dep1") == "success"  # the result's own record speaks first

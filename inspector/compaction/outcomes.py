@@ -397,9 +397,9 @@ def read_outcome(kind: str, response: object, status: str | None) -> Outcome:
     if status == "cancelled" or (error is not None and error.startswith("[Operation Cancelled]")):
         return Outcome(CANCELLED)
     if status == "error" or error is not None:
-        if not error:
+        if not error:  # recorded as failed, with no error message: the output is only that, never the reason
             kept = result_text(response)
-            error = kept.head if kept is not None else ""
+            return Outcome(FAILED, tail=_last_output_line(kept.tail.split("\n")) if kept is not None else "")
         return Outcome(FAILED, first_line(error))
     if status == "success" and kind not in _READ_FURTHER:
         return _SUCCEEDED  # nothing in the text can say more
