@@ -67,6 +67,26 @@ def test_diff_reports_added_removed_unchanged_per_section() -> None:
     assert not snap.diff(FULL, FULL).changed
 
 
+def test_a_diff_past_the_exact_size_matches_lines_as_a_multiset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot far longer than any model writes is diffed in time that grows with its length (difflib
+    took seconds at 100,000 lines): the same lines added and removed, in reading order; a moved line
+    counts as unchanged."""
+    lines = [f"- fact {i}" for i in range(60)]
+    edited = [*lines[:10], "- fact 10 (checked)", *lines[11:40], *lines[41:], "- fact 40"]  # one changed, one moved
+
+    def section(body: list[str]) -> str:
+        return "<state_snapshot>\n<key_knowledge>\n" + "\n".join(body) + "\n</key_knowledge>\n</state_snapshot>"
+
+    exact = snap.diff(section(lines), section(edited)).sections[0]
+    monkeypatch.setattr(snap, "DIFF_EXACT_LINES", 5)
+    cheap = snap.diff(section(lines), section(edited)).sections[0]
+    assert cheap.added == ["- fact 10 (checked)"] and cheap.removed == ["- fact 10"]
+    assert exact.added == ["- fact 10 (checked)", "- fact 40"] and exact.removed == ["- fact 10", "- fact 40"]
+    assert len(cheap.unchanged) == 59
+    ops = [(c.op, c.text) for c in cheap.changes]
+    assert ops[9:12] == [("unchanged", "- fact 9"), ("removed", "- fact 10"), ("added", "- fact 10 (checked)")]
+
+
 def test_diff_ignores_indentation_and_bullet_spacing() -> None:
     a = "<state_snapshot><task_state>\n- Do  it\n</task_state></state_snapshot>"
     b = "<state_snapshot><task_state>\n        -   Do it\n</task_state></state_snapshot>"

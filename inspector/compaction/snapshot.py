@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -204,18 +205,70 @@ class SnapshotDiff:
         return {"changed": self.changed, "counts": self.counts(), "sections": [s.to_json() for s in self.sections]}
 
 
+# Past this many lines on each side of what differs, lines are matched as a multiset (see ``_diff_lines``):
+# difflib's matcher costs about (lines) x (changes), seconds at 100,000 lines with changes spread out.
+DIFF_EXACT_LINES = 20_000
+
+
 def _diff_lines(old: list[str], new: list[str]) -> list[LineChange]:
-    """Line changes in reading order; lines compare after normalising spaces and bullets."""
-    matcher = difflib.SequenceMatcher(a=[normalise_line(x) for x in old], b=[normalise_line(x) for x in new],
-                                      autojunk=False)
-    changes: list[LineChange] = []
-    for op, a1, a2, b1, b2 in matcher.get_opcodes():
-        if op == "equal":
-            changes.extend(LineChange("unchanged", line) for line in new[b1:b2])
-        else:
-            changes.extend(LineChange("removed", line) for line in old[a1:a2])
-            changes.extend(LineChange("added", line) for line in new[b1:b2])
+    """Line changes in reading order; lines compare after normalising spaces and bullets.
+
+    The common head and tail are cut off first.  What lies between is diffed
+    line by line (difflib) up to ``DIFF_EXACT_LINES`` lines a side; a longer
+    one (a snapshot no model writes, but a file may hold) matches lines as a
+    multiset: which lines were added and removed is still exact, only a line
+    that moved is said to be unchanged rather than removed and added again.
+    """
+    a, b = [normalise_line(x) for x in old], [normalise_line(x) for x in new]
+    head = 0
+    while head < len(a) and head < len(b) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    changes = [LineChange("unchanged", line) for line in new[:head]]
+    a_end, b_end = len(a) - tail, len(b) - tail
+    if max(a_end, b_end) - head > DIFF_EXACT_LINES:
+        changes.extend(_multiset_changes(old[head:a_end], new[head:b_end], a[head:a_end], b[head:b_end]))
+    else:
+        matcher = difflib.SequenceMatcher(a=a[head:a_end], b=b[head:b_end], autojunk=False)
+        for op, a1, a2, b1, b2 in matcher.get_opcodes():
+            if op == "equal":
+                changes.extend(LineChange("unchanged", line) for line in new[head + b1:head + b2])
+            else:
+                changes.extend(LineChange("removed", line) for line in old[head + a1:head + a2])
+                changes.extend(LineChange("added", line) for line in new[head + b1:head + b2])
+    changes.extend(LineChange("unchanged", line) for line in new[b_end:])
     return changes
+
+
+def _multiset_changes(old: list[str], new: list[str], a: list[str], b: list[str]) -> Iterator[LineChange]:
+    """Each line of ``new`` is unchanged while ``old`` has a copy of it left (``a``, ``b``: the lines
+    normalised), in reading order: a removed line comes where it stood among the unchanged ones."""
+    kept_old, kept_new = _kept(a, b), _kept(b, a)
+    i = j = 0
+    while i < len(old) or j < len(new):
+        if i < len(old) and not kept_old[i]:
+            yield LineChange("removed", old[i])
+            i += 1
+        elif j < len(new) and not kept_new[j]:
+            yield LineChange("added", new[j])
+            j += 1
+        else:
+            yield LineChange("unchanged", new[j])
+            i, j = i + 1, j + 1
+
+
+def _kept(lines: list[str], other: list[str]) -> list[bool]:
+    """For each of ``lines``: does ``other`` still have a copy of it (each copy matched once)?"""
+    left = Counter(other)
+    kept = []
+    for line in lines:
+        has = left[line] > 0
+        if has:
+            left[line] -= 1
+        kept.append(has)
+    return kept
 
 
 def diff(old: Snapshot | str, new: Snapshot | str) -> SnapshotDiff:
