@@ -9,7 +9,7 @@ from typing import ClassVar
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
-from textual.notifications import SeverityLevel
+from textual.notifications import Notify, SeverityLevel
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -22,6 +22,10 @@ from inspector.tui.screens.help import LIST_INTRO, OTHER_INTRO, SEARCH_INTRO, SE
 from inspector.tui.screens.search import SearchScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
+
+TOASTS_SHOWN = 3  # toasts on screen at once, at most (fewer on a short screen: InspectorApp.toasts_shown)
+TOAST_ROWS = 6  # one toast's rows with its margin: a title and a message of two or three lines
+_SEVERITY_RANK = {"information": 0, "warning": 1, "error": 2}
 
 
 class InspectorApp(App[None]):
@@ -61,6 +65,27 @@ class InspectorApp(App[None]):
         for Textual's signature and ignored."""
         super().notify(visible(message), title=visible(title, one_line=True), severity=severity, timeout=timeout,
                        markup=False)
+
+    def on_notify(self, event: Notify) -> None:
+        """Toasts do not pile up over the screen: a notification replaces an earlier one of the same
+        words, and no more are shown than ``toasts_shown`` (to make room the least severe go first,
+        oldest first: a newer notice never pushes out an error while a less important one is shown).
+        Runs before or after Textual's own handler adds the new one; either way the new one stays."""
+        new = event.notification
+        others = [n for n in self._notifications if n.identity != new.identity]
+        same = [n for n in others if (n.title, n.message, n.severity) == (new.title, new.message, new.severity)]
+        rest = sorted((n for n in others if n not in same), key=lambda n: (_SEVERITY_RANK[n.severity], n.raised_at))
+        dropped = same + rest[:max(0, len(rest) - (self.toasts_shown - 1))]
+        for old in dropped:
+            self._unnotify(old, refresh=False)
+        if dropped:
+            self._refresh_notifications()
+
+    @property
+    def toasts_shown(self) -> int:
+        """How many toasts at most: a toast and its margin take about six rows (a short message at
+        80 columns), so together they cover at most half the screen, and never more than three."""
+        return max(1, min(TOASTS_SHOWN, self.size.height // (2 * TOAST_ROWS)))
 
     def on_mount(self) -> None:
         if self.path is not None and not is_folder(self.path):
