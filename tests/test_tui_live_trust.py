@@ -228,6 +228,31 @@ async def test_masking_and_cost_come_back_on_a_run_that_never_pauses_and_say_the
         assert own.cost.switch == carried.cost.switch
 
 
+async def test_an_append_after_the_longest_wait_has_masking_and_cost_worked_out_at_once(tmp_path: Path) -> None:
+    """A run busy for longer than ``NOTES_LONGEST``: the next append finds the longest wait over and
+    has masking and cost worked out at once (a timer of no delay died on a division by zero inside
+    Textual, and they stayed the older version's for the rest of the run)."""
+    seen = Seen()
+    async with watched(tmp_path, "session-long-run.jsonl", conversation(6), seen) as (pilot, view, path):
+        view.NOTES_QUIET = 3_600.0  # the appends never pause
+        view.NOTES_LONGEST = 3_600.0
+        before = len(view.loaded.analysis.turns)
+        worked_out = seen.count(lambda m: isinstance(m, NotesReady))
+        append(path, prompt(6) + answer(6))
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the first append was not shown")
+        carried = noted(view.loaded.analysis)
+        assert carried is not None and carried.as_of == before  # carried over, waiting for a pause
+        view.NOTES_LONGEST = 0.0  # the run has now gone on for longer than the longest wait
+        append(path, prompt(7) + answer(7))
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 2, "the second append was not shown")
+        await seen.until(pilot, lambda: seen.count(lambda m: isinstance(m, NotesReady)) > worked_out,
+                         "masking and cost were not worked out again", timeout=15)
+        await idle(pilot)
+        own = noted(view.loaded.analysis)
+        assert own is not None and own.as_of is None
+        assert len(view.loaded.analysis.turns) > before
+
+
 async def test_keys_that_cannot_act_now_say_why(tmp_path: Path) -> None:
     """F6: a, u, p and b are left out of the footer when they cannot act, but pressed they say why."""
     path = session_file(tmp_path, "session-keys.jsonl", conversation(4))

@@ -420,7 +420,11 @@ class SessionLive(InspectorScreen):
         if self._notes_pending_since is None:
             self._notes_pending_since = now
         wait = min(self.NOTES_QUIET, self._notes_pending_since + self.NOTES_LONGEST - now)
-        self._notes_timer = self.set_timer(max(wait, 0.0), lambda: self.note_again(loaded))
+        if wait <= 0:  # the longest wait is over: at once (a Textual timer of no delay dies dividing by it)
+            self._notes_timer = None
+            self.call_later(self.note_again, loaded)
+            return
+        self._notes_timer = self.set_timer(wait, lambda: self.note_again(loaded))
 
     def note_again(self, loaded: Loaded) -> None:
         if self.loaded is loaded:
