@@ -235,7 +235,12 @@ class _Call:
     @property
     def identity(self) -> str:
         """What makes two calls the same action: the same tool with the same arguments, the whole
-        command for a shell (another edit of the file, or another script, is another action)."""
+        command for a shell (another edit of the file, or another script, is another action), in the same
+        folder; the ``description`` the model writes beside each run is no part of what ran."""
+        if self.command:
+            folder = next((v.strip() for v in (self.args.get("dir_path"), self.args.get("directory"))
+                           if isinstance(v, str) and v.strip()), "")
+            return f"{self.name} {json.dumps([self.command.strip(), folder], ensure_ascii=False)}"
         return f"{self.name} {json.dumps(self.args, sort_keys=True, ensure_ascii=False, default=str)}"
 
 

@@ -471,7 +471,11 @@ def _main_arg(call: Call) -> str:
 
 
 def _identity(call: Call) -> str:
-    """The same call: the same tool with the same arguments (a shell command whole)."""
+    """The same call: the same tool with the same arguments; for a shell, the same command (whole) in
+    the same folder (the ``description`` the model writes beside each run says nothing of what ran)."""
+    command = call.command() if call.kind == "shell" else None
+    if command:
+        return f"{call.name} {json.dumps([command, _folder(call)], ensure_ascii=False)}"
     return f"{call.name} {json.dumps(call.args, sort_keys=True, ensure_ascii=False, default=str)}"
 
 

@@ -1,0 +1,58 @@
+"""The offline snapshot's lines, read against the recording they come from: cases found by reading
+its snapshots of published sessions line by line.
+
+Each test writes a recording in Gemini CLI 0.61's JSONL form (``tests.test_snapshot_truth.Recording``)
+and runs ``session-inspector compact --provider offline --force --json`` on it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inspector.cli import main
+from tests.test_snapshot_truth import Recording, line_with, shell, shell_text
+
+
+def _compact(path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
+    assert main(["compact", str(path), "--provider", "offline", "--force", "--json"]) == 0
+    result: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert result["status"] == "COMPRESSED", result["message"]
+    return result
+
+
+def _run(command: str, description: str, output: str, folder: str | None = None) -> dict[str, Any]:
+    args = {"command": command, "description": description}
+    if folder is not None:
+        args["dir_path"] = folder
+    return shell(args=args, status="success", output=shell_text(output))
+
+
+def test_a_command_run_again_with_other_words_beside_it_is_the_same_command(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Gemini CLI's model writes a new ``description`` beside every run of a command: the same
+    command in the same folder that later succeeded is still "a later run of it", and its first
+    error is no open problem for the independent check either; in another folder it is not."""
+    session = Recording()
+    session.user("Make the IPv6 test pass.")
+    session.model("Running it.", _run("python3 test_ipv6.py", "Reproduce the mixed-case IPv6 issue.",
+                                      "Output: ModuleNotFoundError: No module named 'django'\nExit Code: 1\n"
+                                      "Process Group PGID: 11", "/home/dev/bench"))
+    session.model("Again.", _run("python3 test_ipv6.py", "Run it again with sys.path set.",
+                                 "Output: Test passed\nProcess Group PGID: 12", "/home/dev/bench"))
+    session.model("Other.", _run("make lint", "Lint the project.",
+                                 "Output: E501 line too long\nExit Code: 2\nProcess Group PGID: 13", "/home/dev/a"))
+    session.model("Other.", _run("make lint", "Lint the other project.",
+                                 "Output: all clean\nProcess Group PGID: 14", "/home/dev/b"))
+    session.padding(24)
+    result = _compact(session.write(tmp_path / "rerun.jsonl"), capsys)
+    snapshot = result["snapshot"]
+    fixed = line_with(snapshot, "No module named 'django'")
+    assert "a later run of it (the same arguments) succeeded" in fixed
+    assert "later" not in line_with(snapshot, "E501 line too long")  # its success was in another folder
+    errors = [fact["value"] for fact in result["facts"]["facts"] if fact["kind"] == "error"]
+    assert not any("django" in value for value in errors) and any("E501" in value for value in errors), errors
+    assert result["false_claims"] == []
