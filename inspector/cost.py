@@ -8,8 +8,10 @@ plus ``tool`` is billed as input, of which ``cached`` at the cached price;
 ``output`` plus ``thoughts`` as output.  The tier follows the prompt's size.
 
 Each figure names the model the price table matched and the tier it used.
-A turn whose record names no model, or a model the table does not know, gets
-no figure at all.  A user signed in with Google (a subscription or the free
+A turn whose record names no model is priced as the model the analysis is
+for (``--model``, else the newest one the session names: ``Analysis.model``),
+on every face alike (``cost_of``); where that is unknown too, or the table
+does not know the model, the turn gets no figure at all.  A user signed in with Google (a subscription or the free
 tier) pays nothing per token: cost can be turned off (``--no-cost``,
 ``SESSION_INSPECTOR_COST=off``), and is off by default when Gemini CLI's
 settings say that is how the user signs in.
@@ -440,11 +442,16 @@ def turn_models(session: Session, analysis: Analysis) -> Sequence[str | None]:
 
 
 def cost_of(session: Session, analysis: Analysis, switch: CostSwitch, override: str | None = None) -> SessionCost:
-    """Cost per turn and in all for a loaded session: the one function both faces call
-    (``override``: the model assumed where a turn's record names none)."""
+    """Cost per turn and in all for a loaded session: the one function both faces call.
+
+    Where a turn's record names no model, ``analysis.model`` is assumed (the model the figures
+    are for: ``--model``, else the session's newest), whatever the face passes as ``override``
+    (kept for callers: ``analyze`` passed ``--model`` alone, the app the analysis's model, so a
+    turn without a model was priced in the app and not by ``analyze --json``)."""
     if not switch.enabled:
         return SessionCost(switch)
-    return session_cost(analysis.recorded, turn_models(session, analysis), switch, override)
+    assumed = analysis.model or override
+    return session_cost(analysis.recorded, turn_models(session, analysis), switch, assumed)
 
 
 def usd_text(usd: Decimal) -> str:

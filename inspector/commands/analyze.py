@@ -22,8 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "per token; default: SESSION_INSPECTOR_COST, else off when signed in with Google)")
 
 
-def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost: bool | None = None,
-                model: str | None = None) -> dict[str, Any]:
+def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost: bool | None = None) -> dict[str, Any]:
     """The ``analyze --json`` object: the analysis, what masking does next turn, and cost."""
     from inspector.compaction.masking import masking_of
     from inspector.cost import cost_of, prompt_saving, resolve_cost
@@ -32,7 +31,7 @@ def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost:
     masking = masking_of(session, result.turns)
     data["masking"] = masking.to_json()
     switch = resolve_cost(cost)
-    data["cost"] = cost_of(session, result, switch, model).to_json(lazy=lazy)
+    data["cost"] = cost_of(session, result, switch).to_json(lazy=lazy)  # (assumes the analysis's model, as the app)
     if switch.enabled:
         before = result.context_tokens
         saving = prompt_saving(result.model, before, before - masking.tokens_saved) if masking.parts else None
@@ -51,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     result = analyze(session, model=args.model, threshold=threshold.value, view=configured.view)
     hold_until_exit(session, result)  # nothing to write but stdout: the process may end without freeing them
     if args.json:
-        report = json_report(session, result, lazy=True, cost=args.cost, model=args.model)
+        report = json_report(session, result, lazy=True, cost=args.cost)
         hold_until_exit(report)
         print_json(report)
     else:
