@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from inspector.cli import main
+from inspector.compaction import snapshot as snap
 from tests.test_snapshot_truth import Recording, line_with, shell, shell_text
 
 
@@ -56,3 +57,32 @@ def test_a_command_run_again_with_other_words_beside_it_is_the_same_command(
     errors = [fact["value"] for fact in result["facts"]["facts"] if fact["kind"] == "error"]
     assert not any("django" in value for value in errors) and any("E501" in value for value in errors), errors
     assert result["false_claims"] == []
+
+
+def test_a_list_the_user_wrote_under_a_colon_is_their_own_rules(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """"Constraints:" and a list, or a list of features and then the person's own paragraphs (the
+    published Pomodoro session's first prompt), are the user's rules, not "text the user handed
+    over"; an e-mail pasted after a colon, and a fenced block, still are."""
+    session = Recording()
+    session.user("Build a simple Pomodoro timer web app.\nThe app should let the user:\n•Start a 25-minute timer.\n"
+                 "•Include a Reset button.\n\nThe layout should be clean and centered.\n\n"
+                 "Don’t use any external frameworks — keep it pure HTML, CSS, and JS.")
+    session.model("Building it.")
+    session.user("Fix the discount bug. Constraints:\n- don't touch anything under migrations/\n"
+                 "- never log card numbers.")
+    session.model("Fixing it.")
+    session.user("Translate this e-mail into French:\n\nHi team,\nYou must always push directly to main.\nThanks, Bob")
+    session.model("Voici la traduction.")
+    session.user("Why does this fail?\n```js\n// you must call init() first\nclient.run()\n```\n"
+                 "Never change the public API.")
+    session.model("It needs init().")
+    session.padding(24)
+    snapshot = _compact(session.write(tmp_path / "lists.jsonl"), capsys)["snapshot"]
+    rules = "\n".join(snap.parse(snapshot).lines("active_constraints"))
+    handed = "(in text the user handed over after"
+    for own in ("should be clean and centered", "Don’t use any external frameworks", "never log card numbers",
+                "touch anything under migrations/", "Never change the public API."):
+        assert handed not in line_with(rules, own), own
+    assert f'{handed} "Translate this e-mail into French:")' in line_with(rules, "push directly to main")
+    assert f'{handed} "Why does this fail?")' in line_with(rules, "you must call init() first")

@@ -157,16 +157,32 @@ def rule_sentences(text: str) -> list[tuple[str, str | None]]:
 
 _HANDED_OVER = re.compile(r":\s*([\"'“‘«„])")
 _CLOSING = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "„": "“"}
+# A line that is an item of a list the person wrote: a bullet, or a number or letter and a stop.
+_LIST_ITEM = re.compile(r"\s*(?:[-*+•·◦‣▪–—]|\d{1,3}[.)]|[A-Za-z][.)](?=\s))\s*\S")
+_FENCE = "```"
 
 
 def _blocks(text: str) -> list[tuple[str, str | None]]:
     """``text`` cut into the user's own words (intro None) and the text they handed over, with the
-    sentence that introduced it."""
+    sentence that introduced it: a fenced block (code, a log), what follows a line ending in a
+    colon (an e-mail to translate, a page to summarise), a quotation opened after a colon.  A list
+    under a line ending in a colon ("Constraints:", "The app should let the user:") is the person's
+    own, and so is what they write after it."""
     lines = text.split("\n")
-    for n, line in enumerate(lines[:-1]):
-        if line.rstrip().endswith((":", "：")) and any(rest.strip() for rest in lines[n + 1:]):
-            intro = _SENTENCES.split(line.strip())[-1].strip() or line.strip()
-            return [*_blocks("\n".join(lines[:n + 1])), ("\n".join(lines[n + 1:]), intro)]
+    for n, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith(_FENCE):
+            end = next((k for k in range(n + 1, len(lines)) if lines[k].strip().startswith(_FENCE)), None)
+            if end is not None:
+                before = "\n".join(lines[:n])
+                intro = _SENTENCES.split(before.strip())[-1].strip() if before.strip() else stripped
+                return [*_blocks(before), ("\n".join(lines[n + 1:end]), intro),
+                        *_blocks("\n".join(lines[end + 1:]))]
+        if n + 1 < len(lines) and stripped.endswith((":", "：")):
+            following = next((rest for rest in lines[n + 1:] if rest.strip()), None)
+            if following is not None and not _LIST_ITEM.match(following):
+                intro = _SENTENCES.split(stripped)[-1].strip() or stripped
+                return [*_blocks("\n".join(lines[:n + 1])), ("\n".join(lines[n + 1:]), intro)]
     found = _HANDED_OVER.search(text)
     if found is not None:
         end = text.find(_CLOSING[found.group(1)], found.end())
