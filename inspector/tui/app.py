@@ -35,8 +35,8 @@ class InspectorApp(App[None]):
     CSS_PATH = Path(__file__).with_name("app.tcss")
     COMMANDS: ClassVar = {InspectorCommands}  # the app's commands, then Textual's (one provider: a fixed order)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark,f1", "help", "Help", id="app.help", key_display="?",
-                tooltip="every key of this screen"),
+        # No key_display: while a text field takes "?", the footer shows the key that still works (f1)
+        Binding("question_mark,f1", "help", "Help", id="app.help", tooltip="every key of this screen"),
         Binding("q", "quit", "Quit", id="app.quit", tooltip="leave session-inspector"),
     ]
 

@@ -16,6 +16,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from inspector.tui.widgets.text_field import TextField
+
 T = TypeVar("T")
 
 
@@ -37,7 +39,7 @@ class AskScreen(ModalScreen[T | None], Generic[T]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Static(Text(self.question, style="bold"), markup=False)
-            yield Input(self.initial, placeholder=self.placeholder, id="ask-input")
+            yield TextField(self.initial, placeholder=self.placeholder, id="ask-input")
             yield Static("", id="ask-error", markup=False)
             yield Static(Text("Enter: go    Esc: cancel", style="dim"), markup=False)
 

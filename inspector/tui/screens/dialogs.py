@@ -16,6 +16,7 @@ from textual.widgets import Input, Label, ProgressBar, Select, Static
 from inspector.format import Literal, plural, visible
 from inspector.progress import Progress
 from inspector.tui.running import STRATEGIES, RunOptions, parse_target
+from inspector.tui.widgets.text_field import TextField
 
 STRATEGY_LABELS = {
     "reference": "reference - Gemini CLI's own compaction",
@@ -66,14 +67,15 @@ class FocusScreen(ModalScreen[RunOptions | None]):
         with Vertical(classes="dialog"):
             yield Static(Text(f"Compact turns 0-{self.split - 1:,}: what should the summary keep above all?",
                               style="bold"), markup=False)
-            yield Input(self.initial, placeholder="e.g. the database schema decisions and open bugs", id="focus-input")
+            yield TextField(self.initial, placeholder="e.g. the database schema decisions and open bugs",
+                            id="focus-input")
             with Horizontal(id="run-strategy-row"):
                 yield Label("strategy ", classes="run-label")
                 yield Select([(STRATEGY_LABELS[name], name) for name in STRATEGIES], value=self.options.strategy,
                              allow_blank=False, id="strategy-select")
             with Horizontal(id="run-target-row"):
                 yield Label("target ", classes="run-label")
-                yield Input("" if target is None else f"{target:g}", id="target-input",
+                yield TextField("" if target is None else f"{target:g}", id="target-input",
                             placeholder="staged: 0.2 of window, 30000 tokens; empty: default")
             if self.offline:
                 yield Static(Text("The offline summariser reads a focus as words: the lines that hold them rank "

@@ -26,6 +26,7 @@ from inspector.format import describe_os_error, plural, visible
 from inspector.tui.loading import Loaded
 from inspector.tui.preview import Preview
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.widgets.text_field import TextField
 
 FORMAT_LABELS: dict[Format, str] = {"md": "Markdown (.md)", "html": "one HTML page (.html)"}
 
@@ -62,7 +63,7 @@ class ExportScreen(ModalScreen[ExportChoice | None]):
                              id="export-format")
             with Horizontal(classes="export-row"):
                 yield Label("file ", classes="run-label")
-                yield Input(str(self.folder / default_name(self.session_path, "md")), id="export-path")
+                yield TextField(str(self.folder / default_name(self.session_path, "md")), id="export-path")
             if self.preview is not None:
                 yield Checkbox(f"with the previewed compaction ({self.preview})", value=True, id="export-preview")
             yield Static("", id="export-error", markup=False)

@@ -23,6 +23,7 @@ from inspector.format import plural, visible
 from inspector.search import Hit, IndexReport, SearchError, SearchIndex, query_words
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.session_list import named_in_full
+from inspector.tui.widgets.text_field import TextField
 
 INDEX_GROUP = "search-index"
 QUERY_GROUP = "search-query"
@@ -52,7 +53,7 @@ class SearchScreen(InspectorScreen):
         where = str(self.folder) if self.folder is not None else f"{gemini_tmp()}/*/chats"
         yield Static(Text.assemble(("Search the sessions in ", "bold"), visible(where, one_line=True)),
                      id="search-title", markup=False)
-        yield Input(placeholder="words to find in prompts, replies and tool calls; Enter searches", id="query")
+        yield TextField(placeholder="words to find in prompts, replies and tool calls; Enter searches", id="query")
         yield Static("", id="search-status", markup=False)
         yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
         yield Static("", id="hit-row", markup=False)

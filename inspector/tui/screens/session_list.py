@@ -38,6 +38,7 @@ from inspector.catalog import (
 from inspector.format import plural, visible
 from inspector.tui.messages import SessionListed
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.widgets.text_field import TextField
 
 LIST_GROUP = "list"
 PADDING = 2  # a DataTable cell's padding, both sides
@@ -136,7 +137,7 @@ class SessionListScreen(InspectorScreen):
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text(), id="list-title", markup=False)
-        yield Input(placeholder="filter: session id, file, project or title…", id="filter")
+        yield TextField(placeholder="filter: session id, file, project or title…", id="filter")
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Static("", id="list-row", markup=False)
         yield Static("", id="list-empty", markup=False)

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from inspector.compaction.snapshot import Provenance, parse, text_lines
 from inspector.format import plural, visible
 from inspector.tui.messages import ShowTurn
+from inspector.tui.widgets.text_field import TextField
 
 PREVIEW_TURNS = 3
 PREVIEW_CHARS = 160
@@ -90,7 +91,7 @@ class SnapshotLines(Vertical):
         self.shown: list[int] = []  # entry index of each option, -1 for a heading
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="search the snapshot (Enter: back to the lines, Esc: clear)", id="snapshot-search")
+        yield TextField(placeholder="search the snapshot (Enter: back to the lines, Esc: clear)", id="snapshot-search")
         yield OptionList(id="snapshot-lines")
         yield Static(Text("Select a line to see the turns it comes from.", style="dim"), id="line-source",
                      markup=False)

@@ -1,0 +1,97 @@
+"""The keys the footer offers work while a text field has the keys: none of them is typed into the field.
+
+Walked at 80x24 with the keyboard only, on the session list's filter, the search across sessions and
+the preview's snapshot search.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.keys import _character_to_key
+from textual.widgets import Input
+from textual.widgets._footer import FooterKey
+
+from inspector.tui.screens.help import HelpScreen
+from inspector.tui.screens.search import SearchScreen
+from inspector.tui.screens.snapshot import SnapshotScreen
+from tests.snapshot_app import SAMPLES, build_app, settle
+
+SIZE = (80, 24)
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    for name in ("coding-task.jsonl", "gemini-cli-0.61-three-prompts.jsonl"):
+        shutil.copyfile(SAMPLES / name, chats / name)
+    return chats
+
+
+def offered(screen) -> list[FooterKey]:  # type: ignore[no-untyped-def]
+    return [key for key in screen.query(FooterKey) if key.display]
+
+
+async def check_offered_keys(pilot, field: Input) -> None:  # type: ignore[no-untyped-def]
+    """Every one-character key the footer shows is pressed: it must act, not be typed; the help key opens help."""
+    screen = pilot.app.screen
+    assert pilot.app.focused is field
+    shown = offered(screen)
+    assert shown, "the footer shows no key"
+    for key in [k for k in shown if len(k.key_display) == 1 and k.key_display.isprintable()]:
+        before = field.value
+        await pilot.press(_character_to_key(key.key_display))
+        await settle(pilot)
+        assert field.value == before, f"the footer offers {key.key_display!r} ({key.description}), which types it"
+        if pilot.app.screen is not screen:
+            pilot.app.pop_screen()
+            await settle(pilot)
+        field.focus()
+        await settle(pilot)
+    helps = [k for k in offered(screen) if k.description == "Help"]
+    assert len(helps) == 1
+    await pilot.press(_character_to_key(helps[0].key_display) if len(helps[0].key_display) == 1
+                      else helps[0].key_display.lower())
+    await settle(pilot)
+    assert isinstance(pilot.app.screen, HelpScreen), f"{helps[0].key_display} (Help) did not open help"
+    await pilot.press("escape")
+    await settle(pilot)
+    assert pilot.app.screen is screen and pilot.app.focused is field
+
+
+async def test_the_list_filter_is_offered_only_keys_that_work(folder: Path) -> None:
+    app = build_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash")
+        await settle(pilot)
+        await pilot.press(*"cod")
+        await check_offered_keys(pilot, app.screen.query_one("#filter", Input))
+
+
+async def test_the_search_across_sessions_is_offered_only_keys_that_work(folder: Path) -> None:
+    app = build_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(*"auth")
+        await check_offered_keys(pilot, app.screen.query_one("#query", Input))
+
+
+async def test_the_snapshot_search_is_offered_only_keys_that_work(folder: Path) -> None:
+    app = build_app(folder / "coding-task.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        assert isinstance(app.screen, SnapshotScreen)
+        await pilot.press("slash")
+        await settle(pilot)
+        await pilot.press(*"src")
+        await check_offered_keys(pilot, app.screen.query_one("#snapshot-search", Input))
