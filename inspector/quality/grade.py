@@ -276,8 +276,14 @@ class _PathFinder:
         return found
 
 
+# A snapshot line cannot hold the snapshot's own tags: whoever writes it turns them into something
+# else (the offline digest: "(/state_snapshot)").  A command is matched with its angle brackets alike
+# on both sides, so that a command holding such a tag is still the command it names.
+_ANGLES = str.maketrans("<>", "()")
+
+
 def _command_key(command: str) -> str:
-    return squash(command.replace("`", ""))[:COMMAND_CHARS].rstrip()
+    return squash(command.replace("`", "").translate(_ANGLES))[:COMMAND_CHARS].rstrip()
 
 
 _MORE_LINES = re.compile(r"\s*\(\+[\d,]+ more lines?\)$")
@@ -324,7 +330,7 @@ class _CommandFinder:
             for span in clause.spans:
                 found.update(self.matches(span))
         else:
-            flat = clause.flat
+            flat = clause.flat.translate(_ANGLES)
             spaced = flat.split(" ")
             for i, word in enumerate(spaced):
                 if word in self.programs:
@@ -393,7 +399,7 @@ def grade(
     parts = clauses(snapshot, read_lines)
     lines = [squash(line) for _section, line in read_lines]
     index = _LineIndex(lines, (f for f in ground.facts if f.kind not in ("path", "command")))
-    flat_all = squash(snapshot.replace("`", ""))
+    flat_all = squash(snapshot.replace("`", "").translate(_ANGLES))
     finder = _PathFinder(ground.ops_by_path)
     commands = _CommandFinder(_command_key(line) for line in ground.outcomes_by_command)
     # a clause's paths count only where it says what was done to them
@@ -428,7 +434,7 @@ def _kept(fact: Fact, said_paths: dict[str, set[str]], said_commands: dict[str, 
     if fact.kind == "path":
         return FAMILY.get(fact.state, "") in said_paths.get(fact.key, set())
     if fact.kind == "command":
-        if fact.extra and squash(fact.extra)[:100] not in flat_all:
+        if fact.extra and squash(fact.extra.translate(_ANGLES))[:100] not in flat_all:
             return False
         said = said_commands.get(_command_key(fact.key), set())
         return "named" in said if fact.state == "unknown" else fact.state in said
