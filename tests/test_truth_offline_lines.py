@@ -105,3 +105,49 @@ def test_a_command_that_holds_the_snapshots_own_tags_is_no_false_claim(
     assert result["false_claims"] == []
     commands = {fact["value"]: fact["kept"] for fact in result["facts"]["facts"] if fact["kind"] == "command"}
     assert len(commands) == 2 and all(commands.values()), commands
+
+
+EARLIER_RULES = """<state_snapshot>
+<overall_goal>
+- Add rate limiting to the login endpoint.
+</overall_goal>
+<active_constraints>
+- Must not use Redis.
+- Keep the limiter in memory.
+- Log every refused attempt.
+</active_constraints>
+</state_snapshot>"""
+
+
+def test_a_rule_said_since_an_earlier_snapshot_outlasts_the_rules_it_carried() -> None:
+    """When the budget is short, the user's newer rule stays before the earlier snapshot's (it may
+    undo them); it was dropped first while they were kept.  A rule the latest request quotes whole
+    is said there already."""
+    from inspector.compaction.prompts import GEMINI_CLI_ACKNOWLEDGEMENT, anchor_text
+    from inspector.compaction.summarisers.offline import OfflineSummariser
+
+    def text(role: str, words: str) -> dict[str, Any]:
+        return {"role": role, "parts": [{"text": words}]}
+
+    history = [text("user", EARLIER_RULES), text("model", GEMINI_CLI_ACKNOWLEDGEMENT),
+               text("user", "From now on, never push to the staging branch; tag releases on main instead."),
+               text("model", "Understood. " + "I will tag releases on main. " * 30),
+               text("user", "Now wire the limiter into the login view and add its tests."),
+               text("model", "Wiring it. " + "The limiter sits in front of the login view. " * 30)]
+    seen_without_old = False
+    for ratio in [n / 100 for n in range(10, 51)]:
+        out = snap.parse(OfflineSummariser(ratio=ratio).summarise_sync([*history, text("user", anchor_text(False))]))
+        rules = [line.removeprefix("- ") for line in out.lines("active_constraints")]
+        carried = [line for line in rules if line.startswith("As the earlier snapshot had it")]
+        newer = [line for line in rules if "staging branch" in line]
+        assert not carried or newer, (ratio, rules)
+        seen_without_old = seen_without_old or (bool(newer) and len(carried) < 3)
+    assert seen_without_old  # the budget did make a choice between them
+
+
+def test_a_rule_the_latest_request_quotes_whole_leaves_room_for_the_earlier_rules(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    sample = Path(__file__).resolve().parent.parent / "sample_sessions" / "after-compression.jsonl"
+    snapshot = _compact(sample, capsys)["snapshot"]
+    assert "Must not use Redis." in snapshot
+    assert "Don't change the login() signature." in line_with(snapshot, "Latest request:")

@@ -69,6 +69,7 @@ PLAN, PENDING, MEMORY, FAILURE = 860, 850, 820, 800
 CHANGED, COMMIT, COMMAND_FAILED, COMMAND_OK = 780, 760, 700, 650
 OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
 EARLIER, SINCE_PREVIOUS = 601, 921  # the lowest: newer requests rank higher, below the next tier up
+RULE_SINCE = LATEST - 1  # a rule said since an earlier snapshot: above all it carried (it may undo its rules)
 FIXED, AGENT = 300, 200
 FOCUS_BONUS, FOCUS_CAP = 250, 940
 
@@ -345,6 +346,8 @@ def _prompts(out: _Items, digest: Digest) -> None:
     else:
         goal = None
     takers = [(p, _content_words(p.text)) for p in prompts if _TAKE_BACK.search(p.text)]
+    latest = prompts[-1]
+    latest_line = f"Latest request: {lead(latest.text, 300)}"
     for prompt in prompts:
         for sentence, intro in rule_sentences(prompt.text):
             text, turns = quote(sentence, 300), [prompt.turn]
@@ -355,9 +358,11 @@ def _prompts(out: _Items, digest: Digest) -> None:
             if later is not None:  # the user came back to it: their later words, not a guess at what they meant
                 text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
                 turns.append(later.turn)
-            out.add("active_constraints", K_RULE, RULE, prompt.turn, text, turns)
-    latest = prompts[-1]
-    out.add("task_state", K_LATEST, LATEST, latest.turn, f"Latest request: {lead(latest.text, 300)}", [latest.turn])
+            priority = RULE
+            if since is not None and prompt.turn > since and quote(sentence, 300)[1:-1] not in latest_line:
+                priority = RULE_SINCE  # the user's newer word outranks the earlier snapshot's rules
+            out.add("active_constraints", K_RULE, priority, prompt.turn, text, turns)
+    out.add("task_state", K_LATEST, LATEST, latest.turn, latest_line, [latest.turn])
     for prompt in prompts[:-1]:
         if prompt is goal or prompt.text == latest.text:
             continue
