@@ -32,7 +32,8 @@ each): the agent's last words, failures a later run fixed, earlier
 requests, web lookups, calls of other tools, paths that were only read,
 listed or searched, commands that did not fail, then failed commands,
 commits, changed paths, failures, memory, a call without its result, the
-plan, the user's constraints, the earlier snapshot's lines, the latest
+plan, the user's constraints, the earlier snapshot's lines (a constraint
+the user gave since it outlasts them), the latest
 request, and last the goal (lines that name the focus instruction's words
 rank higher).  A path shown relative to the "path base" line
 (``lines.ROOT_WORDS``) is only written with that line.  How many lines of each kind were
