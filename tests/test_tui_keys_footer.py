@@ -95,3 +95,42 @@ async def test_the_snapshot_search_is_offered_only_keys_that_work(folder: Path) 
         await settle(pilot)
         await pilot.press(*"src")
         await check_offered_keys(pilot, app.screen.query_one("#snapshot-search", Input))
+
+
+async def test_a_snapshot_lines_turns_are_read_whole_with_the_keyboard(folder: Path) -> None:
+    """The turns a snapshot line comes from sit in a pane of a few rows at 80x24: Tab reaches it, the keys
+    scroll it, Enter goes to the first turn in the session view (it scrolled with the mouse only)."""
+    from textual.widgets import OptionList
+
+    from inspector.tui.screens.session import SessionScreen
+    from inspector.tui.widgets.snapshot_lines import SnapshotLines
+
+    app = build_app(folder / "coding-task.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        lines = app.screen.query_one(SnapshotLines)
+        pane = lines.query_one("#line-source-pane")
+        for _ in range(lines.lines.option_count):  # to the first line whose turns do not fit the pane
+            if pane.max_scroll_y > 0:
+                break
+            await pilot.press("down")
+            await settle(pilot)
+        entry = lines.selected()
+        assert entry is not None and entry.turns and pane.max_scroll_y > 0, "no line's turns overflow the pane"
+        assert isinstance(app.focused, OptionList)
+        await pilot.press("tab")
+        await settle(pilot)
+        assert app.focused is pane
+        await pilot.press("pagedown")
+        await settle(pilot)
+        assert pane.scroll_y > 0
+        await pilot.press("end")
+        await settle(pilot)
+        assert pane.scroll_y == pane.max_scroll_y
+        await pilot.press("enter")
+        await settle(pilot)
+        session = app.screen
+        assert isinstance(session, SessionScreen)
+        assert session.table.cursor == entry.turns[0]

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -73,13 +73,17 @@ class SnapshotLines(Vertical):
     SnapshotLines #snapshot-search { display: none; }
     SnapshotLines.-searching #snapshot-search { display: block; }
     SnapshotLines #snapshot-lines { height: 1fr; min-height: 4; border: none; }
-    SnapshotLines #line-source { height: auto; max-height: 45%; overflow-y: auto; padding: 0 1; background: $panel; }
+    SnapshotLines #line-source-pane { height: auto; max-height: 45%; padding: 0 1; background: $panel; }
+    SnapshotLines #line-source-pane:focus { background-tint: $foreground 5%; }
+    SnapshotLines #line-source { height: auto; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("slash", "search", "Search", id="preview.search", tooltip="search the snapshot's text"),
         Binding("escape", "clear_search", "Clear search", show=False, id="preview.clear-search",
                 tooltip="leave the search and show every line"),
+        Binding("enter", "open_source", "Go to turn", id="preview.source-turn",
+                tooltip="the selected line's first turn, in the session view (from the turns below the lines)"),
     ]
 
     def __init__(self, snapshot: str | None, provenance: Provenance | None,
@@ -93,8 +97,10 @@ class SnapshotLines(Vertical):
     def compose(self) -> ComposeResult:
         yield TextField(placeholder="search the snapshot (Enter: back to the lines, Esc: clear)", id="snapshot-search")
         yield OptionList(id="snapshot-lines")
-        yield Static(Text("Select a line to see the turns it comes from.", style="dim"), id="line-source",
-                     markup=False)
+        # The turns of the selected line: Tab reaches them, the arrows and page keys scroll them
+        with VerticalScroll(id="line-source-pane"):
+            yield Static(Text("Select a line to see the turns it comes from.", style="dim"), id="line-source",
+                         markup=False)
 
     @property
     def lines(self) -> OptionList:
@@ -138,6 +144,7 @@ class SnapshotLines(Vertical):
 
     def show_source(self, entry: Entry | None) -> None:
         source = self.query_one("#line-source", Static)
+        self.query_one("#line-source-pane", VerticalScroll).scroll_home(animate=False)
         if entry is None:
             source.update(Text(f"No line holds “{visible(self.query_text)}”." if self.query_text
                                else "The snapshot is empty.", style="yellow"))
@@ -151,7 +158,7 @@ class SnapshotLines(Vertical):
             source.update(head)
             return
         head.append(f"From {_turns_label(entry.turns)}", style="bold")
-        head.append("  (Enter: go to the first in the session)", style="dim")
+        head.append("  (Enter: go to the first in the session; Tab: scroll these turns)", style="dim")
         for turn in entry.turns[:PREVIEW_TURNS]:
             if 0 <= turn < len(self.history):
                 head.append("\n")
@@ -172,6 +179,10 @@ class SnapshotLines(Vertical):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
+        self.action_open_source()
+
+    def action_open_source(self) -> None:
+        """Enter on a line, or on its turns below: the first of them in the session view."""
         entry = self.selected()
         if entry is not None and entry.turns:
             self.post_message(ShowTurn(entry.turns[0]))
@@ -193,6 +204,8 @@ class SnapshotLines(Vertical):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_search":
             return self.has_class("-searching")  # otherwise Esc goes on to the screen (back)
+        if action == "open_source":  # the list's own Enter selects; this one is for the turns pane
+            return self.screen.focused is self.query_one("#line-source-pane", VerticalScroll)
         return True
 
     def action_clear_search(self) -> None:
