@@ -151,3 +151,29 @@ def test_a_rule_the_latest_request_quotes_whole_leaves_room_for_the_earlier_rule
     snapshot = _compact(sample, capsys)["snapshot"]
     assert "Must not use Redis." in snapshot
     assert "Don't change the login() signature." in line_with(snapshot, "Latest request:")
+
+
+def test_a_web_search_or_memory_that_did_not_happen_is_said_once_and_never_as_done(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cancelled web search was said twice ("`google_web_search` ... cancelled" and "Searched the web
+    for ... -> cancelled", as in a published session); a failed save_memory read "Saved to memory: ...
+    -> failed".  The failure line says each once, with why."""
+    session = Recording()
+    session.user("Find the router's firmware version and remember my SSH port.")
+    session.model("Searching.", {"name": "google_web_search", "args": {"query": "GL-BE3600 firmware release notes"},
+                                 "status": "cancelled", "output": None})
+    session.model("Saving.", {"name": "save_memory", "args": {"fact": "SSH port is 2222"}, "status": "error",
+                              "output": "x"})
+    for line in session.lines[-2:]:  # a failed call's result is its error field alone, as Gemini CLI records it
+        for part in (line.get("content") if line.get("type") == "user" else
+                     [r for c in line.get("toolCalls", []) for r in c["result"]]):
+            part["functionResponse"]["response"] = {"error": "memory file is read-only"}
+    session.model("Searching again.", {"name": "google_web_search", "args": {"query": "GL-BE3600 kernel"},
+                                       "status": "success", "output": "Web search results for \"GL-BE3600 kernel\":"})
+    session.padding(24)
+    snapshot = _compact(session.write(tmp_path / "web.jsonl"), capsys)["snapshot"]
+    assert len([line for line in snapshot.splitlines() if "GL-BE3600 firmware release notes" in line]) == 1
+    assert "cancelled" in line_with(snapshot, "GL-BE3600 firmware release notes")
+    assert "Saved to memory" not in line_with(snapshot, "SSH port is 2222")
+    assert "memory file is read-only" in line_with(snapshot, "SSH port is 2222")
+    assert 'Searched the web for "GL-BE3600 kernel" -> ok' in snapshot

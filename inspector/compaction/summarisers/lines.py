@@ -551,6 +551,8 @@ def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
 def _others(out: _Items, digest: Digest, root: str | None) -> None:
     for call in digest.calls:
         args = call.args
+        if call.kind in ("memory", "web_search", "fetch") and call.outcome.state in NOT_AS_ASKED:
+            continue  # its failure line says it, with why ("Saved to memory: ... -> failed" said it twice)
         if call.kind == "memory" and isinstance(args.get("fact"), str):
             out.add("key_knowledge", K_MEMORY, MEMORY, call.turn,
                     f"Saved to memory: {quote(args['fact'])} -> {call.outcome.text()}", call.turns)
