@@ -149,8 +149,10 @@ def context_line(context: ContextFigures, verdict: Verdict, width: int) -> Text:
 
 def split_line(loaded: Loaded, split: int, width: int) -> Text:
     """``split 145 (reference) · summarise 145 turns, 794,019 tok · keep 65 turns, 302,054 tok (27.6%)``,
-    ever shorter as the width asks (the token figures rounded, then the reference's turn and
-    the share left out), never a count that could read as a fraction."""
+    ever shorter as the width asks: words go first (the reference's turn, the summarised turns, which
+    the split's number says, then the share), and only then are the token figures rounded (794k), so
+    the header says the exact figures the divider row below it says wherever they fit; never a count
+    that could read as a fraction."""
     analysis = loaded.analysis
     figures = analysis.split_figures(split)
     kind = loaded.split_kind(split)
@@ -159,22 +161,30 @@ def split_line(loaded: Loaded, split: int, width: int) -> Text:
     share = percent(float(figures["kept_share"]))
     number = ("split ", (f"{split:,}", "bold magenta"))
     label_style = "bold" if kind == "agentic" else ""
-    if kind == "reference":
-        split_forms = [Text.assemble(*number, " (reference)")] * 4
-    else:
-        reference = analysis.compress_split_point
-        split_forms = [Text.assemble(*number, " (", (f"{kind}; reference {reference:,}", label_style), ")")]
-        split_forms += [Text.assemble(*number, " (", (kind, label_style), ")")] * 3
-    split_forms.append(Text.assemble(*number))
-    summarise_forms = [Text.assemble("summarise ", (f"{summarised_turns:,}", "bold"),
-                                     f" {noun_for(summarised_turns, 'turn')}, ", (f"{summarised:,}", "bold"), " tok"),
-                       Text.assemble("summarise ", (tokens_short(summarised), "bold"), " tok")]
-    turns_kept = Text.assemble("keep ", (f"{kept_turns:,}", "bold"), f" {noun_for(kept_turns, 'turn')}, ")
-    keep_forms = [Text.assemble(turns_kept, (f"{kept:,}", "bold"), f" tok ({share})"),
-                  Text.assemble(turns_kept, (tokens_short(kept), "bold"), f" tok ({share})"),
-                  Text.assemble(turns_kept, (tokens_short(kept), "bold"), f" tok ({share})"),
-                  Text.assemble(turns_kept, (tokens_short(kept), "bold"), " tok")]
-    parts = [Part(forms[0], shorter=tuple(forms[1:])) for forms in (split_forms, summarise_forms, keep_forms)]
+    named = Text.assemble(*number, " (", (kind, label_style), ")")
+    full = named if kind == "reference" else Text.assemble(
+        *number, " (", (f"{kind}; reference {analysis.compress_split_point:,}", label_style), ")")
+
+    def summarise(tokens: str, turns: bool = False) -> Text:
+        counted = (f"{summarised_turns:,}", "bold"), f" {noun_for(summarised_turns, 'turn')}, "
+        return Text.assemble("summarise ", *(counted if turns else ()), (tokens, "bold"), " tok")
+
+    def keep(tokens: str, with_share: bool) -> Text:
+        return Text.assemble("keep ", (f"{kept_turns:,}", "bold"), f" {noun_for(kept_turns, 'turn')}, ",
+                             (tokens, "bold"), f" tok ({share})" if with_share else " tok")
+
+    exact = (f"{summarised:,}", f"{kept:,}")
+    short = (tokens_short(summarised), tokens_short(kept))
+    levels = [  # (split, summarise, keep), each level shorter than the one before
+        (full, summarise(exact[0], True), keep(exact[1], True)),
+        (named, summarise(exact[0], True), keep(exact[1], True)),
+        (named, summarise(exact[0]), keep(exact[1], True)),
+        (named, summarise(exact[0]), keep(exact[1], False)),
+        (named, summarise(short[0]), keep(short[1], True)),
+        (named, summarise(short[0]), keep(short[1], False)),
+        (Text.assemble(*number), summarise(short[0]), keep(short[1], False)),
+    ]
+    parts = [Part(forms[0], shorter=tuple(forms[1:])) for forms in zip(*levels, strict=True)]
     if analysis.compress_split_point != analysis.split_point:
         parts.append(Part(Text(uncut_split_words(analysis.split_point), style="dim"), 1))
     return fit(parts, width)
