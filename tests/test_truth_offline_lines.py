@@ -177,3 +177,42 @@ def test_a_web_search_or_memory_that_did_not_happen_is_said_once_and_never_as_do
     assert "Saved to memory" not in line_with(snapshot, "SSH port is 2222")
     assert "memory file is read-only" in line_with(snapshot, "SSH port is 2222")
     assert 'Searched the web for "GL-BE3600 kernel" -> ok' in snapshot
+
+
+def test_the_goal_is_called_the_first_request_only_when_it_was(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A published session began "whoami"; its snapshot called the next, longer prompt "The user's
+    first request"."""
+    session = Recording()
+    session.user("whoami")
+    session.model("You are mischa.")
+    session.user("Create a new project folder called gemini-slate with a README and a CC0 license.")
+    session.model("Created it.")
+    session.padding(24)
+    goal = snap.parse(_compact(session.write(tmp_path / "short.jsonl"), capsys)["snapshot"]).lines("overall_goal")
+    assert goal == ['- The user\'s first request after 1 shorter one: "Create a new project folder called '
+                    'gemini-slate with a README and a CC0 license."'], goal
+    first = Recording()
+    first.user("Create a new project folder called gemini-slate with a README and a CC0 license.")
+    first.model("Created it.")
+    first.padding(24)
+    goal = snap.parse(_compact(first.write(tmp_path / "long.jsonl"), capsys)["snapshot"]).lines("overall_goal")
+    assert goal[0].startswith("- The user's first request: \"Create a new project folder"), goal
+
+
+def test_a_tool_other_than_the_shell_that_takes_a_command_ends_as_it_was_recorded(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An MCP tool with a ``command`` argument, recorded "success", ended ok (it has no exit code to
+    read); Gemini CLI's own shell recorded "success" with output in no form of its own is still
+    unknown (its "success" is the tool running, not the command's exit)."""
+    session = Recording()
+    session.user("List the running containers and the tests.")
+    session.model("Listing.", {"name": "docker_exec", "args": {"command": "docker ps"}, "status": "success",
+                               "output": "CONTAINER ID   IMAGE\n1a2b   nginx"})
+    session.model("Testing.", {"name": "run_shell_command", "args": {"command": "pytest -q"}, "status": "success",
+                               "output": "1 failed, 11 passed in 2.31s"})
+    session.padding(24)
+    result = _compact(session.write(tmp_path / "mcp.jsonl"), capsys)
+    assert "`docker ps` -> ok" in result["snapshot"]
+    assert "`pytest -q` -> outcome not recorded" in result["snapshot"]
+    assert all(fact["kept"] for fact in result["facts"]["facts"] if fact["kind"] == "command")

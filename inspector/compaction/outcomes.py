@@ -391,8 +391,10 @@ _SUCCEEDED, _UNREAD = Outcome(OK), Outcome(UNKNOWN)
 _READ_FURTHER = frozenset({"write", "edit", "shell"})  # kinds whose text says more than a "success" status
 
 
-def read_outcome(kind: str, response: object, status: str | None) -> Outcome:
-    """The outcome of one call from its recorded status and its ``functionResponse.response``."""
+def read_outcome(kind: str, response: object, status: str | None, name: str | None = None) -> Outcome:
+    """The outcome of one call from its recorded status and its ``functionResponse.response``;
+    ``name``: the tool's, where known (another tool that takes a ``command`` is read as a shell, but
+    its recorded "success" says how it ended where its text is in no shell form)."""
     error = error_field(response)
     if status == "cancelled" or (error is not None and error.startswith("[Operation Cancelled]")):
         return Outcome(CANCELLED)
@@ -410,7 +412,11 @@ def read_outcome(kind: str, response: object, status: str | None) -> Outcome:
         if text.head.startswith(("Successfully overwrote", "Successfully modified")):
             created = False
     if kind == "shell":  # "success" says the tool ran, not how the command ended: only its fields say that
-        return shell_outcome(text) if text is not None else _UNREAD
+        outcome = shell_outcome(text) if text is not None else _UNREAD
+        if (outcome.state == UNKNOWN and status == "success" and name is not None
+                and name not in SHELL_TOOLS and name.lower() not in SHELL_TOOLS):
+            return _SUCCEEDED  # not Gemini CLI's shell: it has no exit code, and it ended without an error
+        return outcome
     if status == "success":
         return Outcome(OK, created=created) if created is not None else _SUCCEEDED
     if text is None:

@@ -159,7 +159,7 @@ def _model_turn(digest: Digest, index: int, parts: list[Any], pairing: Pairing[C
             ident = call.get("id")
             status = statuses.call_status(index, ident) if isinstance(ident, str) else None
             # until a result says more, the status its record kept is all Gemini CLI wrote of it
-            item = Call(index, name, kind, args, read_outcome(kind, None, status) if status else NOT_RECORDED)
+            item = Call(index, name, kind, args, read_outcome(kind, None, status, name) if status else NOT_RECORDED)
             digest.calls.append(item)
             pairing.call(pair_key(call), item)
         text = part.get("text")
@@ -179,7 +179,7 @@ def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolSta
     target.result_turn = index
     # a result recorded apart from its call (in a user message) takes the status the call's record kept
     status = statuses.result_status(index, number, target.turn, response.get("id"))
-    target.outcome = read_outcome(target.kind, response.get("response"), status)
+    target.outcome = read_outcome(target.kind, response.get("response"), status, target.name)
 
 
 def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str, Any] | None) -> None:

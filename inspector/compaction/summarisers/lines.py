@@ -340,8 +340,14 @@ def _prompts(out: _Items, digest: Digest) -> None:
     previous = digest.previous
     since = digest.previous_turn if previous is not None else None
     if previous is None or not previous.lines("overall_goal"):
-        goal = next((p for p in prompts if len(p.text.split()) >= 4), prompts[0])
-        said = "The user asked" if goal is prompts[-1] else "The user's first request"
+        first = next((n for n, p in enumerate(prompts) if len(p.text.split()) >= 4), 0)
+        goal = prompts[first]
+        if goal is prompts[-1]:
+            said = "The user asked"
+        elif first:  # "hi", "whoami" came first: this is not their first request, and is not said to be
+            said = f"The user's first request after {plural(first, 'shorter one')}"
+        else:
+            said = "The user's first request"
         out.add("overall_goal", K_GOAL, GOAL, goal.turn, f"{said}: {lead(goal.text)}", [goal.turn])
     else:
         goal = None
