@@ -216,3 +216,23 @@ def test_a_tool_other_than_the_shell_that_takes_a_command_ends_as_it_was_recorde
     assert "`docker ps` -> ok" in result["snapshot"]
     assert "`pytest -q` -> outcome not recorded" in result["snapshot"]
     assert all(fact["kept"] for fact in result["facts"]["facts"] if fact["kind"] == "command")
+
+
+def test_a_rule_taken_back_in_its_own_prompt_or_lifted_later_is_said_with_those_words(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """"You must use Redis. Actually, forget Redis" in one prompt was listed as the rule "You must
+    use Redis"; "Never deploy to production" and later "you can deploy to production now" was listed
+    as holding, with nothing of the permission."""
+    session = Recording()
+    session.user("Add caching to the API layer. You must use Redis for the cache backend. Actually, forget Redis: "
+                 "use the in-process LRU cache instead.")
+    session.model("Using an LRU cache.")
+    session.user("Deploy the service to staging. Never deploy to production.")
+    session.model("Deployed to staging.")
+    session.user("Ok, you can deploy to production now.")
+    session.model("Deployed to production.")
+    session.padding(24)
+    rules = "\n".join(snap.parse(_compact(session.write(tmp_path / "lifted.jsonl"), capsys)["snapshot"])
+                      .lines("active_constraints"))
+    assert 'further on the same request says: "Actually, forget Redis' in line_with(rules, "You must use Redis")
+    assert 'says: "Ok, you can deploy to production now."' in line_with(rules, "Never deploy to production")

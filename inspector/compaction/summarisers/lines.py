@@ -54,7 +54,22 @@ _STOP_TEXT = """a an the and or but if then of to in on at by for with from into
 _STOP = frozenset(_STOP_TEXT.split())
 # Words with which a person takes back or changes what they asked before.
 _TAKE_BACK = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no longer|instead|don'?t|do not|"
-                        r"stop|cancel|revert|undo)\b", re.I)
+                        r"stop|cancel|revert|undo|you can|you may|go ahead|feel free|(?:is|are|it'?s) (?:fine|ok|"
+                        r"okay|allowed)|on second thought)\b", re.I)
+
+
+def _said_again(text: str, sentence: str, words: set[str]) -> str | None:
+    """The last sentence after ``sentence`` in ``text`` that takes back or changes something it names
+    ("You must use Redis. Actually, forget Redis: ..."), else None."""
+    at = text.find(sentence)
+    if at < 0 or not words:
+        return None
+    rest = text[at + len(sentence):]
+    if not _TAKE_BACK.search(rest):
+        return None
+    found = [piece.strip() for piece in _SENTENCES.split(rest)
+             if piece.strip() and _TAKE_BACK.search(piece) and words & _content_words(piece)]
+    return found[-1] if found else None
 
 
 def _content_words(text: str) -> set[str]:
@@ -360,6 +375,9 @@ def _prompts(out: _Items, digest: Digest) -> None:
             if intro is not None:  # not the user's own words: handed over, and said so
                 text += f" (in text the user handed over after {quote(intro, 120)})"
             words = _content_words(sentence)
+            again = _said_again(prompt.text, sentence, words)
+            if again is not None:  # taken back or changed further on in the same prompt
+                text += f"; further on the same request says: {quote(again, 200)}"
             later = next((p for p, said in reversed(takers) if p.turn > prompt.turn and words & said), None)
             if later is not None:  # the user came back to it: their later words, not a guess at what they meant
                 text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
