@@ -236,3 +236,21 @@ def test_a_rule_taken_back_in_its_own_prompt_or_lifted_later_is_said_with_those_
                       .lines("active_constraints"))
     assert 'further on the same request says: "Actually, forget Redis' in line_with(rules, "You must use Redis")
     assert 'says: "Ok, you can deploy to production now."' in line_with(rules, "Never deploy to production")
+
+
+@pytest.mark.parametrize(("rule", "lifted", "word"), [
+    ("Du darfst niemals Redis verwenden.", "Vergiss das: Redis ist jetzt erlaubt.", "Redis"),
+    ("Ne modifie jamais le fichier config.yaml.", "En fait, tu peux modifier config.yaml.", "config.yaml"),
+    ("Nunca uses la rama principal.", "En realidad puedes usar la rama principal.", "principal"),
+])
+def test_a_rule_lifted_in_another_language_is_said_with_the_later_words(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], rule: str, lifted: str, word: str) -> None:
+    session = Recording()
+    session.user(rule)
+    session.model("OK.")
+    session.user(lifted)
+    session.model("OK.")
+    session.padding(24)
+    rules = "\n".join(snap.parse(_compact(session.write(tmp_path / "lifted.jsonl"), capsys)["snapshot"])
+                      .lines("active_constraints"))
+    assert f"says: {json.dumps(lifted, ensure_ascii=False)}" in line_with(rules, rule), (word, rules)

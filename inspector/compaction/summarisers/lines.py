@@ -55,7 +55,10 @@ _STOP = frozenset(_STOP_TEXT.split())
 # Words with which a person takes back or changes what they asked before.
 _TAKE_BACK = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no longer|instead|don'?t|do not|"
                         r"stop|cancel|revert|undo|you can|you may|go ahead|feel free|(?:is|are|it'?s) (?:fine|ok|"
-                        r"okay|allowed)|on second thought)\b", re.I)
+                        r"okay|allowed)|on second thought|"
+                        r"vergiss|stattdessen|doch nicht|du darfst|en fait|oublie|plutôt|finalement|tu peux|olvida|"
+                        r"en realidad|en lugar de|en vez de|puedes|dimentica|invece|in realtà|puoi|esquece|"
+                        r"na verdade|em vez de|você pode)\b|算了|不用了|改成|可以|やっぱり|代わりに|してもいい", re.I)
 
 
 def _said_again(text: str, sentence: str, words: set[str]) -> str | None:
