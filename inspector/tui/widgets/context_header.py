@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from inspector.catalog import human_size
 from inspector.context import ContextFigures, Verdict
-from inspector.format import compact_number, noun_for, percent, plural, uncut_split_words, visible
+from inspector.format import compact_number, count_text, noun_for, percent, plural, uncut_split_words, visible
 from inspector.tui.loading import Loaded
 
 GAUGE_WIDTH = 48
@@ -132,12 +132,15 @@ def context_line(context: ContextFigures, verdict: Verdict, width: int) -> Text:
     that decides, named; ``i`` opens why, and what the other figures on screen are."""
     source = ("recorded" if context.recorded_prompt_tokens is not None else "estimated", "dim")
     share = f" ({percent(context.share)}) "
-    figures = Text.assemble((f"{context.deciding_tokens:,}", "bold"), f" / {context.token_limit:,}{share}", source)
+    figures = Text.assemble((count_text(context.deciding_tokens), "bold"), f" / {context.token_limit:,}{share}", source)
+    # narrower: the window goes first (the gauge ends at it), the deciding figure stays exact, and only
+    # then is it rounded ("1.0M / 1.0M (95.4%)" would read as a full window)
+    exact = Text.assemble((count_text(context.deciding_tokens), "bold"), share, source)
     short = Text.assemble((tokens_short(context.deciding_tokens), "bold"),
                           f" / {tokens_short(context.token_limit)}{share}", source)
     said = Text(verdict.short, style="bold yellow" if verdict is Verdict.COMPRESS else "dim")
     said.append(" (i)", style="dim")
-    tail = [Part(figures, shorter=(short,)), Part(said), Part(Text(context.reason(), style="dim"), 1)]
+    tail = [Part(figures, shorter=(exact, short)), Part(said), Part(Text(context.reason(), style="dim"), 1)]
     if context.recorded_prompt_tokens is not None or context.environment_tokens:
         tail.append(Part(Text(context.estimate_note(), style="dim"), 2))
     label = "context "
