@@ -254,3 +254,36 @@ def test_a_rule_lifted_in_another_language_is_said_with_the_later_words(
     rules = "\n".join(snap.parse(_compact(session.write(tmp_path / "lifted.jsonl"), capsys)["snapshot"])
                       .lines("active_constraints"))
     assert f"says: {json.dumps(lifted, ensure_ascii=False)}" in line_with(rules, rule), (word, rules)
+
+
+def test_a_command_or_path_holding_a_backtick_is_one_code_span(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A commit message with `parse()` in it, a command substitution, a file name with a backtick:
+    each was put between single backticks, which its own backtick ended early (the fact check then
+    called the line a command the history does not record, and lost it).  Each is now one Markdown
+    code span, fenced by more backticks than it holds."""
+    session = Recording()
+    session.user("Fix the parse crash and commit.")
+    session.model("Editing.", {"name": "replace", "status": "success",
+                               "args": {"file_path": "/home/dev/p/src/we`ird.py", "old_string": "a", "new_string": "b"},
+                               "output": "Successfully modified file: /home/dev/p/src/we`ird.py (1 replacements)."})
+    session.model("Writing.", {"name": "write_file", "status": "success",
+                               "args": {"file_path": "/home/dev/p/tests/test_x.py", "content": "b"},
+                               "output": "Successfully created and wrote to new file: /home/dev/p/tests/test_x.py."})
+    session.model("Stamping.", _run('echo "today is `date`" > stamp.txt', "Stamp.",
+                                    "Output: (empty)\nExit Code: 3\nProcess Group PGID: 1"))
+    session.model("Committing.", _run('git commit -am "Fix `parse()` crash; see #12"', "Commit.",
+                                      "Output: [main 1a2b] Fix\nProcess Group PGID: 2"))
+    session.model("Checking.", _run("python - <<'EOF'\nimport a\nEOF", "One.", "Output: ok\nProcess Group PGID: 3"))
+    session.model("Checking.", _run("python - <<'EOF'\nimport b\nEOF", "Two.",
+                                    "Output: ImportError\nExit Code: 1\nProcess Group PGID: 4"))
+    session.padding(24)
+    result = _compact(session.write(tmp_path / "ticks.jsonl"), capsys)
+    snapshot = result["snapshot"]
+    assert '- `` echo "today is `date`" > stamp.txt `` -> failed (exit code 3)' in snapshot
+    assert '- `` git commit -am "Fix `parse()` crash; see #12" `` -> ok' in snapshot
+    assert "EDITED: `` p/src/we`ird.py ``" in snapshot
+    assert "`python - <<'EOF' (+2 more lines)` (the one first run in turn " in snapshot  # its words outside
+    assert result["false_claims"] == []
+    lost = [fact["value"] for fact in result["facts"]["facts"] if not fact["kept"]]
+    assert lost == [], lost

@@ -59,7 +59,10 @@ _OPS = _alternatives((
     ("deleted", r"\b(?:deleted|deletes|removed|removes)\b"),
 ))
 FAMILY = {"read": "looked", "list": "looked", "search": "looked", "write": "changed", "edit": "changed"}
-_SPANS = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"")
+# A Markdown code span: a run of backticks to the next run of as many (a command holding a backtick
+# is written in two, `` echo `date` ``); the spaces that part the text from its fence are not its text.
+_CODE = r"(`+)(?:[^\n]*?(?<!`)\1(?!`))"
+_SPANS = re.compile(_CODE + r"|\"[^\"\n]*\"")
 _PATHISH = re.compile(r"^[\w.~-]*(?:/[\w.@+-]+)+/?$|^[\w@+-]+\.[A-Za-z0-9]{1,6}$")
 
 
@@ -152,10 +155,17 @@ class Clause:
     spans: tuple[str, ...]  # its backticked spans
 
 
-_SEPARATOR = re.compile(r'`[^`]*`?|"[^"]*"?|; ')  # a span (to its end, or the line's) or a clause separator
-_TICKED = re.compile(r"`[^`\n]*`")
+_SEPARATOR = re.compile(_CODE + r'|`[^`]*|"[^"]*"?|; ')  # a span (to its end, or the line's) or a clause separator
+_TICKED = re.compile(_CODE)
 _TOOL_NAME = re.compile(r"[a-z_]+")
 _NOT_RECORDED = re.compile(r"\bnot recorded\b", re.I)
+
+
+def _code_text(span: str) -> str:
+    """The text of a code span, without its fence (and the space either side a longer fence takes)."""
+    inner = span.strip("`")
+    fence = len(span) - len(span.lstrip("`"))
+    return inner[1:-1] if fence > 1 and len(inner) >= 2 and inner[0] == inner[-1] == " " else inner
 
 
 def _split_outside_spans(line: str) -> list[str]:
@@ -207,7 +217,7 @@ def clauses(text: str, lines: Sequence[tuple[str, str]] | None = None) -> list[C
         head = plain_line.split(":", 1)[0] if ":" in plain_line[:48] else ""
         for piece in _split_outside_spans(line):
             plain = _SPANS.sub(" ", piece) + " " + head
-            ticks = tuple(s.strip("`") for s in _TICKED.findall(piece))
+            ticks = tuple(_code_text(m.group()) for m in _TICKED.finditer(piece))
             tools = " ".join(t for t in ticks if _TOOL_NAME.fullmatch(t))  # a tool's name says what it did
             key = f"{plain}\n{tools}"
             known = said.get(key)
@@ -229,7 +239,8 @@ def _outcomes(text: str) -> set[str]:
 
 
 def _components(path: str) -> list[str]:
-    return [c for c in path.replace("\\", "/").split("/") if c and c not in (".", "~")]
+    """A path's parts, as a clause's flat text holds them (its backticks dropped)."""
+    return [c for c in path.replace("\\", "/").replace("`", "").split("/") if c and c not in (".", "~")]
 
 
 _TOKEN = re.compile(r"[\w.~@+/-]+")

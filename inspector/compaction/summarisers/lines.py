@@ -45,6 +45,7 @@ _RULE_CJK = re.compile("必须|不要|不能|只能|必ず|しないで|禁止")
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _BREAKS = re.compile(r"\r\n?|\n")
+_TICK_RUNS = re.compile("`+")
 _NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\()")
 _STOP_TEXT = """a an the and or but if then of to in on at by for with from into as is are was were be been it
     its this that these those there here i me my we our you your they them their not no do does did have has had
@@ -128,6 +129,16 @@ def clean(text: str, limit: int = QUOTE_CHARS) -> str:
     ``limit``."""
     text = " ".join(neutral(text).split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def code(text: str) -> str:
+    """``text`` as a Markdown code span: fenced by one backtick more than its longest run of them, and
+    spaced off them, so that a backtick inside it (a command's `date`, a commit message's `parse()`)
+    cannot end it early."""
+    if "`" not in text:
+        return f"`{text}`"
+    fence = "`" * (max(len(run) for run in _TICK_RUNS.findall(text)) + 1)
+    return f"{fence} {text} {fence}"
 
 
 def quote(text: str, limit: int = QUOTE_CHARS) -> str:
@@ -317,7 +328,7 @@ def build_items(digest: Digest, focus: str | None = None, names: Sequence[int | 
         first = next(c.turn for c in digest.calls if any(p.startswith(root + "/") for p in c.paths))
         carried = " (lines the earlier snapshot had excepted)" if digest.previous is not None else ""
         out.add("file_system_state", K_ROOT, ROOT, -1,
-                f"{ROOT_WORDS} `{root}`{carried}", [first])
+                f"{ROOT_WORDS} {code(root)}{carried}", [first])
     _commands(out, digest.calls)
     _paths(out, digest.calls, root)
     _failures(out, digest.calls, root)
@@ -441,9 +452,10 @@ def _commands(out: _Items, calls: list[Call]) -> None:
             alike = shown_in[(line, key[1])]
         else:
             alike = shown[line]
+        first = ""
         if alike > 1:  # other commands begin alike (scripts fed to one interpreter): say which
-            line += f" (the one first run in turn {out.name(group[0].turn):,})"
-        line = f"`{line}`{where}"
+            first = f" (the one first run in turn {out.name(group[0].turn):,})"
+        line = f"{code(line)}{first}{where}"
         last = group[-1]
         turns = [t for c in group for t in c.turns]
         states = [c.outcome for c in group]
@@ -460,7 +472,7 @@ def _commands(out: _Items, calls: list[Call]) -> None:
 
 def _in_folder(folder: str) -> str:
     """The words that say which folder a command ran in ("" for the workspace)."""
-    return f" (in `{clean(folder, COMMAND_CHARS)}`)" if folder else ""
+    return f" (in {code(clean(folder, COMMAND_CHARS))})" if folder else ""
 
 
 def _folder(call: Call) -> str:
@@ -508,7 +520,7 @@ def _paths(out: _Items, calls: list[Call], root: str | None) -> None:
         changed = section == "artifact_trail"
         shown = _display(path, root)
         out.add(section, K_CHANGED if changed else K_READ_PATH, CHANGED if changed else READ_PATH, group[-1].turn,
-                f"`{shown}`{times}", [t for c in group for t in c.turns], group=op, relative=shown != path)
+                f"{code(shown)}{times}", [t for c in group for t in c.turns], group=op, relative=shown != path)
 
 
 _MAIN_ARGS = ("query", "url", "pattern", "prompt", "fact")
@@ -536,13 +548,13 @@ def _subject(call: Call, root: str | None) -> tuple[str, bool]:
     """What a call did, in a few words, and whether that names a path relative to ``root``."""
     command = call.command() if call.kind == "shell" else None
     if command:
-        return f"`{command_line(command)}`" + _in_folder(_folder(call)), False
+        return code(command_line(command)) + _in_folder(_folder(call)), False
     paths = call.paths
     if paths:
         shown = _display(paths[0], root)
-        return f"`{call.name}` on `{shown}`", shown != paths[0]
+        return f"{code(call.name)} on {code(shown)}", shown != paths[0]
     arg = _main_arg(call)
-    return (f"`{call.name}` {quote(arg, 120)}" if arg else f"`{call.name}`"), False
+    return (f"{code(call.name)} {quote(arg, 120)}" if arg else code(call.name)), False
 
 
 def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
@@ -570,7 +582,7 @@ def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
         if again:
             text += "; a later run of it (the same arguments) succeeded"
         elif other:
-            text += f"; a later `{call.name}` on the same {'path' if len(call.paths) == 1 else 'paths'} succeeded"
+            text += f"; a later {code(call.name)} on the same {'path' if len(call.paths) == 1 else 'paths'} succeeded"
         out.add("key_knowledge", K_FIXED if fixed else K_FAILURE, FIXED if fixed else FAILURE, call.turn, text,
                 call.turns, relative=relative)
 
