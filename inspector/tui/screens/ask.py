@@ -13,15 +13,15 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from inspector.tui.screens.dialogs import DialogScreen
 from inspector.tui.widgets.text_field import TextField
 
 T = TypeVar("T")
 
 
-class AskScreen(ModalScreen[T | None], Generic[T]):
+class AskScreen(DialogScreen[T | None], Generic[T]):
     """Ask for one line; dismiss with ``check``'s answer, or None on Esc."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.events import Resize
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, ProgressBar, Select, Static
 
@@ -18,13 +19,30 @@ from inspector.progress import Progress
 from inspector.tui.running import STRATEGIES, RunOptions, parse_target
 from inspector.tui.widgets.text_field import TextField
 
+SHORT_ROWS = 30  # a terminal shorter than this (80x24) gets the dialogs' short layout
+R = TypeVar("R")
+
 STRATEGY_LABELS = {
     "reference": "reference - Gemini CLI's own compaction",
     "staged": "staged - cheapest stages first, until a target fits",
 }
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class DialogScreen(ModalScreen[R]):
+    """A dialog box (``.dialog``) that fits the terminal.  Below ``SHORT_ROWS`` rows (80x24) its fields
+    are one row each, without their borders, and the box drops its blank rows, so the whole dialog,
+    its notes and an error under a field fit; a box still too tall scrolls to the focused field."""
+
+    def on_resize(self, event: Resize) -> None:
+        short = event.size.height < SHORT_ROWS
+        self.set_class(short, "-short")
+        for field in self.query(Input):
+            field.compact = short
+        for choice in self.query(Select):
+            choice.compact = short
+
+
+class ConfirmScreen(DialogScreen[bool]):
     """Ask before writing: ``y``/Enter confirms, ``n``/Esc declines."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -47,7 +65,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class FocusScreen(ModalScreen[RunOptions | None]):
+class FocusScreen(DialogScreen[RunOptions | None]):
     """Before a run: a focus instruction, the strategy and (staged) its target; Enter runs, Esc cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -105,7 +123,7 @@ class FocusScreen(ModalScreen[RunOptions | None]):
         self.dismiss(None)
 
 
-class RunningScreen(ModalScreen[None]):
+class RunningScreen(DialogScreen[None]):
     """A job in progress: what it does, for how long; Esc cancels it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -18,7 +18,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from inspector.export import FORMATS, Format, default_name
@@ -26,6 +25,7 @@ from inspector.format import describe_os_error, plural, visible
 from inspector.tui.loading import Loaded
 from inspector.tui.preview import Preview
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.screens.dialogs import DialogScreen
 from inspector.tui.widgets.text_field import TextField
 
 FORMAT_LABELS: dict[Format, str] = {"md": "Markdown (.md)", "html": "one HTML page (.html)"}
@@ -40,7 +40,7 @@ class ExportChoice:
     with_preview: bool
 
 
-class ExportScreen(ModalScreen[ExportChoice | None]):
+class ExportScreen(DialogScreen[ExportChoice | None]):
     """Where and how to export; Enter writes, Esc cancels."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -1,0 +1,102 @@
+"""Every dialog fits an 80x24 terminal whole (its question, fields, notes, an error and the keys it takes)
+and leaves the session's header in view: which file, the context, the split being compacted."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.containers import Vertical
+from textual.widget import Widget
+
+from inspector.tui.screens.ask import AskScreen
+from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen
+from inspector.tui.screens.export import ExportScreen
+from inspector.tui.screens.session import SessionScreen
+from tests.snapshot_app import SAMPLES, build_app, settle
+
+SIZE = (80, 24)
+HEADER_ROWS = 3  # the session view's header: the file, the context gauge, the split
+
+
+async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
+    """The session view once its file is read (the read runs in a worker)."""
+    for _ in range(1000):
+        await settle(pilot)
+        screen = pilot.app.screen
+        if isinstance(screen, SessionScreen) and screen.loaded is not None:
+            return screen
+    raise AssertionError("the session was never read")
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    target = tmp_path / "chats" / "coding-task.jsonl"
+    target.parent.mkdir()
+    shutil.copyfile(SAMPLES / "coding-task.jsonl", target)
+    return target
+
+
+def assert_whole(pilot) -> None:  # type: ignore[no-untyped-def]
+    """The dialog box lies inside the screen below the session's header, and every line of it is drawn inside
+    the box, unscrolled."""
+    screen = pilot.app.screen
+    box = screen.query_one(".dialog", Vertical)
+    assert screen.region.contains_region(box.region), f"{type(screen).__name__}: {box.region} is off the screen"
+    assert box.region.y >= HEADER_ROWS, f"{type(screen).__name__} covers the session's header: {box.region}"
+    assert box.max_scroll_y == 0, f"{type(screen).__name__}: {box.max_scroll_y} rows of the box are scrolled away"
+    inner = box.content_region
+    for child in box.query(Widget):
+        if child.display and child.region.height:
+            assert inner.contains_region(child.region), f"{child!r} is cut: {child.region} outside {inner}"
+
+
+async def test_the_focus_dialog_fits_with_its_note_and_an_error(session: Path) -> None:
+    app = build_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        assert isinstance(app.screen, FocusScreen)
+        assert app.screen.query("#focus-offline")  # the offline summariser's note is there
+        assert_whole(pilot)
+        await pilot.press("tab", "tab", *"abc", "enter")  # a target that is not a number: an error line
+        await settle(pilot)
+        assert isinstance(app.screen, FocusScreen)
+        assert "not a number" in str(app.screen.query_one("#run-error").render())
+        assert_whole(pilot)
+
+
+async def test_the_export_dialog_the_apply_question_and_go_to_turn_fit(session: Path) -> None:
+    app = build_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("x")
+        await settle(pilot)
+        assert isinstance(app.screen, ExportScreen)
+        assert app.screen.query("#export-preview")  # the tick box for the previewed compaction
+        assert_whole(pilot)
+        await pilot.press("ctrl+u", "enter")  # no file name: an error line
+        await settle(pilot)
+        assert isinstance(app.screen, ExportScreen)
+        assert_whole(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("a")  # the previewed compaction: apply?
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert_whole(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        await pilot.press("colon")
+        await settle(pilot)
+        assert isinstance(app.screen, AskScreen)
+        await pilot.press("x", "enter")  # not a turn: an error line
+        await settle(pilot)
+        assert isinstance(app.screen, AskScreen)
+        assert_whole(pilot)
