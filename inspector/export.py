@@ -24,7 +24,17 @@ from typing import Any, Literal
 
 from inspector.analysis import Analysis
 from inspector.compaction.compress import CompressionResult
-from inspector.format import count_text, describe_os_error, plain_name, plural, uncut_split_words, usage_text, visible
+from inspector.format import (
+    before_after,
+    count_text,
+    describe_os_error,
+    plain_name,
+    plural,
+    uncut_split_words,
+    usage_text,
+    visible,
+    written_by,
+)
 from inspector.session.loader import Session, not_a_file
 from inspector.store.files import atomic_write
 
@@ -91,15 +101,6 @@ def _blocks(content: dict[str, Any]) -> Iterator[Block]:
             yield Block("other", "other part", visible(_clip(json.dumps(part, ensure_ascii=False))))
 
 
-def _written_by(result: CompressionResult) -> str:
-    """Who wrote the snapshot; a model is named only when one was called (offline calls none)."""
-    if result.provider == "gemini" and result.model:
-        return f"gemini ({result.model})"
-    if result.provider == "offline":
-        return "offline digest (no model was called)"
-    return result.provider or "-"
-
-
 def _turn_view(analysis: Analysis, index: int) -> TurnView:
     turn = analysis.turns[index]
     return TurnView(
@@ -143,8 +144,8 @@ def build(session: Session, analysis: Analysis, result: CompressionResult | None
         snapshot_facts = (
             ("status", result.status.value),
             ("strategy", result.strategy),
-            ("written by", _written_by(result)),
-            ("tokens", f"{result.original_token_count:,} -> {result.new_token_count:,}"),
+            ("written by", written_by(result.provider, result.model)),
+            ("tokens", before_after(result.original_token_count, result.new_token_count, change=True)),
         )
         if not result.snapshot:  # a compaction that wrote none says why, never leaves the section out
             snapshot_facts += (("no snapshot", visible(result.message or "no reason given", one_line=True)),)

@@ -200,6 +200,26 @@ def uncut_split_words(split: int) -> str:
     return f"split {split:,} without the tool-output budget's cuts"
 
 
+def before_after(before: int | None, after: int | None, *, unit: str = "", change: bool = False) -> str:
+    """A compaction's tokens before -> after, as every face writes them ("48,493 -> 806 tokens (-98.3%)"
+    with ``unit=" tokens"`` and ``change``): the preview, the apply confirmation and report, the
+    journal's timeline and ``history``, the export.  "" when either is not known (an old journal)."""
+    if before is None or after is None:
+        return ""
+    shown = f"{count_text(before)} -> {count_text(after)}{unit}"
+    return f"{shown} ({(after - before) / before:+.1%})" if change and before else shown
+
+
+def written_by(provider: str | None, model: str | None) -> str:
+    """Who wrote a snapshot, as every face says it: a model is named only when one was called
+    (the offline digest calls none, though the journal records the session's model beside it)."""
+    if provider == "offline":
+        return "offline digest (no model was called)"
+    if provider == "gemini" and model:
+        return f"gemini ({model})"
+    return provider or "-"
+
+
 def rounding_words(total: int, rows: int) -> str | None:
     """Why a history's estimate is more than its rows added up (None when it is not)."""
     if total == rows:

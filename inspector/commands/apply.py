@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from inspector.commands.output import say_error
-from inspector.format import plural, visible
+from inspector.format import before_after, plural, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -32,8 +32,9 @@ def describe_entry(entry: JournalEntry, session_path: Path) -> list[str]:
         f"{entry.turns_after:,}; records: {entry.records_reused:,} kept as they were, {entry.records_adapted:,} "
         f"adapted, {entry.records_created:,} new",
     ]
-    if info.tokens_before is not None and info.tokens_after is not None:
-        lines.append(f"tokens (estimate): {info.tokens_before:,} -> {info.tokens_after:,}")
+    tokens = before_after(info.tokens_before, info.tokens_after)
+    if tokens:
+        lines.append(f"tokens (estimate): {tokens}")
     if entry.output_files:
         files = [Path(f) for f in entry.output_files]
         if len(files) <= 3:

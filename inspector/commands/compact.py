@@ -20,7 +20,7 @@ from inspector.commands.output import (
     terminal_console,
     usable_provider,
 )
-from inspector.format import count_text, plural, split_words, stage_table, turn_span, visible
+from inspector.format import before_after, count_text, plural, split_words, stage_table, turn_span, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -191,11 +191,10 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
         console.print(Fields(Text(f"--agentic splits before model turn {result.agentic_alternative:,} instead and "
                                   f"summarises {turn_span(0, result.agentic_alternative)}", "yellow"),
                              margin=2, indent=0))
-    before, after = result.original_token_count, result.new_token_count
-    change = f" ({(after - before) / before:+.1%})" if before else ""
     recorded = () if result.recorded_prompt_tokens is None else \
         (f"recorded last prompt: {count_text(result.recorded_prompt_tokens)}",)
-    console.print(Fields(f"tokens (estimate): {before:,} -> {after:,}{change}", *recorded, gap=3))
+    tokens = before_after(result.original_token_count, result.new_token_count, change=True)
+    console.print(Fields(f"tokens (estimate): {tokens}", *recorded, gap=3))
     if result.split_point is not None:
         got = (f"(summariser got the {result.summarised_with} turns)",) if result.summarised_with else ()
         console.print(Fields(*split_words(result.split_point, result.split_kind, turn_count), *got, gap=1))

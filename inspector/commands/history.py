@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
 from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console
-from inspector.format import plural, visible
+from inspector.format import before_after, plural, visible, written_by
 
 if TYPE_CHECKING:
     from inspector.store import JournalEntry
@@ -24,10 +24,9 @@ def entry_fields(entry: JournalEntry) -> Fields:
     """One apply in the journal: on one line where the terminal is wide enough, else broken
     between its items (padded so that the entries line up on a wide one)."""
     info = entry.info
-    tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
-              if info.tokens_before is not None and info.tokens_after is not None else "tokens -")
+    tokens = before_after(info.tokens_before, info.tokens_after, unit=" tokens") or "tokens -"
     split = f"split {info.split_point:,}" if info.split_point is not None else "split -"
-    who = "/".join(x for x in (info.provider, info.model) if x) or "-"
+    who = written_by(info.provider, info.model)  # "offline/gemini-2.5-pro" named a model the digest never called
     took = f"{info.duration_seconds:.1f} s" if info.duration_seconds is not None else "-"
     state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
     items = (entry.id, entry.applied_at, f"{state:<9}", f"{info.status:<10}", f"{split:<9}", f"{tokens:<23}",
