@@ -90,3 +90,22 @@ def test_the_model_given_is_assumed_alike(session_file: Path, capsys: pytest.Cap
     cost = json.loads(capsys.readouterr().out)["cost"]
     priced = {row["turn"]: row for row in cost["turns"]}
     assert Decimal(str(priced[turn]["usd"])) == library_price(USAGE, "gemini-2.5-flash")
+
+
+def test_what_masking_saves_is_priced_on_the_estimates_it_is_counted_in(capsys: pytest.CaptureFixture[str]) -> None:
+    """Masking frees estimated tokens (1,041,570 on long-migration, whose last recorded prompt is 525,821):
+    its saving per turn prices the estimate before and after, as a compaction's does, never a prompt cut
+    to less than nothing."""
+    from inspector.analysis import analyze
+    from tests.snapshot_app import SAMPLES
+
+    path = SAMPLES / "long-migration.jsonl"
+    assert cli.main(["analyze", "--json", "--threshold", "0.5", str(path)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    freed = report["masking"]["tokens_saved"]
+    estimate = analyze(load(path), threshold=0.5).context.estimated_tokens
+    assert freed > report["recorded_prompt_tokens"]  # the case: more freed than the recorded prompt holds
+    saving = report["cost"]["masking_saving"]
+    expected = calc_price(Usage(input_tokens=estimate), "gemini-2.5-pro", provider_id="google").total_price - \
+        calc_price(Usage(input_tokens=estimate - freed), "gemini-2.5-pro", provider_id="google").total_price
+    assert Decimal(str(saving["usd_per_turn"])) == expected

@@ -33,7 +33,9 @@ def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost:
     switch = resolve_cost(cost)
     data["cost"] = cost_of(session, result, switch).to_json(lazy=lazy)  # (assumes the analysis's model, as the app)
     if switch.enabled:
-        before = result.context_tokens
+        # estimates on both sides, as a compaction's saving (masking's figures are estimates: taken from
+        # the recorded prompt they could come to less than nothing, 1,041,570 off a 525,821-token prompt)
+        before = result.context.estimated_tokens
         saving = prompt_saving(result.model, before, before - masking.tokens_saved) if masking.parts else None
         data["cost"]["masking_saving"] = saving.to_json() if saving else None
     return data
