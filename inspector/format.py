@@ -220,6 +220,21 @@ def written_by(provider: str | None, model: str | None) -> str:
     return provider or "-"
 
 
+def diff_counts(added: int, removed: int, unchanged: int) -> tuple[str, str, str]:
+    """A snapshot diff's line counts as every face writes them: ("+1,234", "-5", "=10 lines")."""
+    return f"+{added:,}", f"-{removed:,}", f"={plural(unchanged, 'line')}"
+
+
+def how_compacted(stages: Iterable[StageReport] | None, split: int | None, kind: str | None) -> str:
+    """What a compaction did, in a comparison's cell, as both faces say it: the stages that ran
+    (staged; "none") or the split and its kind (reference: "split 31 (reference)")."""
+    if stages is not None:
+        return ", ".join(stage.name for stage in stages if stage.applied) or "none"
+    if split is None:
+        return "-"
+    return f"split {split:,}" + (f" ({kind})" if kind else "")
+
+
 def rounding_words(total: int, rows: int) -> str | None:
     """Why a history's estimate is more than its rows added up (None when it is not)."""
     if total == rows:

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.commands.output import Fields, terminal_console
-from inspector.format import visible
+from inspector.format import how_compacted, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.strategies import Comparison
@@ -31,8 +31,7 @@ def print_comparison(session: Session, comparison: Comparison) -> None:
     ]
     for name, result in comparison.results.items():
         before, after = result.original_token_count, result.new_token_count
-        how = ", ".join(s.name for s in result.stages or [] if s.applied) if result.stages is not None \
-            else (f"split {result.split_point:,}" if result.split_point is not None else "-")
+        how = how_compacted(result.stages, result.split_point, result.split_kind)
         recall = comparison.recall[name]
         cells: list[Text | str] = [
             Text(result.status.value, "red" if result.status.failed else "green"), f"{before:,}", f"{after:,}",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
 from inspector.commands.output import Fields, terminal_console
-from inspector.format import plural, visible
+from inspector.format import diff_counts, plural, visible
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -78,11 +78,9 @@ def render_diff(console: Console, result: SnapshotDiff, *, old_label: str = "old
     from rich.text import Text
 
     counts = result.counts()
-    console.print(Text.assemble(
-        (f"{old_label} -> {new_label}: ", "bold"),
-        (f"+{counts['added']:,} ", "green"), (f"-{counts['removed']:,} ", "red"),
-        (f"={plural(counts['unchanged'], 'line')}", "dim"),
-    ))
+    added, removed, unchanged = diff_counts(counts["added"], counts["removed"], counts["unchanged"])
+    console.print(Text.assemble((f"{old_label} -> {new_label}: ", "bold"), (added, "green"), " ", (removed, "red"),
+                                " ", (unchanged, "dim")))
     for section in result.sections:
         style = {"added": "green", "removed": "red", "changed": "yellow", "unchanged": "dim"}[section.status]
         header = Text.assemble((visible(f"<{section.name}>", one_line=True), f"bold {style}"),
