@@ -15,6 +15,7 @@ import pytest
 
 from inspector.cli import main
 from inspector.compaction import snapshot as snap
+from inspector.compaction.summarisers.lines import ROOT_WORDS
 from tests.test_snapshot_truth import Recording, line_with, shell, shell_text
 
 
@@ -284,6 +285,53 @@ def test_a_command_or_path_holding_a_backtick_is_one_code_span(tmp_path: Path,
     assert '- `` git commit -am "Fix `parse()` crash; see #12" `` -> ok' in snapshot
     assert "EDITED: `` p/src/we`ird.py ``" in snapshot
     assert "`python - <<'EOF' (+2 more lines)` (the one first run in turn " in snapshot  # its words outside
+    assert result["false_claims"] == []
+    lost = [fact["value"] for fact in result["facts"]["facts"] if not fact["kept"]]
+    assert lost == [], lost
+
+
+EARLIER_BASED = f"""<state_snapshot>
+<overall_goal>
+- The user's first request: "Fix the login bug in the proj service."
+</overall_goal>
+<key_knowledge>
+- `replace` on `proj/src/a.py` failed: "Failed to edit, 0 occurrences found"
+- As the earlier snapshot had it: The tests in `tests/test_login.py` all pass.
+</key_knowledge>
+<file_system_state>
+- {ROOT_WORDS} `/home/dev` (lines the earlier snapshot had excepted)
+- READ: `proj/src/a.py`; `proj/tests/t.py`
+</file_system_state>
+<recent_actions>
+- `pytest -q` -> ok
+</recent_actions>
+</state_snapshot>"""
+
+
+def test_an_earlier_snapshots_path_base_never_reads_as_the_new_ones(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """An offline snapshot compacted again carried its line "In this snapshot, a path ... is relative to
+    `/home/dev`" above the new paths given relative to the workspace (`src/b.py` read as
+    /home/dev/src/b.py), and stacked "As the earlier snapshot had it:" twice.  Its paths are now carried
+    written whole, its path base line is not carried, and its prefix is said once."""
+    from inspector.compaction.prompts import GEMINI_CLI_ACKNOWLEDGEMENT
+
+    session = Recording()
+    session.user(EARLIER_BASED)
+    session.model(GEMINI_CLI_ACKNOWLEDGEMENT)
+    session.user("Update the changelog too.")
+    session.model("Reading.", {"name": "read_file", "args": {"file_path": "src/b.py"}, "status": "success",
+                               "output": "x = 1\n" * 50})
+    session.padding(24)
+    result = _compact(session.write(tmp_path / "again.jsonl"), capsys)
+    snapshot = result["snapshot"]
+    assert "In this snapshot" not in snapshot and "READ: `src/b.py`" in snapshot
+    carried = "As the earlier snapshot had it:"
+    assert f"{carried} READ: `/home/dev/proj/src/a.py`; `/home/dev/proj/tests/t.py`" in snapshot
+    assert f"{carried} `replace` on `/home/dev/proj/src/a.py` failed" in snapshot
+    assert f"- {carried} The tests in `tests/test_login.py` all pass." in snapshot  # excepted: as it was
+    assert f"{carried} `pytest -q` -> ok" in snapshot  # a command is no path
+    assert f"{carried} {carried}" not in snapshot
     assert result["false_claims"] == []
     lost = [fact["value"] for fact in result["facts"]["facts"] if not fact["kept"]]
     assert lost == [], lost

@@ -409,6 +409,9 @@ def grade(
     read_lines = snapshot_lines(snapshot)
     parts = clauses(snapshot, read_lines)
     lines = [squash(line) for _section, line in read_lines]
+    if ground.previous_base:  # the earlier snapshot's lines, carried with their paths written whole
+        base = ground.previous_base.lower() + "/"
+        lines += [line.replace(base, "") for line in lines if base in line]
     index = _LineIndex(lines, (f for f in ground.facts if f.kind not in ("path", "command")))
     flat_all = squash(snapshot.replace("`", "").translate(_ANGLES))
     finder = _PathFinder(ground.ops_by_path)
@@ -458,6 +461,7 @@ def _false_claims(ground: Ground, read: list[_Read], commands: _CommandFinder,
                   history_text: Container[str] | None) -> list[FalseClaim]:
     out: list[FalseClaim] = []
     named = {path.lower().rstrip("/") for path in ground.ops_by_path}  # paths the history's calls named
+    base = ground.previous_base.lower() + "/" if ground.previous_base else ""
     by_key = {_command_key(line): line for line in ground.outcomes_by_command}
     earlier = _earlier_claims(ground, commands)
     turns_of: dict[str, tuple[int, ...]] = {}
@@ -486,6 +490,8 @@ def _false_claims(ground: Ground, read: list[_Read], commands: _CommandFinder,
             for span in clause.spans:
                 # (a path written from here, "./src/a.py", or from home, "~/notes.md", is looked for without it)
                 path = span.lower().rstrip("/").removeprefix("./").removeprefix("~/")
+                if base and path.startswith(base):  # one the earlier snapshot gave relative to its base
+                    path = path[len(base):]
                 if _PATHISH.match(span) and path not in named and path not in history_text:
                     out.append(FalseClaim(clause.section, clause.line,
                                           f"names `{span}`, which the history never mentions"))

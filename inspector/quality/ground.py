@@ -11,6 +11,9 @@ format, not a choice, is shared, so that the two cannot disagree on it:
 * which call each result answers (``compaction.pairs.Pairing``);
 * the reading of a shell result's fields, and of the envelopes Gemini CLI
   puts around a result text and its error field (``compaction.outcomes``);
+* the offline snapshot's "path base" line (``summarisers.lines.ROOT_WORDS``):
+  how its relative paths are read, not a fact; the next snapshot carries its
+  paths written whole under that folder;
 * the recognition of what Gemini CLI itself writes as a user turn: the
   snapshot an earlier compaction wrote (``compaction.prompts.is_earlier_snapshot``:
   its tag answered by the acknowledgement a compaction writes) and the fixed
@@ -43,10 +46,14 @@ from inspector.compaction.outcomes import FAILED, error_field, result_text, shel
 from inspector.compaction.pairs import Pairing
 from inspector.compaction.prompts import is_earlier_snapshot, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.compaction.summarisers.lines import ROOT_WORDS
 from inspector.progress import SILENT, Reporter
 from inspector.session.figures import pair_key
 
 KINDS = ("path", "command", "error", "constraint", "step", "previous")
+# The line of an offline snapshot that says which folder its relative paths are under (a rule of that
+# format, shared): a snapshot compacted again carries its paths written whole under that folder.
+_PATH_BASE = re.compile(re.escape(ROOT_WORDS) + r" `(/[^`]+)`")
 
 # How each tool acts on the path it names (Gemini CLI's tool names, and a few other agents').
 TOOL_OPS = {
@@ -114,6 +121,7 @@ class Ground:
     programs: set[str] = field(default_factory=set)  # first words of the commands run
     shell_text: str = ""  # every command, lower-case (a path a command names may have been changed by it)
     previous_text: str = ""  # the newest earlier snapshot: what it says is what the history says
+    previous_base: str = ""  # the folder its paths given without a leading "/" are under ("": none named)
 
 
 def words(text: str) -> list[str]:
@@ -360,6 +368,10 @@ def _facts(calls: list[_Call], prompts: list[tuple[int, str]], previous: tuple[i
     if previous is not None:
         ground.previous_text = previous[1]
         for line in _snapshot_lines(previous[1]):
+            base = _PATH_BASE.match(line)
+            if base is not None:  # how to read its paths, not something that happened
+                ground.previous_base = base.group(1)
+                continue
             note("previous", line, "", [previous[0]], line)
     for (kind, _key, state), turns in found.items():
         value, key, extra = details[(kind, _key, state)]

@@ -344,12 +344,23 @@ def _previous(out: _Items, digest: Digest) -> None:
     # have changed any of it (a goal given up, a rule lifted, a file deleted): every line is then
     # carried as the earlier snapshot's word, and the requests since rank above it (``_prompts``).
     moved_on = any(c.turn > turn for c in digest.calls) or any(p.turn > turn for p in digest.prompts)
+    root, excepted = _previous_root(previous)
     for section in previous.sections:
         known = section.name in SECTIONS
         for line in section.lines:
             text = line.lstrip("-*• ").strip()
             if snap.normalise_line(text) in ("none", "(none)", ""):
                 continue
+            carried = text.startswith(AS_OF_PREVIOUS)  # carried already from the snapshot before it
+            if carried:
+                text = text[len(AS_OF_PREVIOUS):].strip()  # said once: it is the earlier snapshot's word
+            if text.startswith(ROOT_WORDS):
+                if carried:  # whose lines it held cannot be told: said as the earlier snapshot's, of its own
+                    text = f"Its paths in backticks without a leading `/` were relative to{text[len(ROOT_WORDS):]}"
+                else:
+                    continue  # its own paths are written whole below: "this snapshot" would be the new one
+            elif root is not None and not (carried and excepted):
+                text = _rooted(text, root)
             name = section.name if known else "key_knowledge"
             if not known:
                 text = f"{section.name}: {text}"
@@ -360,6 +371,40 @@ def _previous(out: _Items, digest: Digest) -> None:
             else:
                 priority = {"overall_goal": GOAL, "active_constraints": PREVIOUS_RULE}.get(name, PREVIOUS)
             out.add(name, K_PREVIOUS, priority, turn, clean(text, 400), [turn])
+
+
+_SPAN = re.compile(r"(`+)( ?)([^`\n](?:.*?[^`\n])?)\2\1(?!`)")
+_PATH_HEADS = ("READ: ", "LISTED: ", "SEARCHED: ", "WROTE: ", "EDITED: ", "CREATED: ")
+
+
+def _previous_root(previous: snap.Snapshot) -> tuple[str | None, bool]:
+    """The folder an earlier offline snapshot's own "path base" line names (None: it has none), and
+    whether that line excepts the lines it carried from the snapshot before it."""
+    for line in previous.lines("file_system_state"):
+        text = line.lstrip("-*• ").strip()
+        if text.startswith(ROOT_WORDS):
+            found = _SPAN.search(text, len(ROOT_WORDS))
+            if found is not None and found.group(3).startswith("/"):
+                return found.group(3), "excepted" in text[found.end():]
+    return None, False
+
+
+def _rooted(text: str, root: str) -> str:
+    """An earlier snapshot's line with the paths it gave relative to its "path base" written whole: the
+    paths of a path line (``READ: `a`; `b```), and the path a tool acted ``on``."""
+    def whole(found: re.Match[str]) -> str:
+        path = found.group(3)
+        return found.group() if path.startswith("/") else code(f"{root}/{path}")
+
+    if text.startswith(_PATH_HEADS):
+        return _SPAN.sub(whole, text)
+    first = _SPAN.match(text)
+    if first is not None and text.startswith(" on ", first.end()):
+        at = first.end() + len(" on ")
+        target = _SPAN.match(text, at)
+        if target is not None:
+            return text[:at] + whole(target) + text[target.end():]
+    return text
 
 
 def _prompts(out: _Items, digest: Digest) -> None:
