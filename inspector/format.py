@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # Rich is imported only where a renderable is drawn
     from rich.segment import Segment
     from rich.table import Table
 
+    from inspector.analysis import Analysis
     from inspector.compaction.staged import StageReport
 
 # What must never reach a terminal from session text: C0 controls but tab and
@@ -165,6 +166,13 @@ def share_bar(share: float, width: int = 1) -> str:
         eighths = 1
     full, rest = divmod(eighths, 8)
     return ("█" * full + (_BLOCKS[rest] if rest else "")).ljust(width)
+
+
+def turn_share(analysis: Analysis, index: int) -> float:
+    """A turn's share of the history, as the share column of both faces' tables gives it: its
+    estimate over the history's (the table's total; the environment turn is no row of it)."""
+    total = analysis.total_estimated_tokens
+    return analysis.turn_tokens(index) / total if total else 0.0
 
 
 def percent(share: float) -> str:

@@ -13,6 +13,7 @@ from inspector.format import (
     plural,
     rounding_words,
     share_bar,
+    turn_share,
     uncut_split_words,
     usage_text,
     visible,
@@ -81,7 +82,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
         if i == split:
             table.add_row("──", "split", f"(reference) keep {i:,}..", "", "", "", "", style="bold magenta")
         turn = result.turns[i]
-        share = result.turn_tokens(i) / total if total else 0.0
+        share = turn_share(result, i)
         table.add_row(
             f"{i:,}",
             turn.role,
