@@ -100,3 +100,37 @@ async def test_the_export_dialog_the_apply_question_and_go_to_turn_fit(session: 
         await settle(pilot)
         assert isinstance(app.screen, AskScreen)
         assert_whole(pilot)
+
+
+async def test_every_window_over_the_session_shows_its_own_keys(session: Path) -> None:
+    """A dialog or window over the session view has a footer of its own on the last row: the session's keys
+    ("c Compact", "q Quit") showed there, though they do nothing (or type) while it is open."""
+    from textual.widgets import Footer
+    from textual.widgets._footer import FooterKey
+
+    from inspector.tui.screens.help import HelpScreen
+    from inspector.tui.screens.timeline import TimelineScreen
+    from inspector.tui.screens.warnings import WarningsScreen
+
+    with session.open("a", encoding="utf-8") as out:
+        out.write("{not json\n")  # one line the reader skips: w lists it
+    app = build_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await opened(pilot)
+        assert view.loaded is not None and view.loaded.session.warnings
+        for key, kind, closes in (("t", TimelineScreen, "escape"), ("w", WarningsScreen, "escape"),
+                                  ("f", FocusScreen, "escape"), ("x", ExportScreen, "escape"),
+                                  ("colon", AskScreen, "escape"), ("question_mark", HelpScreen, "escape")):
+            await pilot.press(key)
+            await settle(pilot)
+            top = app.screen
+            assert isinstance(top, kind)
+            footers = [f for f in top.query(Footer) if f.display]
+            assert footers, f"{kind.__name__} shows the session's keys under it"
+            assert footers[0].region.bottom == SIZE[1]
+            shown = {k.description for k in footers[0].query(FooterKey)}
+            assert shown and not shown & {"Compact", "Split", "Detail"}, shown
+            assert {b.binding.description for b in top.active_bindings.values() if b.binding.show} >= shown - {""}
+            await pilot.press(closes)
+            await settle(pilot)
+            assert app.screen is view

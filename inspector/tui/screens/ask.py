@@ -13,7 +13,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import Input, Static
+from textual.widgets import Footer, Input, Static
 
 from inspector.tui.screens.dialogs import DialogScreen
 from inspector.tui.widgets.text_field import TextField
@@ -42,6 +42,7 @@ class AskScreen(DialogScreen[T | None], Generic[T]):
             yield TextField(self.initial, placeholder=self.placeholder, id="ask-input")
             yield Static("", id="ask-error", markup=False)
             yield Static(Text("Enter: go    Esc: cancel", style="dim"), markup=False)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

@@ -12,7 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, ProgressBar, Select, Static
+from textual.widgets import Footer, Input, Label, ProgressBar, Select, Static
 
 from inspector.format import Literal, plural, visible
 from inspector.progress import Progress
@@ -31,7 +31,8 @@ STRATEGY_LABELS = {
 class DialogScreen(ModalScreen[R]):
     """A dialog box (``.dialog``) that fits the terminal.  Below ``SHORT_ROWS`` rows (80x24) its fields
     are one row each, without their borders, and the box drops its blank rows, so the whole dialog,
-    its notes and an error under a field fit; a box still too tall scrolls to the focused field."""
+    its notes and an error under a field fit; a box still too tall scrolls to the focused field.  Each
+    has a footer of its own: the keys of the screen below do nothing while it is open."""
 
     def on_resize(self, event: Resize) -> None:
         short = event.size.height < SHORT_ROWS
@@ -60,6 +61,7 @@ class ConfirmScreen(DialogScreen[bool]):
             yield Static(Text(self.title_text, style="bold"), markup=False)
             yield Static(Literal(self.body), id="confirm-body", markup=False)  # it names the file: shown literally
             yield Static(Text("y / Enter: yes    n / Esc: no", style="dim"), markup=False)
+        yield Footer()
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
@@ -102,6 +104,7 @@ class FocusScreen(DialogScreen[RunOptions | None]):
             yield Static("", id="run-error", markup=False)
             yield Static(Text("Enter: run    Tab: next field    Esc: cancel    (empty focus: the standard summary)",
                               style="dim"), markup=False)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#focus-input", Input).focus()
@@ -144,6 +147,7 @@ class RunningScreen(DialogScreen[None]):
             yield ProgressBar(total=None, show_eta=False, id="running-bar")
             yield Static("", id="running-step", markup=False)
             yield Static(Text("Esc: cancel", style="dim"), markup=False)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.step(None)

@@ -18,7 +18,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Checkbox, Input, Label, Select, Static
+from textual.widgets import Checkbox, Footer, Input, Label, Select, Static
 
 from inspector.export import FORMATS, Format, default_name
 from inspector.format import describe_os_error, plural, visible
@@ -69,6 +69,7 @@ class ExportScreen(DialogScreen[ExportChoice | None]):
             yield Static("", id="export-error", markup=False)
             yield Static(Text("Enter: write    Tab: next field    Esc: cancel    (y in the session: copy instead)",
                               style="dim"), markup=False)
+        yield Footer()
 
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()

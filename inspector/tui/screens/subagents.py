@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Footer, Static
 
 from inspector.catalog import Candidate, SessionEntry, describe
 from inspector.format import plural, visible
@@ -51,6 +51,7 @@ class SubagentsScreen(ModalScreen[Path | None]):
                                        (visible(self.parent_name, one_line=True), "bold")), markup=False)
             yield DataTable(id="subagents", cursor_type="row", zebra_stripes=True)
             yield Static(Text("Enter: open   Esc: close", style="dim"), markup=False)
+        yield Footer()  # its own keys, not the session's below, which do nothing here
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

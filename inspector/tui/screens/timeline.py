@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable, Footer, Static
 
 from inspector.format import plural, visible
 from inspector.store import JournalEntry, StoreError, backups_dir, read_history
@@ -43,6 +43,7 @@ class TimelineScreen(ModalScreen[None]):
         yield DataTable(id="timeline", cursor_type="row", zebra_stripes=True)
         yield Static("", id="timeline-row", markup=False)
         yield Static("", id="timeline-note", markup=False)
+        yield Footer()  # its own keys (Esc closes), not the session's below, which do nothing here
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
