@@ -335,3 +335,21 @@ def test_an_earlier_snapshots_path_base_never_reads_as_the_new_ones(tmp_path: Pa
     assert result["false_claims"] == []
     lost = [fact["value"] for fact in result["facts"]["facts"] if not fact["kept"]]
     assert lost == [], lost
+
+
+def test_lines_a_program_printed_in_a_prompt_are_no_rules(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A pasted build log ("ERROR: JAVA_HOME must be set", "npm ERR! peer deps must be installed",
+    "ValueError: you must set API_KEY") was listed among the user's rules; the user's own sentences
+    around it still are."""
+    session = Recording()
+    session.user("The build says\nERROR: JAVA_HOME must be set before running gradle\n"
+                 "npm ERR! peer dependencies must be installed first\nE   AssertionError: value must be positive\n"
+                 "ValueError: you must set API_KEY before calling init\nFix the build. Error handling must stay as is.")
+    session.model("Fixing.")
+    session.padding(24)
+    result = _compact(session.write(tmp_path / "log.jsonl"), capsys)
+    rules = snap.parse(result["snapshot"]).lines("active_constraints")
+    assert rules == ['- "Error handling must stay as is."'], rules
+    constraints = [fact["value"] for fact in result["facts"]["facts"] if fact["kind"] == "constraint"]
+    assert constraints == ["Error handling must stay as is."], constraints

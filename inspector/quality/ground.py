@@ -73,7 +73,8 @@ _SUCCESS_STARTS = (
 )
 _RULES = re.compile(
     r"(?:^|\W)(must|mustn't|never|always|don't|dont|do not|avoid|only|should|shouldn't|ensure|make sure|"
-    r"keep|prefer|required|no more than|at most|at least|without|need to|needs to|has to|have to|"
+    r"keep(?!\s+(?:going|on|at it|it up|working|trying)\b)|prefer|required|no more than|at most|at least|"
+    r"without|need to|needs to|has to|have to|"
     r"nicht|niemals|immer|nur|keine|ne pas|jamais|toujours|uniquement|nunca|siempre|solo|sempre|mai)(?:\W|$)"
     r"|^no\s|必须|不要|不能|只能|必ず|しないで|禁止",
     re.I,
@@ -207,10 +208,16 @@ def _user_text(content: dict[str, Any]) -> Iterator[str]:
             yield text.split("--- Content from referenced files ---")[0][:20_000]
 
 
+# A line a program printed, pasted into a prompt: no rule of the user's, whatever words it holds.
+_PRINTED = re.compile(r"\s*(?:[\w.]*(?:Error|Exception)\b:|(?:ERROR|WARN|WARNING|FATAL|CRITICAL|INFO|DEBUG)\b[:\]]"
+                      r"|(?:error|warning)(?:\[\w+\])?:|npm (?:ERR|WARN)!|E {2,}|Traceback \(most recent call last\))")
+
+
 def rules_in(text: str) -> list[str]:
     found: list[str] = []
     if not (_TRIGGERS.intersection(_PLAIN_WORD.findall(text.lower())) or _CJK.search(text)):
         return found  # no word a rule starts with: no rule (a cheap test before the full one)
+    text = "\n".join(line for line in text.split("\n") if not _PRINTED.match(line))
     for piece in re.split(r"\n+|(?<=[.!?])\s+|(?<=[。！？])|;\s", text):
         piece = piece.strip()
         if len(piece) < 8 or len(piece) > 300 or piece.endswith(("?", "？", ":")):

@@ -46,7 +46,10 @@ _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _BREAKS = re.compile(r"\r\n?|\n")
 _TICK_RUNS = re.compile("`+")
-_NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\()")
+_NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\(|"
+                        # a line a program printed: an exception, a log level, a compiler's or npm's error
+                        r"[\w.]*(?:Error|Exception)\b:|(?:ERROR|WARN|WARNING|FATAL|CRITICAL|INFO|DEBUG)\b[:\]]|"
+                        r"(?:error|warning)(?:\[\w+\])?:|npm (?:ERR|WARN)!|E {2,})")
 _STOP_TEXT = """a an the and or but if then of to in on at by for with from into as is are was were be been it
     its this that these those there here i me my we our you your they them their not no do does did have has had
     can could will would should may might must never always please also just than more most any all each every
@@ -176,7 +179,8 @@ def rule_sentences(text: str) -> list[tuple[str, str | None]]:
     if _RULE_WORDS.isdisjoint(_WORD.findall(text.lower())) and not _RULE_CJK.search(text):
         return out  # none of the words a rule needs: skip the sentence-by-sentence test
     for block, intro in _blocks(text):
-        for piece in _SENTENCES.split(block):
+        prose = "\n".join(line for line in block.split("\n") if not _NOT_PROSE.match(line))  # whole lines
+        for piece in _SENTENCES.split(prose):
             sentence = piece.strip()
             if not 8 <= len(sentence) <= 300 or sentence.endswith(("?", "？", ":")) or _NOT_PROSE.match(sentence):
                 continue
