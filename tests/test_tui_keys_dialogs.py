@@ -1,4 +1,4 @@
-"""Every dialog fits an 80x24 terminal whole (its question, fields, notes, an error and the keys it takes)
+"""Every dialog fits an 80x24 (and 100x30) terminal whole (its question, fields, notes, an error and the keys it takes)
 and leaves the session's header in view: which file, the context, the split being compacted."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from inspector.tui.screens.session import SessionScreen
 from tests.snapshot_app import SAMPLES, build_app, settle
 
 SIZE = (80, 24)
+SIZES = [(80, 24), (100, 30)]
 HEADER_ROWS = 3  # the session view's header: the file, the context gauge, the split
 
 
@@ -52,9 +53,10 @@ def assert_whole(pilot) -> None:  # type: ignore[no-untyped-def]
             assert inner.contains_region(child.region), f"{child!r} is cut: {child.region} outside {inner}"
 
 
-async def test_the_focus_dialog_fits_with_its_note_and_an_error(session: Path) -> None:
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_focus_dialog_fits_with_its_note_and_an_error(session: Path, size: tuple[int, int]) -> None:
     app = build_app(session)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await opened(pilot)
         await pilot.press("f")
         await settle(pilot)
@@ -68,9 +70,10 @@ async def test_the_focus_dialog_fits_with_its_note_and_an_error(session: Path) -
         assert_whole(pilot)
 
 
-async def test_the_export_dialog_the_apply_question_and_go_to_turn_fit(session: Path) -> None:
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_export_dialog_the_apply_question_and_go_to_turn_fit(session: Path, size: tuple[int, int]) -> None:
     app = build_app(session)
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=size) as pilot:
         await opened(pilot)
         await pilot.press("c")
         await settle(pilot)

@@ -19,7 +19,7 @@ from inspector.progress import Progress
 from inspector.tui.running import STRATEGIES, RunOptions, parse_target
 from inspector.tui.widgets.text_field import TextField
 
-SHORT_ROWS = 30  # a terminal shorter than this (80x24) gets the dialogs' short layout
+SHORT_ROWS = 32  # a terminal shorter than this (80x24, 100x30) gets the dialogs' short layout
 R = TypeVar("R")
 
 STRATEGY_LABELS = {
@@ -29,7 +29,7 @@ STRATEGY_LABELS = {
 
 
 class DialogScreen(ModalScreen[R]):
-    """A dialog box (``.dialog``) that fits the terminal.  Below ``SHORT_ROWS`` rows (80x24) its fields
+    """A dialog box (``.dialog``) that fits the terminal.  Below ``SHORT_ROWS`` rows (80x24, 100x30) its fields
     are one row each, without their borders, and the box drops its blank rows, so the whole dialog,
     its notes and an error under a field fit; a box still too tall scrolls to the focused field.  Each
     has a footer of its own: the keys of the screen below do nothing while it is open."""
