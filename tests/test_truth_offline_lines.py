@@ -353,3 +353,19 @@ def test_lines_a_program_printed_in_a_prompt_are_no_rules(tmp_path: Path,
     assert rules == ['- "Error handling must stay as is."'], rules
     constraints = [fact["value"] for fact in result["facts"]["facts"] if fact["kind"] == "constraint"]
     assert constraints == ["Error handling must stay as is."], constraints
+
+
+def test_a_rule_the_user_wrote_in_bold_is_a_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """"**Never** touch the public API" was dropped as if it were pasted output (only a line opening
+    "** " is: ssh's "** WARNING: ...", as a published session pasted it)."""
+    session = Recording()
+    session.user("Refactor the parser.\n**Never** touch the public API.\n"
+                 "** WARNING: connection is not using a post-quantum key exchange algorithm. The server must "
+                 "be upgraded.\n**Important:** always run the tests.")
+    session.model("Refactoring.")
+    session.padding(24)
+    result = _compact(session.write(tmp_path / "bold.jsonl"), capsys)
+    rules = snap.parse(result["snapshot"]).lines("active_constraints")
+    assert rules == ['- "**Never** touch the public API."', '- "**Important:** always run the tests."'], rules
+    constraints = [fact["value"] for fact in result["facts"]["facts"] if fact["kind"] == "constraint"]
+    assert constraints == ["**Never** touch the public API.", "**Important:** always run the tests."], constraints

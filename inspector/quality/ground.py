@@ -209,8 +209,9 @@ def _user_text(content: dict[str, Any]) -> Iterator[str]:
 
 
 # A line a program printed, pasted into a prompt: no rule of the user's, whatever words it holds.
-_PRINTED = re.compile(r"\s*(?:[\w.]*(?:Error|Exception)\b:|(?:ERROR|WARN|WARNING|FATAL|CRITICAL|INFO|DEBUG)\b[:\]]"
-                      r"|(?:error|warning)(?:\[\w+\])?:|npm (?:ERR|WARN)!|E {2,}|Traceback \(most recent call last\))")
+_PRINTED = re.compile(r"\s*(?:\*\* |[\w.]*(?:Error|Exception)\b:"
+                      r"|(?:ERROR|WARN|WARNING|FATAL|CRITICAL|INFO|DEBUG)\b[:\]]|(?:error|warning)(?:\[\w+\])?:"
+                      r"|npm (?:ERR|WARN)!|E {2,}|Traceback \(most recent call last\))")
 
 
 def rules_in(text: str) -> list[str]:
@@ -222,7 +223,7 @@ def rules_in(text: str) -> list[str]:
         piece = piece.strip()
         if len(piece) < 8 or len(piece) > 300 or piece.endswith(("?", "？", ":")):
             continue
-        if piece.startswith(("**", "[", "│", "|", ">", "#", "$")):
+        if piece.startswith(("** ", "[", "│", "|", ">", "#", "$")):
             continue  # pasted output, a quote, a heading, a prompt line
         if _RULES.search(piece) and len(_LETTER.findall(piece)) * 2 >= len(piece):
             found.append(piece)

@@ -46,7 +46,7 @@ _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _BREAKS = re.compile(r"\r\n?|\n")
 _TICK_RUNS = re.compile("`+")
-_NOT_PROSE = re.compile(r"^\s*(\*\*|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\(|"
+_NOT_PROSE = re.compile(r"^\s*(\*\*\s|[│|┃>#$]|\[\d|\d{4}-\d\d-\d\d|at\s+\S+\(|"
                         # a line a program printed: an exception, a log level, a compiler's or npm's error
                         r"[\w.]*(?:Error|Exception)\b:|(?:ERROR|WARN|WARNING|FATAL|CRITICAL|INFO|DEBUG)\b[:\]]|"
                         r"(?:error|warning)(?:\[\w+\])?:|npm (?:ERR|WARN)!|E {2,})")
