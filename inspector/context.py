@@ -48,11 +48,35 @@ class ContextFigures:
         """The deciding figure as a share of the token limit."""
         return self.deciding_tokens / self.token_limit if self.token_limit else 0.0
 
+    @property
+    def share_percent(self) -> str:
+        """``share`` as every face writes it: one decimal, or as many more as it takes to stay on the
+        side of the threshold it is on (524,287 of 1,048,576 is "49.9999%" beside a 50% threshold,
+        never "50.0%" beside "below the threshold")."""
+        value, line = self.share * 100, self.threshold * 100
+        if abs(value) >= 1e6:
+            return percent(self.share)
+        text = f"{value:.1f}"
+        for places in range(2, 8):
+            if (float(text) >= line) == self.over_threshold:
+                break
+            text = f"{value:.{places}f}"
+        return f"{text}%"
+
     def reason(self) -> str:
         """Why the verdict is what it is, in one phrase: the deciding figure against the threshold."""
         sign = ">=" if self.over_threshold else "<"
         return (f"{self.source} {count_text(self.deciding_tokens)} {sign} threshold {self.threshold_tokens:,} "
-                f"({percent(self.threshold)} of {self.token_limit:,})")
+                f"({self.threshold_percent} of {self.token_limit:,})")
+
+    @property
+    def threshold_percent(self) -> str:
+        """The threshold as a percentage of the window, as every face writes it: never rounded ("50.0%",
+        "3.16%"), since a rounded one ("3.2%") disagrees with the threshold's tokens beside it
+        (33,135 is 3.16% of 1,048,576; 3.2% would be 33,554) and with the setting's "0.0316"."""
+        value = self.threshold * 100
+        text = f"{value:.1f}"  # as every other percentage, where that is the threshold exactly ("50.0%")
+        return f"{text}%" if math.isclose(float(text), value, rel_tol=1e-12) else f"{value:g}%"
 
     def estimate_note(self) -> str:
         """What the estimate is made of: the history, plus the environment turn when there is one."""

@@ -49,7 +49,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
     context = result.context
     console.print(Fields(
         Text.assemble("context: ", (count_text(context.deciding_tokens), "bold"),
-                      f" / {limit:,} ({percent(context.share)}, {context.source})"),
+                      f" / {limit:,} ({context.share_percent}, {context.source})"),
         Text(result.verdict.sentence, "yellow" if result.would_compress else "dim"),
         gap=3,
     ))

@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from inspector.format import count_text, percent, rounding_words, turn_span, visible
+from inspector.format import count_text, rounding_words, turn_span, visible
 from inspector.tui.loading import Loaded
 
 
@@ -36,7 +36,7 @@ def figure_rows(loaded: Loaded, split: int) -> list[tuple[str, str, str]]:
                      "the input tokens Gemini's API counted for the newest request since the last compaction "
                      "(system prompt and tool declarations included); it decides, as in Gemini CLI"))
     rows.append(("threshold", f"{context.threshold_tokens:,}",
-                 f"{percent(context.threshold)} of {context.token_limit:,}, {model}'s window "
+                 f"{context.threshold_percent} of {context.token_limit:,}, {model}'s window "
                  f"(threshold from {visible(loaded.threshold.source, one_line=True)})"))
     history = (f"the table's total, Gemini CLI's own estimate from the characters of each turn: "
                f"{turn_span(0, split)} summarised {summarised:,} + {turn_span(split, last + 1)} kept {kept:,}"

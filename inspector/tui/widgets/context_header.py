@@ -131,7 +131,7 @@ def context_line(context: ContextFigures, verdict: Verdict, width: int) -> Text:
     """``context ███┃░░ 525,821 / 1,048,576 (50.1%) recorded  ·  would compress (i)``: the figure
     that decides, named; ``i`` opens why, and what the other figures on screen are."""
     source = ("recorded" if context.recorded_prompt_tokens is not None else "estimated", "dim")
-    share = f" ({percent(context.share)}) "
+    share = f" ({context.share_percent}) "
     figures = Text.assemble((count_text(context.deciding_tokens), "bold"), f" / {context.token_limit:,}{share}", source)
     # narrower: the window goes first (the gauge ends at it), the deciding figure stays exact, and only
     # then is it rounded ("1.0M / 1.0M (95.4%)" would read as a full window)
