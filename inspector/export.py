@@ -132,6 +132,10 @@ def build(session: Session, analysis: Analysis, result: CompressionResult | None
         ("last recorded prompt", count_text(recorded) if recorded is not None else
          "none since the last compaction" if analysis.fresh_from else "none recorded"),
         ("threshold", f"{context.threshold:g} x {context.token_limit:,} = {context.threshold_tokens:,} tokens"),
+        # the figure the threshold is compared with, and how, as analyze and the app's header say them: with
+        # the environment turn, the estimate may cross the threshold while the history's total above does not
+        ("context", f"{count_text(context.deciding_tokens)} / {context.token_limit:,} ({context.share_percent}, "
+                    f"{context.source}): {context.reason()}"),
         ("would compress now", "yes" if analysis.would_compress else f"no ({analysis.verdict.value})"),
         ("split point", _split_words(analysis)),
     )

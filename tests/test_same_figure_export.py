@@ -1,0 +1,76 @@
+"""The export says the figure that decides and why, as ``analyze`` and the app's header do: on a
+session with no recorded prompt, the estimate the threshold is compared with counts the environment
+turn, so it may cross the threshold while the history's total the export lists does not; the export
+then says "would compress now: yes" beside the figure that makes it so."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import pytest
+
+from inspector import cli
+from inspector.analysis import analyze
+from inspector.format import count_text
+from inspector.session import load
+from tests.snapshot_app import SAMPLES
+
+SHARED = Path("/work/shared/gemini-cli-sessions")
+
+
+def without_usage(source: Path, target: Path) -> Path:
+    """``source`` with every recorded usage left out: the estimate decides."""
+    lines = []
+    for line in source.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        record.pop("tokens", None)
+        lines.append(json.dumps(record, ensure_ascii=False))
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return target
+
+
+def context_words(path: Path, threshold: float) -> tuple[str, str]:
+    context = analyze(load(path), threshold=threshold).context
+    figure = count_text(context.deciding_tokens)
+    head = f"{figure} / {context.token_limit:,} ({context.share_percent}, {context.source})"
+    return head, context.reason()
+
+
+def sessions(tmp_path: Path) -> list[Path]:
+    found = sorted(SAMPLES.glob("*.json*"))
+    if SHARED.is_dir():
+        found += sorted(SHARED.glob("*.json*"))
+    return [*found, without_usage(SAMPLES / "coding-task.jsonl", tmp_path / "no-usage.jsonl")]
+
+
+def test_the_export_says_the_deciding_figure_as_analyze_does(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", "250")
+    for path in sessions(tmp_path):
+        for threshold in ("0.5", "0.01"):
+            head, reason = context_words(path, float(threshold))
+            assert cli.main(["analyze", "--threshold", threshold, str(path)]) == 0
+            report = capsys.readouterr().out
+            assert f"context: {head}" in report and reason in report, path
+            assert cli.main(["export", "--threshold", threshold, str(path)]) == 0
+            assert f"| context | {head}: {html.escape(reason)} |" in capsys.readouterr().out, path
+            assert cli.main(["export", "--format", "html", "--threshold", threshold, str(path)]) == 0
+            assert f"<td>context</td><td>{html.escape(f'{head}: {reason}')}</td>" in capsys.readouterr().out
+
+
+def test_an_estimate_over_the_threshold_only_with_the_environment_turn(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = without_usage(SAMPLES / "coding-task.jsonl", tmp_path / "no-usage.jsonl")
+    analysis = analyze(load(path), threshold=0.5)
+    context = analysis.context
+    assert context.recorded_prompt_tokens is None and context.environment_tokens > 1
+    threshold = (analysis.total_estimated_tokens + 1) / context.token_limit  # the history alone is under it
+    over = analyze(load(path), threshold=threshold)
+    assert over.context.over_threshold and over.would_compress
+    assert cli.main(["export", "--threshold", repr(threshold), str(path)]) == 0
+    text = capsys.readouterr().out
+    assert f"| estimated tokens | {analysis.total_estimated_tokens:,} |" in text
+    assert "| would compress now | yes |" in text
+    assert f"estimate {context.estimated_tokens:,} &gt;= threshold {over.context.threshold_tokens:,}" in text
