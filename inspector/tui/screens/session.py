@@ -17,7 +17,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Label, ProgressBar, Static
+from textual.widgets import Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog import subagent_files
@@ -32,6 +32,7 @@ from inspector.tui.screens.session_navigation import AGENTIC_GROUP, SessionNavig
 from inspector.tui.screens.warnings import WarningsScreen
 from inspector.tui.turn_set import TurnSet
 from inspector.tui.widgets.context_header import ContextHeader
+from inspector.tui.widgets.fitting_footer import FittingFooter
 from inspector.tui.widgets.status_line import StatusLine
 from inspector.tui.widgets.turn_detail import TurnDetail
 from inspector.tui.widgets.turn_table import TurnTable, header_text
@@ -150,7 +151,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
             yield Label(Text(f"Opening {visible(self.path.name, one_line=True)}…"), id="loading-label")
             yield ProgressBar(id="loading-bar", total=None, show_eta=False)
         yield StatusLine(id="status")
-        yield Footer(compact=True)
+        # At 80 columns the keys give way in this order, so "? Help" stays in view (help and ^p list them all)
+        yield FittingFooter(compact=True, give_way=("detail", "agentic", "quit", "split", "subagents"))
 
     @property
     def detail(self) -> TurnDetail:

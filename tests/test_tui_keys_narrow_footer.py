@@ -1,0 +1,78 @@
+"""At 80 columns the session view's footer keeps "? Help" in view however many keys are offered."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
+
+from inspector.tui.screens.session import SessionScreen
+from tests.snapshot_app import SAMPLES, build_app, settle
+
+SIZE = (80, 24)
+
+
+def with_subagent(chats: Path) -> Path:
+    """coding-task.jsonl with one subagent session, where and as Gemini CLI writes them
+    (``chats/<parent session id>/<id>.jsonl``, ``kind: subagent``)."""
+    chats.mkdir(parents=True)
+    parent = chats / "coding-task.jsonl"
+    shutil.copyfile(SAMPLES / "coding-task.jsonl", parent)
+    parent_id = json.loads(parent.read_text(encoding="utf-8").splitlines()[0])["sessionId"]
+    lines = (SAMPLES / "gemini-cli-0.61-tool-calls.jsonl").read_text(encoding="utf-8").splitlines()
+    meta = {**json.loads(lines[0]), "sessionId": "5b0e7c2a-subagent", "kind": "subagent"}
+    agent = chats / parent_id / "5b0e7c2a.jsonl"
+    agent.parent.mkdir()
+    agent.write_text("\n".join([json.dumps(meta), *lines[1:]]) + "\n", encoding="utf-8")
+    return parent
+
+
+async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
+    for _ in range(1000):
+        await settle(pilot)
+        screen = pilot.app.screen
+        if isinstance(screen, SessionScreen) and screen.loaded is not None:
+            return screen
+    raise AssertionError("the session was never read")
+
+
+def shown_keys(screen: SessionScreen) -> dict[str, FooterKey]:
+    footer = screen.query_one(Footer)
+    keys = {key.description or key.action: key for key in footer.query(FooterKey)
+            if all(node.display for node in key.ancestors_with_self if node is not footer.parent)}
+    for name, key in keys.items():  # every key shown is whole inside the footer, none past its right edge
+        assert footer.region.contains_region(key.region), f"{name!r} is cut off: {key.region} in {footer.region}"
+    return keys
+
+
+async def test_help_stays_in_view_with_apply_undo_and_subagents_offered(tmp_path: Path) -> None:
+    parent = with_subagent(tmp_path / "chats")
+    app = build_app(parent)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await opened(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("a")
+        await settle(pilot)
+        await pilot.press("y")  # applied: u can undo it
+        await settle(pilot)
+        assert app.screen is view and view.can_undo
+        await pilot.press("c")  # a new preview: a can apply it
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is view and view.preview is not None
+        keys = shown_keys(view)
+        assert {"Apply", "Undo", "Subagents", "Help", "Compact"} <= set(keys), sorted(keys)
+        assert "Detail" not in keys  # it gave way first, and still works
+        await pilot.press("d")
+        await settle(pilot)
+        assert view.has_class("-detail")
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.resize_terminal(160, 45)  # room for every key again
+        await settle(pilot)
+        assert "Detail" in shown_keys(view)
