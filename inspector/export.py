@@ -31,7 +31,7 @@ from inspector.format import (
     plain_name,
     plural,
     uncut_split_words,
-    usage_text,
+    usage_words,
     visible,
     written_by,
 )
@@ -105,7 +105,7 @@ def _turn_view(analysis: Analysis, index: int) -> TurnView:
     turn = analysis.turns[index]
     return TurnView(
         index=index, role=turn.role or "?", kind=analysis.kinds[index],
-        tokens=analysis.turn_tokens(index), usage=usage_text(analysis.recorded[index]),
+        tokens=analysis.turn_tokens(index), usage=usage_words(analysis.recorded[index]),
         blocks=tuple(_blocks(turn.content)), split_here=index == analysis.compress_split_point,
     )
 

@@ -74,3 +74,38 @@ def test_an_estimate_over_the_threshold_only_with_the_environment_turn(
     assert f"| estimated tokens | {analysis.total_estimated_tokens:,} |" in text
     assert "| would compress now | yes |" in text
     assert f"estimate {context.estimated_tokens:,} &gt;= threshold {over.context.threshold_tokens:,}" in text
+
+
+async def detail_text(path: Path, turn: int) -> str:
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.widgets.turn_detail import TurnDetail
+    from tests.test_tui_compaction import plain, settle
+
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("home", *["down"] * turn)
+        return " ".join(plain(app.screen.query_one(TurnDetail).body.content).split())
+
+
+def test_recorded_usage_is_exact_in_the_export_as_in_the_detail_pane(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The export has room for every recorded figure: 9,120 and 9,149 are not both "9.1k" there."""
+    import asyncio
+
+    from inspector.format import usage_words
+
+    path = SAMPLES / "coding-task.jsonl"
+    assert cli.main(["analyze", "--json", str(path)]) == 0
+    rows = json.loads(capsys.readouterr().out)["history"]
+    assert cli.main(["export", str(path)]) == 0
+    text = capsys.readouterr().out
+    used = [row for row in rows if row["recorded"]]
+    assert len({row["recorded"]["input"] for row in used}) > len({f"{row['recorded']['input']:.2g}" for row in used})
+    for row in used:
+        words = usage_words(row["recorded"])
+        assert f"{row['recorded']['input']:,}" in words
+        heading = f"### Turn {row['index']:,}: {row['role']} ({row['kind']}, "
+        assert any(line.startswith(heading) and line.endswith(f", recorded {words})") for line in text.splitlines())
+    first = used[0]
+    assert usage_words(first["recorded"]) in asyncio.run(detail_text(path, first["index"]))
