@@ -369,3 +369,23 @@ def test_a_rule_the_user_wrote_in_bold_is_a_rule(tmp_path: Path, capsys: pytest.
     assert rules == ['- "**Never** touch the public API."', '- "**Important:** always run the tests."'], rules
     constraints = [fact["value"] for fact in result["facts"]["facts"] if fact["kind"] == "constraint"]
     assert constraints == ["**Never** touch the public API.", "**Important:** always run the tests."], constraints
+
+
+def test_a_path_holding_a_space_is_kept_where_the_snapshot_names_it(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """"READ: `.../Application Support/app.json`" names the path; the fact check, reading words, lost it."""
+    session = Recording()
+    session.user("Check the app's settings.")
+    for k, path in enumerate(("/Users/ann/Library/Application Support/app/config.json",
+                              "/Users/ann/Library/Application Support/app/state.json")):
+        session.model("Reading.", {"name": "read_file", "args": {"file_path": path}, "status": "success",
+                                   "output": "{}" if k else "not json"})
+    session.model("Editing.", {"name": "replace", "status": "error", "output": "x",
+                               "args": {"file_path": "/Users/ann/My Notes/todo list.md", "old_string": "a",
+                                        "new_string": "b"}})
+    session.padding(24)
+    result = _compact(session.write(tmp_path / "spaces.jsonl"), capsys)
+    assert "`Application Support/app/config.json`" in result["snapshot"] or \
+        "`/Users/ann/Library/Application Support/app/config.json`" in result["snapshot"]
+    lost = [fact["value"] for fact in result["facts"]["facts"] if not fact["kept"]]
+    assert lost == [], lost

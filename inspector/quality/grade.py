@@ -268,6 +268,17 @@ class _PathFinder:
                 self.forms.setdefault(form, set()).add(path)
         self._cache: dict[str, set[str]] = {}
 
+    def named_by(self, clause: Clause) -> set[str]:
+        """Every recorded path a clause names: in its words, or as a backticked span whole (a path
+        holding a space, "Application Support/x", is one span but no one word)."""
+        found = set(self.named_in(clause.flat))
+        for span in clause.spans:
+            if " " in span.strip():
+                parts = [c.lower() for c in _components(span.strip())]
+                for i in range(len(parts)):
+                    found |= self.forms.get("/".join(parts[i:]), set())
+        return found
+
     def named_in(self, flat: str) -> set[str]:
         """Every recorded path ``flat`` names."""
         cached = self._cache.get(flat)
@@ -417,7 +428,7 @@ def grade(
     finder = _PathFinder(ground.ops_by_path)
     commands = _CommandFinder(_command_key(line) for line in ground.outcomes_by_command)
     # a clause's paths count only where it says what was done to them
-    read = [_Read(c, commands.held_in(c), finder.named_in(c.flat) if c.ops else set()) for c in parts]
+    read = [_Read(c, commands.held_in(c), finder.named_by(c) if c.ops else set()) for c in parts]
     said_paths: dict[str, set[str]] = {}
     said_commands: dict[str, set[str]] = {}
     for item in read:
@@ -505,7 +516,7 @@ def _earlier_claims(ground: Ground, commands: _CommandFinder) -> dict[str, set[s
         return said
     finder = _PathFinder(ground.ops_by_path)
     for clause in clauses(ground.previous_text):
-        for path in finder.named_in(clause.flat):
+        for path in finder.named_by(clause):
             said.setdefault(path, set()).update(clause.ops)
         for key in commands.held_in(clause):
             said.setdefault(key, set()).update(clause.outcomes)
@@ -543,5 +554,5 @@ def mentions(ground: Ground, text: str) -> tuple[set[str], set[str]]:
     for clause in clauses(text):
         named_commands.update(commands.held_in(clause))
         if clause.ops:
-            named_paths |= finder.named_in(clause.flat)
+            named_paths |= finder.named_by(clause)
     return named_commands, named_paths
