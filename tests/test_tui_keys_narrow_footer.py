@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
+from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
@@ -39,12 +42,15 @@ async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
     raise AssertionError("the session was never read")
 
 
-def shown_keys(screen: SessionScreen) -> dict[str, FooterKey]:
+def shown_keys(screen: Screen[Any]) -> dict[str, FooterKey]:
     footer = screen.query_one(Footer)
     keys = {key.description or key.action: key for key in footer.query(FooterKey)
             if all(node.display for node in key.ancestors_with_self if node is not footer.parent)}
     for name, key in keys.items():  # every key shown is whole inside the footer, none past its right edge
         assert footer.region.contains_region(key.region), f"{name!r} is cut off: {key.region} in {footer.region}"
+    placed = sorted(keys.items(), key=lambda item: item[1].region.x)
+    for (name, key), (after, following) in pairwise(placed):  # nor under another (^p palette sits on top)
+        assert key.region.right <= following.region.x, f"{name!r} runs under {after!r}"
     return keys
 
 
@@ -76,3 +82,4 @@ async def test_help_stays_in_view_with_apply_undo_and_subagents_offered(tmp_path
         await pilot.resize_terminal(160, 45)  # room for every key again
         await settle(pilot)
         assert "Detail" in shown_keys(view)
+
