@@ -30,7 +30,8 @@ from typing import Any
 
 from inspector.catalog import Candidate, describe_session
 from inspector.format import describe_os_error
-from inspector.session import Session, SessionError, history, load
+from inspector.session import Session, SessionError, history
+from inspector.session.loader import open_session_file, read_open
 from inspector.user_cache import cache_dir, made_cache_dir
 
 SCHEMA = 1
@@ -60,13 +61,22 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class Unreadable:
+    """A file in scope that is not searched, and why (the reader's one line, naming the line)."""
+
+    path: Path
+    reason: str
+
+
+@dataclass(frozen=True)
 class IndexReport:
     """What an update of the index did."""
 
     files: int  # files in scope
     read: int  # read (new or changed)
-    failed: int  # could not be read (kept out until they change)
+    failed: int  # in scope and not searched: could not be read, now or when last read unchanged
     removed: int  # gone from disk, dropped from the index
+    unreadable: tuple[Unreadable, ...] = ()  # the ``failed`` files, in the order of the candidates
 
 
 def default_index_path() -> Path:
@@ -221,8 +231,9 @@ class SearchIndex:
         db = self.db
         known = {_stored(path): (ident, size, mtime) for ident, path, size, mtime
                  in db.execute("SELECT id, path, size, mtime_ns FROM files")}
-        read = failed = removed = 0
+        read = removed = 0
         total = len(candidates)
+        refused: dict[bytes, str] = {}  # could not be opened this time: not kept, tried again next time
         for done, candidate in enumerate(candidates, 1):
             if cancelled():
                 break
@@ -232,7 +243,9 @@ class SearchIndex:
             if seen is not None:
                 self._drop(seen[0])
             read += 1
-            failed += not self._add(candidate)
+            problem = self._add(candidate)
+            if problem is not None:
+                refused[_stored(candidate.path)] = problem
             if read % COMMIT_EVERY == 0:
                 db.commit()
             if progress is not None:
@@ -243,24 +256,39 @@ class SearchIndex:
                 self._drop(ident)
                 removed += 1
         db.commit()
-        return IndexReport(total, read, failed, removed)
+        refused.update((_stored(path), error) for path, error
+                       in db.execute("SELECT path, error FROM files WHERE error IS NOT NULL"))
+        unreadable = tuple(Unreadable(c.path, refused[key]) for c in candidates
+                           if (key := _stored(c.path)) in refused)
+        return IndexReport(total, read, len(unreadable), removed, unreadable)
 
     def _drop(self, ident: int) -> None:
         self.db.execute("DELETE FROM turns WHERE rowid >= ? AND rowid < ?",
                         (ident << TURN_BITS, (ident + 1) << TURN_BITS))
         self.db.execute("DELETE FROM files WHERE id = ?", (ident,))
 
-    def _add(self, candidate: Candidate) -> bool:
+    def _add(self, candidate: Candidate) -> str | None:
+        """Index one file; why it could not be, or None.  A file that cannot be opened (permission
+        denied, gone, a FIFO) is not kept as failed: opening it depends on who asks and when, not on
+        its size and time, so it is tried again next time (a chmod changes neither)."""
         db = self.db
         try:
-            session = load(candidate.path)
+            fd = open_session_file(candidate.path)
+        except SessionError as exc:
+            return _clean(exc.message)
+        try:
+            session = read_open(candidate.path, fd)
             entry = describe_session(candidate, session)
             rows = list(session_turns(session)) if entry.conversation else []
         except (SessionError, OSError, ValueError, RecursionError, MemoryError) as exc:
-            message = exc.message if isinstance(exc, SessionError) else (str(exc) or type(exc).__name__)
+            message = _clean(exc.message if isinstance(exc, SessionError) else (str(exc) or type(exc).__name__))
+            if isinstance(exc, SessionError) and exc.line is not None:
+                message = f"line {exc.line:,}: {message}"
             db.execute("INSERT INTO files (path, size, mtime_ns, error) VALUES (?, ?, ?, ?)",
-                       (_stored(candidate.path), candidate.size, candidate.mtime_ns, _clean(message)))
-            return False
+                       (_stored(candidate.path), candidate.size, candidate.mtime_ns, message))
+            return message
+        finally:
+            os.close(fd)
         cursor = db.execute(
             "INSERT INTO files (path, size, mtime_ns, session_id, title, updated) VALUES (?, ?, ?, ?, ?, ?)",
             (_stored(candidate.path), candidate.size, candidate.mtime_ns, _clean_or_none(entry.session_id),
@@ -271,7 +299,7 @@ class SearchIndex:
         db.executemany("INSERT INTO turns (rowid, text, role) VALUES (?, ?, ?)",
                        (((ident << TURN_BITS) | turn, text, role) for turn, role, text in rows
                         if turn < 1 << TURN_BITS))
-        return True
+        return None
 
     # -- asking it ------------------------------------------------------------------------------
     def search(self, text: str, candidates: Sequence[Candidate] | None = None, limit: int = 500) -> list[Hit]:

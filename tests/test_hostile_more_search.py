@@ -1,0 +1,84 @@
+"""Search over a folder of files it cannot read: each is named with why, on every search, and found once it can be.
+
+A file a person may not open (another user's, mode 600) is no fault of the
+file: the index must not keep it out until its size or time changes (a
+chmod changes neither), and every search says which files it left out, not
+only the one that first met them.  The tests drop from root to ``nobody``
+(tests/as_user.py), as CI runs them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from inspector.catalog import find_files
+from inspector.search import SearchIndex
+from tests.as_user import NOBODY, as_user, needs_root
+from tests.test_tui_list import write_session
+
+
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """A folder anyone may write in (pytest's own temp folder is root's alone)."""
+    needs_root()
+    folder = Path(tempfile.mkdtemp(prefix="si-hostile-search-"))
+    folder.chmod(0o777)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+def _search(folder: Path, index: Path, words: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """The files holding ``words`` and the files left out, with why: one update and one search."""
+    with SearchIndex(index) as opened:
+        report = opened.update(find_files(folder))
+        hits = opened.search(words, find_files(folder))
+    assert report.failed == len(report.unreadable)
+    return sorted(h.path.name for h in hits), [(u.path.name, u.reason) for u in report.unreadable]
+
+
+def test_a_file_closed_to_the_user_is_named_and_found_once_opened(shared: Path) -> None:
+    chats = shared / "chats"
+    for name in ("session-open.jsonl", "session-closed.jsonl"):
+        write_session(chats / name, ["tune the quokka server"], 1_700_000_000)
+    chats.chmod(0o755)
+    closed = chats / "session-closed.jsonl"
+    closed.chmod(0o600)  # root's alone
+    index = shared / "nobody" / "index.sqlite"
+    index.parent.mkdir()
+    os.chown(index.parent, NOBODY, NOBODY)  # the index is kept in a folder of the user's own
+    _search(chats, shared / "root" / "warm.sqlite", "quokka")  # everything the child runs is imported here first
+
+    first = as_user(lambda: _search(chats, index, "quokka"))
+    assert first.error is None, first.error
+    assert first.value == (["session-open.jsonl"], [("session-closed.jsonl", "permission denied")])
+    again = as_user(lambda: _search(chats, index, "quokka"))
+    assert again.value == first.value, "a second search (nothing read again) still names the file left out"
+
+    closed.chmod(0o644)  # neither its size nor its time changes
+    opened = as_user(lambda: _search(chats, index, "quokka"))
+    assert opened.error is None, opened.error
+    assert opened.value == (["session-closed.jsonl", "session-open.jsonl"], [])
+
+
+def test_a_broken_file_is_named_with_its_line_on_every_search(tmp_path: Path) -> None:
+    chats = tmp_path / "chats"
+    write_session(chats / "session-good.jsonl", ["tune the quokka server"], 1_700_000_000)
+    bad = chats / "session-bad.jsonl"
+    write_session(bad, ["tune the quokka server"], 1_700_000_000)
+    lines = bad.read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace('"content": [{"text"', '"content": [7, {"text"')
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    index = tmp_path / "index.sqlite"
+    for _ in range(2):  # the second reads nothing again: the failure is remembered with its reason
+        hits, left_out = _search(chats, index, "quokka")
+        assert hits == ["session-good.jsonl"]
+        assert [name for name, _ in left_out] == ["session-bad.jsonl"]
+        assert left_out[0][1].startswith("line 3: ") and "content[0]" in left_out[0][1], left_out
