@@ -457,3 +457,13 @@ def cost_of(session: Session, analysis: Analysis, switch: CostSwitch, override: 
 def usd_text(usd: Decimal) -> str:
     """Dollars for a person: cents above a dollar, four decimals below (tiny turns still show)."""
     return f"${usd:,.2f}" if abs(usd) >= 1 else f"${usd:,.4f}"
+
+
+def session_words(cost: SessionCost) -> str | None:
+    """What the whole session cost, as every face says it ("$0.1535 over 12 priced turns"); None
+    when cost is off or no turn is priced."""
+    total = cost.total if cost.switch.enabled else None
+    if total is None:
+        return None
+    count = len(cost.turns)
+    return f"{usd_text(total)} over {count:,} priced turn{'' if count == 1 else 's'}"

@@ -7,6 +7,7 @@ from rich.text import Text
 
 from inspector.analysis import Analysis, turn_kind
 from inspector.commands.output import Fields, terminal_console
+from inspector.cost import SessionCost, session_words
 from inspector.format import (
     count_text,
     percent,
@@ -36,7 +37,9 @@ def _visible_rows(result: Analysis, show_all: bool) -> list[int]:
 
 
 def print_analysis(session: Session, result: Analysis, threshold: Threshold, configured: ConfiguredModel,
-                   show_all: bool = False) -> None:
+                   show_all: bool = False, cost: SessionCost | None = None) -> None:
+    """The report; ``cost``: the session's (``cost.cost_of``), said after the table as the app's
+    detail pane says it."""
     console = terminal_console()
     total = result.total_estimated_tokens
     limit = result.token_limit
@@ -103,5 +106,12 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
     if len(rows) < len(result.turns):
         hidden = plural(len(result.turns) - len(rows), "turn")
         console.print(Text(f"{hidden} not listed; --all lists every turn", style="dim"))
+    said = session_words(cost) if cost is not None else None
+    if said is not None:
+        models = ", ".join(visible(model, one_line=True) for model in cost.models) if cost is not None else ""
+        console.print(Fields(f"cost: {said} ({models}; from the recorded usage)", margin=0, indent=2))
+        if cost is not None and cost.unpriced:
+            console.print(Text(f"{plural(len(cost.unpriced), 'turn')} with recorded usage not priced (the price "
+                               "table does not know its model, or its usage does not add up)", style="dim"))
     for warning in result.warnings:
         console.print(Text(visible(f"warning: {warning}"), style="yellow"))

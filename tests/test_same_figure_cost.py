@@ -109,3 +109,20 @@ def test_what_masking_saves_is_priced_on_the_estimates_it_is_counted_in(capsys: 
     expected = calc_price(Usage(input_tokens=estimate), "gemini-2.5-pro", provider_id="google").total_price - \
         calc_price(Usage(input_tokens=estimate - freed), "gemini-2.5-pro", provider_id="google").total_price
     assert Decimal(str(saving["usd_per_turn"])) == expected
+
+
+async def test_the_session_total_reads_the_same_in_analyze_and_the_detail_pane(
+        session_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    usd = 2 * library_price(USAGE, "gemini-2.5-pro")
+    said = f"{usd_text(usd)} over 2 priced turns"
+    assert cli.main(["analyze", str(session_file)]) == 0
+    assert f"cost: {said} (Gemini 2.5 Pro; " in capsys.readouterr().out
+    assert cli.main(["analyze", "--no-cost", str(session_file)]) == 0
+    assert "cost:" not in capsys.readouterr().out
+    app = InspectorApp(session_file, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("home", "down", "d")  # the detail pane in place of the table at 80x24
+        await pilot.pause()
+        text = " ".join(plain(app.screen.query_one(TurnDetail).body.content).split())
+        assert f"The session: {said}." in text

@@ -10,13 +10,9 @@ from __future__ import annotations
 from rich.text import Text
 
 from inspector.analysis import Analysis
-from inspector.cost import prompt_saving, usd_text
+from inspector.cost import prompt_saving, session_words, usd_text
 from inspector.format import visible
 from inspector.tui.session_notes import carried_words, noted
-
-
-def _turns(count: int) -> str:
-    return f"{count:,} priced turn" + ("" if count == 1 else "s")
 
 
 def has_cost(analysis: Analysis) -> bool:
@@ -38,8 +34,8 @@ def cost_lines(analysis: Analysis, index: int) -> list[Text]:
     if found is None or not found.cost.switch.enabled or not 0 <= index < len(analysis.turns):
         return []
     cost = found.cost
-    total = cost.total
-    whole = f" The session: {usd_text(total)} over {_turns(len(cost.turns))}." if total is not None else ""
+    session = session_words(cost)
+    whole = f" The session: {session}." if session is not None else ""
     carried = carried_words(found)
     later = f" {carried}" if carried else ""
     price = cost.of_turn(index)
