@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
@@ -207,6 +208,9 @@ def read_journal(folder: Path) -> Journal:
             raise _damaged(path, number, f"not JSON: {exc}") from None
         if not isinstance(event, dict) or not isinstance(event.get("event"), str):
             raise _damaged(path, number, "not an event")
+        odd = _odd_number(event)
+        if odd is not None:
+            raise _damaged(path, number, odd)
         try:
             _apply_event(journal, by_id, event)
         except pydantic.ValidationError as exc:
@@ -217,6 +221,34 @@ def read_journal(folder: Path) -> Journal:
             raise _damaged(path, number, str(exc)) from None
         journal.events.append(event)
     return journal
+
+
+def _odd_number(value: Any, where: str = "") -> str | None:
+    """What is wrong with the first number in an event that this project never writes, with where it
+    is: NaN or an infinity (it writes JSON without them), or one past the doubles' range (a session
+    holding one is refused on reading, as JavaScript reads it as Infinity; only a hand-edited journal
+    has one); None if every number is one it could write."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{where.lstrip('.') or 'a value'}: {value} is not a number JSON holds"
+    if isinstance(value, int):
+        try:
+            float(value)
+        except OverflowError:
+            return f"{where.lstrip('.') or 'a value'}: a number past any count, size or time"
+        return None
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _odd_number(item, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}")
+        if found is not None:
+            return found
+    return None
 
 
 def _apply_event(journal: Journal, by_id: dict[str, JournalEntry], event: dict[str, Any]) -> None:

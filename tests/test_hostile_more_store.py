@@ -1,0 +1,80 @@
+"""A journal edited by hand (or by anything else) to hold numbers this project never writes.
+
+A number past the doubles' range (``1e400`` written out in digits) or NaN
+in a journal event made ``history``, ``history --snapshots`` and ``revert
+--list`` end with a traceback (OverflowError while writing the count).  Such
+a line is damage: every command that reads the journal says so in one line
+naming the journal, the line and the field, exit 2, and writes nothing.  A
+session recording a huge but finite count (``1.7e308``, which Gemini CLI
+reads as a number) still applies, and its journal still reads.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from inspector.cli import main
+from inspector.store import store_dir
+
+SAMPLE = Path(__file__).resolve().parents[1] / "sample_sessions" / "gemini-cli-0.61-tool-calls.jsonl"
+READERS = (["history"], ["history", "--json"], ["history", "--snapshots"], ["revert", "--list"], ["revert"])
+
+
+def _applied(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | None = None) -> Path:
+    path = tmp_path / "session.jsonl"
+    if text is None:
+        shutil.copy(SAMPLE, path)
+    else:
+        path.write_text(text, encoding="utf-8")
+    assert main(["compact", str(path), "--provider", "offline", "--force", "--apply"]) == 0
+    capsys.readouterr()
+    return path
+
+
+def _journal(path: Path) -> Path:
+    return store_dir(path) / "journal.jsonl"
+
+
+@pytest.mark.parametrize(("field", "written", "said"), [
+    ("tokens_before", "1" + "0" * 400, "info.tokens_before: a number past any count"),
+    ("tokens_after", "-1" + "0" * 400, "info.tokens_after: a number past any count"),
+    ("duration_seconds", "NaN", "info.duration_seconds: nan is not a number JSON holds"),
+    ("split_point", "Infinity", "info.split_point: inf is not a number JSON holds"),
+])
+def test_a_number_no_journal_holds_is_named_as_damage(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      field: str, written: str, said: str) -> None:
+    path = _applied(tmp_path, capsys)
+    journal = _journal(path)
+    event = json.loads(journal.read_text(encoding="utf-8").splitlines()[0])
+    value = event["info"][field]
+    assert isinstance(value, (int, float)) and not isinstance(value, bool)
+    lines = journal.read_bytes().split(b"\n")
+    old = f'"{field}":{json.dumps(value)}'.encode()
+    assert old in lines[0]
+    lines[0] = lines[0].replace(old, f'"{field}":{written}'.encode())
+    journal.write_bytes(b"\n".join(lines))
+    session, record = path.read_bytes(), journal.read_bytes()
+    for argv in READERS:
+        code = main([*argv, str(path)])
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and len(err.splitlines()) == 1, (argv, out[-300:], err[-600:])
+        assert f"{journal}: line 1 is damaged ({said}" in err, (argv, err)
+    assert path.read_bytes() == session and journal.read_bytes() == record, "nothing is written"
+
+
+def test_a_huge_finite_recorded_count_still_applies_and_reads(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    text = re.sub(r'"input":\d+', '"input":1.7e308', SAMPLE.read_text(encoding="utf-8"))
+    assert '"input":1.7e308' in text
+    path = _applied(tmp_path, capsys, text)
+    assert main(["history", "--json", str(path)]) == 0
+    entry = json.loads(capsys.readouterr().out)["entries"][0]
+    assert entry["info"]["recorded_prompt_tokens"] > sys.float_info.max / 2
+    assert main(["history", str(path)]) == 0 and "applied" in capsys.readouterr().out
+    assert main(["revert", str(path)]) == 0 and path.read_text(encoding="utf-8") == text
