@@ -389,3 +389,31 @@ def test_a_path_holding_a_space_is_kept_where_the_snapshot_names_it(tmp_path: Pa
         "`/Users/ann/Library/Application Support/app/config.json`" in result["snapshot"]
     lost = [fact["value"] for fact in result["facts"]["facts"] if not fact["kept"]]
     assert lost == [], lost
+
+
+def test_the_fact_check_reads_what_the_snapshot_says_of_commits_windows_paths_and_earlier_commands(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Three true lines the fact check got wrong: a commit message holding backticks (its message was
+    looked for with them, in a text read without them: lost), a Windows path (read word by word: lost),
+    and a command only the earlier snapshot names, carried as its word ("a command the history does
+    not record", though the history's earlier snapshot records it)."""
+    from inspector.compaction.prompts import GEMINI_CLI_ACKNOWLEDGEMENT
+
+    session = Recording()
+    session.user("<state_snapshot>\n<recent_actions>\n- `make all` -> ok\n</recent_actions>\n</state_snapshot>")
+    session.model(GEMINI_CLI_ACKNOWLEDGEMENT)
+    session.user("Commit the fix, then check the Windows build.")
+    session.model("Committing.", _run('git commit -m "Fix `x`; done"', "Commit.",
+                                      "Output: [main 1a2b] Fix\nProcess Group PGID: 2"))
+    session.model("Building.", _run("make -C win", "Build.", "Output: built\nProcess Group PGID: 3"))
+    for path in ("C:\\Users\\ann\\win\\a.py", "/home/ann/proj/a.py"):
+        session.model("Reading.", {"name": "read_file", "args": {"file_path": path}, "status": "success",
+                                   "output": "x = 1\n"})
+    session.padding(24)
+    result = _compact(session.write(tmp_path / "grader.jsonl"), capsys)
+    snapshot = result["snapshot"]
+    assert 'Commit "Fix `x`; done"' in snapshot and "As the earlier snapshot had it: `make all` -> ok" in snapshot
+    assert "`C:\\Users\\ann\\win\\a.py`" in snapshot
+    lost = [fact["value"] for fact in result["facts"]["facts"] if not fact["kept"]]
+    assert lost == [], lost
+    assert result["false_claims"] == []

@@ -273,7 +273,7 @@ class _PathFinder:
         holding a space, "Application Support/x", is one span but no one word)."""
         found = set(self.named_in(clause.flat))
         for span in clause.spans:
-            if " " in span.strip():
+            if " " in span.strip() or "\\" in span:  # (a Windows path is no one word either)
                 parts = [c.lower() for c in _components(span.strip())]
                 for i in range(len(parts)):
                     found |= self.forms.get("/".join(parts[i:]), set())
@@ -459,7 +459,7 @@ def _kept(fact: Fact, said_paths: dict[str, set[str]], said_commands: dict[str, 
     if fact.kind == "path":
         return FAMILY.get(fact.state, "") in said_paths.get(fact.key, set())
     if fact.kind == "command":
-        if fact.extra and squash(fact.extra.translate(_ANGLES))[:100] not in flat_all:
+        if fact.extra and squash(fact.extra.replace("`", "").translate(_ANGLES))[:100] not in flat_all:
             return False
         said = said_commands.get(_command_key(fact.key), set())
         return "named" in said if fact.state == "unknown" else fact.state in said
@@ -473,6 +473,7 @@ def _false_claims(ground: Ground, read: list[_Read], commands: _CommandFinder,
     out: list[FalseClaim] = []
     named = {path.lower().rstrip("/") for path in ground.ops_by_path}  # paths the history's calls named
     base = ground.previous_base.lower() + "/" if ground.previous_base else ""
+    earlier_text = ground.previous_text.lower()
     by_key = {_command_key(line): line for line in ground.outcomes_by_command}
     earlier = _earlier_claims(ground, commands)
     turns_of: dict[str, tuple[int, ...]] = {}
@@ -492,7 +493,8 @@ def _false_claims(ground: Ground, read: list[_Read], commands: _CommandFinder,
         if said and not item.commands:
             for span in clause.spans:
                 text = _command_key(span.replace("…", "").split(" (+")[0])
-                if text and text.split(" ", 1)[0] in ground.programs and not commands.matches(span):
+                if (text and text.split(" ", 1)[0] in ground.programs and not commands.matches(span)
+                        and span.lower() not in earlier_text):  # what the earlier snapshot said it ran
                     out.append(FalseClaim(clause.section, clause.line,
                                           f"gives an outcome for `{text}`, a command the history does not record"))
         if clause.ops:
