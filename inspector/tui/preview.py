@@ -37,6 +37,7 @@ class Preview:
     source: Loaded | None = None  # the session and history it was computed from (what apply needs)
     stale: str = ""  # why it no longer matches the file ("" while it does)
     recall: float | None = None  # from a comparison: the whole history's facts in the whole new history
+    tab: str = ""  # the preview's tab last shown: it opens there again (back from a turn a line led to)
 
     @property
     def turn_count(self) -> int | None:

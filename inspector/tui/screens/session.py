@@ -115,7 +115,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         Binding("d,enter", "detail", "Detail", id="session.detail", key_display="d",
                 tooltip="the selected turn in full (in place of the table on a small terminal)"),
         Binding("escape", "back", "Back", show=False, id="session.back",
-                tooltip="close the turn shown in full, cancel loading, or go to the session list"),
+                tooltip="close the turn shown in full, back to the preview a line or fact led from, cancel "
+                        "loading, or go to the session list"),
     ]
 
     DEFAULT_CLASSES = "-loading"
@@ -325,6 +326,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
             self.table.move_to(message.index)
             self.show_detail(message.index)
             self.table.focus()
+            self.back_to_preview = self.preview is not None  # Esc returns to it, as from a link
 
     def on_table_columns(self, message: TableColumns) -> None:
         self.query_one("#turns-header", Static).update(Text(message.header, style="bold"))
@@ -454,6 +456,9 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
             self.table.focus()
             return
         if self.clear_view():
+            return
+        if self.back_to_preview and self.preview is not None:
+            self.action_show_preview()  # back to the line or fact that led here
             return
         if self.loaded is None and self.failed is None:
             self.workers.cancel_group(self, LOAD_GROUP)

@@ -49,6 +49,7 @@ class SessionActions(InspectorScreen):
     _running_dialog: RunningScreen | None = None
     _apply_dialog: ConfirmScreen | None = None  # "Apply?" while open: closed if its preview goes stale
     _last_focus: str = ""
+    back_to_preview: bool = False  # the cursor came here from a preview's line or fact: Esc goes back to it
     _run_options: RunOptions = RunOptions()  # the strategy and target the next run uses (S, the f dialog)
     can_undo: bool = False  # an apply of this file can be undone (read from the journal at each load)
 
@@ -199,6 +200,7 @@ class SessionActions(InspectorScreen):
         self.action_show_preview()
 
     def action_show_preview(self) -> None:
+        self.back_to_preview = False
         if self.preview is None:
             self.notify("No preview yet: press c to run the compaction.", severity="warning")
             return
@@ -211,7 +213,7 @@ class SessionActions(InspectorScreen):
             return
         stale = "  (stale)" if self.preview.stale else ""
         self.status.set("preview", f"preview {self.preview.status} ({self.preview.strategy}): "
-                                   f"{self.preview.tokens_text()}{stale}",
+                                   f"{self.preview.tokens_text()}{stale}  (p: open it)",
                         "red" if self.preview.stale else "")
 
     def _close_running(self) -> None:

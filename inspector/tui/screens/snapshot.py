@@ -202,13 +202,21 @@ class SnapshotScreen(Screen[None]):
         return _Contents(source.analysis.turns) if source is not None else []
 
     def on_show_turn(self, message: ShowTurn) -> None:
-        """A snapshot line or a fact asked for its turn: close the preview and show it in the session view."""
+        """A snapshot line or a fact asked for its turn: close the preview, and whatever stands between it and
+        the session view (the comparison it was opened from), and show the turn there."""
+        from inspector.tui.screens.session import SessionScreen  # it opens this screen: imported when used
+
         message.stop()
         stack = self.app.screen_stack
-        below = stack[stack.index(self) - 1] if self in stack and stack.index(self) > 0 else None
-        self.dismiss(None)
-        if below is not None:
-            below.post_message(ShowTurn(message.index))
+        if self not in stack:
+            return
+        below = stack[: stack.index(self)]
+        sessions = [screen for screen in below if isinstance(screen, SessionScreen)]
+        target = sessions[-1] if sessions else (below[-1] if below else None)
+        while self.app.screen is not target and len(self.app.screen_stack) > 1 and target is not None:
+            self.app.pop_screen()
+        if target is not None:
+            target.post_message(ShowTurn(message.index))
 
     def action_apply(self) -> None:
         self._apply()
@@ -234,10 +242,14 @@ class SnapshotScreen(Screen[None]):
             self.notify(f"This preview has no {tab} tab.", timeout=3)
 
     def on_mount(self) -> None:
+        tabs = self.query_one("#preview-tabs", TabbedContent)
+        if self.preview.tab and tabs.query(f"TabPane#{self.preview.tab}"):
+            tabs.active = self.preview.tab  # back where it was left
         self.call_after_refresh(self.focus_pane)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.tabbed_content.id == "preview-tabs":
+            self.preview.tab = event.tabbed_content.active
             self.call_after_refresh(self.focus_pane)
 
     def focus_pane(self) -> None:

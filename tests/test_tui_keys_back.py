@@ -1,0 +1,88 @@
+"""Enter on a snapshot line or a fact goes to its turn in the session view, from wherever the preview was
+opened; Esc then goes back to the preview, on the tab it was left on."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import TabbedContent
+
+from inspector.tui.screens.compare import CompareScreen
+from inspector.tui.screens.session import SessionScreen
+from inspector.tui.screens.session_list import SessionListScreen
+from inspector.tui.screens.snapshot import SnapshotScreen
+from inspector.tui.widgets.facts_table import FactsTable
+from inspector.tui.widgets.snapshot_lines import SnapshotLines
+from tests.snapshot_app import SAMPLES, build_app, settle
+
+SIZE = (80, 24)
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Path:
+    target = tmp_path / "chats" / "coding-task.jsonl"
+    target.parent.mkdir()
+    shutil.copyfile(SAMPLES / "coding-task.jsonl", target)
+    return target
+
+
+async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
+    for _ in range(1000):
+        await settle(pilot)
+        screen = pilot.app.screen
+        if isinstance(screen, SessionScreen) and screen.loaded is not None:
+            return screen
+    raise AssertionError("the session was never read")
+
+
+async def test_a_line_of_a_preview_opened_from_the_comparison_goes_to_its_turn(session: Path) -> None:
+    app = build_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await opened(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+        assert isinstance(app.screen, CompareScreen)
+        await pilot.press("enter")  # the selected strategy's preview
+        await settle(pilot)
+        preview = app.screen
+        assert isinstance(preview, SnapshotScreen)
+        entry = preview.query_one(SnapshotLines).selected()
+        assert entry is not None and entry.turns
+        await pilot.press("enter")  # "Enter: go to the first in the session"
+        await settle(pilot)
+        assert app.screen is view, f"Enter led to {type(app.screen).__name__}, not the session view"
+        assert view.table.cursor == entry.turns[0]
+
+
+async def test_esc_goes_back_to_the_preview_a_fact_led_from(session: Path) -> None:
+    app = build_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await opened(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("5")  # Lost facts
+        await settle(pilot)
+        preview = app.screen
+        assert isinstance(preview, SnapshotScreen)
+        facts = preview.query_one(FactsTable)
+        await pilot.press("down")
+        await settle(pilot)
+        table = facts.query_one("#facts-rows")
+        turn = facts.row_turns[table.cursor_row]  # type: ignore[attr-defined]
+        assert turn is not None
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen is view and view.table.cursor == turn
+        await pilot.press("escape")  # back where the fact was
+        await settle(pilot)
+        again = app.screen
+        assert isinstance(again, SnapshotScreen) and again.preview is view.preview
+        assert again.query_one("#preview-tabs", TabbedContent).active == "facts"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is view
+        await pilot.press("escape")  # nothing led here now: on to the session list
+        await settle(pilot)
+        assert isinstance(app.screen, SessionListScreen)
