@@ -78,3 +78,19 @@ def test_a_huge_finite_recorded_count_still_applies_and_reads(tmp_path: Path,
     assert entry["info"]["recorded_prompt_tokens"] > sys.float_info.max / 2
     assert main(["history", str(path)]) == 0 and "applied" in capsys.readouterr().out
     assert main(["revert", str(path)]) == 0 and path.read_text(encoding="utf-8") == text
+
+
+def test_an_apply_recorded_twice_is_damage_not_two_applies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A journal joined from two copies holds one apply twice: it was listed as two applies, one revert
+    undid it, and the other then stood as 'can be undone' with nothing left to undo."""
+    path = _applied(tmp_path, capsys)
+    journal = _journal(path)
+    events = journal.read_bytes()
+    journal.write_bytes(events + events)
+    session = path.read_bytes()
+    for argv in READERS:
+        code = main([*argv, str(path)])
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and len(err.splitlines()) == 1, (argv, out[-300:], err[-600:])
+        assert f"{journal}: line 3 is damaged (apply " in err and "recorded a second time" in err, (argv, err)
+    assert path.read_bytes() == session and journal.read_bytes() == events + events

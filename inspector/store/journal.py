@@ -256,6 +256,8 @@ def _apply_event(journal: Journal, by_id: dict[str, JournalEntry], event: dict[s
     if kind == "apply":
         entry = replace(JournalEntry.from_json(event), state="incomplete")
         _check_paths(entry)
+        if entry.id in by_id:  # (a journal joined from copies): which of the two would a revert undo?
+            raise ValueError(f"apply {entry.id!r} is recorded a second time")
         by_id[entry.id] = entry
         journal.entries.append(entry)
         return
