@@ -85,6 +85,15 @@ class ContextFigures:
                     f"+ environment turn {self.environment_tokens:,}")
         return f"estimate {self.estimated_tokens:,}"
 
+    def before_note(self, before: int) -> str:
+        """Why a compaction's "before" figure is not the history's total (the table's), when it is
+        not: Gemini CLI counts the environment turn it sends ahead of the history, which is no row
+        of the table ("" otherwise).  Every face that shows a "before" says it in these words."""
+        if not self.environment_tokens or before != self.estimated_tokens:
+            return ""
+        return (f"before = the table's {self.history_tokens or 0:,} + the environment turn "
+                f"{self.environment_tokens:,} Gemini CLI sends ahead of the history")
+
     @property
     def deciding_tokens(self) -> int:
         """What the threshold is compared with: the recorded prompt, else the estimate."""

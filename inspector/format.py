@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # Rich is imported only where a renderable is drawn
@@ -272,6 +272,16 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
 def noun_for(count: int, noun: str, many: str | None = None) -> str:
     """The noun in the number ``count`` asks for ("turn" for 1, else "turns" or ``many``)."""
     return noun if count == 1 else many or noun + "s"
+
+
+def stages_sum(stages: Sequence[StageReport]) -> str:
+    """The staged strategy's stages in one line, under their table on both faces: the history's tokens
+    before the first and after the last, and what the stages that ran saved ("" when none ran)."""
+    if not stages:
+        return ""
+    saved = sum(stage.saved for stage in stages if stage.applied)
+    return (f"stages: {stages[0].tokens_before:,} -> {stages[-1].tokens_after:,} tokens, {saved:,} saved by the "
+            "stages that ran (the history alone, before the environment turn is added)")
 
 
 def stage_table(stages: Iterable[StageReport], *, expand: bool = False) -> Table:

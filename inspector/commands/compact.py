@@ -20,7 +20,16 @@ from inspector.commands.output import (
     terminal_console,
     usable_provider,
 )
-from inspector.format import before_after, count_text, plural, split_words, stage_table, turn_span, visible
+from inspector.format import (
+    before_after,
+    count_text,
+    plural,
+    split_words,
+    stage_table,
+    stages_sum,
+    turn_span,
+    visible,
+)
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -128,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print_json({"path": str(session.path), "format": session.format, "compare": comparison.to_json()})
         else:
-            print_comparison(session, comparison)
+            print_comparison(session, comparison, analysis.context)
         return EXIT_FAILED if all(r.status.failed for r in comparison.results.values()) else 0
 
     code = EXIT_FAILED if result.status.failed or result.snapshot_problem else 0
@@ -151,7 +160,8 @@ def run(args: argparse.Namespace) -> int:
         print_json(report)
         return code
     print_report(session, result, len(turns), applying=args.apply,
-                 provider=f"provider: {choice.label()}: {choice.reason}")
+                 provider=f"provider: {choice.label()}: {choice.reason}", before_note=analysis.context.before_note(
+                     result.original_token_count))
     say_warnings(session.path, session.warnings)
     if args.apply and refusal is None:
         from inspector.commands.apply import apply_from_cli
@@ -167,9 +177,10 @@ def _draft_diff(result: CompressionResult) -> SnapshotDiff:
 
 
 def print_report(session: Session, result: CompressionResult, turn_count: int, *, applying: bool = False,
-                 provider: str | None = None) -> None:
+                 provider: str | None = None, before_note: str = "") -> None:
     """The readable report of a compaction of a history of ``turn_count`` turns; ``provider``: why
-    this summariser, said first."""
+    this summariser, said first; ``before_note``: why "before" is not the history's total
+    (``ContextFigures.before_note``)."""
     from rich.rule import Rule
     from rich.text import Text
 
@@ -195,12 +206,15 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
         (f"recorded last prompt: {count_text(result.recorded_prompt_tokens)}",)
     tokens = before_after(result.original_token_count, result.new_token_count, change=True)
     console.print(Fields(f"tokens (estimate): {tokens}", *recorded, gap=3))
+    if before_note:
+        console.print(Fields(Text(before_note, "dim"), margin=2, indent=0))
     if result.split_point is not None:
         got = (f"(summariser got the {result.summarised_with} turns)",) if result.summarised_with else ()
         console.print(Fields(*split_words(result.split_point, result.split_kind, turn_count), *got, gap=1))
     if result.stages:
         console.print(Text("stages", "italic"))
         console.print(stage_table(result.stages))
+        console.print(Text(stages_sum(result.stages), "dim"))
     if result.truncations:
         folder = visible(result.truncations[0].output_file.rsplit("/", 2)[0], one_line=True)
         console.print(Fields(f"tool-output budget: {plural(len(result.truncations), 'output')} cut to an excerpt",

@@ -12,12 +12,14 @@ from inspector.format import how_compacted, visible
 
 if TYPE_CHECKING:
     from inspector.compaction.strategies import Comparison
+    from inspector.context import ContextFigures
     from inspector.session import Session
 
 
-def print_comparison(session: Session, comparison: Comparison) -> None:
+def print_comparison(session: Session, comparison: Comparison, context: ContextFigures | None = None) -> None:
     """The strategies side by side: one column each, one row per figure (fits 80 columns; a
-    figure that does not fit its cell goes on to the next line, never cut)."""
+    figure that does not fit its cell goes on to the next line, never cut); ``context``: the
+    session's, to say why "tokens before" is not the history's total, as the app's comparison does."""
     console = terminal_console()
     console.print(Fields(Text(visible(session.path.name, one_line=True), "bold"), session.format,
                          "- both strategies, same history"))
@@ -43,6 +45,9 @@ def print_comparison(session: Session, comparison: Comparison) -> None:
     for label, row in rows:
         table.add_row(label, *row)
     console.print(table)
+    befores = {result.original_token_count for result in comparison.results.values()}
+    if context is not None and len(befores) == 1 and (note := context.before_note(befores.pop())):
+        console.print(Fields(Text(note, "dim")))
     console.print(Fields(Text("fact recall: the facts of the whole history found in the whole new history, "
                               "measured the same way for both", "dim")))
     for name, result in comparison.results.items():
