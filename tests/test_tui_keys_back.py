@@ -86,3 +86,23 @@ async def test_esc_goes_back_to_the_preview_a_fact_led_from(session: Path) -> No
         await pilot.press("escape")  # nothing led here now: on to the session list
         await settle(pilot)
         assert isinstance(app.screen, SessionListScreen)
+
+
+async def test_the_turn_shown_in_place_of_the_table_offers_esc_back_to_it(session: Path) -> None:
+    from textual.widgets._footer import FooterKey
+
+    def offered(screen: SessionScreen) -> dict[str, str]:
+        return {key.description: key.key_display for key in screen.query(FooterKey) if key.display}
+
+    app = build_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await opened(pilot)
+        assert "Table" not in offered(view)  # Esc leaves the session here: not offered as "Table"
+        await pilot.press("d")
+        await settle(pilot)
+        assert view.detail.display and not view.query_one("#turns").display  # the turn in the table's place
+        assert offered(view).get("Table") == "esc"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert view.query_one("#turns").display and app.focused is view.table
+        assert "Table" not in offered(view)

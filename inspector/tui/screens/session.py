@@ -114,6 +114,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
                 tooltip="copy the turn at the cursor to the clipboard, as Markdown"),
         Binding("d,enter", "detail", "Detail", id="session.detail", key_display="d",
                 tooltip="the selected turn in full (in place of the table on a small terminal)"),
+        Binding("escape", "close_detail", "Table", id="session.close-detail",
+                tooltip="back to the table (on a small terminal the turn is shown in its place)"),
         Binding("escape", "back", "Back", show=False, id="session.back",
                 tooltip="close the turn shown in full, back to the preview a line or fact led from, cancel "
                         "loading, or go to the session list"),
@@ -342,6 +344,7 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         if self.detail_swapped:
             self.toggle_class("-detail")
             (self.detail if self.has_class("-detail") else self.table).focus()
+            self.refresh_bindings()  # the footer offers "esc Table" while the turn is shown in its place
         elif self.detail.has_focus:
             self.table.focus()
         else:
@@ -353,6 +356,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
         apply is offered only once there is a preview to apply."""
         if action == "subagents":
             return bool(self.subagent_paths())  # offered only when there are some
+        if action == "close_detail":  # only while the turn is shown in the table's place (Esc is "back" else)
+            return self.detail_swapped and self.has_class("-detail")
         if action in SESSION_ACTIONS and self.loaded is None:
             return False if self.failed is not None else None
         if action == "revert":
@@ -450,10 +455,14 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
     def action_reload(self) -> None:
         self.load_session("reload")
 
+    def action_close_detail(self) -> None:
+        self.remove_class("-detail")
+        self.table.focus()
+        self.refresh_bindings()
+
     def action_back(self) -> None:
         if self.has_class("-detail"):
-            self.remove_class("-detail")
-            self.table.focus()
+            self.action_close_detail()
             return
         if self.clear_view():
             return
