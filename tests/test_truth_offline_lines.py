@@ -417,3 +417,27 @@ def test_the_fact_check_reads_what_the_snapshot_says_of_commits_windows_paths_an
     lost = [fact["value"] for fact in result["facts"]["facts"] if not fact["kept"]]
     assert lost == [], lost
     assert result["false_claims"] == []
+
+
+def test_a_goal_the_user_took_back_is_never_said_alone() -> None:
+    """With a short budget the goal line stayed alone: "The user's first request: Fix the login bug",
+    though the user said next "Forget the login bug; work on the signup page instead"."""
+    from inspector.compaction.prompts import anchor_text
+    from inspector.compaction.summarisers.offline import OfflineSummariser
+
+    def text(role: str, words: str) -> dict[str, Any]:
+        return {"role": role, "parts": [{"text": words}]}
+
+    history = [text("user", "Fix the login bug in the auth service."), text("model", "Looking. " * 60),
+               text("user", "Forget the login bug; work on the signup page instead."), text("model", "OK. " * 60)]
+    for k in range(30):
+        history += [{"role": "model", "parts": [{"functionCall": {"id": f"r{k}", "name": "read_file",
+                                                                  "args": {"file_path": f"/w/m{k}/signup.py"}}}]},
+                    {"role": "user", "parts": [{"functionResponse": {"id": f"r{k}", "name": "read_file",
+                                                                     "response": {"output": "x = 1\n" * 100}}}]}]
+    history += [text("user", "Also add tests for it."), text("model", "Adding them. " * 60)]
+    for ratio in (0.02, 0.03, 0.05, 0.15):
+        out = snap.parse(OfflineSummariser(ratio=ratio).summarise_sync([*history, text("user", anchor_text(False))]))
+        goal = out.lines("overall_goal")
+        assert goal == ['- The user\'s first request: "Fix the login bug in the auth service."; a later request '
+                        '(turn 2) says: "Forget the login bug; work on the signup page instead."'], (ratio, goal)

@@ -417,6 +417,7 @@ def _prompts(out: _Items, digest: Digest) -> None:
         return
     previous = digest.previous
     since = digest.previous_turn if previous is not None else None
+    takers = [(p, _content_words(p.text)) for p in prompts if _TAKE_BACK.search(p.text)]
     if previous is None or not previous.lines("overall_goal"):
         first = next((n for n, p in enumerate(prompts) if len(p.text.split()) >= 4), 0)
         goal = prompts[first]
@@ -426,10 +427,15 @@ def _prompts(out: _Items, digest: Digest) -> None:
             said = f"The user's first request after {plural(first, 'shorter one')}"
         else:
             said = "The user's first request"
-        out.add("overall_goal", K_GOAL, GOAL, goal.turn, f"{said}: {lead(goal.text)}", [goal.turn])
+        text, turns = f"{said}: {lead(goal.text)}", [goal.turn]
+        words = _content_words(goal.text)
+        later = next((p for p, said in reversed(takers) if p.turn > goal.turn and words & said), None)
+        if later is not None:  # the user came back to it ("Forget the login bug; ..."): said with it
+            text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
+            turns.append(later.turn)
+        out.add("overall_goal", K_GOAL, GOAL, goal.turn, text, turns)
     else:
         goal = None
-    takers = [(p, _content_words(p.text)) for p in prompts if _TAKE_BACK.search(p.text)]
     latest = prompts[-1]
     latest_line = f"Latest request: {lead(latest.text, 300)}"
     for prompt in prompts:
