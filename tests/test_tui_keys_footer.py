@@ -134,3 +134,24 @@ async def test_a_snapshot_lines_turns_are_read_whole_with_the_keyboard(folder: P
         session = app.screen
         assert isinstance(session, SessionScreen)
         assert session.table.cursor == entry.turns[0]
+
+
+async def test_the_list_offers_esc_to_clear_its_filter_while_there_is_one(folder: Path) -> None:
+    from inspector.tui.screens.session_list import SessionListScreen
+
+    app = build_app(folder)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, SessionListScreen)
+        rows = screen.table.row_count
+        assert "Clear filter" not in [k.description for k in offered(screen)]
+        await pilot.press("slash", *"coding", "enter")
+        await settle(pilot)
+        assert screen.table.row_count < rows
+        shown = {k.description: k.key_display for k in offered(screen)}
+        assert shown.get("Clear filter") == "esc", shown
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen.table.row_count == rows
+        assert "Clear filter" not in [k.description for k in offered(screen)]

@@ -121,7 +121,7 @@ class SessionListScreen(InspectorScreen):
                 tooltip="type to keep only matching sessions (id, file, project or title)"),
         Binding("s", "search", "Search text", id="sessions.search",
                 tooltip="search the prompts, replies and tool calls of every session"),
-        Binding("escape", "clear_filter", "Clear filter", show=False, id="sessions.clear-filter",
+        Binding("escape", "clear_filter", "Clear filter", id="sessions.clear-filter",
                 tooltip="show every session again"),
         Binding("r", "rescan", "Rescan", show=False, id="sessions.rescan", tooltip="look for sessions again"),
     ]
@@ -325,10 +325,17 @@ class SessionListScreen(InspectorScreen):
         return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
     # -- filter, search and open ------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """"esc Clear filter" is offered while there is a filter to clear."""
+        if action == "clear_filter":
+            return self.query_one("#filter", Input).display or bool(self.query_text)
+        return True
+
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
         box.display = True
         box.focus()
+        self.refresh_bindings()
 
     def action_clear_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -338,6 +345,7 @@ class SessionListScreen(InspectorScreen):
             self.query_text = ""
             self.fill()
             self.table.focus()
+        self.refresh_bindings()
 
     @on(Input.Changed, "#filter")
     def filter_changed(self, event: Input.Changed) -> None:
