@@ -441,3 +441,27 @@ def test_a_goal_the_user_took_back_is_never_said_alone() -> None:
         goal = out.lines("overall_goal")
         assert goal == ['- The user\'s first request: "Fix the login bug in the auth service."; a later request '
                         '(turn 2) says: "Forget the login bug; work on the signup page instead."'], (ratio, goal)
+
+
+def test_an_earlier_snapshots_goal_the_user_gave_up_since_is_said_with_their_words(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The earlier snapshot's goal is carried as its word; where the user since said to drop it, the
+    line quotes them (with a short budget it could stand alone).  A request that goes on with the
+    goal ("... Don't change the login() signature") is no giving up."""
+    from inspector.compaction.prompts import GEMINI_CLI_ACKNOWLEDGEMENT, anchor_text
+    from inspector.compaction.summarisers.offline import OfflineSummariser
+
+    def text(role: str, words: str) -> dict[str, Any]:
+        return {"role": role, "parts": [{"text": words}]}
+
+    history = [text("user", EARLIER_RULES), text("model", GEMINI_CLI_ACKNOWLEDGEMENT),
+               text("user", "Change of plan: forget the rate limiting, add a login audit log instead."),
+               text("model", "Switching. " * 80), text("user", "Make it rotate daily."), text("model", "Done. " * 80)]
+    whole = ("- As the earlier snapshot had it: Add rate limiting to the login endpoint.; a later request (turn 2) "
+             'says: "Change of plan: forget the rate limiting, add a login audit log instead."')
+    for ratio in (0.07, 0.08, 0.1, 0.15, 0.5):
+        out = snap.parse(OfflineSummariser(ratio=ratio).summarise_sync([*history, text("user", anchor_text(False))]))
+        assert out.lines("overall_goal") in ([], [whole]), ratio  # never the given-up goal alone
+        assert ratio < 0.5 or out.lines("overall_goal") == [whole]
+    sample = Path(__file__).resolve().parent.parent / "sample_sessions" / "after-compression.jsonl"
+    assert "a later request" not in "\n".join(snap.parse(_compact(sample, capsys)["snapshot"]).lines("overall_goal"))

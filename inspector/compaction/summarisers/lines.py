@@ -65,6 +65,13 @@ _TAKE_BACK = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no 
                         r"na verdade|em vez de|você pode)\b|算了|不用了|改成|可以|やっぱり|代わりに|してもいい", re.I)
 
 
+# Words with which a person gives up what they asked for (a goal): not "don't", "stop", "you can",
+# which more often narrow or go on with it.
+_GIVE_UP = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no longer|instead|cancel|revert|undo|"
+                      r"on second thought|vergiss|stattdessen|en fait|oublie|plutôt|olvida|en lugar de|en vez de|"
+                      r"dimentica|invece|esquece|em vez de)\b|算了|不用了|やっぱり|代わりに", re.I)
+
+
 def _said_again(text: str, sentence: str, words: set[str]) -> str | None:
     """The last sentence after ``sentence`` in ``text`` that takes back or changes something it names
     ("You must use Redis. Actually, forget Redis: ..."), else None."""
@@ -374,7 +381,15 @@ def _previous(out: _Items, digest: Digest) -> None:
                 priority = PREVIOUS_STATE
             else:
                 priority = {"overall_goal": GOAL, "active_constraints": PREVIOUS_RULE}.get(name, PREVIOUS)
-            out.add(name, K_PREVIOUS, priority, turn, clean(text, 400), [turn])
+            text, turns = clean(text, 400), [turn]
+            if name == "overall_goal" and moved_on:  # a goal the user gave up since: said with their words
+                words = _content_words(text)
+                later = next((p for p in reversed(digest.prompts) if p.turn > turn and _GIVE_UP.search(p.text)
+                              and words & _content_words(p.text)), None)
+                if later is not None:
+                    text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
+                    turns.append(later.turn)
+            out.add(name, K_PREVIOUS, priority, turn, text, turns)
 
 
 _SPAN = re.compile(r"(`+)( ?)([^`\n](?:.*?[^`\n])?)\2\1(?!`)")
@@ -429,7 +444,8 @@ def _prompts(out: _Items, digest: Digest) -> None:
             said = "The user's first request"
         text, turns = f"{said}: {lead(goal.text)}", [goal.turn]
         words = _content_words(goal.text)
-        later = next((p for p, said in reversed(takers) if p.turn > goal.turn and words & said), None)
+        later = next((p for p, said in reversed(takers)
+                      if p.turn > goal.turn and words & said and _GIVE_UP.search(p.text)), None)
         if later is not None:  # the user came back to it ("Forget the login bug; ..."): said with it
             text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
             turns.append(later.turn)
