@@ -20,6 +20,7 @@ from textual.widgets import Static
 from inspector.catalog import human_size
 from inspector.context import ContextFigures, Verdict
 from inspector.format import compact_number, count_text, noun_for, percent, plural, uncut_split_words, visible
+from inspector.tokens import token_limit
 from inspector.tui.loading import Loaded
 
 GAUGE_WIDTH = 48
@@ -101,13 +102,19 @@ def elided(text: str, width: int) -> str:
     return text[:head] + "…" + text[len(text) - (width - 1 - head):]
 
 
-def model_text(model: str | None, earlier_model: str | None) -> Text:
+def model_text(model: str | None, earlier_model: str | None, window: int | None = None) -> Text:
     """The session's model; after a compaction the file names none (Gemini CLI's checkpoint drops
-    the model of every turn it keeps), so the one it named before is shown, said to be that."""
+    the model of every turn it keeps), so the one it named before is shown, said to be that, and,
+    where its window is not the ``window`` the figures use (theirs is the default, as ``analyze``'s:
+    the file names no model), said so beside it."""
     if model:
         return Text(visible(model, one_line=True), style="bold cyan")
     if earlier_model:
-        return Text.assemble((visible(earlier_model, one_line=True), "cyan"), (" (before the compaction)", "dim"))
+        said = " (before the compaction)"
+        if window is not None and token_limit(earlier_model) != window:
+            said = (f" (before the compaction; the figures use a {window:,}-token window, not its "
+                    f"{token_limit(earlier_model):,}: --model to choose)")
+        return Text.assemble((visible(earlier_model, one_line=True), "cyan"), (said, "dim"))
     return Text("model not recorded", style="dim")
 
 
@@ -117,7 +124,7 @@ def file_line(loaded: Loaded, width: int, warnings: int, earlier_model: str | No
     name = visible(session.path.name, one_line=True)
     parts = [
         Part(Text(name, style="bold"), shorter=(Text(elided(name, 36), style="bold"),)),
-        Part(model_text(analysis.model, earlier_model), 1),
+        Part(model_text(analysis.model, earlier_model, analysis.token_limit), 1),
         Part(Text(plural(len(analysis.turns), "turn"))),
         Part(Text(human_size(session.size)), 3),
         Part(Text(session.format), 4),
