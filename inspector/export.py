@@ -30,6 +30,7 @@ from inspector.format import (
     describe_os_error,
     plain_name,
     plural,
+    split_sides,
     uncut_split_words,
     usage_words,
     visible,
@@ -138,6 +139,7 @@ def build(session: Session, analysis: Analysis, result: CompressionResult | None
                     f"{context.source}): {context.reason()}"),
         ("would compress now", "yes" if analysis.would_compress else f"no ({analysis.verdict.value})"),
         ("split point", _split_words(analysis)),
+        *zip(("summarise", "keep"), split_sides(analysis.split_figures(analysis.compress_split_point)), strict=True),
     )
     turns = tuple(_turn_view(analysis, index) for index in range(len(analysis.turns)))
     if context.environment_tokens:  # why a compaction's "before" figure is larger than the history's

@@ -215,6 +215,16 @@ def split_words(split: int, kind: str | None, turn_count: int | None) -> tuple[s
     return f"split {split:,}{named}: summarised {turn_span(0, split)},", kept
 
 
+def split_sides(figures: dict[str, int | float]) -> tuple[str, str]:
+    """The two sides of a split (``Analysis.split_figures``) as ``analyze`` and the export write them:
+    ("31 turns / 48,083 tokens", "5 turns / 135 tokens (0.3%)")."""
+    def side(turns: str, tokens: str) -> str:
+        return f"{plural(int(figures[turns]), 'turn')} / {plural(int(figures[tokens]), 'token')}"
+
+    kept_share = percent(float(figures["kept_share"]))
+    return side("summarised_turns", "summarised_tokens"), f"{side('kept_turns', 'kept_tokens')} ({kept_share})"
+
+
 def uncut_split_words(split: int) -> str:
     """Beside the split a compaction uses, where the history would split without the tool-output
     budget's cuts (a compaction makes them first), when that differs."""

@@ -14,6 +14,7 @@ from inspector.format import (
     plural,
     rounding_words,
     share_bar,
+    split_sides,
     turn_share,
     uncut_split_words,
     usage_text,
@@ -59,16 +60,9 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
     console.print(Fields(f"{context.reason()}; threshold from {threshold.source}", margin=2, indent=0))
     console.print(Fields(context.estimate_note(), margin=2, indent=0))
     split = result.compress_split_point  # Gemini CLI's: of the history the tool-output budget leaves
-    figures = result.split_figures(split)
-    console.print(Fields(
-        f"turns: {len(result.turns):,}",
-        f"split: {split:,} (reference)",
-        f"summarise {plural(int(figures['summarised_turns']), 'turn')} / "
-        f"{plural(int(figures['summarised_tokens']), 'token')}",
-        f"keep {plural(int(figures['kept_turns']), 'turn')} / {plural(int(figures['kept_tokens']), 'token')} "
-        f"({percent(float(figures['kept_share']))})",
-        gap=3,
-    ))
+    summarised, kept = split_sides(result.split_figures(split))
+    console.print(Fields(f"turns: {len(result.turns):,}", f"split: {split:,} (reference)", f"summarise {summarised}",
+                         f"keep {kept}", gap=3))
     if split != result.split_point:
         console.print(uncut_split_words(result.split_point))
     console.print(Fields(visible(configured.words, one_line=True), margin=2, indent=0))

@@ -109,3 +109,34 @@ def test_recorded_usage_is_exact_in_the_export_as_in_the_detail_pane(
         assert any(line.startswith(heading) and line.endswith(f", recorded {words})") for line in text.splitlines())
     first = used[0]
     assert usage_words(first["recorded"]) in asyncio.run(detail_text(path, first["index"]))
+
+
+def test_the_export_gives_the_split_sides_analyze_and_the_header_give(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The summarised and kept sides of Gemini CLI's split: turns, tokens and the kept share."""
+    import asyncio
+
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.widgets.context_header import ContextHeader
+    from tests.test_tui_compaction import settle
+
+    async def header(path: Path) -> str:
+        app = InspectorApp(path, threshold=0.5, live=False)
+        async with app.run_test(size=(200, 50)) as pilot:
+            await settle(pilot)
+            return str(app.screen.query_one(ContextHeader).render()).splitlines()[2]
+
+    monkeypatch.setenv("COLUMNS", "250")
+    for name in ("coding-task.jsonl", "after-compression.jsonl", "checkpoint-rate-limit.json"):
+        path = SAMPLES / name
+        figures = analyze(load(path), threshold=0.5).split_figures(analyze(load(path)).compress_split_point)
+        summarised, kept = figures["summarised_tokens"], figures["kept_tokens"]
+        assert cli.main(["analyze", str(path)]) == 0
+        report = capsys.readouterr().out
+        assert cli.main(["export", str(path)]) == 0
+        text = capsys.readouterr().out
+        line = asyncio.run(header(path))
+        for words in (f"{figures['summarised_turns']:,} turn", f"{summarised:,} tok", f"{kept:,} tok",
+                      f"({figures['kept_share'] * 100:.1f}%)"):
+            assert words in report and words in text and words in line, (name, words)
+        assert f"| keep | {figures['kept_turns']:,} turn" in text and f"| summarise | {figures['split']:,} turn" in text
