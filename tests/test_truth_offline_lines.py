@@ -465,3 +465,23 @@ def test_an_earlier_snapshots_goal_the_user_gave_up_since_is_said_with_their_wor
         assert ratio < 0.5 or out.lines("overall_goal") == [whole]
     sample = Path(__file__).resolve().parent.parent / "sample_sessions" / "after-compression.jsonl"
     assert "a later request" not in "\n".join(snap.parse(_compact(sample, capsys)["snapshot"]).lines("overall_goal"))
+
+
+@pytest.mark.parametrize(("prompt", "rule"), [
+    ("Исправь ошибку входа. Никогда не трогай миграции.", "Никогда не трогай миграции."),
+    ("로그인 버그를 고쳐. 마이그레이션은 절대 건드리지 마.", "마이그레이션은 절대 건드리지 마."),
+    ("Napraw błąd logowania. Nigdy nie zmieniaj migracji.", "Nigdy nie zmieniaj migracji."),
+    ("Los de loginfout op. Verander nooit de migraties.", "Verander nooit de migraties."),
+])
+def test_a_rule_in_russian_korean_polish_or_dutch_is_a_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            prompt: str, rule: str) -> None:
+    """A Russian or Korean user's "never touch the migrations" was missing from the rules (and from
+    the fact check's): only English, German, French, Spanish, Italian, Portuguese, Chinese and
+    Japanese rule words were read."""
+    session = Recording()
+    session.user(prompt)
+    session.model("OK.")
+    session.padding(24)
+    result = _compact(session.write(tmp_path / "rule.jsonl"), capsys)
+    assert f'- "{rule}"' in snap.parse(result["snapshot"]).lines("active_constraints")
+    assert rule in [fact["value"] for fact in result["facts"]["facts"] if fact["kind"] == "constraint"]

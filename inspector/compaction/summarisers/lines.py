@@ -33,15 +33,18 @@ _RULE = re.compile(
     r"it up|working|trying)\b)|prefer|without|"
     r"should|shouldn't|need to|needs to|has to|have to|at most|at least|required|no more than|"
     r"muss|nie|niemals|immer|nur|keine|jamais|toujours|ne pas|doit|uniquement|nunca|siempre|debe|solo|"
-    r"mai|sempre|deve|somente)\b|^no\s|必须|不要|不能|只能|必ず|しないで|禁止",
+    r"mai|sempre|deve|somente|никогда|всегда|нельзя|должен|должна|должны|обязательно|только|запрещено|"
+    r"nooit|altijd|moet|moeten|alleen|nigdy|zawsze|musisz|tylko)\b|^no\s|"
+    r"必须|不要|不能|只能|务必|必ず|しないで|してはいけない|禁止|반드시|절대|지 ?마|금지",
     re.I,
 )
 # A text can hold a rule only if it has one of the words ``_RULE`` starts with (or its CJK forms).
 _RULE_WORD_TEXT = """must mustn never always don do only avoid make ensure keep prefer without should shouldn
     need needs has have at required no muss nie niemals immer nur keine jamais toujours ne doit uniquement nunca
-    siempre debe solo mai sempre deve somente"""
+    siempre debe solo mai sempre deve somente никогда всегда нельзя должен должна должны обязательно только
+    запрещено nooit altijd moet moeten alleen nigdy zawsze musisz tylko"""
 _RULE_WORDS = frozenset(_RULE_WORD_TEXT.split())
-_RULE_CJK = re.compile("必须|不要|不能|只能|必ず|しないで|禁止")
+_RULE_CJK = re.compile("必须|不要|不能|只能|务必|必ず|しないで|してはいけない|禁止|반드시|절대|지 ?마|금지")
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+")
 _BREAKS = re.compile(r"\r\n?|\n")
