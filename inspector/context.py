@@ -53,11 +53,13 @@ class ContextFigures:
         """``share`` as every face writes it: one decimal, or as many more as it takes to stay on the
         side of the threshold it is on (524,287 of 1,048,576 is "49.9999%" beside a 50% threshold,
         never "50.0%" beside "below the threshold")."""
-        value, line = self.share * 100, self.threshold * 100
+        value, line = self.share * 100, float(self.threshold_percent.rstrip("%"))  # compared as both are shown
         if abs(value) >= 1e6:
             return percent(self.share)
+        if self.over_threshold and math.isclose(value, line, rel_tol=1e-12):
+            return self.threshold_percent  # exactly at the threshold: the same figure, whatever the floats say
         text = f"{value:.1f}"
-        for places in range(2, 8):
+        for places in range(2, 10):
             if (float(text) >= line) == self.over_threshold:
                 break
             text = f"{value:.{places}f}"
@@ -76,7 +78,7 @@ class ContextFigures:
         (33,135 is 3.16% of 1,048,576; 3.2% would be 33,554) and with the setting's "0.0316"."""
         value = self.threshold * 100
         text = f"{value:.1f}"  # as every other percentage, where that is the threshold exactly ("50.0%")
-        return f"{text}%" if math.isclose(float(text), value, rel_tol=1e-12) else f"{value:g}%"
+        return f"{text}%" if math.isclose(float(text), value, rel_tol=1e-12) else f"{value:.12g}%"
 
     def estimate_note(self) -> str:
         """What the estimate is made of: the history, plus the environment turn when there is one."""
