@@ -11,9 +11,12 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inspector import cli
 from inspector.analysis import analyze
+from inspector.context import ContextFigures
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.widgets.context_header import ContextHeader
@@ -57,3 +60,19 @@ def test_percentages_agree_with_the_figures_and_each_other(
             assert (share >= percent) == context.over_threshold, (line, threshold)
             assert ("below" in said) == (not context.over_threshold), said
         assert SHARE.search(report[1])[1] == SHARE.search(header)[1]  # type: ignore[index]
+
+
+@settings(max_examples=2_000, deadline=None)
+@given(limit=st.sampled_from([1_048_576, 256_000, 1_000, 12_345]),
+       threshold=st.one_of(st.floats(0.001, 1.0), st.integers(1, 10_000).map(lambda n: n / 10_000)),
+       offset=st.integers(-2, 2), anywhere=st.booleans(), seed=st.integers(0, 10**7))
+def test_the_shown_share_is_on_the_side_of_the_shown_threshold(limit: int, threshold: float, offset: int,
+                                                                anywhere: bool, seed: int) -> None:
+    """Every deciding figure, near the threshold or not: the two percentages as written compare as the
+    figures do (``over_threshold``)."""
+    deciding = seed % (2 * limit) if anywhere else max(0, math.ceil(threshold * limit) + offset)
+    context = ContextFigures(deciding, deciding, limit, threshold)
+    shown = float(context.share_percent.rstrip("%"))
+    line = float(context.threshold_percent.rstrip("%"))
+    assert (shown >= line) == context.over_threshold, (context.share_percent, context.threshold_percent)
+    assert math.isclose(line, threshold * 100, rel_tol=1e-9)
