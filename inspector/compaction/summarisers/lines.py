@@ -26,7 +26,10 @@ from inspector.format import plural
 
 COMMAND_CHARS = 200
 QUOTE_CHARS = 240
-_TAGS = re.compile(r"</?\s*(state_snapshot|scratchpad|" + "|".join(SECTIONS) + r")\s*>", re.I)
+# The snapshot's own tags, with attributes or self-closed too, and a comment's opening (which would
+# hide every line up to a "-->" from whoever reads the snapshot's sections).
+_TAGS = re.compile(r"<\s*/?\s*(?:state_snapshot|scratchpad|" + "|".join(SECTIONS) + r")(?:\s[^<>]*)?/?\s*>|<!--",
+                   re.I)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+|;\s+")
 _RULE = re.compile(
     r"\b(must|mustn't|must not|never|always|don't|do not|only|avoid|make sure|ensure|keep(?!\s+(?:going|on|at it|"
