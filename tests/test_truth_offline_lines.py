@@ -510,3 +510,19 @@ def test_a_comment_opening_or_a_tag_with_attributes_in_the_history_hides_no_line
     assert any("make build" in line for line in parsed.lines("recent_actions"))
     lost = [fact["value"] for fact in result["facts"]["facts"] if not fact["kept"]]
     assert lost == [], lost
+
+
+def test_a_comment_opening_quoted_in_a_snapshot_line_hides_nothing_from_its_reader() -> None:
+    """A snapshot (Gemini's, or an earlier one's) quoting "<!--" in one section and "-->" in a later
+    one: the app, the fact check and the next compaction read every line between, as the model does;
+    a comment within a section (the prompt's guidance echoed) is still left out."""
+    from inspector.quality.grade import snapshot_lines
+
+    text = ("<state_snapshot>\n<overall_goal>\n<!-- one sentence -->\n- Edit index.html: add <!-- at the top\n"
+            "</overall_goal>\n<active_constraints>\n- Never remove the footer.\n</active_constraints>\n"
+            "<task_state>\n- Close it with --> at the bottom.\n</task_state>\n</state_snapshot>")
+    parsed = snap.parse(text)
+    assert parsed.lines("overall_goal") == ["- Edit index.html: add <!-- at the top"]
+    assert parsed.lines("active_constraints") == ["- Never remove the footer."]
+    assert parsed.lines("task_state") == ["- Close it with --> at the bottom."]
+    assert ("active_constraints", "Never remove the footer.") in snapshot_lines(text)

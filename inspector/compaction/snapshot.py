@@ -24,7 +24,10 @@ _OPENING_LINE = re.compile(r"^[ \t]*<state_snapshot\s*>", re.I | re.M)  # a snap
 _CLOSING = re.compile(r"</state_snapshot\s*>", re.I)
 _OPEN_TAG = re.compile(r"<([A-Za-z_][\w.-]*)\s*>")
 _CLOSE_TAG = re.compile(r"</([A-Za-z_][\w.-]*)\s*>")
-_COMMENT = re.compile(r"<!--.*?-->", re.S)
+# A comment (a model echoing the prompt's guidance) is left out; one that would reach over a tag is no
+# comment but text that holds "<!--" (a quoted HTML edit): hiding the lines up to a later "-->" would
+# hide from the reader what the model reads.
+_COMMENT = re.compile(r"<!--(?:(?!</?[A-Za-z_][\w.-]*\s*>).)*?-->", re.S)
 
 
 def shape_problem(text: str) -> str | None:

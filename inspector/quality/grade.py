@@ -189,7 +189,7 @@ def snapshot_lines(text: str) -> list[tuple[str, str]]:
     """(section, line) of every non-blank line of a snapshot (section "" outside any)."""
     out: list[tuple[str, str]] = []
     body = text[text.find("<state_snapshot>"):] if "<state_snapshot>" in text else text
-    body = re.sub(r"<!--.*?-->", "", body, flags=re.S)
+    body = re.sub(r"<!--(?:(?!</?[A-Za-z_][\w.-]*\s*>).)*?-->", "", body, flags=re.S)  # none over a tag
     section = ""
     for raw in body.split("\n"):
         line = raw.strip()

@@ -266,7 +266,7 @@ class _Call:
 def _snapshot_lines(text: str) -> list[str]:
     start = text.rfind("<state_snapshot>")
     body = text[start + len("<state_snapshot>"):].replace("</state_snapshot>", "")
-    body = re.sub(r"<!--.*?-->", "", body, flags=re.S)
+    body = re.sub(r"<!--(?:(?!</?[A-Za-z_][\w.-]*\s*>).)*?-->", "", body, flags=re.S)  # none over a tag
     out = []
     for match in re.finditer(r"<([A-Za-z_][\w.-]*)\s*>(.*?)</\1\s*>", body, re.S):
         for line in match.group(2).split("\n"):
