@@ -266,6 +266,11 @@ def how_compacted(stages: Iterable[StageReport] | None, split: int | None, kind:
     return f"split {split:,}" + (f" ({kind})" if kind else "")
 
 
+def masking_words(outputs: int, tokens: int) -> str:
+    """What masking frees next turn, in all, as every face says it: "58 outputs and 1,041,570 tokens"."""
+    return f"{plural(outputs, 'output')} and {plural(tokens, 'token')}"
+
+
 def rounding_words(total: int, rows: int) -> str | None:
     """Why a history's estimate is more than its rows added up (None when it is not)."""
     if total == rows:

@@ -7,9 +7,11 @@ from rich.text import Text
 
 from inspector.analysis import Analysis, turn_kind
 from inspector.commands.output import Fields, terminal_console
+from inspector.compaction.masking import MaskingPlan
 from inspector.cost import SessionCost, session_words
 from inspector.format import (
     count_text,
+    masking_words,
     percent,
     plural,
     rounding_words,
@@ -38,9 +40,9 @@ def _visible_rows(result: Analysis, show_all: bool) -> list[int]:
 
 
 def print_analysis(session: Session, result: Analysis, threshold: Threshold, configured: ConfiguredModel,
-                   show_all: bool = False, cost: SessionCost | None = None) -> None:
-    """The report; ``cost``: the session's (``cost.cost_of``), said after the table as the app's
-    detail pane says it."""
+                   show_all: bool = False, cost: SessionCost | None = None, masking: MaskingPlan | None = None) -> None:
+    """The report; ``cost``: the session's (``cost.cost_of``), ``masking``: what the next turn masks
+    (``compaction.masking.masking_of``), both said after the table as the app's detail pane says them."""
     console = terminal_console()
     total = result.total_estimated_tokens
     limit = result.token_limit
@@ -100,6 +102,10 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
     if len(rows) < len(result.turns):
         hidden = plural(len(result.turns) - len(rows), "turn")
         console.print(Text(f"{hidden} not listed; --all lists every turn", style="dim"))
+    if masking is not None and masking.parts:
+        freed = masking_words(masking.masked_count, masking.tokens_saved)
+        console.print(Fields(f"masking: the next turn masks old tool output: in all, {freed} (estimated; "
+                             "analyze --json lists them)", margin=0, indent=2))
     said = session_words(cost) if cost is not None else None
     if said is not None:
         models = ", ".join(visible(model, one_line=True) for model in cost.models) if cost is not None else ""

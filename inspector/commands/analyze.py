@@ -56,11 +56,13 @@ def run(args: argparse.Namespace) -> int:
         hold_until_exit(report)
         print_json(report)
     else:
+        from inspector.compaction.masking import masking_of
         from inspector.cost import cost_of, resolve_cost
         from inspector.report import print_analysis
 
         cost = cost_of(session, result, resolve_cost(args.cost))
-        print_analysis(session, result, threshold, configured, show_all=args.all, cost=cost)
+        print_analysis(session, result, threshold, configured, show_all=args.all, cost=cost,
+                       masking=masking_of(session, result.turns))
     if not args.json:
         say_warnings(session.path, session.warnings)
     return 0
