@@ -526,3 +526,29 @@ def test_a_comment_opening_quoted_in_a_snapshot_line_hides_nothing_from_its_read
     assert parsed.lines("active_constraints") == ["- Never remove the footer."]
     assert parsed.lines("task_state") == ["- Close it with --> at the bottom."]
     assert ("active_constraints", "Never remove the footer.") in snapshot_lines(text)
+
+
+def test_a_rule_typed_with_a_curly_apostrophe_is_a_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """"Don’t use any external frameworks" (the apostrophe a phone or a Mac types) was no rule: only
+    "don't" was read."""
+    session = Recording()
+    session.user("Build a timer page. Don’t use any external frameworks. You mustn’t log passwords.")
+    session.model("Building.")
+    session.user("Actually, passwords are fine to log in the dev build.")
+    session.model("OK.")
+    session.padding(24)
+    result = _compact(session.write(tmp_path / "curly.jsonl"), capsys)
+    rules = "\n".join(snap.parse(result["snapshot"]).lines("active_constraints"))
+    assert '- "Don’t use any external frameworks."' in rules
+    assert "a later request (turn 2) says" in line_with(rules, "You mustn’t log passwords.")
+    constraints = [fact["value"] for fact in result["facts"]["facts"] if fact["kind"] == "constraint"]
+    assert "Don’t use any external frameworks." in constraints
+
+
+def test_a_diff_pasted_under_a_colon_is_handed_over_not_a_list_of_rules() -> None:
+    """A list under a colon is the person's own (``_blocks``), but a pasted diff's "-"/"+" lines are no list."""
+    from inspector.compaction.summarisers.lines import rule_sentences
+
+    found = rule_sentences("Apply this diff:\n- // you must call init first\n+ // never call init twice\n"
+                           "  client.run()\n\nThen always run the tests.")
+    assert found and all(intro == "Apply this diff:" for _sentence, intro in found), found

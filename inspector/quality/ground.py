@@ -72,7 +72,7 @@ _SUCCESS_STARTS = (
     "Web search results for", "No search results", '{"success":true', "Okay, I've remembered",
 )
 _RULES = re.compile(
-    r"(?:^|\W)(must|mustn't|never|always|don't|dont|do not|avoid|only|should|shouldn't|ensure|make sure|"
+    r"(?:^|\W)(must|mustn['’]t|never|always|don['’]t|dont|do not|avoid|only|should|shouldn['’]t|ensure|make sure|"
     r"keep(?!\s+(?:going|on|at it|it up|working|trying)\b)|prefer|required|no more than|at most|at least|"
     r"without|need to|needs to|has to|have to|"
     r"nicht|niemals|immer|nur|keine|ne pas|jamais|toujours|uniquement|nunca|siempre|solo|sempre|mai|"
@@ -81,12 +81,13 @@ _RULES = re.compile(
     r"|^no\s|必须|不要|不能|只能|务必|必ず|しないで|してはいけない|禁止|반드시|절대|지 ?마|금지",
     re.I,
 )
-_TRIGGER_TEXT = """must mustn't never always don't dont do avoid only should shouldn't ensure make keep prefer
+_TRIGGER_TEXT = """must mustn't mustn’t never always don't don’t dont do avoid only should shouldn't shouldn’t ensure
+    make keep prefer
     required no at without need needs has have nicht niemals immer nur keine ne jamais toujours uniquement nunca siempre
     solo sempre mai никогда всегда нельзя должен должна должны обязательно только запрещено nooit altijd moet
     moeten alleen nigdy zawsze musisz tylko"""
 _TRIGGERS = frozenset(_TRIGGER_TEXT.split())
-_PLAIN_WORD = re.compile(r"[\w']+")
+_PLAIN_WORD = re.compile(r"[\w'’]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]")
 _ALNUM = re.compile(r"[^\W_]")
 _LETTER = re.compile(r"[^\W\d_]")

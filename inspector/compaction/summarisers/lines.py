@@ -32,9 +32,9 @@ _TAGS = re.compile(r"<\s*/?\s*(?:state_snapshot|scratchpad|" + "|".join(SECTIONS
                    re.I)
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+|;\s+")
 _RULE = re.compile(
-    r"\b(must|mustn't|must not|never|always|don't|do not|only|avoid|make sure|ensure|keep(?!\s+(?:going|on|at it|"
+    r"\b(must|mustn['’]t|must not|never|always|don['’]t|do not|only|avoid|make sure|ensure|keep(?!\s+(?:going|on|at it|"
     r"it up|working|trying)\b)|prefer|without|"
-    r"should|shouldn't|need to|needs to|has to|have to|at most|at least|required|no more than|"
+    r"should|shouldn['’]t|need to|needs to|has to|have to|at most|at least|required|no more than|"
     r"muss|nie|niemals|immer|nur|keine|jamais|toujours|ne pas|doit|uniquement|nunca|siempre|debe|solo|"
     r"mai|sempre|deve|somente|никогда|всегда|нельзя|должен|должна|должны|обязательно|только|запрещено|"
     r"nooit|altijd|moet|moeten|alleen|nigdy|zawsze|musisz|tylko)\b|^no\s|"
@@ -63,7 +63,7 @@ _STOP_TEXT = """a an the and or but if then of to in on at by for with from into
     keep make sure only on"""
 _STOP = frozenset(_STOP_TEXT.split())
 # Words with which a person takes back or changes what they asked before.
-_TAKE_BACK = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no longer|instead|don'?t|do not|"
+_TAKE_BACK = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no longer|instead|don['’]?t|do not|"
                         r"stop|cancel|revert|undo|you can|you may|go ahead|feel free|(?:is|are|it'?s) (?:fine|ok|"
                         r"okay|allowed)|on second thought|"
                         r"vergiss|stattdessen|doch nicht|du darfst|en fait|oublie|plutôt|finalement|tu peux|olvida|"
@@ -205,8 +205,17 @@ def rule_sentences(text: str) -> list[tuple[str, str | None]]:
 _HANDED_OVER = re.compile(r":\s*([\"'“‘«„])")
 _CLOSING = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "„": "“"}
 # A line that is an item of a list the person wrote: a bullet, or a number or letter and a stop.
-_LIST_ITEM = re.compile(r"\s*(?:[-*+•·◦‣▪–—]|\d{1,3}[.)]|[A-Za-z][.)](?=\s))\s*\S")
+_LIST_ITEM = re.compile(r"\s*(?:[-*•·◦‣▪–—]|\d{1,3}[.)]|[A-Za-z][.)](?=\s))\s*\S")
 _FENCE = "```"
+
+
+def _a_list(lines: list[str]) -> bool:
+    """Whether the first paragraph of ``lines`` is a list a person wrote: each line an item, or an
+    item's indented continuation (a pasted diff's "+" lines, a log's lines, are not)."""
+    body = [line for line in lines[next(k for k, line in enumerate(lines) if line.strip()):]]
+    paragraph = body[: next((k for k, line in enumerate(body) if not line.strip()), len(body))]
+    return bool(_LIST_ITEM.match(paragraph[0])) and all(
+        _LIST_ITEM.match(line) or line[:1] in (" ", "\t") for line in paragraph)
 
 
 def _blocks(text: str) -> list[tuple[str, str | None]]:
@@ -225,11 +234,10 @@ def _blocks(text: str) -> list[tuple[str, str | None]]:
                 intro = _SENTENCES.split(before.strip())[-1].strip() if before.strip() else stripped
                 return [*_blocks(before), ("\n".join(lines[n + 1:end]), intro),
                         *_blocks("\n".join(lines[end + 1:]))]
-        if n + 1 < len(lines) and stripped.endswith((":", "：")):
-            following = next((rest for rest in lines[n + 1:] if rest.strip()), None)
-            if following is not None and not _LIST_ITEM.match(following):
-                intro = _SENTENCES.split(stripped)[-1].strip() or stripped
-                return [*_blocks("\n".join(lines[:n + 1])), ("\n".join(lines[n + 1:]), intro)]
+        if (n + 1 < len(lines) and stripped.endswith((":", "："))
+                and any(rest.strip() for rest in lines[n + 1:]) and not _a_list(lines[n + 1:])):
+            intro = _SENTENCES.split(stripped)[-1].strip() or stripped
+            return [*_blocks("\n".join(lines[:n + 1])), ("\n".join(lines[n + 1:]), intro)]
     found = _HANDED_OVER.search(text)
     if found is not None:
         end = text.find(_CLOSING[found.group(1)], found.end())
