@@ -106,3 +106,31 @@ async def test_the_turn_shown_in_place_of_the_table_offers_esc_back_to_it(sessio
         await settle(pilot)
         assert view.query_one("#turns").display and app.focused is view.table
         assert "Table" not in offered(view)
+
+
+async def test_a_preview_summary_too_long_for_80x24_is_read_with_the_keyboard(tmp_path: Path) -> None:
+    """A focus, its note and 111 cut outputs make the preview's figures longer than their 40% of 24 rows: the
+    note was cut mid-sentence and scrolled with the mouse only; Shift+Tab reaches it, End shows the rest."""
+    from textual.widget import Widget
+
+    target = tmp_path / "chats" / "long-migration.jsonl"
+    target.parent.mkdir()
+    shutil.copyfile(SAMPLES / "long-migration.jsonl", target)
+    app = build_app(target)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot)
+        await pilot.press("f", *"payments", "enter")
+        await settle(pilot)
+        preview = app.screen
+        assert isinstance(preview, SnapshotScreen)
+        box = preview.query_one("#preview-summary").parent
+        assert isinstance(box, Widget) and box.max_scroll_y > 0  # it does not fit: the case at hand
+        for _ in range(4):
+            if app.focused is box:
+                break
+            await pilot.press("shift+tab")
+            await settle(pilot)
+        assert app.focused is box, "Shift+Tab never reaches the preview's figures"
+        await pilot.press("end")
+        await settle(pilot)
+        assert box.scroll_y == box.max_scroll_y

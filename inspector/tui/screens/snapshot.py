@@ -15,6 +15,7 @@ from typing import Any, ClassVar, overload
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
@@ -108,6 +109,20 @@ def summary_text(preview: Preview) -> Text:
     return text
 
 
+class SummaryBox(VerticalScroll):
+    """The preview's figures and notes, at most 40% of the screen: when they do not fit (a focus, its note, a
+    stale preview's reason at 80x24), Tab reaches them and the arrow and page keys scroll them."""
+
+    def on_resize(self) -> None:
+        self.check_fit()
+
+    def check_fit(self) -> None:
+        def reachable() -> None:
+            self.can_focus = self.max_scroll_y > 0
+
+        self.call_after_refresh(reachable)
+
+
 class SnapshotScreen(Screen[None]):
     """What the compaction would write, before it is written."""
 
@@ -131,7 +146,8 @@ class SnapshotScreen(Screen[None]):
         self._apply = apply
 
     def compose(self) -> ComposeResult:
-        yield Static(summary_text(self.preview), id="preview-summary", markup=False)
+        with SummaryBox(id="preview-summary-box"):
+            yield Static(summary_text(self.preview), id="preview-summary", markup=False)
         yield from self.tabs()
         yield from self.compose_footer()
 
@@ -188,6 +204,7 @@ class SnapshotScreen(Screen[None]):
     def refresh_state(self) -> None:
         """The preview changed (marked stale): redraw the figures."""
         self.query_one("#preview-summary", Static).update(summary_text(self.preview))
+        self.query_one(SummaryBox).check_fit()
         self.query_one("#preview-footer", Static).update(self.footer_text())
         self.refresh_bindings()
 
