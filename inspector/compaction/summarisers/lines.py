@@ -64,7 +64,7 @@ _STOP_TEXT = """a an the and or but if then of to in on at by for with from into
 _STOP = frozenset(_STOP_TEXT.split())
 # Words with which a person takes back or changes what they asked before.
 _TAKE_BACK = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no longer|instead|don['’]?t|do not|"
-                        r"stop|cancel|revert|undo|you can|you may|go ahead|feel free|(?:is|are|it'?s) (?:fine|ok|"
+                        r"stop|cancel|revert|undo|you can|you may|go ahead|feel free|(?:is|are|it['’]?s) (?:fine|ok|"
                         r"okay|allowed)|on second thought|"
                         r"vergiss|stattdessen|doch nicht|du darfst|en fait|oublie|plutôt|finalement|tu peux|olvida|"
                         r"en realidad|en lugar de|en vez de|puedes|dimentica|invece|in realtà|puoi|esquece|"
