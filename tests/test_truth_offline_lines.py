@@ -552,3 +552,16 @@ def test_a_diff_pasted_under_a_colon_is_handed_over_not_a_list_of_rules() -> Non
     found = rule_sentences("Apply this diff:\n- // you must call init first\n+ // never call init twice\n"
                            "  client.run()\n\nThen always run the tests.")
     assert found and all(intro == "Apply this diff:" for _sentence, intro in found), found
+
+
+def test_a_japanese_request_after_a_greeting_is_the_goal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A request written without spaces is one "word": after "こんにちは" the goal was the greeting."""
+    session = Recording()
+    session.user("こんにちは")
+    session.model("こんにちは！")
+    session.user("ログインのバグを直してください。テストも追加して。")
+    session.model("直しました。")
+    session.padding(24)
+    goal = snap.parse(_compact(session.write(tmp_path / "ja.jsonl"), capsys)["snapshot"]).lines("overall_goal")
+    said = "ログインのバグを直してください。テストも追加して。"
+    assert goal == [f'- The user\'s first request after 1 shorter one: "{said}"'], goal

@@ -78,6 +78,15 @@ _GIVE_UP = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no lo
                       r"dimentica|invece|esquece|em vez de)\b|算了|不用了|やっぱり|代わりに", re.I)
 
 
+_UNSPACED = re.compile("[\u3040-\u9fff]")  # kana and CJK ideographs
+
+
+def _substantial(text: str) -> bool:
+    """Whether a prompt says enough to be a goal: four words, or eight characters of a script written
+    without spaces (Chinese, Japanese: "ログインのバグを直して" is one "word")."""
+    return len(text.split()) >= 4 or len(_UNSPACED.findall(text)) >= 8
+
+
 def _said_again(text: str, sentence: str, words: set[str]) -> str | None:
     """The last sentence after ``sentence`` in ``text`` that takes back or changes something it names
     ("You must use Redis. Actually, forget Redis: ..."), else None."""
@@ -448,7 +457,7 @@ def _prompts(out: _Items, digest: Digest) -> None:
     since = digest.previous_turn if previous is not None else None
     takers = [(p, _content_words(p.text)) for p in prompts if _TAKE_BACK.search(p.text)]
     if previous is None or not previous.lines("overall_goal"):
-        first = next((n for n, p in enumerate(prompts) if len(p.text.split()) >= 4), 0)
+        first = next((n for n, p in enumerate(prompts) if _substantial(p.text)), 0)
         goal = prompts[first]
         if goal is prompts[-1]:
             said = "The user asked"
