@@ -23,7 +23,7 @@ import pytest
 from inspector.cli import main
 from inspector.commands.output import WARNINGS_SHOWN
 from inspector.format import visible
-from tests.hostile import HOSTILE, LONE, MARKUP, SAMPLE, hostile_copy, unsafe_in
+from tests.hostile import HOSTILE, LONE, MARKUP, SAMPLE, TITLE, hostile_copy, unsafe_in
 
 
 def _run(capsys: pytest.CaptureFixture[bytes], argv: list[str], *, terminal: bool = False) -> tuple[int, str, str]:
@@ -114,13 +114,18 @@ def test_apply_history_revert_show_journal_text_literally(
         code, out, _ = _run(capsysbinary, ["compact", path, "--provider", "offline", "--force", "--apply"])
         assert code == 0 and "applied: appended a checkpoint" in out
         assert "nothing was written" not in out, "an apply must not first say nothing was written (12.8)"
-    for argv in (["history", path], ["history", "--snapshots", path], ["revert", "--list", path]):
-        code, out, _ = _run(capsysbinary, argv)  # 80 columns: the long text is wrapped, still shown, never sent
-        assert code == 0 and visible(HOSTILE, one_line=True)[:40] in out, argv
-        with pytest.MonkeyPatch.context() as wide:  # wide enough to hold it on one line
-            wide.setenv("COLUMNS", "1000")
-            code, out, _ = _run(capsysbinary, argv)
-        assert code == 0 and visible(HOSTILE, one_line=True) in out, argv
+    for argv in (["history", path], ["revert", "--list", path]):  # the offline digest is named, not the model
+        code, out, _ = _run(capsysbinary, argv)
+        assert code == 0 and "offline digest (no model was called)" in out and not unsafe_in(out), argv
+    code, out, _ = _run(capsysbinary, ["history", path])
+    assert visible(TITLE, one_line=True) in out  # the folder's name, as text
+    argv = ["history", "--snapshots", path]
+    code, out, _ = _run(capsysbinary, argv)  # 80 columns: the long text is wrapped, still shown, never sent
+    assert code == 0 and visible(HOSTILE, one_line=True)[:40] in out, argv
+    with pytest.MonkeyPatch.context() as wide:  # wide enough to hold it on one line
+        wide.setenv("COLUMNS", "1000")
+        code, out, _ = _run(capsysbinary, argv)
+    assert code == 0 and visible(HOSTILE, one_line=True) in out, argv
     code, out, _ = _run(capsysbinary, ["history", "--json", path], terminal=True)
     assert code == 0 and json.loads(out)["entries"][0]["info"]["model"] == f"gemini-2.5-pro{HOSTILE}"
     code, out, _ = _run(capsysbinary, ["revert", "--list", "--json", path], terminal=True)

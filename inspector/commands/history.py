@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from inspector.commands.common import print_json
 from inspector.commands.output import Fields, print_snapshot, say_error, terminal_console
-from inspector.format import before_after, plural, visible
+from inspector.format import before_after, plural, visible, written_by
 
 if TYPE_CHECKING:
     from inspector.store import JournalEntry
@@ -26,7 +26,7 @@ def entry_fields(entry: JournalEntry) -> Fields:
     info = entry.info
     tokens = before_after(info.tokens_before, info.tokens_after, unit=" tokens") or "tokens -"
     split = f"split {info.split_point:,}" if info.split_point is not None else "split -"
-    who = "/".join(x for x in (info.provider, info.model) if x) or "-"
+    who = written_by(info.provider, info.model)
     took = f"{info.duration_seconds:.1f} s" if info.duration_seconds is not None else "-"
     state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
     items = (entry.id, entry.applied_at, f"{state:<9}", f"{info.status:<10}", f"{split:<9}", f"{tokens:<23}",
