@@ -155,3 +155,17 @@ async def test_the_list_offers_esc_to_clear_its_filter_while_there_is_one(folder
         await settle(pilot)
         assert screen.table.row_count == rows
         assert "Clear filter" not in [k.description for k in offered(screen)]
+
+
+
+async def test_help_lists_no_text_fields_editing_keys(folder: Path) -> None:
+    """The snapshot's search field (the app's own text field) put its 29 editing keys into the preview's help."""
+    app = build_app(folder / "coding-task.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        rows = app.help_rows(app.screen)
+        assert any(ident == "preview.search" for *_, ident in rows)
+        fields = [description for where, _, description, _, _ in rows if where == "text field"]
+        assert not fields, fields

@@ -11,6 +11,7 @@ from textual.binding import Binding, BindingType
 from textual.dom import DOMNode
 from textual.notifications import Notify, SeverityLevel
 from textual.screen import Screen
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from inspector.catalog import is_folder
@@ -130,7 +131,9 @@ class InspectorApp(App[None]):
     # -- help ---------------------------------------------------------------------------------
     def help_rows(self, screen: Screen[object]) -> list[tuple[str, str, str, str, str]]:
         nodes: list[DOMNode] = [screen]
-        nodes.extend(w for w in screen.query("*") if type(w).__module__.startswith("inspector.") and w._bindings)
+        # the app's widgets (a pane's scroll keys too), not a text field's editing keys (TextField is the app's Input)
+        nodes.extend(w for w in screen.query("*")
+                     if type(w).__module__.startswith("inspector.") and w._bindings and not isinstance(w, Input))
         nodes.append(self)
         rows: list[tuple[str, str, str, str, str]] = []
         seen: set[tuple[str, str]] = set()
