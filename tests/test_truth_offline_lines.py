@@ -565,3 +565,25 @@ def test_a_japanese_request_after_a_greeting_is_the_goal(tmp_path: Path, capsys:
     goal = snap.parse(_compact(session.write(tmp_path / "ja.jsonl"), capsys)["snapshot"]).lines("overall_goal")
     said = "ログインのバグを直してください。テストも追加して。"
     assert goal == [f'- The user\'s first request after 1 shorter one: "{said}"'], goal
+
+
+def test_a_call_without_a_result_that_the_session_went_on_from_is_not_said_to_be_waiting(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """"... was called and has no result yet" read as a call still running, though later calls ran."""
+    session = Recording()
+    session.user("Write the deploy notes.")
+    session.model("Writing.", {"name": "write_file", "args": {"file_path": "/w/DEPLOY.md", "content": "x"}})
+    session.model("Reading.", {"name": "read_file", "args": {"file_path": "/w/README.md"}, "status": "success",
+                               "output": "readme"})
+    session.padding(24)
+    pending = line_with(_compact(session.write(tmp_path / "gone.jsonl"), capsys)["snapshot"], "/w/DEPLOY.md")
+    assert pending.endswith("has no result yet (none was recorded, though the session went on after it)"), pending
+    last = Recording()
+    last.user("Write the deploy notes.")
+    last.model("Reading.", {"name": "read_file", "args": {"file_path": "/w/README.md"}, "status": "success",
+                            "output": "readme " * 400})
+    last.model("Writing.", {"name": "write_file", "args": {"file_path": "/w/DEPLOY.md", "content": "x"}})
+    last.user("Next.")  # the kept part: the summarised turns end with the call
+    last.model("OK.")
+    result = _compact(last.write(tmp_path / "last.jsonl"), capsys)
+    assert line_with(result["snapshot"], "/w/DEPLOY.md").endswith("was called and has no result yet")

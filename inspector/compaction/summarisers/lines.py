@@ -708,8 +708,10 @@ def _others(out: _Items, digest: Digest, root: str | None) -> None:
     if pending:
         call = pending[-1]
         subject, relative = _subject(call, root)
-        out.add("task_state", K_PENDING, PENDING, call.turn, f"{subject} was called and has no result yet",
-                call.turns, relative=relative)
+        text = f"{subject} was called and has no result yet"
+        if any(c.turn > call.turn for c in digest.calls) or any(p.turn > call.turn for p in digest.prompts):
+            text += " (none was recorded, though the session went on after it)"
+        out.add("task_state", K_PENDING, PENDING, call.turn, text, call.turns, relative=relative)
     if digest.agent_last is not None:
         last: Prompt = digest.agent_last
         later = sum(1 for c in digest.calls if c.turn > last.turn)  # model turns of tool calls only, no text
