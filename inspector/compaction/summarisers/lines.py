@@ -467,8 +467,8 @@ def _prompts(out: _Items, digest: Digest) -> None:
             said = "The user's first request"
         text, turns = f"{said}: {lead(goal.text)}", [goal.turn]
         words = _content_words(goal.text)
-        later = next((p for p, said in reversed(takers)
-                      if p.turn > goal.turn and words & said and _GIVE_UP.search(p.text)), None)
+        later = next((p for p, theirs in reversed(takers)
+                      if p.turn > goal.turn and words & theirs and _GIVE_UP.search(p.text)), None)
         if later is not None:  # the user came back to it ("Forget the login bug; ..."): said with it
             text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
             turns.append(later.turn)
