@@ -137,3 +137,32 @@ async def test_every_window_over_the_session_shows_its_own_keys(session: Path) -
             await pilot.press(closes)
             await settle(pilot)
             assert app.screen is view
+
+
+async def test_the_keys_line_says_what_enter_does_on_the_strategy_list(session: Path) -> None:
+    """On the strategy list Enter opens the list; the dialog said "Enter: run" there all the same."""
+    from textual.widgets import Select, Static
+
+    app = build_app(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await opened(pilot)
+        await pilot.press("f")
+        await settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, FocusScreen)
+
+        def keys_line() -> str:
+            return str(dialog.query_one("#dialog-keys", Static).render())
+
+        assert keys_line().startswith("Enter: run")
+        await pilot.press("tab")
+        await settle(pilot)
+        assert isinstance(app.focused, Select)
+        assert keys_line().startswith("Enter: open the list")
+        await pilot.press("enter")  # it does open the list
+        await settle(pilot)
+        assert dialog.query_one(Select).expanded
+        await pilot.press("escape", "tab")
+        await settle(pilot)
+        assert app.focused is dialog.query_one("#target-input")
+        assert keys_line().startswith("Enter: run")

@@ -12,6 +12,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.screen import ModalScreen
+from textual.visual import VisualType
 from textual.widgets import Footer, Input, Label, ProgressBar, Select, Static
 
 from inspector.format import Literal, plural, visible
@@ -33,6 +34,21 @@ class DialogScreen(ModalScreen[R]):
     are one row each, without their borders, and the box drops its blank rows, so the whole dialog,
     its notes and an error under a field fit; a box still too tall scrolls to the focused field.  Each
     has a footer of its own: the keys of the screen below do nothing while it is open."""
+
+    ON_A_LIST = Text("Enter: open the list, Enter again: pick one    Tab: next field    Esc: cancel", style="dim")
+    _keys_text: VisualType | None = None  # the dialog's own keys line, while a list does not have the focus
+
+    def on_descendant_focus(self) -> None:
+        """On a list Enter opens it, not the dialog's Enter (run, write): the keys line says so while it has focus."""
+        keys = self.query("#dialog-keys")
+        if not keys:
+            return
+        line = keys.first(Static)
+        if self._keys_text is None:
+            self._keys_text = line.content
+        focused = self.focused
+        on_list = focused is not None and any(isinstance(node, Select) for node in focused.ancestors_with_self)
+        line.update(self.ON_A_LIST if on_list else self._keys_text)
 
     def on_resize(self, event: Resize) -> None:
         short = event.size.height < SHORT_ROWS
@@ -103,7 +119,7 @@ class FocusScreen(DialogScreen[RunOptions | None]):
                                   "only Gemini can.", style="yellow"), id="focus-offline", markup=False)
             yield Static("", id="run-error", markup=False)
             yield Static(Text("Enter: run    Tab: next field    Esc: cancel    (empty focus: the standard summary)",
-                              style="dim"), markup=False)
+                              style="dim"), id="dialog-keys", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:

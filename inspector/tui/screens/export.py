@@ -68,7 +68,7 @@ class ExportScreen(DialogScreen[ExportChoice | None]):
                 yield Checkbox(f"with the previewed compaction ({self.preview})", value=True, id="export-preview")
             yield Static("", id="export-error", markup=False)
             yield Static(Text("Enter: write    Tab: next field    Esc: cancel    (y in the session: copy instead)",
-                              style="dim"), markup=False)
+                              style="dim"), id="dialog-keys", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
