@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import hashlib
 import os
+import stat
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
@@ -38,6 +40,8 @@ from typing import Any
 import orjson
 
 from inspector.format import describe_os_error
+from inspector.session.loader import MAX_FILE_BYTES, not_a_file
+from inspector.session.reader import read_at
 from inspector.store.files import is_store_path, own_writes
 
 CHECK_BYTES = 4096  # bytes before the old end compared to prove the file only grew
@@ -141,34 +145,61 @@ def state_of(path: Path | str, data: bytes, inode: int | None = None, mtime_ns: 
     )
 
 
+class _NotASession(OSError):
+    """The path is no regular file (a FIFO, a device, a folder) or too big to read: said like a system error."""
+
+
+def _read(path: Path, start: Callable[[os.stat_result], int]) -> tuple[os.stat_result, int, bytes]:
+    """``(its stat, offset, its bytes from offset to the size it had when opened)``, ``offset`` being
+    ``start(stat)``.  A FIFO or a device put in the file's place is never read (opening a FIFO without
+    a writer would wait for ever, and /dev/zero never ends): ``_NotASession`` says what it is."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):  # as opening it to read says
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        kind = not_a_file(info.st_mode)
+        if kind is not None:
+            raise _NotASession(f"it is {kind} now, not a session file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise _NotASession(f"it is {info.st_size / 2**30:,.1f} GiB now; files over "
+                               f"{MAX_FILE_BYTES / 2**30:g} GiB are not read")
+        offset = start(info)
+        return info, offset, read_at(fd, offset, info.st_size - offset)
+    finally:
+        os.close(fd)
+
+
+def _why(exc: OSError) -> str:
+    return str(exc) if isinstance(exc, _NotASession) else describe_os_error(exc)
+
+
 def initial_state(path: Path | str) -> FileState:
     path = Path(path)
     try:
-        with path.open("rb") as handle:
-            info = os.fstat(handle.fileno())
-            data = handle.read()
+        info, _, data = _read(path, lambda _: 0)
     except FileNotFoundError:
         return FileState(path, exists=False)
     except OSError as exc:
-        return FileState(path, unreadable=describe_os_error(exc))
+        return FileState(path, unreadable=_why(exc))
     return state_of(path, data, info.st_ino, info.st_mtime_ns)
 
 
 def observe(path: Path | str, old: FileState) -> Observation:
     """Read what ``classify`` needs: only the bytes from just before the old end, when possible."""
     path = Path(path)
+
+    def start(info: os.stat_result) -> int:
+        same_file = (old.exists and old.unreadable is None and info.st_ino == old.inode
+                     and info.st_size >= old.size)
+        return max(old.size - len(old.check), 0) if same_file else 0
+
     try:
-        with path.open("rb") as handle:
-            info = os.fstat(handle.fileno())
-            same_file = (old.exists and old.unreadable is None and info.st_ino == old.inode
-                         and info.st_size >= old.size)
-            offset = max(old.size - len(old.check), 0) if same_file else 0
-            handle.seek(offset)
-            data = handle.read()
+        info, offset, data = _read(path, start)
     except FileNotFoundError:
         return Observation(False)
-    except OSError as exc:  # no permission now, a folder in its place, ...: said, and looked at again
-        return Observation(True, error=describe_os_error(exc))
+    except OSError as exc:  # no permission now, a folder or a FIFO in its place, ...: said, and looked at again
+        return Observation(True, error=_why(exc))
     return Observation(True, info.st_ino, offset + len(data), info.st_mtime_ns, offset, data)
 
 
