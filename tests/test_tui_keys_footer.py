@@ -169,3 +169,18 @@ async def test_help_lists_no_text_fields_editing_keys(folder: Path) -> None:
         assert any(ident == "preview.search" for *_, ident in rows)
         fields = [description for where, _, description, _, _ in rows if where == "text field"]
         assert not fields, fields
+
+
+async def test_the_palette_names_each_key_as_it_is_typed(folder: Path) -> None:
+    """The palette's help ends "(key ?)", as the footer shows it, not a key's name ("(key question_mark)")."""
+    import re
+
+    from inspector.tui.commands import palette_commands
+
+    app = build_app(folder / "coding-task.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        keys = {command.name: re.search(r"\(key ([^)]*)\)$", command.help) for command in palette_commands(app.screen)}
+        assert keys["Help"] is not None and keys["Help"].group(1) == "?"
+        named = {name: found.group(1) for name, found in keys.items() if found and "_" in found.group(1)}
+        assert not named, named

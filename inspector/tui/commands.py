@@ -39,7 +39,7 @@ def palette_commands(screen: Screen[Any]) -> Iterator[PaletteCommand]:
     """What the palette offers on ``screen``: its enabled bindings and the app's, once per action."""
     app = screen.app
     seen: set[tuple[int, str]] = set()
-    for key, active in screen.active_bindings.items():
+    for active in screen.active_bindings.values():
         binding = active.binding
         node = screen if active.node is screen else app if active.node is app else None
         if node is None:
@@ -49,7 +49,7 @@ def palette_commands(screen: Screen[Any]) -> Iterator[PaletteCommand]:
         if (id(node), binding.action) in seen:
             continue
         seen.add((id(node), binding.action))
-        help_text = f"{binding.tooltip or binding.description}  (key {binding.key_display or key})"
+        help_text = f"{binding.tooltip or binding.description}  (key {app.get_key_display(binding)})"
         yield PaletteCommand(binding.description, help_text, binding.action, node)
     for name, help_text, action in UNBOUND:
         yield PaletteCommand(name, help_text, action, app)
