@@ -12,17 +12,23 @@ history (``compaction.view``), and so where it splits.
 
 from __future__ import annotations
 
-import json
+import math
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from inspector.compaction.view import DEFAULT_CONFIGURED_MODEL, HistoryView, history_view
+from inspector.session.reader import read_at
+from inspector.session.records import js_json_loads
 from inspector.tokens import DEFAULT_THRESHOLD
 
-_COMMENTS = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
+# A string or a comment; one never closed runs to the end (so each is matched once: a file of many
+# "/*" that never close cost the square of its length), as Gemini CLI's comment stripping reads it.
+_COMMENTS = re.compile(r'"(?:\\.|[^"\\])*(?:"|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
+SETTINGS_MAX_BYTES = 1 << 20  # a settings file is a few KB; a bigger "settings file" is not read
 
 
 def gemini_home() -> Path:
@@ -30,16 +36,35 @@ def gemini_home() -> Path:
     return Path(os.environ.get("GEMINI_CLI_HOME") or Path.home())
 
 
-def _read_settings(path: Path) -> dict[str, Any] | None:
+def _settings_bytes(path: Path) -> bytes | None:
+    """The file's bytes; None when there is none to read, or it is no regular file (a FIFO would be
+    waited on for ever, /dev/zero read until memory ran out) or bigger than ``SETTINGS_MAX_BYTES``."""
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
-    # Gemini CLI accepts comments in settings files.
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > SETTINGS_MAX_BYTES:
+            return None
+        return read_at(fd, 0, info.st_size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _read_settings(path: Path) -> dict[str, Any] | None:
+    """The settings object, read as Gemini CLI reads it (UTF-8 with what is not replaced, comments
+    allowed, then ``JSON.parse``); None when it cannot be read or is no JSON object."""
+    data = _settings_bytes(path)
+    if data is None:
+        return None
+    text = data.decode("utf-8", "replace")
     text = _COMMENTS.sub(lambda m: m.group() if m.group().startswith('"') else "", text)
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError:
+        value = js_json_loads(text)
+    except (ValueError, RecursionError):  # not JSON (NaN is not), or nested deeper than this reader goes
         return None
     return value if isinstance(value, dict) else None
 
@@ -59,12 +84,21 @@ class Threshold:
 def resolve_threshold(explicit: float | None = None, project_dir: Path | None = None) -> Threshold:
     if explicit is not None:
         return Threshold(explicit, "--threshold")
+    passed_over = ""
     for path, settings in settings_layers(project_dir):
         model = settings.get("model")
         value = model.get("compressionThreshold") if isinstance(model, dict) else None
         if isinstance(value, (int, float)) and not isinstance(value, bool) and value:
-            return Threshold(float(value), str(path))
-    return Threshold(DEFAULT_THRESHOLD, "default")
+            try:
+                number = float(value)
+            except OverflowError:  # an integer written out past the doubles: Infinity to JavaScript
+                number = math.inf
+            if math.isfinite(number):
+                return Threshold(number, str(path) + passed_over)
+            # JSON.parse reads 1e400 as Infinity: Gemini CLI would then never compress on its own,
+            # and no figure can be drawn against it; the next layer (or the default) is used, and said
+            passed_over = passed_over or f" (model.compressionThreshold in {path} is too large to use)"
+    return Threshold(DEFAULT_THRESHOLD, "default" + passed_over)
 
 
 @dataclass(frozen=True)
