@@ -36,6 +36,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
+import stat
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -59,6 +60,7 @@ from inspector.session.figures import CallKey, response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
 from inspector.session.jsonl import Message, count_newlines, line_count, scan
 from inspector.session.loader import paused_gc
+from inspector.session.reader import read_at
 from inspector.session.records import MessageList, loads_line
 from inspector.session.turn_index import TurnIndex
 from inspector.tokens import token_limit
@@ -156,17 +158,24 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
     if session.format != "jsonl" or session.turn_index is None or not session.ends_with_newline:
         return None
     hasher = hashlib.sha256()
-    try:
-        with session.path.open("rb") as handle:
-            left = session.size
-            while left > 0:
-                chunk = handle.read(min(left, 1 << 22))
-                if not chunk:
-                    return None
-                hasher.update(chunk)
-                left -= len(chunk)
+    try:  # (a FIFO or a device put in the file's place since it was read is never waited on)
+        fd = os.open(session.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        done = 0
+        while done < session.size:
+            chunk = read_at(fd, done, min(session.size - done, 1 << 22))
+            if not chunk:
+                return None
+            hasher.update(chunk)
+            done += len(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     if hasher.hexdigest() != session.sha256:
         return None
     figures = session.turn_index  # its columns are copied below: _Index's lists change in place

@@ -343,7 +343,7 @@ async def _mark_own(path: Path, event: Event) -> Event:
     if not digests:
         return event
     try:
-        digest = await asyncio.to_thread(lambda: hashlib.sha256(path.read_bytes()).hexdigest())
+        digest = await asyncio.to_thread(lambda: hashlib.sha256(_read(path, lambda _: 0)[2]).hexdigest())
     except OSError:
         return event
     return replace(event, own=digest in digests)

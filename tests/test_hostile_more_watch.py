@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_sessions" / "gemini-cli-0.61-tool-calls.jsonl"
 LIMIT = """
 import resource
@@ -105,3 +107,25 @@ def test_the_watch_goes_on_past_a_fifo_and_reads_the_file_put_back(tmp_path: Pat
     first, then = _child(WATCHED, str(path), str(SAMPLE))
     assert first == "Unreadable: it is a FIFO (named pipe) now, not a session file"
     assert then == "Rewritten"
+
+
+STARTED = """
+import os, sys, json
+from inspector import live
+from inspector.analysis import analyze
+from inspector.session import load
+path = sys.argv[1]
+session = load(path)
+analysis = analyze(session)
+print(json.dumps(live.start(session, analysis) is not None))  # the file as read: live
+os.unlink(path)
+{replace}
+print(json.dumps(live.start(session, analysis) is None))  # no longer the file read: not live, said at once
+"""
+
+
+@pytest.mark.parametrize("replace", ["os.mkfifo(path)", "os.symlink('/dev/zero', path)"])
+def test_going_live_on_a_file_replaced_since_it_was_read_does_not_wait(tmp_path: Path, replace: str) -> None:
+    path = tmp_path / "session.jsonl"
+    shutil.copy(SAMPLE, path)
+    assert _child(STARTED.format(replace=replace), str(path)) == [True, True]
