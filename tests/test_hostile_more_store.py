@@ -12,6 +12,7 @@ reads as a number) still applies, and its journal still reads.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -94,3 +95,27 @@ def test_an_apply_recorded_twice_is_damage_not_two_applies(tmp_path: Path, capsy
         assert code == 2 and out == "" and len(err.splitlines()) == 1, (argv, out[-300:], err[-600:])
         assert f"{journal}: line 3 is damaged (apply " in err and "recorded a second time" in err, (argv, err)
     assert path.read_bytes() == session and journal.read_bytes() == events + events
+
+
+@pytest.mark.parametrize("made", ["file", "fifo"])
+def test_a_store_that_is_no_folder_is_said_by_revert_as_by_history(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 made: str) -> None:
+    """A file or a FIFO where the store's folder goes: revert said 'nothing to undo: no compaction was
+    applied', while history said the journal cannot be read.  Both say the same now, and nothing is written."""
+    path = tmp_path / "session.jsonl"
+    shutil.copy(SAMPLE, path)
+    store = store_dir(path)
+    store.parent.mkdir()
+    if made == "file":
+        store.write_bytes(b"")
+    else:
+        os.mkfifo(store)
+    said = []
+    for argv in (["history"], ["revert"], ["revert", "--list"]):
+        code = main([*argv, str(path)])
+        out, err = capsys.readouterr()
+        assert code == 2 and out == "" and len(err.splitlines()) == 1, (argv, out, err)
+        said.append(err)
+    assert said[0] == said[1] == said[2]
+    assert f"{store / 'journal.jsonl'}: cannot read the journal: " in said[1] and "nothing to undo" not in said[1]
+    assert path.read_bytes() == SAMPLE.read_bytes()

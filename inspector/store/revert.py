@@ -91,6 +91,8 @@ def revert(
         raise StoreError(path, problem, "invalid")
     files.refuse_linked_store(path)
     if not files.is_folder_or_closed(folder):
+        if os.path.lexists(folder):  # a file or a FIFO where the store's folder goes: said as history says it
+            read_journal(folder)
         raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
     results: list[RevertResult] = []
     owner = files.owner_of(path)
