@@ -246,8 +246,8 @@ def written_by(provider: str | None, model: str | None) -> str:
     (the offline digest calls none, though the journal records the session's model beside it)."""
     if provider == "offline":
         return "offline digest (no model was called)"
-    if provider == "gemini" and model:
-        return f"gemini ({model})"
+    if model:
+        return f"{provider or '-'} ({model})"
     return provider or "-"
 
 
