@@ -31,7 +31,7 @@ import orjson
 from inspector.session.errors import LoadWarning, SessionError
 from inspector.session.jsonl import collect, line_spans, replay
 from inspector.session.locate import line_of
-from inspector.session.reader import QUIET, ReadWatch, read_at, scan_fd, scan_file
+from inspector.session.reader import QUIET, BinaryData, ReadWatch, read_at, scan_fd, scan_file
 from inspector.session.records import MessageList, js_json_loads, loads_line
 from inspector.session.turn_index import TurnIndex
 from inspector.session.validate import check_content, check_message, type_name
@@ -197,7 +197,10 @@ def _stream_jsonl(path: Path, fd: int, size: int, watch: ReadWatch) -> Session |
     is not plainly one (the caller then reads the whole file the usual way)."""
     if not _several_values(read_at(fd, 0, min(size, 1 << 20))):  # the start of the file, as parse() decides
         return None
-    streamed = scan_fd(fd, size, watch)
+    try:
+        streamed = scan_fd(fd, size, watch)
+    except BinaryData as found:
+        raise _binary(path, found.offset, found.line) from None
     if streamed is None:
         return None
     own = os.dup(fd)
@@ -216,14 +219,17 @@ def parse(path: Path, data: bytes) -> Session:
         raise SessionError(path, "the file is empty")
     nul = data.find(b"\x00")
     if nul != -1:
-        raise SessionError(path, f"binary data (a NUL byte at offset {nul:,}), not a session file",
-                           data.count(b"\n", 0, nul) + 1)
+        raise _binary(path, nul, data.count(b"\n", 0, nul) + 1)
     whole = _parse_whole(data)
     session = _read_jsonl(path, data) if whole is _FAILED else _from_document(path, data, whole)
     session.size = len(data)
     session.sha256 = hashlib.sha256(data).hexdigest()
     session.ends_with_newline = data.endswith(b"\n")
     return session
+
+
+def _binary(path: Path, offset: int, line: int) -> SessionError:
+    return SessionError(path, f"binary data (a NUL byte at offset {offset:,}), not a session file", line)
 
 
 _FAILED = object()

@@ -212,6 +212,14 @@ def read_at(fd: int, offset: int, length: int) -> bytes:
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
+class BinaryData(Exception):
+    """The file holds a NUL byte: no session file does (the first one's offset and line)."""
+
+    def __init__(self, offset: int, line: int) -> None:
+        super().__init__(offset, line)
+        self.offset, self.line = offset, line
+
+
 @dataclass
 class Blocks:
     """What a forward pass over ``[start, stop)`` learned."""
@@ -219,6 +227,7 @@ class Blocks:
     blocks: list[Block] = field(default_factory=list)
     newlines: int = 0
     odd: str | None = None  # "nul", "cr" or "short": this reader cannot go on (the caller reads another way)
+    nul: tuple[int, int] | None = None  # the first NUL byte's (offset, line), when ``odd`` is "nul"
 
 
 def forward(fd: int, start: int, stop: int, first_line: int, hasher: Any = None, keep: bool = True,
@@ -237,6 +246,11 @@ def forward(fd: int, start: int, stop: int, first_line: int, hasher: Any = None,
             if len(more) < want:
                 found.odd = "short"  # the file shrank while being read
                 return found
+            nul = more.find(b"\x00")
+            if nul != -1:  # said at once: a long run of NULs is never gathered into one "line"
+                found.odd = "nul"  # (the chunks before this one in the block hold no line break)
+                found.nul = (pos + size + nul, line + count_newlines(more, 0, nul))
+                return found
             chunks.append(more)  # each chunk searched once, joined once: a long line costs its length
             size += len(more)
             if pos + size == stop:
@@ -246,9 +260,6 @@ def forward(fd: int, start: int, stop: int, first_line: int, hasher: Any = None,
                 cut = size - len(more) + end + 1 if end != -1 else 0
         data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
         block = memoryview(data)[:cut]
-        if data.find(b"\x00", 0, cut) != -1:
-            found.odd = "nul"
-            return found
         if data.find(b"\r", 0, cut) != -1:
             found.odd = "cr"
             return found
@@ -306,7 +317,8 @@ class _Progress:
 
 def scan_fd(fd: int, size: int, watch: ReadWatch = QUIET) -> Streamed | None:
     """Every item of the file's first ``size`` bytes, read block by block (two processes for a
-    big file).  None when the file holds a NUL or CR byte or shrank: read it whole."""
+    big file).  None when the file holds a CR byte or shrank: read it whole.  Raises BinaryData
+    at a NUL byte (reading a 900 MB file of NULs whole only to say so took twice its size)."""
     last = read_at(fd, size - 1, 1) if size else b""
     ends_with_newline = last == b"\n"
     mode = parallel_mode(size)
@@ -314,6 +326,8 @@ def scan_fd(fd: int, size: int, watch: ReadWatch = QUIET) -> Streamed | None:
     if mode is None or middle <= 0:
         hasher = hashlib.sha256()
         found = forward(fd, 0, size, 1, hasher, on_block=_Progress(watch, "reading", size, size))
+        if found.nul is not None:
+            raise BinaryData(*found.nul)
         if found.odd:
             return None
         items = backward(fd, found.blocks, on_block=_Progress(watch, "parsing", size, size))
@@ -323,7 +337,7 @@ def scan_fd(fd: int, size: int, watch: ReadWatch = QUIET) -> Streamed | None:
     def first() -> tuple[Any, ...]:
         found = forward(fd, 0, middle, 1, on_block=_Progress(watch, "reading", middle, size))
         if found.odd:
-            return (found.odd, [])
+            return (found.odd, found.nul)
         return (None, backward(fd, found.blocks, on_block=_Progress(watch, "parsing", middle, size)))
 
     if mode == "fork":
@@ -331,6 +345,10 @@ def scan_fd(fd: int, size: int, watch: ReadWatch = QUIET) -> Streamed | None:
             first, lambda: scan_tail(fd, middle, size))
     else:
         (odd_first, items), (odd_second, rest, newlines, sha256) = beside_a_spawned_process(first, fd, middle, size)
+    if odd_first == "nul":
+        raise BinaryData(*items)
+    if odd_second == "nul" and not odd_first:  # (the first NUL: the first part holds none)
+        raise BinaryData(*rest)
     if odd_first or odd_second:
         return None
     items.extend(rest)
@@ -345,10 +363,10 @@ def scan_tail(fd: int, middle: int, size: int) -> tuple[Any, ...]:
     hasher = hashlib.sha256()
     head = forward(fd, 0, middle, 1, hasher, keep=False)
     if head.odd:
-        return (head.odd, [], 0, "")
+        return (head.odd, head.nul, 0, "")
     tail = forward(fd, middle, size, head.newlines + 1, hasher)
     if tail.odd:
-        return (tail.odd, [], 0, "")
+        return (tail.odd, tail.nul, 0, "")
     return (None, backward(fd, tail.blocks), head.newlines + tail.newlines, hasher.hexdigest())
 
 
