@@ -64,3 +64,22 @@ def test_a_nul_in_the_last_part_of_a_big_recording(tmp_path: Path, serial: bool)
     path.write_bytes(good[:nul] + b"\x00" + good[nul + 1:])
     code, out, err = _run("analyze", str(path), serial=serial)
     assert (code, out, err) == (2, "", _expected(path, nul)), err[-1500:]
+
+
+@pytest.mark.parametrize("filler", [b" ", b"a"])
+def test_a_line_too_long_for_the_memory_is_one_line_not_a_traceback(tmp_path: Path, filler: bytes) -> None:
+    """A 250 MB last line (blanks, or a prompt's text) under a 1 GB limit: a MemoryError traceback before."""
+    path = tmp_path / "long-line.jsonl"
+    with path.open("wb") as out:
+        out.write(SAMPLE.read_bytes())
+        out.write(b"" if filler == b" " else b'{"id":"long","type":"user","content":"')
+        block = filler * (1 << 20)
+        for _ in range(250):
+            out.write(block)
+        out.write(b"" if filler == b" " else b'"}\n')
+    size = path.stat().st_size
+    for command in ("analyze", "export"):
+        code, out, err = _run(command, str(path))
+        assert code == 2 and out == "" and "Traceback" not in err, err[-1500:]
+        assert err == (f"session-inspector: {path}: cannot be read in the memory this process may use "
+                       f"({size:,} bytes; reading a session takes several times its size, a very long line more)\n")

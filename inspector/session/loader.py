@@ -178,6 +178,14 @@ def load(path: str | os.PathLike[str], watch: ReadWatch = QUIET) -> Session:
 def read_open(path: Path, fd: int, watch: ReadWatch = QUIET) -> Session:
     """``load`` of a file already open (``open_session_file``); the descriptor stays open."""
     info = os.fstat(fd)
+    try:
+        return _read_open(path, fd, info, watch)
+    except MemoryError:  # (what was built is dropped on the way here: the error can be said)
+        raise SessionError(path, f"cannot be read in the memory this process may use ({info.st_size:,} bytes; "
+                                 "reading a session takes several times its size, a very long line more)") from None
+
+
+def _read_open(path: Path, fd: int, info: os.stat_result, watch: ReadWatch) -> Session:
     session = None
     if info.st_size >= STREAM_MIN_BYTES:
         with paused_gc():

@@ -46,7 +46,7 @@ def loads_line(raw: bytes | memoryview) -> Any:
         # orjson refuses a few things JavaScript accepts (lone surrogate
         # escapes, integers beyond 64 bits, invalid UTF-8 that Node replaces
         # with U+FFFD): ask the standard parser.
-        return js_json_loads(bytes(raw).decode("utf-8", "replace"))
+        return js_json_loads(str(raw, "utf-8", "replace"))  # (decoded in place: no copy of a long line)
 
 
 class MessageList(Sequence[dict[str, Any]]):
