@@ -12,6 +12,8 @@ history (``compaction.view``), and so where it splits.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import math
 import os
 import re
@@ -31,9 +33,21 @@ _COMMENTS = re.compile(r'"(?:\\.|[^"\\])*(?:"|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)', re
 SETTINGS_MAX_BYTES = 1 << 20  # a settings file is a few KB; a bigger "settings file" is not read
 
 
+class HomeUnknown(OSError):
+    """No home folder can be told (HOME unset and this user has no entry in the password file)."""
+
+
 def gemini_home() -> Path:
-    """The folder that holds ``.gemini`` (``GEMINI_CLI_HOME`` or the home folder)."""
-    return Path(os.environ.get("GEMINI_CLI_HOME") or Path.home())
+    """The folder that holds ``.gemini`` (``GEMINI_CLI_HOME`` or the home folder).  Raises HomeUnknown
+    (an OSError, said in one line) when neither can be told, as for a container's user with no name."""
+    configured = os.environ.get("GEMINI_CLI_HOME")
+    if configured:
+        return Path(configured)
+    try:
+        return Path.home()
+    except (RuntimeError, KeyError, OSError):
+        raise HomeUnknown(errno.ENOENT, f"no home folder is known for user {os.getuid()} (HOME is not set); "
+                                        "set HOME or GEMINI_CLI_HOME") from None
 
 
 def _settings_bytes(path: Path) -> bytes | None:
@@ -71,7 +85,14 @@ def _read_settings(path: Path) -> dict[str, Any] | None:
 
 def settings_layers(project_dir: Path | None = None) -> list[tuple[Path, dict[str, Any]]]:
     """The settings files that parse, the project's first (its values win)."""
-    paths = [(project_dir or Path.cwd()) / ".gemini" / "settings.json", gemini_home() / ".gemini" / "settings.json"]
+    if project_dir is None:
+        try:
+            project_dir = Path.cwd()
+        except OSError:  # the folder this runs in was removed (or closed to this user): it holds no settings
+            project_dir = None
+    paths = [] if project_dir is None else [project_dir / ".gemini" / "settings.json"]
+    with contextlib.suppress(HomeUnknown):  # no home folder: no user settings
+        paths.append(gemini_home() / ".gemini" / "settings.json")
     return [(path, found) for path in paths if (found := _read_settings(path)) is not None]
 
 

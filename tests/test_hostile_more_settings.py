@@ -14,12 +14,17 @@ memory limit, in the project folder, so a hang fails the test.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from inspector.settings import resolve_configured_model, resolve_threshold
+from tests.as_user import as_user, needs_root
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_sessions" / "gemini-cli-0.61-tool-calls.jsonl"
 LIMITED = "import resource, runpy, sys\n" \
@@ -88,3 +93,47 @@ def test_block_comments_that_never_close_cost_their_length(tmp_path: Path) -> No
     code, out, err = _analyze(project, home)  # (the square of 900 KB: minutes, past the child's time limit)
     assert code == 0 and "Traceback" not in err, err[-1500:]
     assert f"threshold from {settings}" in out and "(20.0% of 1,048,576)" in out
+
+
+def test_a_removed_working_folder_has_no_settings(tmp_path: Path) -> None:
+    """Run from a folder removed meanwhile (os.getcwd fails): every command ended with a traceback."""
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "settings.json").write_text('{"model": {"compressionThreshold": 0.3}}', encoding="utf-8")
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = ("import os, sys\n"
+              f"os.chdir({str(gone)!r}); os.rmdir({str(gone)!r})\n"
+              "from inspector.cli import main\n"
+              f"sys.exit(main(['analyze', {str(SAMPLE)!r}]))\n")
+    env = {**os.environ, "GEMINI_CLI_HOME": str(home), "COLUMNS": "300"}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=60,
+                          check=False)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-1500:]
+    assert f"threshold from {home / '.gemini' / 'settings.json'}" in done.stdout  # the user's layer still counts
+
+
+def test_no_home_folder_means_no_user_settings(tmp_path: Path) -> None:
+    """A user with no entry in the password file and no HOME (a container's ``-u 1234``): Path.home() raised."""
+    needs_root()
+    project = Path(tempfile.mkdtemp(prefix="si-no-home-"))
+    try:
+        project.chmod(0o755)
+        (project / ".gemini").mkdir(mode=0o755)
+        (project / ".gemini" / "settings.json").write_text('{"model": {"compressionThreshold": 0.4}}',
+                                                           encoding="utf-8")
+        (project / ".gemini" / "settings.json").chmod(0o644)
+
+        def without_home() -> tuple[float, str, str]:
+            os.environ.pop("HOME", None)
+            os.environ.pop("GEMINI_CLI_HOME", None)
+            os.environ.pop("GEMINI_MODEL", None)
+            threshold = resolve_threshold(project_dir=project)
+            return threshold.value, threshold.source, resolve_configured_model(project_dir=project).name
+
+        resolve_threshold(project_dir=project)  # everything the child runs, imported here first
+        outcome = as_user(without_home, uid=12345, gid=12345)
+        assert outcome.error is None, outcome.error
+        assert outcome.value == (0.4, str(project / ".gemini" / "settings.json"), "auto")
+    finally:
+        shutil.rmtree(project)
