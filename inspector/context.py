@@ -78,7 +78,18 @@ class ContextFigures:
         (33,135 is 3.16% of 1,048,576; 3.2% would be 33,554) and with the setting's "0.0316"."""
         value = self.threshold * 100
         text = f"{value:.1f}"  # as every other percentage, where that is the threshold exactly ("50.0%")
-        return f"{text}%" if math.isclose(float(text), value, rel_tol=1e-12) else f"{value:.12g}%"
+        if math.isclose(float(text), value, rel_tol=1e-12) and not self._hides_the_line(float(text)):
+            return f"{text}%"
+        text = f"{value:.12g}"  # without the float's noise ("3.16", not "3.1599999999999997")...
+        if self._hides_the_line(float(text)):
+            text = repr(value)  # ...unless only the noise tells the share from the line (a hypothesis case)
+        return f"{text}%"
+
+    def _hides_the_line(self, shown: float) -> bool:
+        """Whether the share, written as closely as ``share_percent`` writes it, would sit on the other
+        side of a threshold shown as ``shown`` than the side it is on."""
+        share = self.share * 100
+        return abs(share) < 1e6 and (round(share, 9) >= shown) != self.over_threshold
 
     def estimate_note(self) -> str:
         """What the estimate is made of: the history, plus the environment turn when there is one."""
