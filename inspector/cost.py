@@ -441,17 +441,14 @@ def turn_models(session: Session, analysis: Analysis) -> Sequence[str | None]:
     return models
 
 
-def cost_of(session: Session, analysis: Analysis, switch: CostSwitch, override: str | None = None) -> SessionCost:
+def cost_of(session: Session, analysis: Analysis, switch: CostSwitch) -> SessionCost:
     """Cost per turn and in all for a loaded session: the one function both faces call.
 
-    Where a turn's record names no model, ``analysis.model`` is assumed (the model the figures
-    are for: ``--model``, else the session's newest), whatever the face passes as ``override``
-    (kept for callers: ``analyze`` passed ``--model`` alone, the app the analysis's model, so a
-    turn without a model was priced in the app and not by ``analyze --json``)."""
+    Where a turn's record names no model, ``analysis.model`` is assumed: the model the figures are
+    for (``--model``, else the session's newest)."""
     if not switch.enabled:
         return SessionCost(switch)
-    assumed = analysis.model or override
-    return session_cost(analysis.recorded, turn_models(session, analysis), switch, assumed)
+    return session_cost(analysis.recorded, turn_models(session, analysis), switch, analysis.model)
 
 
 def usd_text(usd: Decimal) -> str:

@@ -315,7 +315,7 @@ async def test_at_80_columns_the_timeline_names_the_highlighted_apply_in_full(se
         row = screen.query_one("#timeline-row", Static)
         said = plain(row.content)
         assert f"#{newest.seq} applied {newest.applied_at}" in said and f"backup {newest.backup}" in said
-        assert "by offline summariser" in said and row.size.width <= 80
+        assert "by offline digest (no model was called)" in said and row.size.width <= 80
         await pilot.press("down")
         await settle(pilot)
         said = plain(row.content)

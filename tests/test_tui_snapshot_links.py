@@ -90,7 +90,7 @@ async def test_a_focus_the_offline_summariser_cannot_honour_says_so(session_file
         assert isinstance(screen, SnapshotScreen)
         summary = plain(screen.query_one("#preview-summary", Static).content)
         assert "cannot honour this focus" in summary
-        assert "the offline summariser (no model was called)" in summary
+        assert "offline digest (no model was called)" in summary
         assert screen.query_one("#snapshot-lines", OptionList).option_count > 0
 
 

@@ -8,13 +8,12 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from inspector.format import plural
+from inspector.format import plural, written_by
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.compare import CompareScreen
 from inspector.tui.screens.dialogs import FocusScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
-from inspector.tui.screens.timeline import provider_text
 from inspector.tui.screens.warnings import WarningsScreen
 from tests.conftest import write_agent_run
 from tests.snapshot_app import SAMPLES, copy_sample, screen_after, settle
@@ -37,8 +36,8 @@ def test_plural_and_separators() -> None:
     assert plural(0, "turn") == "0 turns"
     assert plural(90_000, "tool output") == "90,000 tool outputs"
     assert plural(2, "match", "matches") == "2 matches"
-    assert provider_text("offline", "gemini-2.5-pro") == "offline summariser"
-    assert provider_text("gemini", "gemini-2.5-pro") == "gemini gemini-2.5-pro"
+    assert written_by("offline", "gemini-2.5-pro") == "offline digest (no model was called)"
+    assert written_by("gemini", "gemini-2.5-pro") == "gemini (gemini-2.5-pro)"
 
 
 def test_short_numbers_and_the_usage_column_keep_the_thoughts_suffix() -> None:

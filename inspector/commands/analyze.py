@@ -31,7 +31,7 @@ def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost:
     masking = masking_of(session, result.turns)
     data["masking"] = masking.to_json()
     switch = resolve_cost(cost)
-    data["cost"] = cost_of(session, result, switch).to_json(lazy=lazy)  # (assumes the analysis's model, as the app)
+    data["cost"] = cost_of(session, result, switch).to_json(lazy=lazy)
     if switch.enabled:
         # estimates on both sides, as a compaction's saving (masking's figures are estimates: taken from
         # the recorded prompt they could come to less than nothing, 1,041,570 off a 525,821-token prompt)

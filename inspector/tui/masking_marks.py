@@ -16,7 +16,7 @@ from rich.text import Text
 
 from inspector.analysis import Analysis
 from inspector.compaction.masking import MaskingPlan, read_saved_output
-from inspector.format import plural, visible
+from inspector.format import masking_words, plural, visible
 from inspector.tui.session_notes import carried_words, noted
 
 MASKED_MARK = "■"
@@ -57,7 +57,7 @@ def masking_lines(analysis: Analysis, index: int) -> list[RenderableType]:
         lines.append(Text.assemble(
             (f"{WILL_MASK_MARK} ", _WILL_MASK_STYLE),
             (f"The next turn masks {plural(len(upcoming), 'output')} here, freeing {plural(freed, 'token')} "
-             f"(in all, {plural(plan.masked_count, 'output')} and {plural(plan.tokens_saved, 'token')}).", "bold"),
+             f"(in all, {masking_words(plan.masked_count, plan.tokens_saved)}).", "bold"),
         ))
     for marker in plan.markers_of(index):
         saved = read_saved_output(marker, found.session_path, found.session_id)

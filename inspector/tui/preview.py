@@ -8,22 +8,16 @@ from typing import TYPE_CHECKING
 
 from inspector.compaction.compress import CompressionResult
 from inspector.compaction.staged import stages_used
-from inspector.format import turn_span
+from inspector.format import before_after, turn_span
 
 if TYPE_CHECKING:
     from inspector.tui.loading import Loaded
 
 
 def before_note(loaded: Loaded | None, before: int) -> str:
-    """Why a compaction's "before" figure is not the table's total, when it is not: Gemini CLI
-    counts the environment turn it sends ahead of the history, which is no row of the table."""
-    if loaded is None:
-        return ""
-    context = loaded.analysis.context
-    if not context.environment_tokens or before != context.estimated_tokens:
-        return ""
-    return (f"before = the table's {context.history_tokens or 0:,} + the environment turn "
-            f"{context.environment_tokens:,} Gemini CLI sends ahead of the history")
+    """Why a compaction's "before" figure is not the table's total, when it is not
+    (``ContextFigures.before_note``, in every face's words); "" with nothing loaded."""
+    return loaded.analysis.context.before_note(before) if loaded is not None else ""
 
 
 @dataclass
@@ -81,8 +75,7 @@ class Preview:
 
     def tokens_text(self) -> str:
         before, after = self.tokens
-        change = f" ({(after - before) / before:+.1%})" if before else ""
-        return f"{before:,} -> {after:,} tokens{change}"
+        return before_after(before, after, unit=" tokens", change=True)
 
     def before_note(self) -> str:
         return before_note(self.source, self.result.original_token_count)

@@ -66,7 +66,7 @@ def release_notes() -> list[Noted]:
 def note_session(analysis: Analysis, session: Session) -> Noted:
     """Plan masking and price the session for a fresh analysis (call from the worker)."""
     masking = masking_of(session, analysis.turns, project_dir=Path.cwd())
-    cost = cost_of(session, analysis, resolve_cost(None, project_dir=Path.cwd()), analysis.model)
+    cost = cost_of(session, analysis, resolve_cost(None, project_dir=Path.cwd()))
     found = Noted(analysis, masking, cost, session)
     _remember(found, analysis)
     return found

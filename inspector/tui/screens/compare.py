@@ -21,8 +21,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from inspector.compaction.staged import stages_used
-from inspector.format import visible
+from inspector.format import how_compacted, visible
 from inspector.tui.loading import Cancelled, Loaded
 from inspector.tui.messages import CompactionProgress, CompareFinished
 from inspector.tui.preview import before_note
@@ -43,15 +42,6 @@ NARROW = {"strategy": ("strategy", None), "status": ("status", 10), "before": ("
           "after": ("after", None), "how": ("how", 12), "snapshot": ("snapshot", 8), "recall": ("recall", 6)}
 
 
-def how_text(result: CompressionResult) -> str:
-    """The stages that ran (staged) or the split and its kind (reference) - as ``compact --compare`` shows."""
-    if result.stages is not None:
-        return ", ".join(stages_used(result.stages)) or "none"
-    if result.split_point is None:
-        return "-"
-    return f"split {result.split_point:,}" + (f" ({result.split_kind})" if result.split_kind else "")
-
-
 def row_cells(result: CompressionResult, recall: float | None) -> list[Text]:
     before, after = result.original_token_count, result.new_token_count
     failed = result.status.failed
@@ -61,7 +51,7 @@ def row_cells(result: CompressionResult, recall: float | None) -> list[Text]:
         Text(f"{before:,}", justify="right"),
         Text(f"{after:,}", justify="right"),
         Text(f"{before - after:,}", justify="right"),
-        Text(how_text(result)),
+        Text(how_compacted(result.stages, result.split_point, result.split_kind)),
         Text(f"{len(result.snapshot):,} chars" if result.snapshot else "-", justify="right"),
         Text(f"{recall:.1%}" if recall is not None else "-", justify="right"),
     ]

@@ -17,7 +17,7 @@ from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.context import Verdict
-from inspector.format import turn_span
+from inspector.format import before_after, turn_span
 from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
 from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, Reverted
@@ -277,8 +277,8 @@ class SessionActions(InspectorScreen):
         self.show_preview_status()
         while isinstance(self.app.screen, (SnapshotScreen, CompareScreen)):
             self.app.pop_screen()
-        before, after = message.detail.info.tokens_before, message.detail.info.tokens_after
-        figures = f"{before:,} -> {after:,} tokens. " if before is not None and after is not None else ""
+        shown = before_after(message.detail.info.tokens_before, message.detail.info.tokens_after, unit=" tokens")
+        figures = f"{shown}. " if shown else ""
         notes = "".join(f" Note: {note}." for note in message.detail.notes())
         self.notify(f"{figures}Backup: {message.backup}. Press u to undo.{notes}", title="Compaction applied",
                     severity="warning" if message.detail.lost_bytes else "information", timeout=10)
@@ -309,8 +309,7 @@ class SessionActions(InspectorScreen):
             return
         entry = pending[0]
         info = entry.info
-        tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,} tokens"
-                  if info.tokens_before is not None and info.tokens_after is not None else "")
+        tokens = before_after(info.tokens_before, info.tokens_after, unit=" tokens")
         body = Text.assemble(
             f"apply #{entry.seq:,} of {entry.applied_at}: ", (tokens, "bold"), "\n",
             "The file returns to its bytes from before it; turns recorded since are kept.",

@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from inspector.compaction.snapshot import diff
-from inspector.format import count_text, plural, split_words, turn_span, visible
+from inspector.format import count_text, plural, split_words, turn_span, visible, written_by
 from inspector.tui.messages import ShowTurn
 from inspector.tui.preview import Preview
 from inspector.tui.widgets.facts_table import FactsTable
@@ -49,15 +49,6 @@ class _Contents(Sequence[dict[str, Any]]):
         return self.turns[index].content  # type: ignore[no-any-return]
 
 
-def provider_words(provider: str | None, model: str | None) -> str:
-    """Who wrote the snapshot, in words that do not suggest a model was called when none was."""
-    if provider == "offline":
-        return "the offline summariser (no model was called)"
-    if provider == "gemini":
-        return f"Gemini {model}" if model else "Gemini"
-    return f"{provider or 'unknown summariser'} {model or ''}".rstrip()
-
-
 def summary_text(preview: Preview) -> Text:
     result = preview.result
     ok = preview.compressed
@@ -84,7 +75,7 @@ def summary_text(preview: Preview) -> Text:
                else "the budget-truncated history splits there")
         text.append(f" ({why}; the table showed {preview.split:,})", style="dim")
     if summarised:
-        text.append(f"   by {provider_words(result.provider, result.model)}", style="dim")
+        text.append(f"   by {written_by(result.provider, result.model)}", style="dim")
     took = result.duration_seconds
     text.append(f"   took {took:.1f} s" if took >= 1 else "   took under a second", style="dim")
     if result.truncations:

@@ -11,17 +11,10 @@ from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from inspector.format import plural, visible
+from inspector.format import before_after, plural, visible, written_by
 from inspector.store import JournalEntry, StoreError, backups_dir, read_history
 
 COLUMNS = ("#", "applied", "state", "tokens before -> after", "split", "turns", "by", "backup")
-
-
-def provider_text(provider: str | None, model: str | None) -> str:
-    """Who wrote the snapshot: "offline summariser" (no model was called) or "gemini gemini-2.5-pro"."""
-    if provider == "offline":
-        return "offline summariser"
-    return " ".join(x for x in (provider, model) if x)
 
 
 class TimelineScreen(ModalScreen[None]):
@@ -59,8 +52,7 @@ class TimelineScreen(ModalScreen[None]):
         self.shown = list(reversed(journal.entries))
         for entry in self.shown:
             info = entry.info
-            tokens = (f"{info.tokens_before:,} -> {info.tokens_after:,}"
-                      if info.tokens_before is not None and info.tokens_after is not None else "")
+            tokens = before_after(info.tokens_before, info.tokens_after)
             state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
             style = "dim" if entry.state == "reverted" else ("red" if entry.state == "failed" else "")
             table.add_row(
@@ -68,7 +60,7 @@ class TimelineScreen(ModalScreen[None]):
                 Text(visible(state, one_line=True), style=style), Text(tokens),
                 Text("" if info.split_point is None else f"{info.split_point:,}"),
                 Text(f"{entry.turns_before:,} -> {entry.turns_after:,}"),
-                Text(visible(provider_text(info.provider, info.model), one_line=True)),
+                Text(visible(written_by(info.provider, info.model), one_line=True)),
                 Text(visible(entry.backup, one_line=True)),
             )
         note = self.query_one("#timeline-note", Static)
@@ -91,6 +83,6 @@ class TimelineScreen(ModalScreen[None]):
         words = [f"#{entry.seq:,} applied {entry.applied_at}"]
         if entry.reverted_at:
             words.append(f"reverted {entry.reverted_at}")
-        words.append(f"by {provider_text(info.provider, info.model) or 'not recorded'}")
+        words.append(f"by {written_by(info.provider, info.model) if info.provider or info.model else 'not recorded'}")
         words.append(f"backup {entry.backup}")
         self.query_one("#timeline-row", Static).update(Text(visible(" · ".join(words), one_line=True)))

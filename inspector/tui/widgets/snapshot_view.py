@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from inspector.compaction.snapshot import SnapshotDiff, parse
-from inspector.format import Literal, stage_table
+from inspector.format import Literal, diff_counts, stage_table, stages_sum
 
 if TYPE_CHECKING:
     from inspector.compaction.staged import StageReport
@@ -42,11 +42,11 @@ def snapshot_renderable(text: str | None) -> RenderableType:
 def diff_renderable(changes: SnapshotDiff, old_label: str, new_label: str) -> RenderableType:
     """Per section: added lines green (+), removed red (-), the rest dim."""
     counts = changes.counts()
+    added, removed, unchanged = diff_counts(counts["added"], counts["removed"], counts["unchanged"])
     parts: list[RenderableType] = [
         Text.assemble(
             (f"{old_label} -> {new_label}: ", "bold"),
-            (f"+{counts['added']}", "green"), " ", (f"-{counts['removed']}", "red"),
-            (f"  ={counts['unchanged']}", "dim"),
+            (added, "green"), " ", (removed, "red"), (f"  {unchanged}", "dim"),
             ("" if changes.changed else "   (no change)", "dim"),
         ),
         Text(""),
@@ -70,12 +70,9 @@ def stages_renderable(stages: list[StageReport]) -> RenderableType:
     """The staged strategy's stages (``format.stage_table``) and what they saved together."""
     if not stages:
         return Text("No stage ran: the history already fits the target.", style="dim")
-    table = stage_table(stages, expand=True)
-    saved = sum(stage.saved for stage in stages if stage.applied)
-    first, last = stages[0].tokens_before, stages[-1].tokens_after
-    foot = Text.assemble(("stages: ", "bold"), f"{first:,} -> {last:,} tokens, {saved:,} saved by the stages that ran",
-                         ("  (the history alone, before the environment turn is added)", "dim"))
-    return Group(table, Text(""), foot)
+    foot = Text(stages_sum(stages))  # the line both faces write under the table
+    foot.stylize("bold", 0, len("stages:"))
+    return Group(stage_table(stages, expand=True), Text(""), foot)
 
 
 class RenderPane(VerticalScroll):

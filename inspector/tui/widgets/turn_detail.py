@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from inspector.analysis import Analysis, turn_kind
-from inspector.format import plural, usage_text, visible
+from inspector.format import plural, usage_text, usage_words, visible
 from inspector.jsjson import js_stringify, js_to_string
 from inspector.tokens import part_quarters
 from inspector.tui.cost_lines import cost_lines
@@ -120,9 +120,8 @@ def turn_renderable(analysis: Analysis, index: int, split: int, highlight: str =
     lines.extend(cost_lines(analysis, index))  # this turn's cost (tui/cost_lines.py)
     usage = analysis.recorded[index]
     if usage:
-        figures = visible(", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in usage.items()),
-                          one_line=True)
-        lines.append(Text.assemble(("recorded usage: ", "bold"), figures, ("  (" + usage_text(usage) + ")", "dim")))
+        lines.append(Text.assemble(("recorded usage: ", "bold"), usage_words(usage),
+                                   ("  (" + usage_text(usage) + ")", "dim")))
     for part in turn.parts:
         lines.append(Rule(style="dim"))
         lines.extend(part_renderables(part))

@@ -27,7 +27,7 @@ from textual.strip import Strip
 
 from inspector.analysis import Analysis
 from inspector.compaction.split import split_kind
-from inspector.format import percent, share_bar, usage_text, visible
+from inspector.format import percent, share_bar, turn_share, usage_text, visible
 from inspector.session.history import is_environment_content
 from inspector.tui.cost_lines import cost_cell, has_cost
 from inspector.tui.masking_marks import masking_cell
@@ -161,7 +161,6 @@ class TurnTable(ScrollView, can_focus=True):
         self._max_at = -1  # the turn that has them
         self._header = ""  # the column titles last told to the screen
         self._undrawn = False  # an analysis was given and no row of it drawn yet
-        self._total = 0
         self._lines: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(1024)
         self.shown: list[int] | None = None  # the turns on screen, in order (None: every turn, in turn order)
         self.by_tokens = False  # ``shown`` is ordered by size: no divider then
@@ -226,7 +225,6 @@ class TurnTable(ScrollView, can_focus=True):
         self._candidates = TurnSet(analysis.candidates)
         self.split = split
         self.reference_split = analysis.compress_split_point
-        self._total = analysis.total_estimated_tokens
         self._lines.clear()
         self.fit_columns()
         self.virtual_size = Size(self.content_width, self.row_count)
@@ -365,7 +363,7 @@ class TurnTable(ScrollView, can_focus=True):
         analysis = self.analysis
         turn = analysis.turns[index]
         tokens = analysis.turn_tokens(index)
-        share = tokens / self._total if self._total else 0.0
+        share = turn_share(analysis, index)  # as analyze's share column gives it
         relative = analysis.quarters[index] / self._max_quarters
         base = self._style("turn-table--summarised" if index < self.split else "turn-table--kept")
         role_style = self._style("turn-table--user" if turn.role == "user" else "turn-table--model")
