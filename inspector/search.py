@@ -343,7 +343,11 @@ def search_sessions(text: str, candidates: Sequence[Candidate], index_path: Path
                     progress: Progress | None = None, limit: int = 500) -> tuple[list[Hit], IndexReport]:
     """Bring the index up to date with ``candidates``, then search them (what both faces call)."""
     query_words(text)  # a bad query fails before any file is read
-    path = index_path or default_index_path()
+    try:
+        path = index_path or default_index_path()
+    except RuntimeError:  # Path.home(): HOME unset and no password entry for this user
+        raise SearchError(f"no place for the search index: no home folder is known for user {os.getuid()}; "
+                          "set XDG_CACHE_HOME or HOME") from None
     try:
         index = SearchIndex(path)
     except (OSError, sqlite3.Error) as exc:  # (a broken file is started again; this is a place it cannot be)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from inspector.catalog import find_files
-from inspector.search import SearchIndex
+from inspector.search import SearchError, SearchIndex, search_sessions
 from tests.as_user import NOBODY, as_user, needs_root
 from tests.test_tui_list import write_session
 
@@ -82,3 +82,27 @@ def test_a_broken_file_is_named_with_its_line_on_every_search(tmp_path: Path) ->
         assert hits == ["session-good.jsonl"]
         assert [name for name, _ in left_out] == ["session-bad.jsonl"]
         assert left_out[0][1].startswith("line 3: ") and "content[0]" in left_out[0][1], left_out
+
+
+def test_no_home_folder_is_said_as_a_search_error(shared: Path) -> None:
+    """A user with no password entry and no HOME: the index's place was a RuntimeError traceback."""
+    chats = shared / "chats"
+    write_session(chats / "session-open.jsonl", ["tune the quokka server"], 1_700_000_000)
+    chats.chmod(0o755)
+    (chats / "session-open.jsonl").chmod(0o644)
+
+    def without_home() -> str:
+        for name in ("HOME", "XDG_CACHE_HOME", "GEMINI_CLI_HOME"):
+            os.environ.pop(name, None)
+        try:
+            search_sessions("quokka", find_files(chats))
+        except SearchError as exc:
+            return str(exc)
+        return "no error"
+
+    with pytest.raises(SearchError):
+        search_sessions("ab", [])  # everything the child runs, imported here first
+    outcome = as_user(without_home, uid=12345, gid=12345)
+    assert outcome.error is None, outcome.error
+    assert outcome.value == ("no place for the search index: no home folder is known for user 12345; "
+                             "set XDG_CACHE_HOME or HOME")
