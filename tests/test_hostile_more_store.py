@@ -11,17 +11,19 @@ reads as a number) still applies, and its journal still reads.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from inspector.cli import main
-from inspector.store import store_dir
+from inspector.store import files, store_dir
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_sessions" / "gemini-cli-0.61-tool-calls.jsonl"
 READERS = (["history"], ["history", "--json"], ["history", "--snapshots"], ["revert", "--list"], ["revert"])
@@ -119,3 +121,35 @@ def test_a_store_that_is_no_folder_is_said_by_revert_as_by_history(tmp_path: Pat
     assert said[0] == said[1] == said[2]
     assert f"{store / 'journal.jsonl'}: cannot read the journal: " in said[1] and "nothing to undo" not in said[1]
     assert path.read_bytes() == SAMPLE.read_bytes()
+
+
+def test_a_lock_held_by_a_stopped_process_is_said_not_waited_on(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another session-inspector stopped (Ctrl+Z) in the middle of an apply holds the store's lock: an apply or a
+    revert then waited for ever.  Now each waits a while, then says so in one line and changes nothing."""
+    monkeypatch.setattr(files, "LOCK_WAIT_SECONDS", 0.3, raising=False)
+    (tmp_path / "a").mkdir()
+    applied = _applied(tmp_path / "a", capsys)  # one to revert
+    fresh = tmp_path / "b" / "session.jsonl"  # one to apply
+    fresh.parent.mkdir()
+    shutil.copy(SAMPLE, fresh)
+    store_dir(fresh).mkdir(parents=True)
+    for path, argv in ((applied, ["revert"]), (fresh, ["compact", "--provider", "offline", "--force", "--apply"])):
+        store = store_dir(path)
+        holder = os.open(store / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        before = {p: p.read_bytes() for p in (path, *store.rglob("*")) if p.is_file()}
+        try:
+            fcntl.flock(holder, fcntl.LOCK_EX)  # (another open file: a lock of its own, as another process's is)
+            started = time.monotonic()
+            code = main([*argv, str(path)])
+            out, err = capsys.readouterr()
+            assert code == 2 and len(err.splitlines()) == 1, (argv, out[-500:], err)
+            assert "another session-inspector has been applying or reverting this session for over 0.3 s" in err
+            assert str(store / "lock") in err and err.rstrip().endswith("nothing was changed")
+            assert time.monotonic() - started < 10
+            after = {p: p.read_bytes() for p in (path, *store.rglob("*")) if p.is_file()}
+            assert after == before, "nothing is written"
+        finally:
+            os.close(holder)
+        assert main([*argv, str(path)]) == 0, capsys.readouterr().err  # the lock free again: it goes through
+        capsys.readouterr()

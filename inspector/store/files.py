@@ -34,6 +34,7 @@ import fcntl
 import os
 import secrets
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -370,10 +371,31 @@ def locked(folder: Path) -> Iterator[None]:
         raise StoreError(folder, f"cannot take the store's lock: {describe_os_error(exc)}; nothing was changed",
                          "io") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _take(fd, folder)
         yield
     finally:
         os.close(fd)
+
+
+LOCK_WAIT_SECONDS = 10.0  # an apply or revert holds the lock for a moment; one stopped (Ctrl+Z) holds it for ever
+
+
+def _take(fd: int, folder: Path) -> None:
+    """The lock, waited for at most ``LOCK_WAIT_SECONDS``; then a StoreError (``conflict``) says who may hold it."""
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    pause = 0.01
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise StoreError(
+                    folder, f"another session-inspector has been applying or reverting this session for over "
+                    f"{LOCK_WAIT_SECONDS:g} s (it holds {folder / 'lock'}; a stopped one, Ctrl+Z, holds it until "
+                    "it goes on or ends); nothing was changed", "conflict") from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
 
 def owner_of(path: Path) -> tuple[int, int] | None:
