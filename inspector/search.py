@@ -39,6 +39,7 @@ TURN_BITS = 24  # up to 16,777,215 turns a session
 MIN_WORD = 3  # the trigram tokenizer finds runs of three characters or more
 COMMIT_EVERY = 200  # files: a stopped indexing keeps what it did
 SNIPPET = 100  # characters of context shown around a hit
+BUSY_SECONDS = 10.0  # how long to wait for another search that is writing the index (then it is said)
 
 Progress = Callable[[int, int], None]
 
@@ -77,6 +78,17 @@ class IndexReport:
     failed: int  # in scope and not searched: could not be read, now or when last read unchanged
     removed: int  # gone from disk, dropped from the index
     unreadable: tuple[Unreadable, ...] = ()  # the ``failed`` files, in the order of the candidates
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether sqlite gave up waiting for another connection's lock (SQLITE_BUSY / SQLITE_LOCKED)."""
+    name = getattr(exc, "sqlite_errorname", "")
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(exc)
+
+
+def busy_error(path: Path) -> SearchError:
+    return SearchError(f"the search index at {path} is busy: another search has been writing to it for over "
+                       f"{BUSY_SECONDS:g} s (a stopped one, Ctrl+Z, holds it until it goes on or ends); try again")
 
 
 def default_index_path() -> Path:
@@ -180,7 +192,9 @@ class SearchIndex:
             self._create_private()
         try:
             return self._connect()
-        except sqlite3.DatabaseError:  # not a database, or an older layout: it is a cache, start again
+        except sqlite3.DatabaseError as exc:  # not a database, or an older layout: it is a cache, start again
+            if is_busy(exc):  # (but one another search is writing to is neither: it is kept)
+                raise
             for suffix in ("", "-wal", "-shm", "-journal"):
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(f"{self.path}{suffix}")
@@ -192,7 +206,7 @@ class SearchIndex:
         os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+        db = sqlite3.connect(self.path, timeout=BUSY_SECONDS, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             version = db.execute("PRAGMA user_version").fetchone()[0]
@@ -351,10 +365,17 @@ def search_sessions(text: str, candidates: Sequence[Candidate], index_path: Path
     try:
         index = SearchIndex(path)
     except (OSError, sqlite3.Error) as exc:  # (a broken file is started again; this is a place it cannot be)
+        if isinstance(exc, sqlite3.Error) and is_busy(exc):
+            raise busy_error(path) from None
         what = describe_os_error(exc) if isinstance(exc, OSError) else str(exc)
         raise SearchError(f"cannot keep the search index at {path}: {what}") from None
     with index:
-        report = index.update(candidates, progress)
+        try:
+            report = index.update(candidates, progress)
+        except sqlite3.OperationalError as exc:
+            if is_busy(exc):  # what was read before stays: it was committed
+                raise busy_error(path) from None
+            raise
         return index.search(text, candidates, limit), report
 
 

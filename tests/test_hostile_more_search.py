@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from inspector import search
 from inspector.catalog import find_files
 from inspector.search import SearchError, SearchIndex, search_sessions
 from tests.as_user import NOBODY, as_user, needs_root
@@ -106,3 +108,31 @@ def test_no_home_folder_is_said_as_a_search_error(shared: Path) -> None:
     assert outcome.error is None, outcome.error
     assert outcome.value == ("no place for the search index: no home folder is known for user 12345; "
                              "set XDG_CACHE_HOME or HOME")
+
+
+def test_an_index_another_search_is_writing_is_said_busy_and_kept(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another search stopped (Ctrl+Z) while writing the index holds its lock: a search waited 30 s, took the
+    lock error for a broken file, and deleted the index under the other one.  Now it says so and keeps it."""
+    chats = tmp_path / "chats"
+    write_session(chats / "session-a.jsonl", ["tune the quokka server"], 1_700_000_000)
+    index = tmp_path / "cache" / "index.sqlite"
+    hits, _ = search_sessions("quokka", find_files(chats), index_path=index)
+    assert [h.path.name for h in hits] == ["session-a.jsonl"]
+    write_session(chats / "session-b.jsonl", ["the quokka again"], 1_700_000_100)  # something to write
+    inode = index.stat().st_ino
+    monkeypatch.setattr(search, "BUSY_SECONDS", 0.3, raising=False)
+    other = sqlite3.connect(index, isolation_level=None)
+    try:
+        other.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(SearchError) as said:
+            search_sessions("quokka", find_files(chats), index_path=index)
+        assert str(said.value) == (f"the search index at {index} is busy: another search has been writing to it "
+                                   "for over 0.3 s (a stopped one, Ctrl+Z, holds it until it goes on or ends); "
+                                   "try again")
+    finally:
+        other.close()
+    assert index.stat().st_ino == inode, "the index is kept"
+    hits, report = search_sessions("quokka", find_files(chats), index_path=index)
+    assert sorted(h.path.name for h in hits) == ["session-a.jsonl", "session-b.jsonl"]
+    assert report.read == 1, "only the new file is read: what was indexed before is still there"
