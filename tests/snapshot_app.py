@@ -11,6 +11,7 @@ from textual.screen import Screen
 
 from inspector.catalog import Candidate
 from inspector.tui.app import InspectorApp
+from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,6 +78,16 @@ def copy_sample(tmp_path: Path, name: str) -> Path:
 
 
 S = TypeVar("S", bound=Screen[Any])
+
+
+async def session_read(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
+    """The session view once its file is read (the read runs in a worker)."""
+    for _ in range(1000):
+        await settle(pilot)
+        screen = pilot.app.screen
+        if isinstance(screen, SessionScreen) and screen.loaded is not None:
+            return screen
+    raise AssertionError("the session was never read")
 
 
 async def screen_after(pilot, key: str, kind: type[S]) -> S:  # type: ignore[no-untyped-def]

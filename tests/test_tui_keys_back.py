@@ -15,32 +15,20 @@ from inspector.tui.screens.session_list import SessionListScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.widgets.facts_table import FactsTable
 from inspector.tui.widgets.snapshot_lines import SnapshotLines
-from tests.snapshot_app import SAMPLES, build_app, settle
+from tests.snapshot_app import SAMPLES, build_app, copy_sample, session_read, settle
 
 SIZE = (80, 24)
 
 
 @pytest.fixture
 def session(tmp_path: Path) -> Path:
-    target = tmp_path / "chats" / "coding-task.jsonl"
-    target.parent.mkdir()
-    shutil.copyfile(SAMPLES / "coding-task.jsonl", target)
-    return target
-
-
-async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
-    for _ in range(1000):
-        await settle(pilot)
-        screen = pilot.app.screen
-        if isinstance(screen, SessionScreen) and screen.loaded is not None:
-            return screen
-    raise AssertionError("the session was never read")
+    return copy_sample(tmp_path, "coding-task.jsonl")
 
 
 async def test_a_line_of_a_preview_opened_from_the_comparison_goes_to_its_turn(session: Path) -> None:
     app = build_app(session)
     async with app.run_test(size=SIZE) as pilot:
-        view = await opened(pilot)
+        view = await session_read(pilot)
         await pilot.press("C")
         await settle(pilot)
         assert isinstance(app.screen, CompareScreen)
@@ -59,7 +47,7 @@ async def test_a_line_of_a_preview_opened_from_the_comparison_goes_to_its_turn(s
 async def test_esc_goes_back_to_the_preview_a_fact_led_from(session: Path) -> None:
     app = build_app(session)
     async with app.run_test(size=SIZE) as pilot:
-        view = await opened(pilot)
+        view = await session_read(pilot)
         await pilot.press("c")
         await settle(pilot)
         await pilot.press("5")  # Lost facts
@@ -96,7 +84,7 @@ async def test_the_turn_shown_in_place_of_the_table_offers_esc_back_to_it(sessio
 
     app = build_app(session)
     async with app.run_test(size=SIZE) as pilot:
-        view = await opened(pilot)
+        view = await session_read(pilot)
         assert "Table" not in offered(view)  # Esc leaves the session here: not offered as "Table"
         await pilot.press("d")
         await settle(pilot)
@@ -118,7 +106,7 @@ async def test_a_preview_summary_too_long_for_80x24_is_read_with_the_keyboard(tm
     shutil.copyfile(SAMPLES / "long-migration.jsonl", target)
     app = build_app(target)
     async with app.run_test(size=SIZE) as pilot:
-        await opened(pilot)
+        await session_read(pilot)
         await pilot.press("f", *"payments", "enter")
         await settle(pilot)
         preview = app.screen

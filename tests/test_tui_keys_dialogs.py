@@ -3,7 +3,6 @@ and leaves the session's header in view: which file, the context, the split bein
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,30 +12,16 @@ from textual.widget import Widget
 from inspector.tui.screens.ask import AskScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen
 from inspector.tui.screens.export import ExportScreen
-from inspector.tui.screens.session import SessionScreen
-from tests.snapshot_app import SAMPLES, build_app, settle
+from tests.snapshot_app import build_app, copy_sample, session_read, settle
 
 SIZE = (80, 24)
 SIZES = [(80, 24), (100, 30)]
 HEADER_ROWS = 3  # the session view's header: the file, the context gauge, the split
 
 
-async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
-    """The session view once its file is read (the read runs in a worker)."""
-    for _ in range(1000):
-        await settle(pilot)
-        screen = pilot.app.screen
-        if isinstance(screen, SessionScreen) and screen.loaded is not None:
-            return screen
-    raise AssertionError("the session was never read")
-
-
 @pytest.fixture
 def session(tmp_path: Path) -> Path:
-    target = tmp_path / "chats" / "coding-task.jsonl"
-    target.parent.mkdir()
-    shutil.copyfile(SAMPLES / "coding-task.jsonl", target)
-    return target
+    return copy_sample(tmp_path, "coding-task.jsonl")
 
 
 def assert_whole(pilot) -> None:  # type: ignore[no-untyped-def]
@@ -57,7 +42,7 @@ def assert_whole(pilot) -> None:  # type: ignore[no-untyped-def]
 async def test_the_focus_dialog_fits_with_its_note_and_an_error(session: Path, size: tuple[int, int]) -> None:
     app = build_app(session)
     async with app.run_test(size=size) as pilot:
-        await opened(pilot)
+        await session_read(pilot)
         await pilot.press("f")
         await settle(pilot)
         assert isinstance(app.screen, FocusScreen)
@@ -74,7 +59,7 @@ async def test_the_focus_dialog_fits_with_its_note_and_an_error(session: Path, s
 async def test_the_export_dialog_the_apply_question_and_go_to_turn_fit(session: Path, size: tuple[int, int]) -> None:
     app = build_app(session)
     async with app.run_test(size=size) as pilot:
-        await opened(pilot)
+        await session_read(pilot)
         await pilot.press("c")
         await settle(pilot)
         await pilot.press("escape")
@@ -119,7 +104,7 @@ async def test_every_window_over_the_session_shows_its_own_keys(session: Path) -
         out.write("{not json\n")  # one line the reader skips: w lists it
     app = build_app(session)
     async with app.run_test(size=SIZE) as pilot:
-        view = await opened(pilot)
+        view = await session_read(pilot)
         assert view.loaded is not None and view.loaded.session.warnings
         for key, kind, closes in (("t", TimelineScreen, "escape"), ("w", WarningsScreen, "escape"),
                                   ("f", FocusScreen, "escape"), ("x", ExportScreen, "escape"),
@@ -145,7 +130,7 @@ async def test_the_keys_line_says_what_enter_does_on_the_strategy_list(session: 
 
     app = build_app(session)
     async with app.run_test(size=SIZE) as pilot:
-        await opened(pilot)
+        await session_read(pilot)
         await pilot.press("f")
         await settle(pilot)
         dialog = app.screen

@@ -12,8 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
-from inspector.tui.screens.session import SessionScreen
-from tests.snapshot_app import SAMPLES, build_app, settle
+from tests.snapshot_app import SAMPLES, build_app, session_read, settle
 
 SIZE = (80, 24)
 
@@ -33,15 +32,6 @@ def with_subagent(chats: Path) -> Path:
     return parent
 
 
-async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
-    for _ in range(1000):
-        await settle(pilot)
-        screen = pilot.app.screen
-        if isinstance(screen, SessionScreen) and screen.loaded is not None:
-            return screen
-    raise AssertionError("the session was never read")
-
-
 def shown_keys(screen: Screen[Any]) -> dict[str, FooterKey]:
     footer = screen.query_one(Footer)
     keys = {key.description or key.action: key for key in footer.query(FooterKey)
@@ -58,7 +48,7 @@ async def test_help_stays_in_view_with_apply_undo_and_subagents_offered(tmp_path
     parent = with_subagent(tmp_path / "chats")
     app = build_app(parent)
     async with app.run_test(size=SIZE) as pilot:
-        view = await opened(pilot)
+        view = await session_read(pilot)
         await pilot.press("c")
         await settle(pilot)
         await pilot.press("a")
