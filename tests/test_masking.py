@@ -175,3 +175,26 @@ def test_the_readers_figures_give_the_same_plan_on_generated_files(
     except SessionError:
         return
     same_plan(session, data.decode("utf-8", "replace"))
+
+
+def test_a_marker_naming_a_file_outside_tool_outputs_is_never_opened(isolated: Path, tmp_path: Path) -> None:
+    """A session names whatever path it likes in a marker: only a file in a tool-outputs folder is read
+    (a marker naming /etc/shadow had the app show it), never through a link."""
+    project_tmp = tmp_path / "gemini-tmp" / "proj"
+    path = write_session(project_tmp, ["output\n" + "data line\n" * 8_000 for _ in range(4)])
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the secret\n", encoding="utf-8")
+    outputs = Path(outputs_folder(str(project_tmp), SESSION_ID))
+    outputs.mkdir(parents=True)
+    (outputs / "linked.txt").symlink_to(secret)
+    named = [str(secret), f"{outputs}/../../../../secret.txt", "secret.txt", f"{tmp_path}/tool-outputs-not/secret.txt",
+             f"{outputs}/linked.txt"]
+    for saved_path in named:
+        found = read_saved_output(MaskedMarker(1, 0, "read_file", saved_path), path, SESSION_ID)
+        assert found.text is None, saved_path
+        assert "the secret" not in found.note
+    outside = read_saved_output(MaskedMarker(1, 0, "read_file", str(secret)), path, SESSION_ID)
+    assert "not opened" in outside.note or "gone" in outside.note
+    (outputs / "kept.txt").write_text("the saved output\n", encoding="utf-8")  # Gemini CLI's own file still opens
+    kept = read_saved_output(MaskedMarker(1, 0, "read_file", f"{outputs}/kept.txt"), path, SESSION_ID)
+    assert kept.text == "the saved output\n"

@@ -25,12 +25,13 @@ import json
 import math
 import os
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import pydantic
 
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR
+from inspector.compaction.saved_outputs import in_tool_outputs
 from inspector.format import describe_os_error, plural
 from inspector.store.baseline import CaughtUp
 from inspector.store.errors import StoreError
@@ -295,8 +296,7 @@ def _check_paths(entry: JournalEntry) -> None:
     if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
         raise ValueError(f"backup {name!r} is not a file name in backups/")
     for output in (*entry.outputs_new, *entry.output_files):
-        path = PurePosixPath(output)
-        if not path.is_absolute() or ".." in path.parts or "\0" in output or TOOL_OUTPUTS_DIR not in path.parts[:-1]:
+        if not in_tool_outputs(output):
             raise ValueError(f"output {output!r} is not a file in a {TOOL_OUTPUTS_DIR} folder")
 
 
