@@ -340,8 +340,72 @@ _SHELL_TIMEOUT = "Command was automatically cancelled because it exceeded the ti
 _SHELL_BACKGROUND = ("Command moved to background", "Command is running in background")
 
 
-def shell_outcome(text: str | Kept) -> Outcome:
-    """A shell result's outcome, from its fixed sentences or its fields (``shell_fields``)."""
+_OUTPUT = "Output: "
+
+
+def _all_fields(lines: list[str]) -> dict[str, str] | None:
+    """The 0.27+ form's own lines, when ``lines`` (after any blank ones) are those and nothing else."""
+    at = 0
+    while at < len(lines) and not lines[at].strip():
+        at += 1
+    found = _trailing(lines[at:], False)
+    if found is None or found[1] != 0:
+        return None
+    return found[0]
+
+
+def _same_lines(text_lines_: list[str], display_lines: list[str]) -> bool:
+    return all(a.rstrip() == b.rstrip() for a, b in zip(text_lines_, display_lines, strict=True))
+
+
+def fields_after_display(kept: Kept, display: str) -> dict[str, str] | None:
+    """The fields of a 0.27+ shell result read only from what follows the command's own output,
+    which ``display`` (the call's recorded display: that output) tells; None where the text is not
+    ``"Output: " + display`` and then the tool's own lines (a display that is not the output, a
+    text cut where the display's lines cannot be told apart): then it is read as it always was.
+
+    A whole text is matched line for line; of a text Gemini CLI kept only the end of, the
+    display's last lines must end the output at exactly one place."""
+    if not kept.head.startswith(_OUTPUT) and kept.head:
+        return None
+    shown = display.split("\n")
+    while len(shown) > 1 and not shown[-1].strip():
+        shown.pop()
+    last = next((ln.strip() for ln in reversed(shown) if ln.strip()), "")
+    whole = kept.head == kept.tail
+    lines = kept.tail.rstrip("\n").split("\n")
+    if whole:
+        lines[0] = lines[0][len(_OUTPUT):]
+        if not display.strip():
+            return None  # no output: the text says "(empty)", and its fields are read as they always were
+        if len(lines) < len(shown) or not _same_lines(lines[: len(shown)], shown):
+            return None
+        fields = _all_fields(lines[len(shown):])
+        if fields is None:
+            return None
+        return {**fields, "Output": last}
+    if not display.strip():
+        return None
+    found: dict[str, str] | None = None
+    for end in range(len(lines), 0, -1):
+        fields = _all_fields(lines[end:])
+        if fields is None:
+            break
+        size = min(end, len(shown))
+        before = lines[end - size: end]
+        if before and before[0].startswith(_OUTPUT) and end - size == 0:
+            before = [before[0][len(_OUTPUT):], *before[1:]]
+        if _same_lines(before, shown[len(shown) - size:]):
+            if found is not None:
+                return None  # the display's end fits more than one place: it does not tell
+            found = {**fields, "Output": last}
+    return found
+
+
+def shell_outcome(text: str | Kept, display: str | None = None) -> Outcome:
+    """A shell result's outcome, from its fixed sentences or its fields (``shell_fields``);
+    ``display``: the text of the display its call recorded, the command's own output from 0.27
+    (``fields_after_display``), so a line the command printed is never read as a field."""
     kept = text if isinstance(text, Kept) else kept_text(text)
     if kept.head.startswith(_SHELL_TIMEOUT):
         return Outcome(CANCELLED, "timed out")
@@ -349,7 +413,8 @@ def shell_outcome(text: str | Kept) -> Outcome:
         return Outcome(CANCELLED)
     if kept.head.startswith(_SHELL_BACKGROUND):
         return Outcome(BACKGROUND)
-    fields = shell_fields(kept)
+    after = fields_after_display(kept, display) if display is not None else None
+    fields = after if after is not None else shell_fields(kept)
     if "Output" not in fields:
         return Outcome(UNKNOWN)
     error = fields.get("Error", "")
@@ -391,10 +456,12 @@ _SUCCEEDED, _UNREAD = Outcome(OK), Outcome(UNKNOWN)
 _READ_FURTHER = frozenset({"write", "edit", "shell"})  # kinds whose text says more than a "success" status
 
 
-def read_outcome(kind: str, response: object, status: str | None, name: str | None = None) -> Outcome:
+def read_outcome(kind: str, response: object, status: str | None, name: str | None = None,
+                 display: str | None = None) -> Outcome:
     """The outcome of one call from its recorded status and its ``functionResponse.response``;
     ``name``: the tool's, where known (another tool that takes a ``command`` is read as a shell, but
-    its recorded "success" says how it ended where its text is in no shell form)."""
+    its recorded "success" says how it ended where its text is in no shell form); ``display``: the
+    text of the display its record kept (``shell_outcome``)."""
     error = error_field(response)
     if status == "cancelled" or (error is not None and error.startswith("[Operation Cancelled]")):
         return Outcome(CANCELLED)
@@ -412,7 +479,7 @@ def read_outcome(kind: str, response: object, status: str | None, name: str | No
         if text.head.startswith(("Successfully overwrote", "Successfully modified")):
             created = False
     if kind == "shell":  # "success" says the tool ran, not how the command ended: only its fields say that
-        outcome = shell_outcome(text) if text is not None else _UNREAD
+        outcome = shell_outcome(text, display) if text is not None else _UNREAD
         if (outcome.state == UNKNOWN and status == "success" and name is not None
                 and name not in SHELL_TOOLS and name.lower() not in SHELL_TOOLS):
             return _SUCCEEDED  # not Gemini CLI's shell: it has no exit code, and it ended without an error

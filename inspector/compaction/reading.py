@@ -210,15 +210,16 @@ class HistoryReader:
         # the later part is read at the same time in a forked child (see ``fork_allowed``).
         middle = self._middle()
         if middle is None:
-            contents, found, calls = self._read_range(0, total, reporter)
+            contents, found, calls, displays = self._read_range(0, total, reporter)
         else:
-            (contents, found, calls), (later, later_found, later_calls) = in_two_processes(
+            (contents, found, calls, displays), (later, later_found, later_calls, later_displays) = in_two_processes(
                 lambda: self._read_range(0, middle, reporter), lambda: self._read_range(middle, total, SILENT))
             contents.extend(later)
             found.update(later_found)
             calls.update(later_calls)
+            displays.update(later_displays)
         reporter.report(READING, total, total)
-        return ReadHistory(contents, ToolStatuses(found, calls))
+        return ReadHistory(contents, ToolStatuses(found, calls, displays))
 
     def _middle(self) -> int | None:
         """Where a forked child's share of the turns begins (None: read them all here).
@@ -235,14 +236,16 @@ class HistoryReader:
         return None
 
     def _read_range(self, start: int, stop: int, reporter: Reporter) -> tuple[
-            list[dict[str, Any]], dict[tuple[int, int], str], dict[tuple[int, str], str]]:
-        """The contents of turns ``start`` to ``stop`` and their tool statuses (keyed by turn index)."""
+            list[dict[str, Any]], dict[tuple[int, int], str], dict[tuple[int, str], str], dict[tuple[int, int], str]]:
+        """The contents of turns ``start`` to ``stop``, their tool statuses and their results' display
+        texts (keyed by turn index)."""
         turns = self._turns
         messages = self._session.messages
         total = len(turns)
         contents: list[dict[str, Any]] = []
         by_part: dict[tuple[int, int], str] = {}
         by_call: dict[tuple[int, str], str] = {}
+        displays: dict[tuple[int, int], str] = {}
         built: list[tuple[dict[str, Any], bool]] = []
         record: dict[str, Any] = {}
         at = -1
@@ -260,5 +263,5 @@ class HistoryReader:
                 built = message_contents(record)
             contents.append(built[1 if turn.is_tool_result else 0][0])
             if "toolCalls" in record:
-                note_statuses(record, position, turn.is_tool_result, by_part, by_call)
-        return contents, by_part, by_call
+                note_statuses(record, position, turn.is_tool_result, by_part, by_call, displays)
+        return contents, by_part, by_call, displays

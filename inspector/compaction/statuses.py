@@ -14,6 +14,13 @@ result recorded apart from its call (in a user message of its own) takes
 the status its call's record kept (``ToolStatuses.result_status``).
 Checkpoint files (``/chat save``) hold no records, so their map is empty and
 readers fall back on the result text alone.
+
+Beside each status it keeps the text of the display the call's record kept
+(``resultDisplay``: a string, or the terminal's lines of an interactive
+shell), where one was recorded: from Gemini CLI 0.27 the shell tool's
+result text is ``"Output: " + output`` and then its own fields, and the
+display is the command's own output, so it tells where the output ends
+(``outcomes.shell_outcome``).
 """
 
 from __future__ import annotations
@@ -39,6 +46,11 @@ class ToolStatuses:
 
     by_part: Mapping[tuple[int, int], str] = field(default_factory=dict)
     by_call: Mapping[tuple[int, str], str] = field(default_factory=dict)
+    displays: Mapping[tuple[int, int], str] = field(default_factory=dict)  # (turn, part) -> its display's text
+
+    def display(self, turn: int, part: int) -> str | None:
+        """The text of the display the result at (``turn``, ``part``) recorded; None: none recorded."""
+        return self.displays.get((turn, part))
 
     def status(self, turn: int, part: int) -> str | None:
         return self.by_part.get((turn, part))
@@ -60,13 +72,16 @@ class ToolStatuses:
 
     def remapped(self, origins: Sequence[int | None]) -> ToolStatuses:
         """The statuses of another history whose turn ``i`` is turn ``origins[i]`` of this one (None: none)."""
-        return ToolStatuses(_moved(self.by_part, origins), _moved(self.by_call, origins))
+        return ToolStatuses(_moved(self.by_part, origins), _moved(self.by_call, origins),
+                            _moved(self.displays, origins))
 
 
 K = TypeVar("K")
 
 
 def _moved(statuses: Mapping[tuple[int, K], str], origins: Sequence[int | None]) -> dict[tuple[int, K], str]:
+    if not statuses:
+        return {}
     """``statuses`` keyed by (turn, part or call id), each turn moved to where ``origins`` puts it."""
     by_turn: dict[int, list[tuple[K, str]]] = {}
     for (turn, key), status in statuses.items():
@@ -100,15 +115,66 @@ def call_statuses(calls: Any) -> list[str | None]:
     return out
 
 
+def display_text(display: Any) -> str | None:
+    """The text of a recorded ``resultDisplay``: a string as it is; the terminal's lines an
+    interactive shell recorded (a list of lines, each a list of runs with a ``text``) each without
+    the spaces that pad it to the terminal's width, without the blank rows after the last line
+    written; None for any other display (a diff, a list of todos) or none."""
+    if isinstance(display, str):
+        return display
+    if not isinstance(display, list) or not display:
+        return None
+    lines: list[str] = []
+    for line in display:
+        if not isinstance(line, list):
+            return None
+        texts: list[str] = []
+        for run in line:
+            text = run.get("text") if isinstance(run, dict) else None
+            if not isinstance(text, str):
+                return None
+            texts.append(text)
+        lines.append("".join(texts).rstrip())
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _shell_call(call: Mapping[str, Any]) -> bool:
+    """A call whose result may be in a form of the shell tool (one that takes a ``command``)."""
+    args = call.get("args")
+    return isinstance(args, dict) and isinstance(args.get("command"), str)
+
+
+def call_displays(calls: Any) -> list[str | None]:
+    """The display text of each part a message's tool results become, in order (shell calls only:
+    no other result is read through its display)."""
+    out: list[str | None] = []
+    if not isinstance(calls, list):
+        return out
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        text = display_text(call.get("resultDisplay")) if _shell_call(call) else None
+        out.extend([text] * _result_width(call.get("result")))
+    return out
+
+
 def note_statuses(record: Mapping[str, Any], turn: int, is_tool_result: bool,
-                  by_part: dict[tuple[int, int], str], by_call: dict[tuple[int, str], str]) -> None:
+                  by_part: dict[tuple[int, int], str], by_call: dict[tuple[int, str], str],
+                  displays: dict[tuple[int, int], str] | None = None) -> None:
     """Add what a message record says of the calls in its turn ``turn``: the status of each part of
-    its tool-result turn, or of each call (by id) of its model turn."""
+    its tool-result turn (and, into ``displays``, its display's text), or of each call (by id) of
+    its model turn."""
     calls = record.get("toolCalls")
     if is_tool_result:
         for part, status in enumerate(call_statuses(calls)):
             if status is not None:
                 by_part[(turn, part)] = status
+        if displays is not None:
+            for part, text in enumerate(call_displays(calls)):
+                if text is not None:
+                    displays[(turn, part)] = text
         return
     if not isinstance(calls, list):
         return
@@ -125,8 +191,9 @@ def tool_statuses(session: Session, turns: Sequence[Turn]) -> ToolStatuses:
         return NO_STATUSES
     by_part: dict[tuple[int, int], str] = {}
     by_call: dict[tuple[int, str], str] = {}
+    displays: dict[tuple[int, int], str] = {}
     messages = session.messages
     for turn in turns:
         if turn.message_index is not None:
-            note_statuses(messages[turn.message_index], turn.index, turn.is_tool_result, by_part, by_call)
-    return ToolStatuses(by_part, by_call)
+            note_statuses(messages[turn.message_index], turn.index, turn.is_tool_result, by_part, by_call, displays)
+    return ToolStatuses(by_part, by_call, displays)

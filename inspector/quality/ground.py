@@ -159,8 +159,9 @@ def commit_text(command: str) -> str:
     return " ".join((match.group(2) or match.group(3) or "").split())
 
 
-def outcome_class(name: str, body: Any, status: str | None) -> tuple[str, str]:
-    """(class, error text) of one result: ok, failed, terminated, cancelled, background or unknown."""
+def outcome_class(name: str, body: Any, status: str | None, display: str | None = None) -> tuple[str, str]:
+    """(class, error text) of one result: ok, failed, terminated, cancelled, background or unknown;
+    ``display``: the text of the display its call's record kept (``outcomes.shell_outcome``)."""
     error = error_field(body)
     if status == "cancelled" or (error or "").startswith("[Operation Cancelled]"):
         return "cancelled", ""
@@ -169,7 +170,7 @@ def outcome_class(name: str, body: Any, status: str | None) -> tuple[str, str]:
     if status == "success" and name not in SHELL_NAMES:
         return "ok", ""  # only a shell result's text can say otherwise
     if name in SHELL_NAMES:  # a shell "success" is the tool running; the exit is only in its fields
-        return _shell_class(body)
+        return _shell_class(body, display)
     if status == "success":
         return "ok", ""
     text = result_text(body)
@@ -178,13 +179,13 @@ def outcome_class(name: str, body: Any, status: str | None) -> tuple[str, str]:
     return "unknown", ""
 
 
-def _shell_class(body: Any) -> tuple[str, str]:
+def _shell_class(body: Any, display: str | None = None) -> tuple[str, str]:
     """A shell result's class and error text, by the summariser's own reading of its fields
     (``outcomes.shell_outcome``): the error field's words, else the output's last line."""
     text = result_text(body)
     if text is None:
         return "unknown", ""
-    outcome = shell_outcome(text)
+    outcome = shell_outcome(text, display)
     if outcome.state == FAILED and not outcome.detail.startswith("exit code"):
         return outcome.state, outcome.detail
     return outcome.state, outcome.tail
@@ -317,7 +318,8 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
             item = found[0]
             item.result_turn = turn
             status = statuses.result_status(turn, number, item.turn, response.get("id"))
-            item.state, item.error = outcome_class(item.name, response.get("response"), status)
+            item.state, item.error = outcome_class(item.name, response.get("response"), status,
+                                                   statuses.display(turn, number))
         if answered:
             continue
         following = contents[turn + 1] if turn + 1 < total else None

@@ -179,7 +179,8 @@ def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolSta
     target.result_turn = index
     # a result recorded apart from its call (in a user message) takes the status the call's record kept
     status = statuses.result_status(index, number, target.turn, response.get("id"))
-    target.outcome = read_outcome(target.kind, response.get("response"), status, target.name)
+    target.outcome = read_outcome(target.kind, response.get("response"), status, target.name,
+                                  statuses.display(index, number))
 
 
 def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str, Any] | None) -> None:
