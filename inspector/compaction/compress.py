@@ -33,7 +33,7 @@ from inspector.compaction.snapshot import OPEN, Provenance, find_snapshot_text
 from inspector.compaction.split import COMPRESS_FRACTION, find_split_point, split_kind
 from inspector.compaction.staged import StageReport
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
-from inspector.compaction.summarisers.base import Grounded, Reporting, Summariser, SummariserError
+from inspector.compaction.summarisers.base import EmptyAnswer, Grounded, Reporting, Summariser, SummariserError
 from inspector.compaction.view import HistoryView, view_candidates, view_split
 from inspector.context import ContextFigures, environment_quarters
 from inspector.jsjson import js_json_len, js_trim
@@ -74,6 +74,7 @@ class CompressionResult:
     draft_snapshot: str | None = None
     snapshot: str | None = None
     verification_answered: bool | None = None  # did the verification call give text (None: none was made)
+    verification_problem: str | None = None  # why the verification gave no text, when the model said why
     previous_snapshot: str | None = None
     new_history: list[dict[str, Any]] | None = None
     truncations: list[Truncation] = field(default_factory=list)
@@ -126,8 +127,9 @@ class CompressionResult:
         """What to show in place of the draft -> final diff when the verification answered nothing (the
         draft then stands, as Gemini CLI keeps it): an empty diff would read as a draft it confirmed."""
         if self.verification_answered is False and self.snapshot:
-            return "the verification call answered nothing, so the draft stands as the snapshot (as Gemini " \
-                   "CLI keeps it); it was not checked"
+            why = f" ({self.verification_problem})" if self.verification_problem else ""
+            return f"the verification call answered nothing{why}, so the draft stands as the snapshot (as " \
+                   "Gemini CLI keeps it); it was not checked"
         return None
 
     def apply_refusal(self) -> str | None:
@@ -163,6 +165,7 @@ class CompressionResult:
             "summarised_with": self.summarised_with,
             "draft_snapshot": self.draft_snapshot,
             "verification_answered": self.verification_answered,
+            "verification_problem": self.verification_problem,
             "snapshot": self.snapshot,
             "previous_snapshot": self.previous_snapshot,
             "new_history": self.new_history,
@@ -385,10 +388,13 @@ async def compress(
             twice = await summarise_twice(
                 summariser, for_summariser, instruction=instruction, system_prompt=system_prompt, reporter=reporter
             )
+        except EmptyAnswer as exc:  # the model wrote no draft and said why
+            return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, f"{result.provider}: {exc}")
         except SummariserError as exc:
             return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
         final = twice.final
         result.draft_snapshot, result.verification_answered = twice.draft, twice.answered
+        result.verification_problem = twice.problem
         result.previous_snapshot = twice.previous
         if not final:
             return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
@@ -419,6 +425,7 @@ class TwoCalls:
     final: str  # the verification's trimmed text, else the draft's (empty when both are)
     answered: bool  # the verification gave text (False: the draft stands unchecked)
     previous: str | None
+    problem: str | None = None  # why the verification gave no text, when the model said why (``EmptyAnswer``)
 
 
 async def summarise_twice(
@@ -429,7 +436,9 @@ async def summarise_twice(
     system_prompt: str | None = None,
     reporter: Reporter = SILENT,
 ) -> TwoCalls:
-    """The reference's two calls: a draft, then a verification of it.  Raises ``SummariserError``."""
+    """The reference's two calls: a draft, then a verification of it.  Raises ``SummariserError``
+    (``EmptyAnswer`` when the model wrote no draft and said why).  A verification that wrote nothing
+    and said why leaves the draft standing, as an empty one does, with its reason in ``problem``."""
     previous = _has_snapshot(older)
     system = system_prompt or prompts.COMPRESSION_SYSTEM_PROMPT
     focus = [{"text": prompts.focus_text(instruction)}] if instruction and instruction.strip() else []
@@ -441,13 +450,17 @@ async def summarise_twice(
     draft = await summariser.summarise(system, [*older, first_request])
     reporter.check()
     reporter.report("verification", 0, len(older))
-    checked = js_trim(await summariser.summarise(system, [
-        *older,
-        {"role": "model", "parts": [{"text": draft}]},
-        {"role": "user", "parts": [{"text": prompts.VERIFY_REQUEST}, *focus]},
-    ]) or "")
+    problem = None
+    try:
+        checked = js_trim(await summariser.summarise(system, [
+            *older,
+            {"role": "model", "parts": [{"text": draft}]},
+            {"role": "user", "parts": [{"text": prompts.VERIFY_REQUEST}, *focus]},
+        ]) or "")
+    except EmptyAnswer as exc:
+        checked, problem = "", str(exc)
     final = js_trim(checked or draft or "")
-    return TwoCalls(draft, final, bool(checked), find_snapshot_text(previous) if previous else None)
+    return TwoCalls(draft, final, bool(checked), find_snapshot_text(previous) if previous else None, problem)
 
 
 def agentic_split(contents: list[dict[str, Any]], weights: Sequence[int] | None = None) -> int:

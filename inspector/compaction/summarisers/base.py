@@ -29,6 +29,18 @@ class SummariserError(Exception):
         self.status_code = status_code
 
 
+class EmptyAnswer(SummariserError):
+    """The model wrote no text and said why (a block, a safety stop): ``str(exc)`` names the reason.
+
+    Raised where an empty answer would otherwise be taken silently: the first call's
+    is an empty summary, the verification's leaves the draft standing, each with this
+    reason said beside it.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="empty")
+
+
 @runtime_checkable
 class Summariser(Protocol):
     """Turns a system prompt and a list of Content dicts into the model's text."""

@@ -22,7 +22,13 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from inspector.compaction.summarisers.base import SummariserError, env_secrets, mask_secrets, scrub
+from inspector.compaction.summarisers.base import (
+    EmptyAnswer,
+    SummariserError,
+    env_secrets,
+    mask_secrets,
+    scrub,
+)
 
 if TYPE_CHECKING:
     from google.genai.types import GenerateContentResponse
@@ -142,36 +148,178 @@ class GeminiSummariser:
         client = self.client()
         request = clean_contents(contents)
         config = types.GenerateContentConfig(system_instruction=system_prompt)
+        waits: list[float] = []
         for attempt in range(1, self.max_attempts + 1):
             try:
                 async with asyncio.timeout(self.timeout):
                     response = await client.aio.models.generate_content(
                         model=str(self.model), contents=request, config=config
                     )
-                return mask_secrets(response_text(response), self._secrets())
+                text = response_text(response)
+                self._check_answer(response, text)
+                return mask_secrets(text, self._secrets())
             except TimeoutError:
-                raise self._error(f"Gemini did not answer within {self.timeout:g} s", "timeout") from None
+                raise self._error(f"Gemini did not answer within {self.timeout:g} s; try again, or wait longer "
+                                  "(--timeout sets the seconds)", "timeout") from None
             except errors.APIError as exc:
                 code = exc.code if isinstance(exc.code, int) else None
-                detail = exc.message or exc.status or ""
+                asked = retry_after(exc)
                 if code in RETRY_STATUS and attempt < self.max_attempts:
                     delay = min(self.max_delay, self.initial_delay * 2 ** (attempt - 1))
+                    if asked is not None and asked > self.max_delay:
+                        raise self._error(self._api_problem(exc, attempt, waits, asked), _kind(code), code) from None
+                    delay = max(delay, asked or 0.0)
                     self.delays.append(delay)
+                    waits.append(delay)
                     await self.sleep(delay)
                     continue
-                kind = "rate_limit" if code == 429 else "server" if code and code >= 500 else "auth" \
-                    if code in (401, 403) else "error"
-                tries = f" after {attempt} attempts" if attempt > 1 else ""
-                raise self._error(f"Gemini API error {code}{tries}: {detail}", kind, code) from None
+                raise self._error(self._api_problem(exc, attempt, waits), _kind(code), code) from None
             except asyncio.CancelledError:
                 raise
             except SummariserError:
                 raise
             except GoogleAuthError as exc:  # Vertex AI: no Application Default Credentials, or a refused token
-                raise self._error(f"Vertex AI credentials: {type(exc).__name__}: {exc}", "auth") from None
+                raise self._error(f"Vertex AI credentials: {type(exc).__name__}: {short(str(exc))}; check "
+                                  "GOOGLE_APPLICATION_CREDENTIALS or run 'gcloud auth application-default login'",
+                                  "auth") from None
             except (ValueError, TypeError, KeyError) as exc:  # a body the SDK could not read
-                raise self._error(f"Gemini sent a response that cannot be read: {type(exc).__name__}: {exc}",
+                raise self._error(f"Gemini sent a response that cannot be read ({type(exc).__name__}: "
+                                  f"{short(str(exc))}); try again, or check that --base-url is a Gemini API endpoint",
                                   "bad_response") from None
             except Exception as exc:  # network failures from aiohttp / httpx, OS errors
-                raise self._error(f"cannot reach Gemini: {type(exc).__name__}: {exc}", "network") from None
+                raise self._error(self._unreachable(exc), "network") from None
         raise self._error("Gemini call failed", "error")  # not reached
+
+    def _check_answer(self, response: GenerateContentResponse, text: str) -> None:
+        """Raise unless the answer is whole: a blocked prompt, no candidate, or a candidate Gemini stopped
+        (``finishReason`` other than STOP) is said with its reason instead of passing as an empty or cut text."""
+        feedback = response.prompt_feedback
+        if feedback is not None and feedback.block_reason is not None:
+            block = _enum_name(feedback.block_reason)
+            why = f": {short(feedback.block_reason_message)}" if feedback.block_reason_message else ""
+            raise EmptyAnswer(f"Gemini blocked the request (promptFeedback.blockReason {block}{why}) and wrote no "
+                              f"summary; {OTHER_WAY}")
+        if not response.candidates:
+            raise EmptyAnswer(f"Gemini answered with no candidate and no reason, so there is no summary; try again, "
+                              f"or {OTHER_WAY}")
+        reason = _enum_name(response.candidates[0].finish_reason)
+        if reason in FINISHED:
+            return
+        why = STOPPED.get(reason or "", "Gemini stopped it")
+        if not text.strip():
+            raise EmptyAnswer(f"Gemini wrote no text (finishReason {reason}: {why}); {OTHER_WAY}")
+        advice = "try again, or summarise fewer turns (a later --split)" if reason == "MAX_TOKENS" else OTHER_WAY
+        raise SummariserError(f"Gemini's answer was cut off (finishReason {reason}: {why}), so it is not a whole "
+                              f"snapshot; {advice}", kind="cut_off")
+
+    def _api_problem(self, exc: Any, attempt: int, waits: list[float], asked: float | None = None) -> str:
+        """One sentence for an HTTP error: the status, what it means here, Gemini's words, what to do."""
+        code = exc.code if isinstance(exc.code, int) else None
+        status = exc.status if isinstance(exc.status, str) and exc.status and exc.status != str(code) else ""
+        detail = short(exc.message or "").rstrip(".") or "no message"
+        head = f"Gemini answered HTTP {code}{' ' + status if status else ''}"
+        if waits:
+            head += f" after {attempt} attempts (waited {', '.join(f'{w:g}' for w in waits)} s between them)"
+        key = self.choice.key_variable if self.choice is not None and self.choice.key_variable else None
+        vertex = self.choice is not None and self.choice.backend == "vertex"
+        if asked is not None:
+            return f"{head} and asks to wait {asked:g} s before another try (Retry-After), longer than the " \
+                   f"{self.max_delay:g} s this waits: {detail}; try again later"
+        if code == 429:
+            what, do = "too many requests, or the key's quota is used up", \
+                "wait a minute and try again, or check the quota of the key"
+        elif code in (401, 403) or (code == 400 and "api key" in detail.lower()):
+            what = "the credentials were refused"
+            do = "check the Application Default Credentials and the project's access to Vertex AI" if vertex \
+                else f"check the key in {key or 'GEMINI_API_KEY or GOOGLE_API_KEY'}"
+        elif code == 404:
+            what, do = f"no model {self.model!r} here", "name an existing model with --model (e.g. gemini-2.5-flash)"
+        elif code is not None and code >= 500:
+            what, do = "Gemini's side failed", "try again later"
+        elif code == 400:
+            what, do = "the request was refused", f"what Gemini says is what it did not accept; {OTHER_WAY}"
+        else:
+            what, do = "the request failed", "try again later"
+        return f"{head} ({what}): {detail}; {do}"
+
+    def _unreachable(self, exc: BaseException) -> str:
+        """One sentence for a request that never got an answer: where, and the system's reason."""
+        host, port = getattr(exc, "host", None), getattr(exc, "port", None)
+        where = f" at {host}:{port}" if isinstance(host, str) and port else f" at {self.base_url}" \
+            if self.base_url else ""
+        cause: BaseException | None = exc
+        reason = f"{type(exc).__name__}: {short(str(exc))}"
+        while cause is not None:
+            if isinstance(cause, OSError) and cause.errno:
+                reason = os.strerror(cause.errno)
+                break
+            cause = cause.__cause__ or cause.__context__
+        return f"cannot reach Gemini{where} ({reason}); check the network connection" + \
+            (" and --base-url" if self.base_url else "") + ", then try again"
+
+
+OTHER_WAY = "the offline summariser (--provider offline) needs no model"
+FINISHED = frozenset({None, "STOP", "FINISH_REASON_UNSPECIFIED"})
+STOPPED = {
+    "MAX_TOKENS": "the answer reached the output token limit",
+    "SAFETY": "Gemini's safety filters stopped the answer",
+    "RECITATION": "the answer recited source material",
+    "BLOCKLIST": "the answer held a blocked term",
+    "PROHIBITED_CONTENT": "the answer was stopped as prohibited content",
+    "SPII": "the answer held sensitive personal information",
+    "LANGUAGE": "the answer's language is not supported",
+}
+DETAIL_CHARS = 300
+
+
+def short(text: str) -> str:
+    """A server's words on one line, at most ``DETAIL_CHARS`` characters (an error body may be megabytes)."""
+    text = " ".join(text[:DETAIL_CHARS * 4].split())
+    return text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS - 1] + "…"
+
+
+def _enum_name(value: Any) -> str | None:
+    if value is None:
+        return None
+    name = getattr(value, "value", value)
+    return str(name)
+
+
+def _kind(code: int | None) -> str:
+    if code == 429:
+        return "rate_limit"
+    if code in (401, 403):
+        return "auth"
+    return "server" if code is not None and code >= 500 else "error"
+
+
+def retry_after(exc: Any) -> float | None:
+    """The seconds the server asks to wait: its ``Retry-After`` header (seconds or a date), else the
+    ``retryDelay`` of a ``google.rpc.RetryInfo`` in the error body; None when it asks nothing."""
+    import email.utils
+    import math
+    import re
+    import time
+
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    value = headers.get("retry-after") if headers is not None and hasattr(headers, "get") else None
+    if isinstance(value, str) and value.strip():
+        try:
+            seconds = float(value.strip())
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(value.strip())
+            except (TypeError, ValueError):
+                when = None
+            seconds = when.timestamp() - time.time() if when is not None and when.tzinfo is not None else math.nan
+        if math.isfinite(seconds):
+            return max(0.0, seconds)
+    body = exc.details if isinstance(getattr(exc, "details", None), dict) else {}
+    error = body.get("error", body)
+    details = error.get("details") if isinstance(error, dict) else None
+    for item in details if isinstance(details, list) else []:
+        if isinstance(item, dict) and str(item.get("@type", "")).endswith("RetryInfo"):
+            found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)s\s*", str(item.get("retryDelay", "")))
+            if found:
+                return float(found.group(1))
+    return None
