@@ -39,6 +39,7 @@ from inspector.jsjson import js_to_string
 from inspector.session import Session, SessionError, history, load
 from inspector.session.history import is_ignored_user_content
 from inspector.settings import gemini_home
+from inspector.user_cache import HomeUnknown
 
 SESSION_PREFIX = "session-"
 SESSION_SUFFIXES = (".jsonl", ".json")
@@ -48,6 +49,17 @@ _UNSAFE_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 def gemini_tmp() -> Path:
     """``~/.gemini/tmp`` (honouring GEMINI_CLI_HOME): one folder per project."""
     return gemini_home() / ".gemini" / "tmp"
+
+
+def searched_where(folder: Path | None) -> str:
+    """Where the sessions listed or searched are, as both faces name it: ``folder``, else every
+    project's ``chats`` folder (said so, with what to set, when no home folder is known)."""
+    if folder is not None:
+        return str(folder)
+    try:
+        return f"{gemini_tmp()}/*/chats"
+    except HomeUnknown as exc:
+        return f"~/.gemini/tmp/*/chats ({exc.strerror})"
 
 
 def folder_name_for(session_id: str) -> str:

@@ -23,7 +23,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inspector.user_cache import cache_dir, made_cache_dir
+from inspector.user_cache import HomeUnknown, cache_dir, made_cache_dir
 
 if TYPE_CHECKING:
     from genai_prices.types import TieredPrices
@@ -127,7 +127,7 @@ def _entry_of(value: Any) -> ModelPrices | None:
 class _Kept:
     """The cache file's entries for the installed table, read once per process."""
 
-    def __init__(self, path: Path, key: str | None) -> None:
+    def __init__(self, path: Path | None, key: str | None) -> None:
         self.path = path
         self.key = key
         self.entries: dict[str, ModelPrices | None] = {}
@@ -135,6 +135,8 @@ class _Kept:
             self._read()
 
     def _read(self) -> None:
+        if self.path is None:
+            return
         try:
             with self.path.open("rb") as handle:
                 text = handle.read(MOST_BYTES + 1)
@@ -150,7 +152,7 @@ class _Kept:
             return  # not what this module writes: start afresh
 
     def keep(self, model: str, prices: ModelPrices | None) -> None:
-        if self.key is None or len(model) > LONGEST_NAME or len(self.entries) >= MOST_MODELS:
+        if self.path is None or self.key is None or len(model) > LONGEST_NAME or len(self.entries) >= MOST_MODELS:
             return
         self.entries[model] = prices
         from inspector.store.files import atomic_write
@@ -164,7 +166,11 @@ class _Kept:
 
 @functools.lru_cache(maxsize=1)
 def _kept() -> _Kept:
-    return _Kept(cache_dir() / CACHE_NAME, table_key())
+    try:
+        path = cache_dir() / CACHE_NAME
+    except HomeUnknown:  # no home folder: prices are looked up in the table every time, and not kept
+        return _Kept(None, None)
+    return _Kept(path, table_key())
 
 
 def _rate_from_table(rate: Decimal | TieredPrices) -> Rate:

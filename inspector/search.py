@@ -32,7 +32,7 @@ from inspector.catalog import Candidate, describe_session
 from inspector.format import describe_os_error
 from inspector.session import Session, SessionError, history
 from inspector.session.loader import open_session_file, read_open
-from inspector.user_cache import cache_dir, made_cache_dir
+from inspector.user_cache import HomeUnknown, cache_dir, made_cache_dir
 
 SCHEMA = 1
 TURN_BITS = 24  # up to 16,777,215 turns a session
@@ -359,9 +359,8 @@ def search_sessions(text: str, candidates: Sequence[Candidate], index_path: Path
     query_words(text)  # a bad query fails before any file is read
     try:
         path = index_path or default_index_path()
-    except RuntimeError:  # Path.home(): HOME unset and no password entry for this user
-        raise SearchError(f"no place for the search index: no home folder is known for user {os.getuid()}; "
-                          "set XDG_CACHE_HOME or HOME") from None
+    except HomeUnknown as exc:  # HOME unset and no password entry for this user
+        raise SearchError(f"no place for the search index: {exc.strerror}") from None
     try:
         index = SearchIndex(path)
     except (OSError, sqlite3.Error) as exc:  # (a broken file is started again; this is a place it cannot be)

@@ -26,15 +26,12 @@ from inspector.compaction.view import DEFAULT_CONFIGURED_MODEL, HistoryView, his
 from inspector.session.reader import read_at
 from inspector.session.records import js_json_loads
 from inspector.tokens import DEFAULT_THRESHOLD
+from inspector.user_cache import HomeUnknown, home
 
 # A string or a comment; one never closed runs to the end (so each is matched once: a file of many
 # "/*" that never close cost the square of its length), as Gemini CLI's comment stripping reads it.
 _COMMENTS = re.compile(r'"(?:\\.|[^"\\])*(?:"|\Z)|//[^\n]*|/\*.*?(?:\*/|\Z)', re.S)
 SETTINGS_MAX_BYTES = 1 << 20  # a settings file is a few KB; a bigger "settings file" is not read
-
-
-class HomeUnknown(OSError):
-    """No home folder can be told (HOME unset and this user has no entry in the password file)."""
 
 
 def gemini_home() -> Path:
@@ -44,10 +41,9 @@ def gemini_home() -> Path:
     if configured:
         return Path(configured)
     try:
-        return Path.home()
-    except (RuntimeError, KeyError, OSError):
-        raise HomeUnknown(errno.ENOENT, f"no home folder is known for user {os.getuid()} (HOME is not set); "
-                                        "set HOME or GEMINI_CLI_HOME") from None
+        return home()
+    except HomeUnknown as exc:
+        raise HomeUnknown(errno.ENOENT, f"{exc.strerror}; set HOME or GEMINI_CLI_HOME") from None
 
 
 def _settings_bytes(path: Path) -> bytes | None:

@@ -106,8 +106,8 @@ def test_no_home_folder_is_said_as_a_search_error(shared: Path) -> None:
         search_sessions("ab", [])  # everything the child runs, imported here first
     outcome = as_user(without_home, uid=12345, gid=12345)
     assert outcome.error is None, outcome.error
-    assert outcome.value == ("no place for the search index: no home folder is known for user 12345; "
-                             "set XDG_CACHE_HOME or HOME")
+    assert outcome.value == ("no place for the search index: no home folder is known for user 12345 (HOME is not "
+                             "set); set XDG_CACHE_HOME or HOME")
 
 
 def test_an_index_another_search_is_writing_is_said_busy_and_kept(tmp_path: Path,

@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.catalog import find_files, is_folder, unreachable
     from inspector.format import plural, visible
     from inspector.search import SearchError, search_sessions
+    from inspector.user_cache import HomeUnknown
 
     folder: Path | None = args.folder
     problem = unreachable(folder) if folder is not None else None
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         hits, report = search_sessions(args.text, find_files(folder), limit=int(args.limit))
-    except SearchError as exc:
+    except (SearchError, HomeUnknown) as exc:  # (no home: no folder of Gemini CLI's to search)
         print(f"session-inspector: {visible(str(exc), one_line=True)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     hold_until_exit(hits, report)  # only read: the process may end without freeing them

@@ -18,12 +18,13 @@ from textual.events import Resize
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from inspector.catalog import Candidate, find_files, gemini_tmp
+from inspector.catalog import Candidate, find_files, searched_where
 from inspector.format import plural, visible
 from inspector.search import Hit, IndexReport, SearchError, SearchIndex, query_words
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.session_list import named_in_full
 from inspector.tui.widgets.text_field import TextField
+from inspector.user_cache import HomeUnknown
 
 INDEX_GROUP = "search-index"
 QUERY_GROUP = "search-query"
@@ -50,7 +51,7 @@ class SearchScreen(InspectorScreen):
         self.query_text = ""
 
     def compose(self) -> ComposeResult:
-        where = str(self.folder) if self.folder is not None else f"{gemini_tmp()}/*/chats"
+        where = searched_where(self.folder)
         yield Static(Text.assemble(("Search the sessions in ", "bold"), visible(where, one_line=True)),
                      id="search-title", markup=False)
         yield TextField(placeholder="words to find in prompts, replies and tool calls; Enter searches", id="query")
@@ -70,7 +71,11 @@ class SearchScreen(InspectorScreen):
     def on_mount(self) -> None:
         self.table.display = False
         self.query_one("#query", Input).focus()
-        self.candidates = find_files(self.folder)
+        try:
+            self.candidates = find_files(self.folder)
+        except HomeUnknown as exc:  # no folder of Gemini CLI's to search (a container's user with no home)
+            self.status.update(Text(str(exc), style="red"))
+            return
         self.status.update(Text(f"Indexing {plural(len(self.candidates), 'session file')}…", style="dim"))
         self.build_index(self.candidates)
 

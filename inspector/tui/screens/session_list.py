@@ -31,14 +31,15 @@ from inspector.catalog import (
     arrange,
     describe,
     find_files,
-    gemini_tmp,
     human_size,
+    searched_where,
     short_project,
 )
 from inspector.format import plural, visible
 from inspector.tui.messages import SessionListed
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.widgets.text_field import TextField
+from inspector.user_cache import HomeUnknown
 
 LIST_GROUP = "list"
 PADDING = 2  # a DataTable cell's padding, both sides
@@ -149,7 +150,7 @@ class SessionListScreen(InspectorScreen):
 
     @property
     def where(self) -> str:
-        return str(self.folder) if self.folder is not None else f"{gemini_tmp()}/*/chats"
+        return searched_where(self.folder)
 
     def title_text(self) -> Text:
         text = Text.assemble(("Sessions in ", "bold"), visible(self.where, one_line=True))
@@ -172,7 +173,11 @@ class SessionListScreen(InspectorScreen):
 
     # -- scanning ---------------------------------------------------------------------------
     def find_sessions(self) -> list[Candidate]:
-        return find_files(self.folder)
+        try:
+            return find_files(self.folder)
+        except HomeUnknown as exc:  # no folder of Gemini CLI's to list (a container's user with no home)
+            self.notify(str(exc), title="No sessions to list", severity="error", timeout=10)
+            return []
 
     def action_rescan(self) -> None:
         self.candidates = self.find_sessions()
