@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from inspector.compaction.snapshot import text_lines
@@ -59,9 +59,18 @@ class Outcome:
     detail: str = ""  # "exit code 1", the error's first line, "timed out", ...
     tail: str = ""  # a failed command's last line of output (where it usually says why)
     created: bool | None = None  # write_file / replace: a new file (True) or an existing one (False)
+    meaning: str = ""  # what the exit code means for its program where that is no error ("no match")
+
+    @property
+    def went_wrong(self) -> bool:
+        """Whether a summary states it as something that went wrong (an exit code whose documented
+        meaning is an answer, grep's 1 for "no match", is not)."""
+        return self.state in NOT_AS_ASKED and not self.meaning
 
     def text(self) -> str:
         """The outcome in the snapshot's words (error text quoted, so it reads as data)."""
+        if self.meaning:
+            return f"{self.detail} ({self.meaning})"
         if self.state == OK:
             return "ok"
         if self.state == UNKNOWN:
@@ -450,6 +459,41 @@ def _memory_outcome(text: str) -> Outcome:
     if isinstance(body, dict) and isinstance(body.get("success"), bool):
         return Outcome(OK) if body["success"] else Outcome(FAILED, first_line(str(body.get("error") or "")))
     return Outcome(UNKNOWN)
+
+
+# Programs whose documented exit code 1 is an answer, not an error (2 and more are errors): grep and
+# ripgrep "no line was selected", diff and cmp "the files differ", test "the expression is false".
+_ANSWER_EXITS = {"grep": "no match", "egrep": "no match", "fgrep": "no match", "rg": "no match",
+                 "diff": "files differ", "cmp": "files differ", "test": "false", "[": "false", "[[": "false"}
+_ENV_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=\S*")
+_CONTROL = re.compile(r"&&|\|\||[;\n`]|\$\(|\|&|(?<![<>])&(?!>)")  # not the & of 2>&1 or &>
+
+
+def exit_meaning(command: str) -> str:
+    """What exit code 1 of ``command`` means when that is no error ("no match" for grep), else "".
+
+    Only for a command whose exit code is its program's: one simple command,
+    or a pipeline's last (bash's default; not with ``pipefail``); no ``;``,
+    ``&&``, ``||``, ``&``, command substitution or second line, whose exit
+    code may be another command's."""
+    if _CONTROL.search(command) or "pipefail" in command:
+        return ""
+    words = command.rsplit("|", 1)[-1].split()
+    while words and _ENV_ASSIGNMENT.fullmatch(words[0]):
+        words = words[1:]
+    if words and words[0] in ("command", "exec"):
+        words = words[1:]
+    if not words:
+        return ""
+    return _ANSWER_EXITS.get(words[0].rsplit("/", 1)[-1], "")
+
+
+def with_exit_meaning(outcome: Outcome, command: str | None) -> Outcome:
+    """``outcome`` of ``command`` with what its exit code 1 means, where that is no error."""
+    if outcome.state != FAILED or outcome.detail != "exit code 1" or not command:
+        return outcome
+    meaning = exit_meaning(command)
+    return replace(outcome, meaning=meaning) if meaning else outcome
 
 
 _SUCCEEDED, _UNREAD = Outcome(OK), Outcome(UNKNOWN)

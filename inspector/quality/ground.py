@@ -42,7 +42,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.compaction.outcomes import FAILED, error_field, result_text, shell_outcome
+from inspector.compaction.outcomes import FAILED, error_field, result_text, shell_outcome, with_exit_meaning
 from inspector.compaction.pairs import Pairing
 from inspector.compaction.prompts import is_earlier_snapshot, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
@@ -159,9 +159,11 @@ def commit_text(command: str) -> str:
     return " ".join((match.group(2) or match.group(3) or "").split())
 
 
-def outcome_class(name: str, body: Any, status: str | None, display: str | None = None) -> tuple[str, str]:
+def outcome_class(name: str, body: Any, status: str | None, display: str | None = None,
+                  command: str | None = None) -> tuple[str, str]:
     """(class, error text) of one result: ok, failed, terminated, cancelled, background or unknown;
-    ``display``: the text of the display its call's record kept (``outcomes.shell_outcome``)."""
+    ``display``: the text of the display its call's record kept (``outcomes.shell_outcome``);
+    ``command``: a shell call's, whose exit code 1 may be an answer ("no match"), with no error text."""
     error = error_field(body)
     if status == "cancelled" or (error or "").startswith("[Operation Cancelled]"):
         return "cancelled", ""
@@ -170,7 +172,7 @@ def outcome_class(name: str, body: Any, status: str | None, display: str | None 
     if status == "success" and name not in SHELL_NAMES:
         return "ok", ""  # only a shell result's text can say otherwise
     if name in SHELL_NAMES:  # a shell "success" is the tool running; the exit is only in its fields
-        return _shell_class(body, display)
+        return _shell_class(body, display, command)
     if status == "success":
         return "ok", ""
     text = result_text(body)
@@ -179,13 +181,15 @@ def outcome_class(name: str, body: Any, status: str | None, display: str | None 
     return "unknown", ""
 
 
-def _shell_class(body: Any, display: str | None = None) -> tuple[str, str]:
+def _shell_class(body: Any, display: str | None = None, command: str | None = None) -> tuple[str, str]:
     """A shell result's class and error text, by the summariser's own reading of its fields
     (``outcomes.shell_outcome``): the error field's words, else the output's last line."""
     text = result_text(body)
     if text is None:
         return "unknown", ""
-    outcome = shell_outcome(text, display)
+    outcome = with_exit_meaning(shell_outcome(text, display), command)
+    if outcome.meaning:
+        return outcome.state, ""  # "exit code 1 (no match)": no error to carry
     if outcome.state == FAILED and not outcome.detail.startswith("exit code"):
         return outcome.state, outcome.detail
     return outcome.state, outcome.tail
@@ -319,7 +323,7 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
             item.result_turn = turn
             status = statuses.result_status(turn, number, item.turn, response.get("id"))
             item.state, item.error = outcome_class(item.name, response.get("response"), status,
-                                                   statuses.display(turn, number))
+                                                   statuses.display(turn, number), item.command)
         if answered:
             continue
         following = contents[turn + 1] if turn + 1 < total else None

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.compaction import snapshot as snap
-from inspector.compaction.outcomes import UNKNOWN, Outcome, read_outcome, tool_kind
+from inspector.compaction.outcomes import UNKNOWN, Outcome, read_outcome, tool_kind, with_exit_meaning
 from inspector.compaction.pairs import Pairing
 from inspector.compaction.prompts import is_earlier_snapshot, is_request_text, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
@@ -179,8 +179,9 @@ def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolSta
     target.result_turn = index
     # a result recorded apart from its call (in a user message) takes the status the call's record kept
     status = statuses.result_status(index, number, target.turn, response.get("id"))
-    target.outcome = read_outcome(target.kind, response.get("response"), status, target.name,
-                                  statuses.display(index, number))
+    outcome = read_outcome(target.kind, response.get("response"), status, target.name,
+                           statuses.display(index, number))
+    target.outcome = with_exit_meaning(outcome, target.command()) if target.kind == "shell" else outcome
 
 
 def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str, Any] | None) -> None:

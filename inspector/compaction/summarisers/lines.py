@@ -308,7 +308,7 @@ def _commands(out: _Items, calls: list[Call]) -> None:
         last = group[-1]
         turns = [t for c in group for t in c.turns]
         states = [c.outcome for c in group]
-        bad = any(o.state in NOT_AS_ASKED for o in states)
+        bad = any(o.went_wrong for o in states)
         out.add("recent_actions", K_COMMAND_FAILED if bad else K_COMMAND, COMMAND_FAILED if bad else COMMAND_OK,
                 last.turn,
                 f"{line} -> {_outcomes(states)}", turns)
@@ -340,7 +340,8 @@ def _outcomes(states: list[Outcome]) -> str:
         return f"{states[0].text()} (all {len(states):,} runs)"
     counts: dict[str, int] = {}
     for state in states:
-        counts[state.state] = counts.get(state.state, 0) + 1
+        key = state.text() if state.meaning else state.state
+        counts[key] = counts.get(key, 0) + 1
     words = {OK: "ok", FAILED: "failed", CANCELLED: "cancelled", TERMINATED: "terminated by a signal",
              UNKNOWN: "not recorded"}
     tally = ", ".join(f"{n:,} {words.get(s, s)}" for s, n in counts.items())
@@ -407,7 +408,7 @@ def _subject(call: Call, root: str | None) -> tuple[str, bool]:
 
 
 def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
-    if not any(call.outcome.state in NOT_AS_ASKED for call in calls):
+    if not any(call.outcome.went_wrong for call in calls):
         return
     last_ok: dict[str, int] = {}
     for n, call in enumerate(calls):
@@ -418,7 +419,7 @@ def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
                 last_ok[target] = n
     for n, call in enumerate(calls):
         outcome = call.outcome
-        if outcome.state not in NOT_AS_ASKED:
+        if not outcome.went_wrong:
             continue
         again = last_ok.get(_identity(call), -1) > n
         target = _on_paths(call)
