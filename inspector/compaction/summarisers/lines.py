@@ -315,8 +315,26 @@ def _commands(out: _Items, calls: list[Call]) -> None:
         for call in group:
             message = commit_message(call.command() or "")
             if message:
-                out.add("artifact_trail", K_COMMIT, COMMIT, call.turn,
-                        f"Commit {quote(message, 300)} (its command ended {call.outcome.text()})", call.turns)
+                out.add("artifact_trail", K_COMMIT, COMMIT, call.turn, _commit_line(message, call.outcome), call.turns)
+
+
+def _commit_line(message: str, outcome: Outcome) -> str:
+    """A commit command's line: made only where its command ended ok; otherwise what the record says
+    of the command, and the last line of its output in its own words ("nothing to commit, ...")."""
+    if outcome.state == OK:
+        return f"Commit {quote(message, 300)} (its command ended ok)"
+    if outcome.state in (FAILED, TERMINATED):
+        ended = f"its command {outcome.text()}"
+    elif outcome.state == CANCELLED:
+        ended = f"its command was {outcome.text()}"
+    elif outcome.state == UNKNOWN:
+        ended = "how its command ended was not recorded"
+    else:
+        ended = f"its command was {outcome.text()}"
+    text = f"A commit {quote(message, 300)} was asked for; {ended}"
+    if outcome.tail:
+        text += f"; its output ended {quote(outcome.tail, 160)}"
+    return text
 
 
 def _in_folder(folder: str) -> str:
