@@ -34,6 +34,7 @@ from inspector.format import (
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.snapshot import SnapshotDiff
+    from inspector.progress import Progress, Reporter
     from inspector.session.loader import Session
 
 EXIT_FAILED = 1
@@ -123,11 +124,12 @@ def run(args: argparse.Namespace) -> int:
     turns = analysis.turns
     summariser = pick_summariser(request.provider, model=context.model, base_url=request.base_url,
                                  timeout=request.timeout)
+    reporter = retries_said()
     try:
         if request.compare:
-            comparison = asyncio.run(compare(request, context, turns, summariser))
+            comparison = asyncio.run(compare(request, context, turns, summariser, reporter))
         else:
-            result = asyncio.run(run_request(request, context, turns, summariser))
+            result = asyncio.run(run_request(request, context, turns, summariser, reporter))
     except InvalidSplit as exc:
         say_error(f"{args.file}: {exc}")
         return EXIT_BAD_INPUT
@@ -168,6 +170,19 @@ def run(args: argparse.Namespace) -> int:
 
         return apply_from_cli(session, turns, result)
     return code
+
+
+def retries_said() -> Reporter:
+    """A reporter that says each retry of a summariser call on stderr as it starts waiting (a 429's
+    backoff is seconds of silence otherwise); every other stage stays quiet, as before."""
+    from inspector.compaction.summarisers.base import RETRY_STAGE
+    from inspector.progress import Reporter
+
+    def on_progress(progress: Progress) -> None:
+        if progress.stage.startswith(RETRY_STAGE):
+            say_error(progress.stage.removeprefix(RETRY_STAGE))
+
+    return Reporter(on_progress=on_progress)
 
 
 def _draft_diff(result: CompressionResult) -> SnapshotDiff:

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 MASK = "***"
+RETRY_STAGE = "retry: "  # how a summariser's report of a retry begins (the CLI says these on stderr)
 NO_ROOM = "no_room"  # ``SummariserError.kind``: the snapshot's budget cannot hold even an empty snapshot
 
 

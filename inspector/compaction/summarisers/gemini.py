@@ -23,12 +23,14 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from inspector.compaction.summarisers.base import (
+    RETRY_STAGE,
     EmptyAnswer,
     SummariserError,
     env_secrets,
     mask_secrets,
     scrub,
 )
+from inspector.progress import SILENT, Reporter
 
 if TYPE_CHECKING:
     from google.genai.types import GenerateContentResponse
@@ -109,6 +111,11 @@ class GeminiSummariser:
         self.delays: list[float] = []  # the backoff waits taken, for reports and tests
         self._api_key = api_key
         self._client = client
+        self._reporter: Reporter = SILENT
+
+    def use_reporter(self, reporter: Reporter) -> None:
+        """Where each retry is said (``RETRY_STAGE``, then why and how long it waits) before its wait."""
+        self._reporter = reporter
 
     def _secrets(self) -> list[str]:
         return [s for s in [self._api_key, *env_secrets()] if s]
@@ -171,6 +178,10 @@ class GeminiSummariser:
                     delay = max(delay, asked or 0.0)
                     self.delays.append(delay)
                     waits.append(delay)
+                    status = exc.status if isinstance(exc.status, str) and exc.status != str(code) else ""
+                    said = f"{RETRY_STAGE}Gemini answered HTTP {code}{' ' + status if status else ''}; trying " \
+                        f"again in {delay:g} s (attempt {attempt + 1} of {self.max_attempts})"
+                    self._reporter.report(scrub(said, self._secrets()), 0)
                     await self.sleep(delay)
                     continue
                 raise self._error(self._api_problem(exc, attempt, waits), _kind(code), code) from None
@@ -218,12 +229,11 @@ class GeminiSummariser:
         status = exc.status if isinstance(exc.status, str) and exc.status and exc.status != str(code) else ""
         detail = short(exc.message or "").rstrip(".") or "no message"
         head = f"Gemini answered HTTP {code}{' ' + status if status else ''}"
-        if waits:
-            head += f" after {attempt} attempts (waited {', '.join(f'{w:g}' for w in waits)} s between them)"
+        tries = f" after {attempt} attempts {', '.join(f'{w:g}' for w in waits)} s apart" if waits else ""
         key = self.choice.key_variable if self.choice is not None and self.choice.key_variable else None
         vertex = self.choice is not None and self.choice.backend == "vertex"
         if asked is not None:
-            return f"{head} and asks to wait {asked:g} s before another try (Retry-After), longer than the " \
+            return f"{head}{tries} and asks to wait {asked:g} s before another try (Retry-After), longer than the " \
                    f"{self.max_delay:g} s this waits: {detail}; try again later"
         if code == 429:
             what, do = "too many requests, or the key's quota is used up", \
@@ -240,7 +250,7 @@ class GeminiSummariser:
             what, do = "the request was refused", f"what Gemini says is what it did not accept; {OTHER_WAY}"
         else:
             what, do = "the request failed", "try again later"
-        return f"{head} ({what}): {detail}; {do}"
+        return f"{head} ({what}){tries}: {detail}; {do}"
 
     def _unreachable(self, exc: BaseException) -> str:
         """One sentence for a request that never got an answer: where, and the system's reason."""
