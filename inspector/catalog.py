@@ -38,6 +38,7 @@ from inspector.format import describe_os_error
 from inspector.jsjson import js_to_string
 from inspector.session import Session, SessionError, history, load
 from inspector.session.history import is_ignored_user_content
+from inspector.session.loader import not_a_file
 from inspector.settings import gemini_home
 from inspector.user_cache import HomeUnknown
 
@@ -183,14 +184,16 @@ def unreachable(path: Path) -> str | None:
     """Why ``path`` cannot be looked at ("no such file or folder", "permission denied", ...), or None.
     A folder must also be listable (else it would seem to hold no session)."""
     try:
-        if stat.S_ISDIR(path.stat().st_mode):
+        mode = path.stat().st_mode
+        if stat.S_ISDIR(mode):
             with os.scandir(path):
                 pass
     except (FileNotFoundError, NotADirectoryError):
         return "no such file or folder"
     except OSError as exc:
         return describe_os_error(exc)
-    return None
+    kind = not_a_file(mode) if not stat.S_ISDIR(mode) else None
+    return f"is {kind}, not a session file or folder" if kind is not None else None  # (a FIFO would be waited on)
 
 
 def _listing(folder: Path) -> list[os.DirEntry[str]]:

@@ -109,6 +109,25 @@ def test_a_port_in_use_is_one_line_and_prints_no_token() -> None:
     assert "token" not in done.stdout + done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_fifo_or_a_device_is_refused_before_anything_is_served(tmp_path: Path, kind: str) -> None:
+    """Neither a session file nor a folder: one line, exit 2, and no URL (it printed one and served a page
+    that waited on the FIFO, or read /dev/zero)."""
+    import os
+
+    path = tmp_path / "session.jsonl"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path("/dev/zero")
+    done = subprocess.run([sys.executable, "-m", "inspector", "--serve", str(path)],
+                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    named = "a FIFO (named pipe)" if kind == "fifo" else "a character device"
+    assert done.returncode == 2 and done.stderr.strip() == (
+        f"session-inspector: {path}: is {named}, not a session file or folder")
+    assert "http" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+
+
 def test_port_without_serve_is_refused() -> None:
     done = subprocess.run([sys.executable, "-m", "inspector", "--port", "8123", str(SAMPLES)],
                           capture_output=True, text=True, timeout=60, cwd=REPO)
