@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from inspector.compaction.budget import Truncation, output_file_name, plan_budget, truncated_content
-from inspector.compaction.statuses import ToolStatuses, note_statuses, tool_statuses
+from inspector.compaction.statuses import ToolStatuses, note_statuses, session_workspace, tool_statuses
 from inspector.compaction.view import SplitColumns
 from inspector.jsjson import js_json_len
 from inspector.progress import SILENT, Reporter
@@ -219,7 +219,7 @@ class HistoryReader:
             calls.update(later_calls)
             displays.update(later_displays)
         reporter.report(READING, total, total)
-        return ReadHistory(contents, ToolStatuses(found, calls, displays))
+        return ReadHistory(contents, ToolStatuses(found, calls, displays, session_workspace(session)))
 
     def _middle(self) -> int | None:
         """Where a forked child's share of the turns begins (None: read them all here).

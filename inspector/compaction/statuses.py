@@ -25,6 +25,7 @@ display is the command's own output, so it tells where the output ends
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -47,6 +48,7 @@ class ToolStatuses:
     by_part: Mapping[tuple[int, int], str] = field(default_factory=dict)
     by_call: Mapping[tuple[int, str], str] = field(default_factory=dict)
     displays: Mapping[tuple[int, int], str] = field(default_factory=dict)  # (turn, part) -> its display's text
+    workspace: str | None = None  # the one workspace directory the recorded <session_context> names
 
     def display(self, turn: int, part: int) -> str | None:
         """The text of the display the result at (``turn``, ``part``) recorded; None: none recorded."""
@@ -73,7 +75,7 @@ class ToolStatuses:
     def remapped(self, origins: Sequence[int | None]) -> ToolStatuses:
         """The statuses of another history whose turn ``i`` is turn ``origins[i]`` of this one (None: none)."""
         return ToolStatuses(_moved(self.by_part, origins), _moved(self.by_call, origins),
-                            _moved(self.displays, origins))
+                            _moved(self.displays, origins), self.workspace)
 
 
 K = TypeVar("K")
@@ -185,6 +187,38 @@ def note_statuses(record: Mapping[str, Any], turn: int, is_tool_result: bool,
                 by_call[(turn, ident)] = status
 
 
+CONTEXT_MESSAGES = 4  # the first records, where Gemini CLI records its <session_context>
+_WORKSPACES = re.compile(r"^- \*\*Workspace Directories:\*\*\n((?:  - [^\n]+\n?)+)", re.M)
+
+
+def workspace_of(text: str) -> str | None:
+    """The workspace directory a ``<session_context>`` text names, where it names exactly one (the
+    folder Gemini CLI's tools and shell resolve a relative path against)."""
+    if not text.startswith("<session_context>"):
+        return None
+    found = _WORKSPACES.search(text[:20_000])
+    if found is None:
+        return None
+    folders = [line[4:].strip() for line in found.group(1).split("\n") if line.startswith("  - ")]
+    if len(folders) != 1 or not folders[0].startswith("/"):
+        return None
+    return folders[0].rstrip("/") or "/"
+
+
+def session_workspace(session: Session) -> str | None:
+    """The workspace the recording's ``<session_context>`` message names (None: none, or several)."""
+    messages = session.messages
+    for index in range(min(len(messages), CONTEXT_MESSAGES)):
+        record = messages[index]
+        content = record.get("content") if isinstance(record, dict) else None
+        parts = content if isinstance(content, list) else [{"text": content}]
+        for part in parts:
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str) and text.startswith("<session_context>"):
+                return workspace_of(text)
+    return None
+
+
 def tool_statuses(session: Session, turns: Sequence[Turn]) -> ToolStatuses:
     """The recorded status of every tool call and result in ``turns`` (the session's history)."""
     if session.contents is not None:
@@ -196,4 +230,4 @@ def tool_statuses(session: Session, turns: Sequence[Turn]) -> ToolStatuses:
     for turn in turns:
         if turn.message_index is not None:
             note_statuses(messages[turn.message_index], turn.index, turn.is_tool_result, by_part, by_call, displays)
-    return ToolStatuses(by_part, by_call, displays)
+    return ToolStatuses(by_part, by_call, displays, session_workspace(session))

@@ -23,7 +23,7 @@ from inspector.compaction import snapshot as snap
 from inspector.compaction.outcomes import UNKNOWN, Outcome, read_outcome, tool_kind, with_exit_meaning
 from inspector.compaction.pairs import Pairing
 from inspector.compaction.prompts import is_earlier_snapshot, is_request_text, written_by_gemini_cli
-from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.compaction.statuses import NO_STATUSES, ToolStatuses, workspace_of
 from inspector.session.figures import pair_key
 
 REFERENCED_FILES = "--- Content from referenced files ---"  # Gemini CLI appends @file contents after this
@@ -97,6 +97,7 @@ class Digest:
     previous_turn: int | None = None
     agent_last: Prompt | None = None
     turns: int = 0
+    workspace: str | None = None  # the one workspace directory Gemini CLI's session context names
 
 
 def user_words(text: str) -> str:
@@ -121,7 +122,7 @@ def collect(
     tick: Callable[[int], None] | None = None,
 ) -> Digest:
     """Everything the digest may say about ``history``; ``tick(i)`` is called every 1,024 turns."""
-    digest = Digest(turns=len(history))
+    digest = Digest(turns=len(history), workspace=statuses.workspace)
     pairing: Pairing[Call] = Pairing()
     for index, content in enumerate(history):
         if tick is not None and not index & 1023:
@@ -185,6 +186,11 @@ def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolSta
 
 
 def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str, Any] | None) -> None:
+    if digest.workspace is None:
+        for part in parts:
+            text = part.get("text") if isinstance(part, dict) else None
+            if isinstance(text, str) and text.startswith("<session_context>"):
+                digest.workspace = workspace_of(text)
     for text in _visible_texts(parts):
         if is_request_text(text):
             continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import shlex
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -119,7 +120,7 @@ def build_items(digest: Digest, focus: str | None = None, names: Sequence[int | 
         out.add("file_system_state", K_ROOT, ROOT, -1,
                 f"{ROOT_WORDS} {code(root)}{carried}", [first])
     _commands(out, digest.calls)
-    _paths(out, digest.calls, root)
+    _paths(out, digest.calls, root, digest.workspace)
     _failures(out, digest.calls, root)
     _others(out, digest, root)
     return out.items
@@ -371,8 +372,9 @@ _OPS = {"read": ("file_system_state", "READ"), "list": ("file_system_state", "LI
         "write": ("artifact_trail", "WROTE"), "edit": ("artifact_trail", "EDITED")}
 
 
-def _paths(out: _Items, calls: list[Call], root: str | None) -> None:
+def _paths(out: _Items, calls: list[Call], root: str | None, workspace: str | None = None) -> None:
     touched: dict[tuple[str, str], list[Call]] = {}
+    last_named: dict[str, int] = {}  # a path -> the last turn a call that went as asked named it
     for call in calls:
         if (call.kind not in _OPS or call.outcome.state in NOT_AS_ASKED
                 or (call.result_turn is None and call.outcome.state != OK)):
@@ -382,13 +384,132 @@ def _paths(out: _Items, calls: list[Call], root: str | None) -> None:
             op = "CREATED"
         for path in call.paths:
             touched.setdefault((op, path), []).append(call)
+            last_named[path] = max(last_named.get(path, -1), call.turn)
+    removals = _removals(calls, workspace) if touched else []
     for (op, path), group in touched.items():
         section = "artifact_trail" if op in ("WROTE", "EDITED", "CREATED") else "file_system_state"
         times = f" ({len(group):,} times)" if len(group) > 1 and section == "artifact_trail" else ""
         changed = section == "artifact_trail"
         shown = _display(path, root)
+        gone = _gone_after(path, last_named[path], removals, workspace, out)
         out.add(section, K_CHANGED if changed else K_READ_PATH, CHANGED if changed else READ_PATH, group[-1].turn,
-                f"{code(shown)}{times}", [t for c in group for t in c.turns], group=op, relative=shown != path)
+                f"{code(shown)}{times}{gone[0]}", [t for c in group for t in c.turns] + gone[1], group=op,
+                relative=shown != path)
+
+
+@dataclass(frozen=True)
+class _Removal:
+    """A shell command recorded as ended ok that removed or moved paths away."""
+
+    call: Call
+    verb: str  # "removed" or "moved away"
+    targets: tuple[tuple[str, bool], ...]  # (path resolved, whether what is under it went too)
+
+
+# Only commands whose every part ran when the whole ended ok: parts joined by && and nothing else that
+# decides what runs or where (no ; || | & newline, substitution), and no path that is a pattern.
+_NOT_PLAIN = re.compile(r"[;\n`|$]|(?<![&<>])&(?![&>])")  # not the && between parts, nor 2>&1 or &>
+_PATTERN = re.compile(r"[*?\[\]{}~]")
+_WORKSPACE = "/\0workspace"  # where relative paths are resolved when the session names no workspace
+
+
+def _resolve(path: str, folder: str, workspace: str | None) -> str | None:
+    """``path`` as one absolute path, resolved as Gemini CLI's tools and shell resolve it; None for
+    a pattern, a variable or a home path (what it names is not known)."""
+    if not path or _PATTERN.search(path) or "$" in path:
+        return None
+    base = workspace or _WORKSPACE
+    if folder:
+        if _PATTERN.search(folder) or "$" in folder:
+            return None
+        base = posixpath.join(base, folder)
+    return posixpath.normpath(posixpath.join(base, path))
+
+
+def _removal_targets(words: list[str]) -> tuple[str, list[str], bool] | None:
+    """(verb, paths, recursive) of one simple command that removes or moves paths; None: not one."""
+    program, args = (f"git {words[1]}", words[2:]) if words[:1] == ["git"] and len(words) > 1 else (words[0], words[1:])
+    if program not in ("rm", "git rm", "mv", "git mv"):
+        return None
+    options, paths, ended = [], [], False
+    for arg in args:
+        if not ended and arg == "--":
+            ended = True
+        elif not ended and arg.startswith("-") and arg != "-":
+            options.append(arg)
+        else:
+            paths.append(arg)
+    flags = "".join(o[1:] for o in options if not o.startswith("--"))
+    longs = {o.split("=", 1)[0] for o in options if o.startswith("--")}
+    if program in ("rm", "git rm"):
+        if "i" in flags or "I" in flags or "--interactive" in longs or (program == "git rm" and (
+                "--cached" in longs or "n" in flags or "--dry-run" in longs)):
+            return None  # the file stays (only the index changes), nothing is done, or it asks first
+        recursive = bool({"r", "R"} & set(flags)) or "--recursive" in longs
+        return "removed", paths, recursive
+    if set(flags) & {"n", "u", "i", "k", "t", "T", "b", "S"} or longs - {"--force", "--verbose"}:
+        return None  # it may leave a source where it was, or its arguments are read otherwise
+    return ("moved away", paths[:-1], True) if len(paths) >= 2 else None
+
+
+def _without_redirections(words: list[str]) -> list[str]:
+    """A command's words without its redirections (``2>&1``, ``> log``, ``2>/dev/null``)."""
+    out: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif "<" in word or ">" in word:
+            skip = word.endswith((">", "<"))  # the file is the next word
+        else:
+            out.append(word)
+    return out
+
+
+def _removals(calls: list[Call], workspace: str | None) -> list[_Removal]:
+    """Every shell command recorded as ended ok that removed or moved a path, oldest first."""
+    out: list[_Removal] = []
+    for call in calls:
+        command = call.command() if call.kind == "shell" and call.outcome.state == OK else None
+        if not command or not re.search(r"\b(?:rm|mv)\b", command) or _NOT_PLAIN.search(command):
+            continue
+        for part in command.split("&&"):
+            try:
+                words = shlex.split(part)
+            except ValueError:
+                break
+            words = _without_redirections(words)
+            while words and re.fullmatch(r"[A-Za-z_]\w*=\S*", words[0]):
+                words = words[1:]
+            if not words:
+                break
+            if words[0] in ("cd", "pushd", "popd", "sudo", "exec", "command", "builtin", "eval", "source", "."):
+                break  # what follows runs elsewhere, or as something else
+            found = _removal_targets(words)
+            if found is None:
+                continue
+            verb, paths, recursive = found
+            targets = tuple((r, recursive) for r in (_resolve(p, _folder(call), workspace) for p in paths) if r)
+            if targets:
+                out.append(_Removal(call, verb, targets))
+    return out
+
+
+def _gone_after(path: str, after: int, removals: list[_Removal], workspace: str | None,
+                out: _Items) -> tuple[str, list[int]]:
+    """The words saying that a later command removed or moved ``path`` away, and its turns; ("", [])."""
+    resolved = _resolve(path, "", workspace)
+    if resolved is None:
+        return "", []
+    for removal in removals:
+        if removal.call.turn <= after:
+            continue
+        for target, below in removal.targets:
+            if resolved == target or (below and resolved.startswith(target.rstrip("/") + "/")):
+                command = removal.call.command() or ""
+                return (f" ({removal.verb} later by {code(command_line(command))} in turn "
+                        f"{out.name(removal.call.turn):,})", list(removal.call.turns))
+    return "", []
 
 
 _MAIN_ARGS = ("query", "url", "pattern", "prompt", "fact")
