@@ -9,9 +9,16 @@ In order:
    cancelled call as ``{"error": message}`` (a cancellation starts
    ``[Operation Cancelled]``); a null one is no error;
 3. the fields of the result text, where each version of the shell tool puts
-   them (``shell_fields``), its fixed sentences for a cancelled, timed-out or
-   backgrounded command, and the fixed success forms of the file, search,
+   them (``shell_fields``; from 0.27, where the call's record kept its
+   display, only after the command's own output, which that display is:
+   ``fields_after_display``), its fixed sentences for a cancelled, timed-out
+   or backgrounded command, and the fixed success forms of the file, search,
    web, memory and todo tools.
+
+An exit code 1 whose documented meaning is its program's answer (grep's "no
+match", diff's "files differ", test's "false") keeps the state "failed" the
+fact check reads, with that meaning beside it (``with_exit_meaning``): it is
+said so and not listed as something that went wrong.
 
 The text is read through the envelopes Gemini CLI puts around it
 (``kept_text``): its ``<untrusted_context>`` wrapper, the preview it keeps

@@ -8,14 +8,20 @@ turns it comes from (``cite``):
 * ``key_knowledge``: calls that failed, with the error text Gemini CLI
   recorded, saying whether a later run of the same thing succeeded; facts
   saved to memory; web searches and fetches;
-* ``artifact_trail``: files created or edited, commits with their message;
+* ``artifact_trail``: files created or edited, commits with their message (a
+  commit whose command did not end ok is said only asked for, with how its
+  command ended and its output's last line);
 * ``file_system_state``: the paths read, listed, searched, written, by operation;
-* ``recent_actions``: every command with its recorded outcome, oldest first;
+  beside a listed path, a later command recorded as ended ok that removed or
+  moved it away (``rm``, ``git rm``, ``mv``, ``git mv``), with its turn;
+* ``recent_actions``: every command with its recorded outcome, oldest first
+  (an exit code 1 that is its program's answer reads so: grep's "no match");
 * ``task_state``: the latest request, the agent's latest ``write_todos`` plan,
   a call still waiting for its result, earlier requests.
 
 An outcome is what Gemini CLI recorded (``compaction.outcomes``): the
-status of each call travels beside the history in a ``ToolStatuses`` map
+status of each call, the display its record kept and the workspace its
+session context names travel beside the history in a ``ToolStatuses`` map
 given to the constructor.  An earlier ``<state_snapshot>`` is merged section
 by section: its lines are kept while they fit.
 
