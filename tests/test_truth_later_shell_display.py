@@ -17,7 +17,7 @@ import pytest
 
 from inspector.cli import main
 from inspector.compaction.outcomes import FAILED, OK, fields_after_display, kept_text, read_outcome, shell_outcome
-from inspector.compaction.statuses import display_text
+from inspector.compaction.statuses import display_text, note_statuses
 from tests.test_snapshot_truth import Recording, line_with, shell, shell_text
 
 SESSIONS = Path("/work/shared/gemini-cli-sessions")
@@ -135,3 +135,20 @@ def test_the_display_text_of_gemini_cli_0_61s_own_recordings() -> None:
                 assert fields_after_display(kept_text(text), display) is not None, (display, text)
                 seen += 1
     assert seen >= 2
+
+
+def test_only_a_display_that_can_tell_something_is_kept() -> None:
+    """A display is kept beside the statuses only where its output's last line reads like a field."""
+    record = {"toolCalls": [
+        {"id": "a", "name": "run_shell_command", "args": {"command": "cat deploy.log"}, "status": "success",
+         "result": [{"functionResponse": {"id": "a", "response": {"output": "x"}}}], "resultDisplay": PRINTED},
+        {"id": "b", "name": "run_shell_command", "args": {"command": "ls"}, "status": "success",
+         "result": [{"functionResponse": {"id": "b", "response": {"output": "x"}}}], "resultDisplay": "a.py\nb.py"},
+        {"id": "c", "name": "read_file", "args": {"file_path": "x"}, "status": "success",
+         "result": [{"functionResponse": {"id": "c", "response": {"output": "x"}}}], "resultDisplay": PRINTED},
+    ]}
+    by_part: dict[tuple[int, int], str] = {}
+    displays: dict[tuple[int, int], str] = {}
+    note_statuses(record, 5, True, by_part, {}, displays)
+    assert by_part == {(5, 0): "success", (5, 1): "success", (5, 2): "success"}
+    assert displays == {(5, 0): PRINTED}

@@ -148,9 +148,24 @@ def _shell_call(call: Mapping[str, Any]) -> bool:
     return isinstance(args, dict) and isinstance(args.get("command"), str)
 
 
+# A line the shell tool writes after the output (or one the reading skips over at its end).
+_FIELD_LIKE = re.compile(r"(?:Exit Code|Signal|Background PIDs|Process Group PGID|Error|Output|Stdout|Stderr):")
+
+
+def telling(display: str) -> bool:
+    """Whether a shell display can tell more than its result text: only an output whose own last
+    line reads like one of the tool's lines can be taken for them (any other output ends where
+    the reading of the fields stops), so only such a display is kept, and a big recording's
+    outputs are not held twice."""
+    for line in reversed(display.split("\n")):
+        if line.strip():
+            return _FIELD_LIKE.match(line.strip()) is not None
+    return False
+
+
 def call_displays(calls: Any) -> list[str | None]:
-    """The display text of each part a message's tool results become, in order (shell calls only:
-    no other result is read through its display)."""
+    """The display text of each part a message's tool results become, in order (shell calls only,
+    and only a display that can tell something: ``telling``)."""
     out: list[str | None] = []
     if not isinstance(calls, list):
         return out
@@ -158,7 +173,7 @@ def call_displays(calls: Any) -> list[str | None]:
         if not isinstance(call, dict):
             continue
         text = display_text(call.get("resultDisplay")) if _shell_call(call) else None
-        out.extend([text] * _result_width(call.get("result")))
+        out.extend([text if text is not None and telling(text) else None] * _result_width(call.get("result")))
     return out
 
 
