@@ -12,12 +12,16 @@ difflib's; past it, lines are matched as a multiset.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from rich.console import Console
+
+from inspector.commands.diff import render_diff
 from inspector.compaction.snapshot import DIFF_EXACT_LINES, diff
 
 
@@ -28,6 +32,8 @@ def snapshot(lines: list[str]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lines", default="5000,20000,100000,200000")
+    parser.add_argument("--sections", default="2000,20000,200000",
+                        help="also: snapshots of this many one-line sections (a hostile one), diffed and printed")
     args = parser.parse_args()
     print(f"difflib up to {DIFF_EXACT_LINES:,} differing lines a side")
     print(f"{'lines':>9} {'MB':>6} {'seconds':>8} {'s/100k lines':>13}")
@@ -41,6 +47,19 @@ def main() -> None:
         counts = result.counts()
         assert counts["added"] == counts["removed"] == len(range(0, count, 1000))
         print(f"{count:>9,} {len(new) / 1e6:>6.1f} {took:>8.2f} {took / count * 100_000:>13.2f}")
+    print(f"{'sections':>9} {'MB':>6} {'diff s':>8} {'printed s':>10} {'s/100k sections':>16}")
+    for count in (int(n) for n in args.sections.split(",")):
+        body = "\n".join(f"<s{i}>\n- x{i}\n</s{i}>" for i in range(count))
+        many = f"<state_snapshot>\n{body}\n</state_snapshot>"
+        start = time.perf_counter()
+        result = diff(many, snapshot(["- one line"]))
+        took = time.perf_counter() - start
+        console = Console(file=io.StringIO(), width=80)
+        render_diff(console, result)
+        printed = time.perf_counter() - start - took
+        assert len(result.sections) == count + 1
+        per = (took + printed) / count * 1e5
+        print(f"{count:>9,} {len(many) / 1e6:>6.1f} {took:>8.2f} {printed:>10.2f} {per:>16.2f}")
 
 
 if __name__ == "__main__":

@@ -75,25 +75,48 @@ def _from_session(path: Path) -> str | None:
 
 def render_diff(console: Console, result: SnapshotDiff, *, old_label: str = "old", new_label: str = "new") -> None:
     """Print a ``SnapshotDiff``: changed sections with + / - lines, unchanged ones folded."""
+    from rich.cells import cell_len
     from rich.text import Text
 
     counts = result.counts()
     added, removed, unchanged = diff_counts(counts["added"], counts["removed"], counts["unchanged"])
     console.print(Text.assemble((f"{old_label} -> {new_label}: ", "bold"), (added, "green"), " ", (removed, "red"),
                                 " ", (unchanged, "dim")))
+    fitting = Text()  # what fits the terminal, printed together (one print a line took 11 s for 40,000 lines)
+
+    def flush() -> None:
+        nonlocal fitting
+        if fitting:
+            console.print(fitting, end="")
+            fitting = Text()
+
     for section in result.sections:
         style = {"added": "green", "removed": "red", "changed": "yellow", "unchanged": "dim"}[section.status]
         header = Text.assemble((visible(f"<{section.name}>", one_line=True), f"bold {style}"),
                                (f"  {section.status}", style))
         if section.status == "unchanged":
             header.append(f" ({plural(len(section.unchanged), 'line')})", "dim")
+        if cell_len(header.plain) <= console.width:
+            fitting.append_text(header)
+            fitting.append("\n")
+        else:
+            flush()
             console.print(header)
+        if section.status == "unchanged":
             continue
-        console.print(header)
         for change in section.changes:
-            mark, colour = {"added": ("+ ", "green"), "removed": ("- ", "red")}.get(change.op, ("  ", "dim"))
+            mark, colour = _MARKS.get(change.op, ("  ", "dim"))
+            line = mark + visible(change.text, one_line=True)
+            if cell_len(line) + 2 <= console.width:
+                fitting.append(f"  {line}\n", colour)
+                continue
+            flush()
             # a line too long for the terminal goes on under its text, clear of the + / - column
-            console.print(Fields(Text(mark + visible(change.text, one_line=True), colour), margin=2, indent=4))
+            console.print(Fields(Text(line, colour), margin=2, indent=4))
+    flush()
+
+
+_MARKS = {"added": ("+ ", "green"), "removed": ("- ", "red")}
 
 
 def run(args: argparse.Namespace) -> int:
