@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from inspector.commands.common import add_session_arguments, number, print_json
 from inspector.commands.output import (
+    SNAPSHOT_LINES_SHOWN,
     Fields,
     print_snapshot,
     say_error,
@@ -23,6 +24,7 @@ from inspector.commands.output import (
 from inspector.format import (
     before_after,
     count_text,
+    diff_counts,
     plural,
     split_words,
     stage_table,
@@ -254,6 +256,12 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
         console.print(Rule("draft -> final"))
         if result.verification_note:
             console.print(Text(result.verification_note, "yellow"))
+        elif max(len(result.snapshot.split("\n")), len((result.draft_snapshot or "").split("\n"))) \
+                > SNAPSHOT_LINES_SHOWN:  # a runaway answer: its counts, not hundreds of thousands of lines
+            counts = _draft_diff(result).counts()
+            added, removed, unchanged = diff_counts(counts["added"], counts["removed"], counts["unchanged"])
+            console.print(Text.assemble(("draft -> final: ", "bold"), (added, "green"), " ", (removed, "red"), " ",
+                                        (unchanged, "dim"), (" (the lines: --json, draft_final_diff)", "dim")))
         else:
             render_diff(console, _draft_diff(result), old_label="draft", new_label="final")
     if not applying:

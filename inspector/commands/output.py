@@ -161,8 +161,18 @@ class Fields:
         yield line
 
 
-def print_snapshot(console: Console, snapshot: str, margin: int = 0) -> None:
+SNAPSHOT_LINES_SHOWN = 1_000  # a snapshot is tens of lines; a model's runaway answer may be 300,000
+
+
+def print_snapshot(console: Console, snapshot: str, margin: int = 0, limit: int = SNAPSHOT_LINES_SHOWN) -> None:
     """A ``<state_snapshot>`` line by line, set in by ``margin``; a line too long for the terminal
-    goes on set in two more, under its bullet."""
-    for line in visible(snapshot).split("\n"):
+    goes on set in two more, under its bullet.  Past ``limit`` lines, how many more there are (a
+    10 MB answer was 300,000 lines and a minute of printing)."""
+    from rich.text import Text
+
+    lines = visible(snapshot).split("\n")
+    for line in lines[:limit]:
         console.print(Fields(line, margin=margin))
+    if len(lines) > limit:
+        console.print(Fields(Text(f"… and {len(lines) - limit:,} more lines (--json prints the whole snapshot)",
+                                  "dim"), margin=margin))
