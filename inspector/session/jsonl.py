@@ -98,12 +98,18 @@ def _message(record: dict[str, Any], where: Where, line: int, later: set[str], l
     return ident, where, message_figures(record), line, None
 
 
-def _listed(messages: list[Any], line: int, label: str, later: set[str]) -> list[Message]:
+def _listed(messages: list[Any], line: int, label: str, later: set[str],
+            skipped: list[tuple[Any, ...]] | None = None) -> list[Message]:
+    """The messages of a list a line holds; ``skipped`` gets a warning item for each entry that is no
+    message (no object, or no id that is text), left out as Gemini CLI leaves it out."""
     found: list[Message] = []
     for i in range(len(messages) - 1, -1, -1):  # from the end, as scan reads lines
         m = messages[i]
         if isinstance(m, dict) and isinstance(m.get("id"), str):
             found.append(_message(m, m, line, later, f"{label}[{i}]"))
+        elif skipped is not None:
+            what = type_name(m) if not isinstance(m, dict) else f"an object whose id is {type_name(m.get('id'))}"
+            skipped.append(("w", line, f"{label}[{i}] is {what}: left out, as Gemini CLI leaves it out", False))
     found.reverse()
     return found
 
@@ -182,16 +188,20 @@ def scan(
         if isinstance(update, dict):
             checkpoint = update.get("messages")
             listed = None
+            skipped: list[tuple[Any, ...]] = []
             if isinstance(checkpoint, list):
-                listed = _listed(checkpoint, number, "$set.messages", later)
+                listed = _listed(checkpoint, number, "$set.messages", later, skipped)
                 update = {k: v for k, v in update.items() if k != "messages"}
+            items.extend(skipped)  # (newest first, as every item here: reversed at the end, after the line's own)
             items.append(("s", number, update, listed))
             continue
         if isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str):
             metadata = {k: v for k, v in record.items() if k != "messages"}
             messages = record.get("messages")
-            items.append(("h", number, metadata, _listed(messages, number, "messages", later)
-                          if isinstance(messages, list) else None))
+            skipped = []
+            held = _listed(messages, number, "messages", later, skipped) if isinstance(messages, list) else None
+            items.extend(skipped)
+            items.append(("h", number, metadata, held))
             continue
         odd = _odd_key(record)  # none of the four kinds Gemini CLI reads, for a key of the wrong type
         if odd is not None:
@@ -264,14 +274,10 @@ def replay(items: list[tuple[Any, ...]]) -> Replayed:
             target = item[2]
             if target not in entries:
                 entries.clear()
-            else:
-                kept = {}
-                for ident, entry in entries.items():
-                    if ident == target:
+            else:  # the newest first, down to the target: each message is dropped once (a copy per rewind was
+                while entries:  # quadratic: 60,000 rewinds took minutes)
+                    if entries.popitem()[0] == target:
                         break
-                    kept[ident] = entry
-                entries.clear()
-                entries.update(kept)
         elif kind == "s":
             if item[3] is not None:
                 entries.clear()
