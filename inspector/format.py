@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # Rich is imported only where a renderable is drawn
@@ -128,14 +129,19 @@ def count_text(value: int | float) -> str:
     """A count as a report writes it: with thousands separators ("9,163").  Past ``EXACT_COUNTS``
     (a hostile file's ``1.7e308``, which Gemini CLI reads as a number like any other) in scientific
     notation, "1.7e+308", not 309 digits."""
-    return f"{value:,}" if abs(value) <= EXACT_COUNTS else f"{float(value):.1e}"
+    if abs(value) <= EXACT_COUNTS:
+        return f"{value:,}"
+    return f"{value:.1e}" if isinstance(value, float) else format(Decimal(value), ".1e")  # (ints past the floats)
 
 
 def compact_number(value: float | int | None) -> str:
     """1234 -> 1.2k, 1234567 -> 1.2M; exact below a thousand."""
     if value is None:
         return ""
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer past a float's range
+        return count_text(value)
     if abs(value) < 999.5:
         return f"{value:.0f}"
     for limit, suffix in _SCALES:

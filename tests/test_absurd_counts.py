@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from inspector.cli import main
-from inspector.format import EXACT_COUNTS, count_text
+from inspector.format import EXACT_COUNTS, compact_number, count_text
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.figures import FiguresScreen
 from inspector.tui.screens.session import SessionScreen
@@ -39,10 +39,11 @@ def absurd_session(folder: Path, value: float | int = ABSURD) -> Path:
 
 @pytest.mark.parametrize(("value", "shown"), [
     (9163, "9,163"), (EXACT_COUNTS, f"{EXACT_COUNTS:,}"), (EXACT_COUNTS + 1, "9.0e+15"), (2**70, "1.2e+21"),
-    (ABSURD, SHOWN), (-ABSURD, "-" + SHOWN),
+    (ABSURD, SHOWN), (-ABSURD, "-" + SHOWN), (10**400, "1.0e+400"), (-(10**400), "-1.0e+400"),
 ])
 def test_a_count_past_what_javascript_holds_exactly_is_short(value: float, shown: str) -> None:
-    assert count_text(value) == shown
+    assert count_text(value) == shown  # an integer past a float's range too (it raised OverflowError)
+    assert compact_number(value) == (shown if abs(value) > 1e300 else compact_number(float(value)))
 
 
 def test_the_reports_show_the_figure_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
