@@ -80,6 +80,20 @@ class IndexReport:
     unreadable: tuple[Unreadable, ...] = ()  # the ``failed`` files, in the order of the candidates
 
 
+def unreadable_words(report: IndexReport) -> str | None:
+    """What was not searched, as both faces say it: how many files, the first one and why (None when
+    every file in scope was searched)."""
+    if not report.failed:
+        return None
+    words = f"{report.failed:,} file{'' if report.failed == 1 else 's'} could not be searched"
+    if report.unreadable:
+        first = report.unreadable[0]
+        words += f", the first: {first.path}: {first.reason}"
+        if report.failed > 1:
+            words += f" (and {report.failed - 1:,} more)"
+    return words
+
+
 def is_busy(exc: sqlite3.Error) -> bool:
     """Whether sqlite gave up waiting for another connection's lock (SQLITE_BUSY / SQLITE_LOCKED)."""
     name = getattr(exc, "sqlite_errorname", "")

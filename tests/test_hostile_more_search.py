@@ -136,3 +136,29 @@ def test_an_index_another_search_is_writing_is_said_busy_and_kept(tmp_path: Path
     hits, report = search_sessions("quokka", find_files(chats), index_path=index)
     assert sorted(h.path.name for h in hits) == ["session-a.jsonl", "session-b.jsonl"]
     assert report.read == 1, "only the new file is read: what was indexed before is still there"
+
+
+def test_the_command_line_names_what_it_could_not_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """search says which file it left out and why, on stderr and in --json (it said nothing of them)."""
+    import json
+
+    from inspector import cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    chats = tmp_path / "chats"
+    write_session(chats / "session-good.jsonl", ["tune the quokka server"], 1_700_000_000)
+    bad = chats / "session-bad.jsonl"
+    write_session(bad, ["tune the quokka server"], 1_700_000_000)
+    lines = bad.read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace('"content": [{"text"', '"content": [7, {"text"')
+    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert cli.main(["search", "--folder", str(chats), "quokka"]) == 0
+    out, err = capsys.readouterr()
+    assert "session-good.jsonl" in out and "session-bad.jsonl" not in out
+    said = [line for line in err.splitlines() if "could not be searched" in line]
+    assert len(said) == 1 and f"1 file could not be searched, the first: {bad}: line 3: " in said[0]
+    assert cli.main(["search", "--json", "--folder", str(chats), "quokka"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [item["path"] for item in report["unreadable"]] == [str(bad)]
+    assert report["unreadable"][0]["reason"].startswith("line 3: ")

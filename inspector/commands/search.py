@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from inspector.catalog import find_files, is_folder, unreachable
     from inspector.format import plural, visible
-    from inspector.search import SearchError, search_sessions
+    from inspector.search import SearchError, search_sessions, unreadable_words
     from inspector.user_cache import HomeUnknown
 
     folder: Path | None = args.folder
@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         print_json({
             "query": args.text,
             "files": report.files,
+            "unreadable": [{"path": str(u.path), "reason": u.reason} for u in report.unreadable],
             "hits": [{"path": str(h.path), "session_id": h.session_id, "title": h.title, "turn": h.turn,
                       "role": h.role, "snippet": h.snippet} for h in hits],
         })
@@ -58,4 +59,6 @@ def run(args: argparse.Namespace) -> int:
               f"{visible(hit.snippet, one_line=True)}")
     more = " (the first ones; --limit shows more)" if len(hits) >= args.limit else ""
     print(f"{plural(len(hits), 'hit')} in {plural(report.files, 'session file')}{more}", file=sys.stderr)
+    if (unsearched := unreadable_words(report)) is not None:
+        print(f"session-inspector: {visible(unsearched, one_line=True)} (--json lists them)", file=sys.stderr)
     return 0

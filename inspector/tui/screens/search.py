@@ -20,7 +20,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog import Candidate, find_files, searched_where
 from inspector.format import plural, visible
-from inspector.search import Hit, IndexReport, SearchError, SearchIndex, query_words
+from inspector.search import Hit, IndexReport, SearchError, SearchIndex, query_words, unreadable_words
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.session_list import named_in_full
 from inspector.tui.widgets.text_field import TextField
@@ -109,7 +109,8 @@ class SearchScreen(InspectorScreen):
             return
         if worker.group == INDEX_GROUP and isinstance(worker.result, IndexReport):
             self.report = worker.result
-            failed = f"; {plural(self.report.failed, 'file')} could not be read" if self.report.failed else ""
+            unsearched = unreadable_words(self.report)
+            failed = f"; {visible(unsearched, one_line=True)}" if unsearched else ""
             self.status.update(Text(f"{plural(self.report.files, 'session file')} indexed{failed}. "
                                     "Type words and press Enter.", style="dim"))
             if self.pending:
