@@ -371,6 +371,16 @@ def search_sessions(text: str, candidates: Sequence[Candidate], index_path: Path
                     progress: Progress | None = None, limit: int = 500) -> tuple[list[Hit], IndexReport]:
     """Bring the index up to date with ``candidates``, then search them (what both faces call)."""
     query_words(text)  # a bad query fails before any file is read
+    with opened_index(index_path) as index:
+        report = index.update(candidates, progress)
+        return index.search(text, candidates, limit), report
+
+
+@contextlib.contextmanager
+def opened_index(index_path: Path | None = None) -> Iterator[SearchIndex]:
+    """The index (at ``index_path``, else the user's), open for the ``with`` body; every way it cannot
+    be used is a SearchError saying so: no place for it, a place it cannot be, another search writing
+    to it (what was read before stays: it was committed).  Both faces open it through here."""
     try:
         path = index_path or default_index_path()
     except HomeUnknown as exc:  # HOME unset and no password entry for this user
@@ -384,12 +394,11 @@ def search_sessions(text: str, candidates: Sequence[Candidate], index_path: Path
         raise SearchError(f"cannot keep the search index at {path}: {what}") from None
     with index:
         try:
-            report = index.update(candidates, progress)
+            yield index
         except sqlite3.OperationalError as exc:
-            if is_busy(exc):  # what was read before stays: it was committed
+            if is_busy(exc):
                 raise busy_error(path) from None
             raise
-        return index.search(text, candidates, limit), report
 
 
 def _stored(path: Path | str | bytes) -> bytes:

@@ -20,7 +20,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog import Candidate, find_files, searched_where
 from inspector.format import plural, visible
-from inspector.search import Hit, IndexReport, SearchError, SearchIndex, query_words, unreadable_words
+from inspector.search import Hit, IndexReport, SearchError, opened_index, query_words, unreadable_words
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.session_list import named_in_full
 from inspector.tui.widgets.text_field import TextField
@@ -92,7 +92,7 @@ class SearchScreen(InspectorScreen):
             if done % 25 == 0 or done == total:
                 self.app.call_from_thread(self.show_progress, done, total)
 
-        with SearchIndex(self.index_path) as index:
+        with opened_index(self.index_path) as index:
             return index.update(candidates, progress, cancelled=lambda: worker.is_cancelled)
 
     def show_progress(self, done: int, total: int) -> None:
@@ -101,7 +101,7 @@ class SearchScreen(InspectorScreen):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=QUERY_GROUP, description="searching sessions")
     def run_query(self, text: str) -> list[Hit]:
-        with SearchIndex(self.index_path) as index:
+        with opened_index(self.index_path) as index:
             return index.search(text, self.candidates)
 
     def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
