@@ -263,3 +263,17 @@ async def test_a_cut_off_verification_fails_rather_than_stand_cut() -> None:
         result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
     assert result.status is CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR
     assert "finishReason MAX_TOKENS" in result.message and result.new_history is None
+
+
+async def test_a_key_in_a_block_message_or_a_finish_reason_is_masked() -> None:
+    blocked = Reply(200, json.dumps({"promptFeedback": {"blockReason": "OTHER",
+                                                        "blockReasonMessage": f"key {KEY} is flagged"}}).encode())
+    with GeminiServer([blocked]) as server:
+        summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url)
+        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+    assert result.status is CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY
+    assert "blockReason OTHER: key *** is flagged" in result.message and KEY not in json.dumps(result.to_json())
+    with GeminiServer([answer([], f"WEIRD_{KEY}")]) as server:
+        summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url)
+        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+    assert "finishReason" in result.message and KEY not in json.dumps(result.to_json())

@@ -206,10 +206,10 @@ class GeminiSummariser:
         (``finishReason`` other than STOP) is said with its reason instead of passing as an empty or cut text."""
         feedback = response.prompt_feedback
         if feedback is not None and feedback.block_reason is not None:
-            block = _enum_name(feedback.block_reason)
+            block = short(_enum_name(feedback.block_reason) or "")
             why = f": {short(feedback.block_reason_message)}" if feedback.block_reason_message else ""
-            raise EmptyAnswer(f"Gemini blocked the request (promptFeedback.blockReason {block}{why}) and wrote no "
-                              f"summary; {OTHER_WAY}")
+            raise EmptyAnswer(scrub(f"Gemini blocked the request (promptFeedback.blockReason {block}{why}) and "
+                                    f"wrote no summary; {OTHER_WAY}", self._secrets()))
         if not response.candidates:
             raise EmptyAnswer(f"Gemini answered with no candidate and no reason, so there is no summary; try again, "
                               f"or {OTHER_WAY}")
@@ -217,6 +217,7 @@ class GeminiSummariser:
         if reason in FINISHED:
             return
         why = STOPPED.get(reason or "", "Gemini stopped it")
+        reason = scrub(short(reason or ""), self._secrets())  # a server's own word: one short line, no key
         if not text.strip():
             raise EmptyAnswer(f"Gemini wrote no text (finishReason {reason}: {why}); {OTHER_WAY}")
         advice = "try again, or summarise fewer turns (a later --split)" if reason == "MAX_TOKENS" else OTHER_WAY
