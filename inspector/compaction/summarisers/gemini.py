@@ -219,7 +219,7 @@ class GeminiSummariser:
         why = STOPPED.get(reason or "", "Gemini stopped it")
         reason = scrub(short(reason or ""), self._secrets())  # a server's own word: one short line, no key
         if not text.strip():
-            raise EmptyAnswer(f"Gemini wrote no text (finishReason {reason}: {why}); {OTHER_WAY}")
+            raise EmptyAnswer(f"Gemini wrote no text (finishReason {reason}: {why}); try again, or {OTHER_WAY}")
         advice = "try again, or summarise fewer turns (a later --split)" if reason == "MAX_TOKENS" else OTHER_WAY
         raise SummariserError(f"Gemini's answer was cut off (finishReason {reason}: {why}), so it is not a whole "
                               f"snapshot; {advice}", kind="cut_off")
@@ -248,7 +248,7 @@ class GeminiSummariser:
         elif code is not None and code >= 500:
             what, do = "Gemini's side failed", "try again later"
         elif code == 400:
-            what, do = "the request was refused", f"what Gemini says is what it did not accept; {OTHER_WAY}"
+            what, do = "the request was refused as invalid", f"change what its message names, or {OTHER_WAY}"
         else:
             what, do = "the request failed", "try again later"
         return f"{head} ({what}){tries}: {detail}; {do}"
@@ -269,7 +269,7 @@ class GeminiSummariser:
             (" and --base-url" if self.base_url else "") + ", then try again"
 
 
-OTHER_WAY = "the offline summariser (--provider offline) needs no model"
+OTHER_WAY = "use the offline summariser instead (--provider offline, or P in the app)"
 FINISHED = frozenset({None, "STOP", "FINISH_REASON_UNSPECIFIED"})
 STOPPED = {
     "MAX_TOKENS": "the answer reached the output token limit",
