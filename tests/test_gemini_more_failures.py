@@ -277,3 +277,16 @@ async def test_a_key_in_a_block_message_or_a_finish_reason_is_masked() -> None:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url)
         result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
     assert "finishReason" in result.message and KEY not in json.dumps(result.to_json())
+
+
+async def test_retry_after_as_a_date() -> None:
+    import email.utils
+    import time
+
+    sleeps = Sleeps()
+    when = email.utils.formatdate(time.time() + 20, usegmt=True)
+    with HeaderServer([quota({"Retry-After": when}), ok(SNAP), ok(SNAP)]) as server:
+        summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url, sleep=sleeps)
+        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+    assert result.status is CompressionStatus.COMPRESSED and len(sleeps.waits) == 1
+    assert 10 < sleeps.waits[0] <= 21  # the date's seconds from now (whole seconds, and the time the call took)
