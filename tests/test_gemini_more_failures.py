@@ -290,3 +290,16 @@ async def test_retry_after_as_a_date() -> None:
         result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
     assert result.status is CompressionStatus.COMPRESSED and len(sleeps.waits) == 1
     assert 10 < sleeps.waits[0] <= 21  # the date's seconds from now (whole seconds, and the time the call took)
+
+
+def test_a_verification_that_throws_a_whole_draft_away_says_so(session: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    with GeminiServer([reply(SNAP), reply("I'm sorry, I can't help with that.")]) as server:
+        code, report, err = compact(session, server.url, capsys)
+    assert code == 1 and report["status"] == "COMPRESSED"  # Gemini CLI would keep the refusal: it is not applied
+    assert "no <state_snapshot>" in report["snapshot_problem"]
+    assert "the draft was a whole snapshot, which the verification call replaced" in report["snapshot_problem"]
+    assert "nothing was written" in err
+    with GeminiServer([reply("I can't."), reply("Still no.")]) as server:  # no whole draft: nothing more to say
+        code, report, err = compact(session, server.url, capsys)
+    assert code == 1 and "draft" not in report["snapshot_problem"]

@@ -120,7 +120,12 @@ class CompressionResult:
         or there is none)."""
         from inspector.compaction.snapshot import shape_problem
 
-        return shape_problem(self.snapshot) if self.snapshot else None
+        final = self.snapshot
+        problem = shape_problem(final) if final else None
+        if problem and final and self.draft_snapshot and self.draft_snapshot.strip() != final.strip() \
+                and shape_problem(self.draft_snapshot) is None:  # a whole draft, then a refusal or a cut check
+            problem += "; the draft was a whole snapshot, which the verification call replaced: compact again"
+        return problem
 
     @property
     def verification_note(self) -> str | None:
