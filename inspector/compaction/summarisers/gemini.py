@@ -166,8 +166,8 @@ class GeminiSummariser:
                 self._check_answer(response, text)
                 return mask_secrets(text, self._secrets())
             except TimeoutError:
-                raise self._error(f"Gemini did not answer within {self.timeout:g} s; try again, or wait longer "
-                                  "(--timeout sets the seconds)", "timeout") from None
+                raise self._error(f"Gemini did not answer within {self.timeout:g} s; try again later, or allow it "
+                                  "more time (compact --timeout SECONDS)", "timeout") from None
             except errors.APIError as exc:
                 code = exc.code if isinstance(exc.code, int) else None
                 asked = retry_after(exc)
