@@ -180,6 +180,9 @@ class HeaderServer:
                 self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 status, headers, body = outer.script.pop(0)
                 outer.count += 1
+                if status == 0:  # the connection drops before any answer
+                    self.close_connection = True
+                    return
                 self.send_response(status)
                 for name, value in {"Content-Type": "application/json", **headers}.items():
                     self.send_header(name, value)
@@ -303,3 +306,21 @@ def test_a_verification_that_throws_a_whole_draft_away_says_so(session: Path,
     with GeminiServer([reply("I can't."), reply("Still no.")]) as server:  # no whole draft: nothing more to say
         code, report, err = compact(session, server.url, capsys)
     assert code == 1 and "draft" not in report["snapshot_problem"]
+
+
+async def test_a_dropped_connection_is_retried_and_said() -> None:
+    from inspector.progress import Progress, Reporter
+
+    sleeps, said = Sleeps(), []
+
+    def heard(progress: Progress) -> None:
+        said.append(progress.stage)
+
+    with HeaderServer([(0, {}, b""), ok(SNAP), ok(SNAP)]) as server:
+        summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url, sleep=sleeps)
+        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2,
+                                reporter=Reporter(on_progress=heard))
+    assert result.status is CompressionStatus.COMPRESSED and sleeps.waits == [1.0] and server.count == 3
+    (retry,) = [stage for stage in said if stage.startswith("retry: ")]
+    assert retry.startswith(f"retry: cannot reach Gemini at {server.url} (") and \
+        retry.endswith("; trying again in 1 s (attempt 2 of 4)")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from inspector.compaction.summarisers.base import (
@@ -172,17 +172,11 @@ class GeminiSummariser:
                 code = exc.code if isinstance(exc.code, int) else None
                 asked = retry_after(exc)
                 if code in RETRY_STATUS and attempt < self.max_attempts:
-                    delay = min(self.max_delay, self.initial_delay * 2 ** (attempt - 1))
                     if asked is not None and asked > self.max_delay:
                         raise self._error(self._api_problem(exc, attempt, waits, asked), _kind(code), code) from None
-                    delay = max(delay, asked or 0.0)
-                    self.delays.append(delay)
-                    waits.append(delay)
                     status = exc.status if isinstance(exc.status, str) and exc.status != str(code) else ""
-                    said = f"{RETRY_STAGE}Gemini answered HTTP {code}{' ' + status if status else ''}; trying " \
-                        f"again in {delay:g} s (attempt {attempt + 1} of {self.max_attempts})"
-                    self._reporter.report(scrub(said, self._secrets()), 0)
-                    await self.sleep(delay)
+                    await self._wait_to_retry(attempt, waits, f"Gemini answered HTTP {code}"
+                                              f"{' ' + status if status else ''}", asked)
                     continue
                 raise self._error(self._api_problem(exc, attempt, waits), _kind(code), code) from None
             except asyncio.CancelledError:
@@ -198,8 +192,20 @@ class GeminiSummariser:
                                   f"{short(str(exc))}); try again, or check that --base-url is a Gemini API endpoint",
                                   "bad_response") from None
             except Exception as exc:  # network failures from aiohttp / httpx, OS errors
-                raise self._error(self._unreachable(exc), "network") from None
+                if attempt < self.max_attempts and _transient(exc):  # as Gemini CLI retries ECONNRESET and the like
+                    await self._wait_to_retry(attempt, waits, self._not_reached(exc))
+                    continue
+                raise self._error(self._unreachable(exc, attempt, waits), "network") from None
         raise self._error("Gemini call failed", "error")  # not reached
+
+    async def _wait_to_retry(self, attempt: int, waits: list[float], what: str, asked: float | None = None) -> None:
+        """Say the retry (``RETRY_STAGE``) and wait for it: the backoff, or longer when the server asked."""
+        delay = max(min(self.max_delay, self.initial_delay * 2 ** (attempt - 1)), asked or 0.0)
+        self.delays.append(delay)
+        waits.append(delay)
+        said = f"{RETRY_STAGE}{what}; trying again in {delay:g} s (attempt {attempt + 1} of {self.max_attempts})"
+        self._reporter.report(scrub(said, self._secrets()), 0)
+        await self.sleep(delay)
 
     def _check_answer(self, response: GenerateContentResponse, text: str) -> None:
         """Raise unless the answer is whole: a blocked prompt, no candidate, or a candidate Gemini stopped
@@ -253,20 +259,28 @@ class GeminiSummariser:
             what, do = "the request failed", "try again later"
         return f"{head} ({what}){tries}: {detail}; {do}"
 
-    def _unreachable(self, exc: BaseException) -> str:
-        """One sentence for a request that never got an answer: where, and the system's reason."""
+    def _unreachable(self, exc: BaseException, attempt: int, waits: Sequence[float]) -> str:
+        """One sentence for a request that never got an answer: where, the system's reason, the attempts
+        made, what to do."""
+        tries = f" after {attempt} attempts {', '.join(f'{w:g}' for w in waits)} s apart" if waits else ""
+        return f"{self._not_reached(exc)}{tries}; check the network connection" + \
+            (" and --base-url" if self.base_url else "") + ", then try again"
+
+    def _not_reached(self, exc: BaseException) -> str:
+        """``cannot reach Gemini at HOST:PORT (the system's reason)``."""
         host, port = getattr(exc, "host", None), getattr(exc, "port", None)
         where = f" at {host}:{port}" if isinstance(host, str) and port else f" at {self.base_url}" \
             if self.base_url else ""
         cause: BaseException | None = exc
         reason = f"{type(exc).__name__}: {short(str(exc))}"
-        while cause is not None:
+        for _ in range(20):  # the chain of causes, never followed round a loop
+            if cause is None:
+                break
             if isinstance(cause, OSError) and cause.errno:
                 reason = os.strerror(cause.errno)
                 break
             cause = cause.__cause__ or cause.__context__
-        return f"cannot reach Gemini{where} ({reason}); check the network connection" + \
-            (" and --base-url" if self.base_url else "") + ", then try again"
+        return f"cannot reach Gemini{where} ({reason})"
 
 
 OTHER_WAY = "use the offline summariser instead (--provider offline, or P in the app)"
@@ -294,6 +308,25 @@ def _enum_name(value: Any) -> str | None:
         return None
     name = getattr(value, "value", value)
     return str(name)
+
+
+def _transient(exc: BaseException) -> bool:
+    """A failure to connect or a connection that broke: worth another try (Gemini CLI retries ECONNRESET,
+    ETIMEDOUT, ECONNREFUSED, ENOTFOUND and the like)."""
+    kinds: tuple[type[BaseException], ...] = (OSError,)
+    try:
+        import aiohttp
+
+        kinds += (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
+    except ImportError:  # the SDK then talks through httpx
+        pass
+    try:
+        import httpx
+
+        kinds += (httpx.TransportError,)
+    except ImportError:
+        pass
+    return isinstance(exc, kinds)
 
 
 def _kind(code: int | None) -> str:
