@@ -324,3 +324,10 @@ async def test_a_dropped_connection_is_retried_and_said() -> None:
     (retry,) = [stage for stage in said if stage.startswith("retry: ")]
     assert retry.startswith(f"retry: cannot reach Gemini at {server.url} (") and \
         retry.endswith("; trying again in 1 s (attempt 2 of 4)")
+
+
+def test_empty_answers_say_both_calls_gave_nothing(session: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with GeminiServer([reply(""), reply("  \n")]) as server:
+        code, report, err = compact(session, server.url, capsys)
+    assert code == 1 and report["status"] == "COMPRESSION_FAILED_EMPTY_SUMMARY" and len(server.bodies()) == 2
+    assert "neither the draft nor the verification call answered any text; try again" in report["message"]

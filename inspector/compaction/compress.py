@@ -402,7 +402,9 @@ async def compress(
         result.verification_problem = twice.problem
         result.previous_snapshot = twice.previous
         if not final:
-            return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, "the summariser returned an empty summary")
+            return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY,
+                        f"{result.provider}: the summary is empty: neither the draft nor the verification call "
+                        "answered any text; try again")
         result.snapshot = final
         result.facts = quality.check_snapshot(for_summariser, final, statuses, replaced_tokens=older_tokens,
                                               reporter=reporter, extraction=extraction)
