@@ -8,10 +8,16 @@ google-auth; ``base_url`` (``--base-url``) points it at another endpoint (a
 proxy, or the test server).  The key is masked, in plain and in base64, in
 everything the model sends back, so a server echoing it cannot make it
 reach the screen, the session or the journal.  The SDK's own retries are turned off:
-this class retries 429 and 5xx answers itself with bounded exponential backoff
-through an injectable ``sleep``, so tests never wait.  Each call has a
-timeout; cancelling the task cancels the request.  Every failure becomes a
-``SummariserError`` whose message names what went wrong and never holds the key.
+this class retries 408, 429 and 5xx answers and a connection that fails or drops
+itself, at most ``max_attempts`` times, with exponential backoff (or the server's
+``Retry-After`` / ``RetryInfo`` when longer; one past ``max_delay`` ends the call)
+through an injectable ``sleep``, so tests never wait; each retry is reported
+(``RETRY_STAGE``) before its wait.  Each call has a timeout; cancelling the task
+cancels the request.  An answer Gemini blocked (``promptFeedback.blockReason``),
+left without a candidate or stopped (``finishReason`` other than STOP) is an
+error naming that reason, never an empty or cut snapshot (``EmptyAnswer`` when
+it wrote nothing).  Every failure becomes a ``SummariserError`` whose message is
+one line saying what happened and what to do, and never holds the key.
 """
 
 from __future__ import annotations
