@@ -331,3 +331,4 @@ def test_empty_answers_say_both_calls_gave_nothing(session: Path, capsys: pytest
         code, report, err = compact(session, server.url, capsys)
     assert code == 1 and report["status"] == "COMPRESSION_FAILED_EMPTY_SUMMARY" and len(server.bodies()) == 2
     assert "neither the draft nor the verification call answered any text; try again" in report["message"]
+    assert "nothing was written" in err
