@@ -332,3 +332,12 @@ def test_empty_answers_say_both_calls_gave_nothing(session: Path, capsys: pytest
     assert code == 1 and report["status"] == "COMPRESSION_FAILED_EMPTY_SUMMARY" and len(server.bodies()) == 2
     assert "neither the draft nor the verification call answered any text; try again" in report["message"]
     assert "nothing was written" in err
+
+
+async def test_the_token_limit_after_a_whole_snapshot_keeps_it() -> None:
+    whole = SNAP + "\n\nThe snapshot above covers every turn; in the next ste"
+    with GeminiServer([answer([{"text": whole}], "MAX_TOKENS")] * 2) as server:
+        summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url)
+        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+    assert result.status is CompressionStatus.COMPRESSED and result.snapshot_problem is None
+    assert result.snapshot is not None and result.snapshot.startswith(SNAP)

@@ -232,6 +232,11 @@ class GeminiSummariser:
         reason = scrub(short(reason or ""), self._secrets())  # a server's own word: one short line, no key
         if not text.strip():
             raise EmptyAnswer(f"Gemini wrote no text (finishReason {reason}: {why}); try again, or {OTHER_WAY}")
+        if reason == "MAX_TOKENS":
+            from inspector.compaction.snapshot import shape_problem
+
+            if shape_problem(text) is None:  # the limit came after a whole snapshot: it stands, as Gemini CLI keeps it
+                return
         advice = "try again, or summarise fewer turns (a later --split)" if reason == "MAX_TOKENS" else OTHER_WAY
         raise SummariserError(f"Gemini's answer was cut off (finishReason {reason}: {why}), so it is not a whole "
                               f"snapshot; {advice}", kind="cut_off")
