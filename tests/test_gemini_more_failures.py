@@ -341,3 +341,14 @@ async def test_the_token_limit_after_a_whole_snapshot_keeps_it() -> None:
         result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
     assert result.status is CompressionStatus.COMPRESSED and result.snapshot_problem is None
     assert result.snapshot is not None and result.snapshot.startswith(SNAP)
+
+
+def test_escapes_and_markup_in_gemini_s_words_reach_the_terminal_as_text(session: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    words = "bad \x1b]0;pwned\x07 \x1b[2J [bold]x[/] [link=http://e.vil]here[/link]"
+    with GeminiServer([error(400, "INVALID_ARGUMENT", words)]) as server:
+        code = main(["compact", str(session), "--force", "--provider", "gemini", "--base-url", server.url])
+    out, err = capsys.readouterr()
+    assert code == 1 and "HTTP 400" in out
+    assert "\x1b]" not in out + err and "\x07" not in out + err and "\x1b[2J" not in out + err
+    assert "[bold]x[/]" in out.replace("\n", "")
