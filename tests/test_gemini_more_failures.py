@@ -352,3 +352,29 @@ def test_escapes_and_markup_in_gemini_s_words_reach_the_terminal_as_text(session
     assert code == 1 and "HTTP 400" in out
     assert "\x1b]" not in out + err and "\x07" not in out + err and "\x1b[2J" not in out + err
     assert "[bold]x[/]" in out.replace("\n", "")
+
+
+def test_a_blocked_verification_under_the_staged_strategy_says_why(session: Path, capsys: pytest.CaptureFixture[str],
+                                                                   ) -> None:
+    """The staged strategy's summary stage keeps the reason the verification gave no text, as the
+    reference strategy does (it said only that the verification answered nothing)."""
+    snapshot = "<state_snapshot><overall_goal>fix the orders</overall_goal></state_snapshot>"
+    with GeminiServer([reply(snapshot), answer([], "SAFETY")] * 4) as server:
+        code = main(["compact", str(session), "--force", "--provider", "gemini", "--base-url", server.url,
+                     "--json", "--strategy", "staged", "--target", "0.01"])
+        report = json.loads(capsys.readouterr().out)
+    assert code == 0 and report["status"] == "COMPRESSED"  # the draft stands, as Gemini CLI keeps it
+    if report.get("verification_answered") is not False:
+        pytest.fail(f"the case is not met: the staged run's summary stage never verified ({report.get('status')})")
+    assert "finishReason SAFETY" in (report.get("verification_problem") or ""), report.get("verification_problem")
+
+
+def test_a_comparison_where_every_strategy_failed_offers_nothing_to_apply(
+        session: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """It said "apply one with: ... --apply" under two failures."""
+    with GeminiServer([error(403, "PERMISSION_DENIED", "API key not valid")] * 8) as server:
+        code = main(["compact", str(session), "--force", "--provider", "gemini", "--base-url", server.url,
+                     "--compare"])
+    out, err = capsys.readouterr()
+    assert code == 1 and "HTTP 403" in out + err, out + err
+    assert "apply one with" not in out

@@ -53,5 +53,6 @@ def print_comparison(session: Session, comparison: Comparison, context: ContextF
     for name, result in comparison.results.items():
         if result.message:
             console.print(Fields(Text(visible(f"{name}: {result.message}"), "dim")))
-    console.print(Fields("apply one with:", "session-inspector compact FILE --strategy NAME [same options] --apply",
-                         gap=1))
+    if any(result.apply_refusal() is None for result in comparison.results.values()):  # (none: nothing to apply)
+        console.print(Fields("apply one with:", "session-inspector compact FILE --strategy NAME [same options] --apply",
+                             gap=1))

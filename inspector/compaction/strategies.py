@@ -140,6 +140,7 @@ async def compress_staged(
             return "", ""
         result.previous_snapshot = twice.previous
         result.verification_answered = twice.answered
+        result.verification_problem = twice.problem
         return twice.draft, twice.final
 
     extraction = quality.start(curated, statuses)  # the independent facts, read meanwhile
