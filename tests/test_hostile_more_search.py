@@ -70,14 +70,21 @@ def test_a_file_closed_to_the_user_is_named_and_found_once_opened(shared: Path) 
     assert opened.value == (["session-closed.jsonl", "session-open.jsonl"], [])
 
 
-def test_a_broken_file_is_named_with_its_line_on_every_search(tmp_path: Path) -> None:
-    chats = tmp_path / "chats"
+def good_and_broken(chats: Path) -> Path:
+    """Two sessions that hold "quokka" in ``chats``; the second's line 3 has a part that is a number
+    (the reader refuses it): that one's path."""
     write_session(chats / "session-good.jsonl", ["tune the quokka server"], 1_700_000_000)
     bad = chats / "session-bad.jsonl"
     write_session(bad, ["tune the quokka server"], 1_700_000_000)
     lines = bad.read_text(encoding="utf-8").splitlines()
     lines[2] = lines[2].replace('"content": [{"text"', '"content": [7, {"text"')
     bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return bad
+
+
+def test_a_broken_file_is_named_with_its_line_on_every_search(tmp_path: Path) -> None:
+    chats = tmp_path / "chats"
+    good_and_broken(chats)
     index = tmp_path / "index.sqlite"
     for _ in range(2):  # the second reads nothing again: the failure is remembered with its reason
         hits, left_out = _search(chats, index, "quokka")
@@ -147,12 +154,7 @@ def test_the_command_line_names_what_it_could_not_search(tmp_path: Path, monkeyp
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     chats = tmp_path / "chats"
-    write_session(chats / "session-good.jsonl", ["tune the quokka server"], 1_700_000_000)
-    bad = chats / "session-bad.jsonl"
-    write_session(bad, ["tune the quokka server"], 1_700_000_000)
-    lines = bad.read_text(encoding="utf-8").splitlines()
-    lines[2] = lines[2].replace('"content": [{"text"', '"content": [7, {"text"')
-    bad.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    bad = good_and_broken(chats)
     assert cli.main(["search", "--folder", str(chats), "quokka"]) == 0
     out, err = capsys.readouterr()
     assert "session-good.jsonl" in out and "session-bad.jsonl" not in out

@@ -26,7 +26,7 @@ display is the command's own output, so it tells where the output ends
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -104,17 +104,26 @@ def _result_width(result: Any) -> int:
     return 1
 
 
-def call_statuses(calls: Any) -> list[str | None]:
-    """The status of each part a message's tool results become, in order."""
+def _per_result_part(calls: Any, value_of: Callable[[dict[str, Any]], str | None]) -> list[str | None]:
+    """``value_of(call)`` for each part a message's tool results become, in order (a call whose
+    result is a list of parts counts once per part)."""
     out: list[str | None] = []
     if not isinstance(calls, list):
         return out
     for call in calls:
-        if not isinstance(call, dict):
-            continue
-        status = call.get("status")
-        out.extend([status if isinstance(status, str) else None] * _result_width(call.get("result")))
+        if isinstance(call, dict):
+            out.extend([value_of(call)] * _result_width(call.get("result")))
     return out
+
+
+def _status(call: dict[str, Any]) -> str | None:
+    status = call.get("status")
+    return status if isinstance(status, str) else None
+
+
+def call_statuses(calls: Any) -> list[str | None]:
+    """The status of each part a message's tool results become, in order."""
+    return _per_result_part(calls, _status)
 
 
 def display_text(display: Any) -> str | None:
@@ -166,15 +175,12 @@ def telling(display: str) -> bool:
 def call_displays(calls: Any) -> list[str | None]:
     """The display text of each part a message's tool results become, in order (shell calls only,
     and only a display that can tell something: ``telling``)."""
-    out: list[str | None] = []
-    if not isinstance(calls, list):
-        return out
-    for call in calls:
-        if not isinstance(call, dict):
-            continue
-        text = display_text(call.get("resultDisplay")) if _shell_call(call) else None
-        out.extend([text if text is not None and telling(text) else None] * _result_width(call.get("result")))
-    return out
+    return _per_result_part(calls, _telling_display)
+
+
+def _telling_display(call: dict[str, Any]) -> str | None:
+    text = display_text(call.get("resultDisplay")) if _shell_call(call) else None
+    return text if text is not None and telling(text) else None
 
 
 def note_statuses(record: Mapping[str, Any], turn: int, is_tool_result: bool,
