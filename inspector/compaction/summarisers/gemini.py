@@ -180,9 +180,7 @@ class GeminiSummariser:
                 if code in RETRY_STATUS and attempt < self.max_attempts:
                     if asked is not None and asked > self.max_delay:
                         raise self._error(self._api_problem(exc, attempt, waits, asked), _kind(code), code) from None
-                    status = exc.status if isinstance(exc.status, str) and exc.status != str(code) else ""
-                    await self._wait_to_retry(attempt, waits, f"Gemini answered HTTP {code}"
-                                              f"{' ' + status if status else ''}", asked)
+                    await self._wait_to_retry(attempt, waits, _http_head(exc), asked)
                     continue
                 raise self._error(self._api_problem(exc, attempt, waits), _kind(code), code) from None
             except asyncio.CancelledError:
@@ -244,10 +242,9 @@ class GeminiSummariser:
     def _api_problem(self, exc: Any, attempt: int, waits: list[float], asked: float | None = None) -> str:
         """One sentence for an HTTP error: the status, what it means here, Gemini's words, what to do."""
         code = exc.code if isinstance(exc.code, int) else None
-        status = exc.status if isinstance(exc.status, str) and exc.status and exc.status != str(code) else ""
         detail = short(exc.message or "").rstrip(".") or "no message"
-        head = f"Gemini answered HTTP {code}{' ' + status if status else ''}"
-        tries = f" after {attempt} attempts {', '.join(f'{w:g}' for w in waits)} s apart" if waits else ""
+        head = _http_head(exc)
+        tries = _tries(attempt, waits)
         key = self.choice.key_variable if self.choice is not None and self.choice.key_variable else None
         vertex = self.choice is not None and self.choice.backend == "vertex"
         if asked is not None:
@@ -273,8 +270,7 @@ class GeminiSummariser:
     def _unreachable(self, exc: BaseException, attempt: int, waits: Sequence[float]) -> str:
         """One sentence for a request that never got an answer: where, the system's reason, the attempts
         made, what to do."""
-        tries = f" after {attempt} attempts {', '.join(f'{w:g}' for w in waits)} s apart" if waits else ""
-        return f"{self._not_reached(exc)}{tries}; check the network connection" + \
+        return f"{self._not_reached(exc)}{_tries(attempt, waits)}; check the network connection" + \
             (" and --base-url" if self.base_url else "") + ", then try again"
 
     def _not_reached(self, exc: BaseException) -> str:
@@ -338,6 +334,18 @@ def _transient(exc: BaseException) -> bool:
     except ImportError:
         pass
     return isinstance(exc, kinds)
+
+
+def _http_head(exc: Any) -> str:
+    """``Gemini answered HTTP 429 RESOURCE_EXHAUSTED``: the status code and, when it says more, its name."""
+    code = exc.code if isinstance(exc.code, int) else None
+    status = exc.status if isinstance(exc.status, str) and exc.status and exc.status != str(code) else ""
+    return f"Gemini answered HTTP {code}{' ' + status if status else ''}"
+
+
+def _tries(attempt: int, waits: Sequence[float]) -> str:
+    """`` after 3 attempts 1, 2 s apart`` when the call was tried again, else ""."""
+    return f" after {attempt} attempts {', '.join(f'{w:g}' for w in waits)} s apart" if waits else ""
 
 
 def _kind(code: int | None) -> str:
