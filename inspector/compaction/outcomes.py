@@ -384,6 +384,8 @@ def fields_after_display(kept: Kept, display: str) -> dict[str, str] | None:
     display's last lines must end the output at exactly one place."""
     if not kept.head.startswith(_OUTPUT) and kept.head:
         return None
+    if not display.strip():
+        return None  # no output: the text says "(empty)", and its fields are read as they always were
     shown = display.split("\n")
     while len(shown) > 1 and not shown[-1].strip():
         shown.pop()
@@ -392,16 +394,12 @@ def fields_after_display(kept: Kept, display: str) -> dict[str, str] | None:
     lines = kept.tail.rstrip("\n").split("\n")
     if whole:
         lines[0] = lines[0][len(_OUTPUT):]
-        if not display.strip():
-            return None  # no output: the text says "(empty)", and its fields are read as they always were
         if len(lines) < len(shown) or not _same_lines(lines[: len(shown)], shown):
             return None
         fields = _all_fields(lines[len(shown):])
         if fields is None:
             return None
         return {**fields, "Output": last}
-    if not display.strip():
-        return None
     found: dict[str, str] | None = None
     for end in range(len(lines), 0, -1):
         fields = _all_fields(lines[end:])

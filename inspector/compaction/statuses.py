@@ -82,9 +82,9 @@ K = TypeVar("K")
 
 
 def _moved(statuses: Mapping[tuple[int, K], str], origins: Sequence[int | None]) -> dict[tuple[int, K], str]:
+    """``statuses`` keyed by (turn, part or call id), each turn moved to where ``origins`` puts it."""
     if not statuses:
         return {}
-    """``statuses`` keyed by (turn, part or call id), each turn moved to where ``origins`` puts it."""
     by_turn: dict[int, list[tuple[K, str]]] = {}
     for (turn, key), status in statuses.items():
         by_turn.setdefault(turn, []).append((key, status))
