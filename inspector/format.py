@@ -266,7 +266,9 @@ def how_compacted(stages: Iterable[StageReport] | None, split: int | None, kind:
     """What a compaction did, in a comparison's cell, as both faces say it: the stages that ran
     (staged; "none") or the split and its kind (reference: "split 31 (reference)")."""
     if stages is not None:
-        return ", ".join(stage.name for stage in stages if stage.applied) or "none"
+        from inspector.compaction.staged import stages_used  # (it imports this module)
+
+        return ", ".join(stages_used(stages)) or "none"
     if split is None:
         return "-"
     return f"split {split:,}" + (f" ({kind})" if kind else "")
