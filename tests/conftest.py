@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.cpu_load import machine_load  # noqa: F401  (a fixture, offered to every test)
 from tests.reference.client import RefServer
 from tests.reference.install import Missing, reference_src
 
