@@ -94,6 +94,12 @@ class Analysis:
     def turn_tokens(self, index: int) -> int:
         return self.quarters[index] // 4
 
+    def turn_share(self, index: int) -> float:
+        """A turn's share of the history, as the share column of both faces' tables gives it: its
+        estimate over the history's (the table's total; the environment turn is no row of it)."""
+        total = self.total_estimated_tokens
+        return self.turn_tokens(index) / total if total else 0.0
+
     @property
     def rows_total(self) -> int:
         """Every turn's estimate added up.  Each is rounded down on its own and the total once

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import errno
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -12,10 +12,7 @@ if TYPE_CHECKING:  # Rich is imported only where a renderable is drawn
     from rich.console import Console, ConsoleOptions, RenderableType
     from rich.measure import Measurement
     from rich.segment import Segment
-    from rich.table import Table
 
-    from inspector.analysis import Analysis
-    from inspector.compaction.staged import StageReport
 
 # What must never reach a terminal from session text: C0 controls but tab and
 # newline (ESC starts every escape sequence, BEL ends OSC titles/clipboard
@@ -187,13 +184,6 @@ def share_bar(share: float, width: int = 1) -> str:
     return ("█" * full + (_BLOCKS[rest] if rest else "")).ljust(width)
 
 
-def turn_share(analysis: Analysis, index: int) -> float:
-    """A turn's share of the history, as the share column of both faces' tables gives it: its
-    estimate over the history's (the table's total; the environment turn is no row of it)."""
-    total = analysis.total_estimated_tokens
-    return analysis.turn_tokens(index) / total if total else 0.0
-
-
 def percent(share: float) -> str:
     """A share as a percentage, one decimal; a share too big for a line (a hostile file's count) in
     scientific notation."""
@@ -262,18 +252,6 @@ def diff_counts(added: int, removed: int, unchanged: int) -> tuple[str, str, str
     return f"+{added:,}", f"-{removed:,}", f"={plural(unchanged, 'line')}"
 
 
-def how_compacted(stages: Iterable[StageReport] | None, split: int | None, kind: str | None) -> str:
-    """What a compaction did, in a comparison's cell, as both faces say it: the stages that ran
-    (staged; "none") or the split and its kind (reference: "split 31 (reference)")."""
-    if stages is not None:
-        from inspector.compaction.staged import stages_used  # (it imports this module)
-
-        return ", ".join(stages_used(stages)) or "none"
-    if split is None:
-        return "-"
-    return f"split {split:,}" + (f" ({kind})" if kind else "")
-
-
 def masking_words(outputs: int, tokens: int) -> str:
     """What masking frees next turn, in all, as every face says it: "58 outputs and 1,041,570 tokens"."""
     return f"{plural(outputs, 'output')} and {plural(tokens, 'token')}"
@@ -295,32 +273,3 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
 def noun_for(count: int, noun: str, many: str | None = None) -> str:
     """The noun in the number ``count`` asks for ("turn" for 1, else "turns" or ``many``)."""
     return noun if count == 1 else many or noun + "s"
-
-
-def stages_sum(stages: Sequence[StageReport]) -> str:
-    """The staged strategy's stages in one line, under their table on both faces: the history's tokens
-    before the first and after the last, and what the stages that ran saved ("" when none ran)."""
-    if not stages:
-        return ""
-    saved = sum(stage.saved for stage in stages if stage.applied)
-    return (f"stages: {stages[0].tokens_before:,} -> {stages[-1].tokens_after:,} tokens, {saved:,} saved by the "
-            "stages that ran (the history alone, before the environment turn is added)")
-
-
-def stage_table(stages: Iterable[StageReport], *, expand: bool = False) -> Table:
-    """The staged strategy's stages, as both faces show them: ran or skipped, tokens before and
-    after, saved, and what the stage did.  A figure that does not fit its cell goes on to the next
-    line, never cut."""
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(show_edge=False, expand=expand, header_style="bold")
-    for name, justify in (("stage", "left"), ("ran", "left"), ("before", "right"), ("after", "right"),
-                          ("saved", "right"), ("detail", "left")):
-        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for stage in stages:
-        ran = Text("ran", style="bold green") if stage.applied else Text("skipped", style="dim")
-        table.add_row(Text(stage.name, style="bold" if stage.applied else "dim"), ran, f"{stage.tokens_before:,}",
-                      f"{stage.tokens_after:,}", f"{stage.saved:,}", Text(stage.detail),
-                      style=None if stage.applied else "dim")
-    return table

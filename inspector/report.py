@@ -17,7 +17,6 @@ from inspector.format import (
     rounding_words,
     share_bar,
     split_sides,
-    turn_share,
     uncut_split_words,
     usage_text,
     visible,
@@ -81,7 +80,7 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
         if i == split:
             table.add_row("──", "split", f"(reference) keep {i:,}..", "", "", "", "", style="bold magenta")
         turn = result.turns[i]
-        share = turn_share(result, i)
+        share = result.turn_share(i)
         table.add_row(
             f"{i:,}",
             turn.role,

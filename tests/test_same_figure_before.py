@@ -11,7 +11,7 @@ import pytest
 
 from inspector import cli
 from inspector.analysis import analyze
-from inspector.format import stages_sum
+from inspector.compaction.stage_words import stages_sum
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.snapshot import SnapshotScreen

@@ -12,7 +12,7 @@ import pytest
 from textual.widgets import DataTable
 
 from inspector import cli
-from inspector.format import how_compacted
+from inspector.compaction.stage_words import how_compacted
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.compare import CompareScreen
 from tests.snapshot_app import copy_sample, screen_after, settle

@@ -21,14 +21,13 @@ from inspector.commands.output import (
     terminal_console,
     usable_provider,
 )
+from inspector.compaction.stage_words import stage_table, stages_sum
 from inspector.format import (
     before_after,
     count_text,
     diff_counts,
     plural,
     split_words,
-    stage_table,
-    stages_sum,
     turn_span,
     visible,
 )

@@ -1,4 +1,4 @@
-"""Rendering for ``compact --compare`` (the stage table both faces draw is ``format.stage_table``)."""
+"""Rendering for ``compact --compare`` (the stage table both faces draw is ``stage_words.stage_table``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from rich.table import Table
 from rich.text import Text
 
 from inspector.commands.output import Fields, terminal_console
-from inspector.format import how_compacted, visible
+from inspector.compaction.stage_words import how_compacted
+from inspector.format import visible
 
 if TYPE_CHECKING:
     from inspector.compaction.strategies import Comparison

@@ -8,12 +8,9 @@ untouched.  Each turn remembers the message it came from.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from inspector.jsjson import JS_WHITESPACE, js_to_string, truthy
-
-if TYPE_CHECKING:
-    from inspector.session.loader import Session
 
 _IGNORED_PREFIXES = ("/", "?", "<session_context>", "<hook_context>")
 _LONGEST_PREFIX = max(len(p) for p in _IGNORED_PREFIXES)
@@ -274,34 +271,6 @@ def messages_to_turns(messages: Sequence[dict[str, Any]]) -> list[Turn]:
 
 def contents_to_turns(contents: list[dict[str, Any]]) -> list[Turn]:
     return [Turn(i, content) for i, content in enumerate(contents)]
-
-
-def history(session: Session) -> list[Turn]:
-    """The curated history of a session: what Gemini CLI would resume with."""
-    if session.contents is not None:
-        return contents_to_turns(session.contents)
-    if session.turn_index is not None:
-        return lazy_turns(session)
-    return messages_to_turns(session.messages)
-
-
-def lazy_turns(session: Session) -> list[Turn]:
-    """Turns whose content is rebuilt from the message when asked for."""
-    index = session.turn_index
-    assert index is not None
-    messages = session.messages
-
-    def source(turn: Turn) -> dict[str, Any]:
-        assert turn.message_index is not None
-        built = message_contents(messages[turn.message_index])
-        return built[1 if turn.is_tool_result else 0][0]
-
-    record_ids, results, roles, starts = index.record_ids, index.is_tool_result, index.roles, index.message_starts
-    turns: list[Turn] = []
-    for position in range(len(starts) - 1):
-        for i in range(starts[position], starts[position + 1]):
-            turns.append(Turn(i, None, record_ids[i], position, results[i], role=roles[i], source=source))
-    return turns
 
 
 # -- the history as Gemini CLI's compression reads it (GeminiChat.getHistory(true)) -------------------

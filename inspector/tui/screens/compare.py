@@ -21,7 +21,8 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from inspector.format import how_compacted, visible
+from inspector.compaction.stage_words import how_compacted
+from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded
 from inspector.tui.messages import CompactionProgress, CompareFinished
 from inspector.tui.preview import before_note

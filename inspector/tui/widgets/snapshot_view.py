@@ -13,7 +13,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from inspector.compaction.snapshot import SnapshotDiff, parse
-from inspector.format import Literal, diff_counts, stage_table, stages_sum
+from inspector.compaction.stage_words import stage_table, stages_sum
+from inspector.format import Literal, diff_counts
 
 if TYPE_CHECKING:
     from inspector.compaction.staged import StageReport
@@ -67,7 +68,7 @@ def diff_renderable(changes: SnapshotDiff, old_label: str, new_label: str) -> Re
 
 
 def stages_renderable(stages: list[StageReport]) -> RenderableType:
-    """The staged strategy's stages (``format.stage_table``) and what they saved together."""
+    """The staged strategy's stages (``stage_words.stage_table``) and what they saved together."""
     if not stages:
         return Text("No stage ran: the history already fits the target.", style="dim")
     foot = Text(stages_sum(stages))  # the line both faces write under the table

@@ -27,7 +27,7 @@ from textual.strip import Strip
 
 from inspector.analysis import Analysis
 from inspector.compaction.split import split_kind
-from inspector.format import percent, share_bar, turn_share, usage_text, visible
+from inspector.format import percent, share_bar, usage_text, visible
 from inspector.session.history import is_environment_content
 from inspector.tui.cost_lines import cost_cell, has_cost
 from inspector.tui.masking_marks import masking_cell
@@ -363,7 +363,7 @@ class TurnTable(ScrollView, can_focus=True):
         analysis = self.analysis
         turn = analysis.turns[index]
         tokens = analysis.turn_tokens(index)
-        share = turn_share(analysis, index)  # as analyze's share column gives it
+        share = analysis.turn_share(index)  # as analyze's share column gives it
         relative = analysis.quarters[index] / self._max_quarters
         base = self._style("turn-table--summarised" if index < self.split else "turn-table--kept")
         role_style = self._style("turn-table--user" if turn.role == "user" else "turn-table--model")

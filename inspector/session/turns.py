@@ -1,0 +1,41 @@
+"""The turns of a loaded session: the curated history Gemini CLI would resume with.
+
+``history.py`` builds turns from messages and contents and knows nothing of how a file was
+loaded; this module joins the two (``loader.Session`` in, ``Turn`` list out), so neither imports
+the other's module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspector.session.history import Turn, contents_to_turns, message_contents, messages_to_turns
+from inspector.session.loader import Session
+
+
+def history(session: Session) -> list[Turn]:
+    """The curated history of a session: what Gemini CLI would resume with."""
+    if session.contents is not None:
+        return contents_to_turns(session.contents)
+    if session.turn_index is not None:
+        return lazy_turns(session)
+    return messages_to_turns(session.messages)
+
+
+def lazy_turns(session: Session) -> list[Turn]:
+    """Turns whose content is rebuilt from the message when asked for."""
+    index = session.turn_index
+    assert index is not None
+    messages = session.messages
+
+    def source(turn: Turn) -> dict[str, Any]:
+        assert turn.message_index is not None
+        built = message_contents(messages[turn.message_index])
+        return built[1 if turn.is_tool_result else 0][0]
+
+    record_ids, results, roles, starts = index.record_ids, index.is_tool_result, index.roles, index.message_starts
+    turns: list[Turn] = []
+    for position in range(len(starts) - 1):
+        for i in range(starts[position], starts[position + 1]):
+            turns.append(Turn(i, None, record_ids[i], position, results[i], role=roles[i], source=source))
+    return turns
