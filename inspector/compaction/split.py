@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import Any
 
-from inspector.jsjson import truthy
+from inspector.session.figures import holds_part, may_end_summary, may_start_kept_part
 
 # Gemini CLI keeps the newest 30%: it passes 1 - 0.3, which is the double 0.7.
 PRESERVE_FRACTION = 0.3
@@ -27,23 +27,13 @@ def split_kind(split: int, reference: int | None, before_model_turn: bool) -> st
 
 
 def is_split_candidate(content: dict[str, Any]) -> bool:
-    """A user turn that is not a tool result can begin the kept history."""
-    if content.get("role") != "user":
-        return False
-    parts = content.get("parts")
-    if isinstance(parts, list):
-        return not any(isinstance(p, dict) and truthy(p.get("functionResponse")) for p in parts)
-    return True
+    """A user turn that is not a tool result can begin the kept history (``figures.may_start_kept_part``)."""
+    return may_start_kept_part(content.get("role"), holds_part(content, "functionResponse"))
 
 
 def ends_safely(content: dict[str, Any] | None) -> bool:
-    """A last model turn without a function call: everything may be summarised."""
-    if content is None or content.get("role") != "model":
-        return False
-    parts = content.get("parts")
-    if not isinstance(parts, list):
-        return True
-    return not any(isinstance(p, dict) and truthy(p.get("functionCall")) for p in parts)
+    """A last model turn without a function call: everything may be summarised (``figures.may_end_summary``)."""
+    return content is not None and may_end_summary(content.get("role"), holds_part(content, "functionCall"))
 
 
 def find_split_point(

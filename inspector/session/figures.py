@@ -297,6 +297,26 @@ def _output_entry(j: int, part: dict[str, Any], fr: dict[str, Any], quarters: in
 _SHARED: dict[str, str] = {}
 
 
+def may_start_kept_part(role: object, has_response: bool) -> bool:
+    """``findCompressSplitPoint``'s candidate: a user turn with no function response may begin the
+    kept history.  The one statement of the rule (``split.is_split_candidate`` and every row's
+    ``is_candidate`` apply it)."""
+    return role == "user" and not has_response
+
+
+def may_end_summary(role: object, has_call: bool) -> bool:
+    """A model turn with no function call may end a fully summarised history (the reference then
+    splits after the last turn).  The one statement of the rule (``split.ends_safely``, ``is_safe_end``)."""
+    return role == "model" and not has_call
+
+
+def holds_part(content: dict[str, Any], field: str) -> bool:
+    """Whether a Content has a part whose ``field`` (functionCall, functionResponse) is set (truthy, as
+    the reference tests it); parts that are not a list hold none."""
+    parts = content.get("parts")
+    return isinstance(parts, list) and any(isinstance(p, dict) and truthy(p.get(field)) for p in parts)
+
+
 def shared(text: str) -> str:
     """One object for each distinct role, tool name and kind (they repeat on every turn)."""
     return _SHARED.setdefault(text, text)
@@ -411,8 +431,8 @@ def content_figures(
         is_tool_result,
         quarters,
         json_len,
-        role == "user" and not has_response,
-        role == "model" and not has_call,
+        may_start_kept_part(role, has_response),
+        may_end_summary(role, has_call),
         shared("+".join(labels)) if labels else "empty",
         tuple(responses) if has_response else (),
         usage,
