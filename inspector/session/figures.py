@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import Any, Final, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
 from inspector.session.history import is_valid_model_content, message_contents, message_id, strip_thoughts
@@ -297,6 +297,19 @@ def _output_entry(j: int, part: dict[str, Any], fr: dict[str, Any], quarters: in
 _SHARED: dict[str, str] = {}
 
 
+# The JSON.stringify length of the shapes the reader measures piece by piece, less their strings and
+# arrays, taken from ``js_json_len`` itself so that no length is written out by hand:
+# {"text":…} is 9 + the text's JSON, {"text":…,"thought":true} 24 + it, {"role":…,"parts":[…]} 18 + both.
+TEXT_PART_JSON: Final = js_json_len({"text": ""}) - js_json_len("")
+THOUGHT_PART_JSON: Final = js_json_len({"text": "", "thought": True}) - js_json_len("")
+TURN_JSON: Final = js_json_len({"role": "", "parts": []}) - js_json_len("") - js_json_len([])
+
+
+def parts_array_json(count: int) -> int:
+    """The JSON length of an array of ``count`` parts less the parts themselves: brackets and commas."""
+    return js_json_len([]) + max(count - 1, 0)
+
+
 def may_start_kept_part(role: object, has_response: bool) -> bool:
     """``findCompressSplitPoint``'s candidate: a user turn with no function response may begin the
     kept history.  The one statement of the rule (``split.is_split_candidate`` and every row's
@@ -339,7 +352,7 @@ def content_figures(
     parts: list[Any] = found if isinstance(found, list) else []
     role = content.get("role")
     quarters = 0
-    parts_json = 1 + len(parts) if parts else 2  # brackets and commas
+    parts_json = parts_array_json(len(parts))
     has_response = has_call = False
     calls: list[CallKey] = []
     answers: list[CallKey] = []
@@ -367,10 +380,10 @@ def content_figures(
                 units, ascii_units, text_json = string_measures(text)
                 quarters += quarters_of(units, ascii_units)
                 if len(part) == 1:  # {"text":…}
-                    parts_json += 9 + text_json
+                    parts_json += TEXT_PART_JSON + text_json
                     label = "text"
                 elif len(part) == 2 and part.get("thought") is True and next(iter(part)) == "text":
-                    parts_json += 24 + text_json  # {"text":…,"thought":true}
+                    parts_json += THOUGHT_PART_JSON + text_json
                     label = "thought"
                     thoughts = True
                 else:
@@ -415,7 +428,7 @@ def content_figures(
     standard = role_json >= 0 and len(content) == 2 and next(iter(content)) == "role" and "parts" in content \
         and isinstance(content["parts"], list)
     # {"role":…,"parts":[…]} from its pieces, any other shape as a whole
-    json_len = 18 + role_json + parts_json if standard else js_json_len(content)
+    json_len = TURN_JSON + role_json + parts_json if standard else js_json_len(content)
     shape = PLAIN_TURN if standard and role else OTHER_TURN
     thought_json = 0
     if thoughts:
