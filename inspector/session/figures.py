@@ -50,9 +50,10 @@ MASKING_TAG = "tool_output_masked"
 _TAG_OPEN = "<" + MASKING_TAG
 _SAVED_AT = re.compile(r"Output too large\. Full output available at: ([^\n]*)\n</" + MASKING_TAG + ">")
 
-# One turn's row: TurnIndex's fields in their order (see content_figures).
+# One turn's row: ``turn_index.ROW_FIELDS`` in their order (content_figures writes it; a plain tuple,
+# as marshal carries it between the reader's two processes).
 TurnRow = tuple[Any, ...]
-ROW_LENGTH = 16
+ROW_LENGTH = 16  # len(ROW_FIELDS): turn_index imports this module, so the count is checked there
 
 # A turn's shape, as the view of the history compression reads needs it (compaction/view.py):
 PLAIN_TURN = 0  # {"role": text, "parts": [...]}: joined to its neighbours by arithmetic on its lengths

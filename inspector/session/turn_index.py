@@ -5,18 +5,18 @@ The reader measures each turn once while it parses the file
 one list per figure, turn ``i`` at position ``i`` of each.  Analysis, masking,
 cost and the live view read the figures by name (``index.quarters[i]``),
 never through positions in a row.  The rows the reader builds are its own
-(tuples, because marshal carries them between its two processes); only
-``figures.transpose`` and ``of_messages`` know their layout, which is this
-class's field order.
+(tuples, because marshal carries them between its two processes); their
+layout is this class's field order (``ROW_FIELDS``), which ``figures.content_figures``
+follows and ``of_messages`` reads by name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
-from inspector.session.figures import CallKey, OutputFigures, ResponseFigures, UsageColumn, transpose
+from inspector.session.figures import ROW_LENGTH, CallKey, OutputFigures, ResponseFigures, UsageColumn, transpose
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +57,14 @@ class TurnIndex:
     def of_messages(cls, per_message: Sequence[tuple[tuple[Any, ...], ...]]) -> TurnIndex:
         """The index of a recording's messages, given the reader's rows of each message's turns."""
         columns, starts = transpose(per_message)
-        (record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds, responses,
-         usage, calls, answers, models, outputs, thought_json, shape) = columns
-        return cls(record_ids, roles, is_tool_result, quarters, json_lengths, is_candidate, is_safe_end, kinds,
-                   responses, UsageColumn(usage), calls, answers, models, outputs, thought_json, shape, starts)
+        return cls._of_columns(columns, starts)
+
+    @classmethod
+    def _of_columns(cls, columns: Sequence[list[Any]], starts: list[int]) -> TurnIndex:
+        """An index of per-turn columns given in ``ROW_FIELDS`` order (``usage`` as the packed list)."""
+        named: dict[str, Any] = dict(zip(ROW_FIELDS, columns, strict=True))
+        named["usage"] = UsageColumn(named["usage"])
+        return cls(**named, message_starts=starts)
 
     def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]],
                  own: TurnIndex | None = None) -> TurnIndex:
@@ -79,24 +83,23 @@ class TurnIndex:
 
     def head(self, turns: int, messages: int) -> TurnIndex:
         """A new index of the first ``turns`` turns, the first ``messages`` messages'."""
-        return TurnIndex(
-            self.record_ids[:turns], self.roles[:turns], self.is_tool_result[:turns], self.quarters[:turns],
-            self.json_lengths[:turns], self.is_candidate[:turns], self.is_safe_end[:turns], self.kinds[:turns],
-            self.responses[:turns], UsageColumn(self.usage.packed()[:turns]), self.calls[:turns],
-            self.answers[:turns], self.models[:turns], self.outputs[:turns], self.thought_json[:turns],
-            self.shape[:turns], self.message_starts[:messages + 1])
+        return TurnIndex._of_columns([column[:turns] for column in self._columns()],
+                                     self.message_starts[:messages + 1])
 
     def copy(self) -> TurnIndex:
         """A new index with columns of its own (``extended`` may then change them in place)."""
         return self.head(len(self), len(self.message_starts) - 1)
 
     def _columns(self) -> tuple[list[Any], ...]:
-        """Every per-turn column as a list (``usage`` as the list it packs), in field order."""
-        return (self.record_ids, self.roles, self.is_tool_result, self.quarters, self.json_lengths,
-                self.is_candidate, self.is_safe_end, self.kinds, self.responses, self.usage.packed(), self.calls,
-                self.answers, self.models, self.outputs, self.thought_json, self.shape)
+        """Every per-turn column as a list (``usage`` as the list it packs), in ``ROW_FIELDS`` order."""
+        return tuple(self.usage.packed() if name == "usage" else getattr(self, name) for name in ROW_FIELDS)
 
     def turns_of(self, message: int) -> range:
         """The turns message ``message`` of a recording became."""
         return range(self.message_starts[message], self.message_starts[message + 1])
 
+
+# The per-turn fields, in the order of a reader's row: ``TurnIndex``'s own field list (the one place it is
+# written; ``figures.content_figures`` builds each row in this order, ``tests/test_reader.py`` checks it).
+ROW_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(TurnIndex) if f.name != "message_starts")
+assert len(ROW_FIELDS) == ROW_LENGTH, "figures.ROW_LENGTH must count TurnIndex's per-turn fields"
