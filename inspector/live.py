@@ -58,7 +58,24 @@ from inspector.live_pairing import Pairing
 from inspector.session import Session, Turn
 from inspector.session.figures import CallKey, response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
-from inspector.session.jsonl import Message, count_newlines, line_count, scan
+from inspector.session.jsonl import (
+    ITEM_KIND,
+    ITEM_LINE,
+    ITEM_LISTED,
+    ITEM_MESSAGE,
+    ITEM_TARGET,
+    ITEM_TEXT,
+    MESSAGE_ID,
+    MESSAGE_LINE,
+    MESSAGE_PROBLEM,
+    MESSAGE_ROWS,
+    MESSAGE_WHERE,
+    Message,
+    count_newlines,
+    line_count,
+    replay,
+    scan,
+)
 from inspector.session.loader import paused_gc
 from inspector.session.reader import read_at
 from inspector.session.records import MessageList, loads_line
@@ -275,30 +292,23 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
     count = len(old_messages)
     last_id = next(reversed(session.message_lines), None) if session.message_lines else None
     items = scan(data, 0, None, session.line_count + 1, base=offset)
-    metadata = dict(session.metadata)
-    tail: dict[str, Message] = {}
+    for item in items:  # a line only a whole read can apply declines the extension, the first in the file
+        reason = _beyond_an_append(item)
+        if reason is not None:
+            return Declined(reason)
+    replayed = replay(items)  # the reader's own replay of the appended lines (jsonl.replay: one policy)
+    metadata = {**session.metadata, **replayed.metadata}
+    tail: dict[str, Message] = replayed.entries
     keep = count  # messages of the old state kept as they are
-    for item in items:
-        kind = item[0]
-        if kind == "m":
-            message: Message = item[1]
-            ident = message[0]
-            if message[4] is not None:
-                return Declined(f"line {message[3]:,}: {message[4]}")
-            if ident in tail or ident not in session.message_lines:
-                tail[ident] = message
-            elif ident == last_id and keep == count:
-                keep = count - 1
-                tail = {ident: message, **tail}
-            elif ident == last_id:
-                tail[ident] = message
-            else:
-                return Declined(f"line {message[3]:,} writes again message {ident!r} of line "
-                                f"{session.message_lines[ident]:,}, not the last one")
-        elif kind in ("s", "h") and item[3] is None:
-            metadata.update(item[2])
-        else:
-            return Declined(_declined_line(item))
+    for ident, message in tail.items():
+        if ident not in session.message_lines:
+            continue
+        if ident != last_id:
+            return Declined(f"line {message[MESSAGE_LINE]:,} writes again message {ident!r} of line "
+                            f"{session.message_lines[ident]:,}, not the last one")
+        keep = count - 1  # the last message, written again: it keeps its place, before the new ones
+    if keep != count and last_id is not None:
+        tail = {last_id: tail[last_id], **tail}
     index.spent = True  # its lists are changed in place below: this state cannot be extended again
     spare = index.spare if index.spare is not None and index.spare.session is session else None
     index.spare = None
@@ -310,20 +320,28 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
     return LiveState(new_session, analysis, state.model, first, replace(index, spent=False, spare=None))
 
 
-def _declined_line(item: tuple[Any, ...]) -> str:
-    """Why a line that is no plain message or metadata stops an extension (a scan item: see jsonl.scan)."""
-    kind, line = item[0], item[1]
+def _beyond_an_append(item: tuple[Any, ...]) -> str | None:
+    """Why a line stops an extension (a scan item: see jsonl.scan), or None for a plain message or a
+    metadata update: what a rewind, a checkpoint, a skipped line or a message that cannot be read
+    does, only reading the whole file again gives."""
+    kind = item[ITEM_KIND]
+    if kind == "m":
+        message: Message = item[ITEM_MESSAGE]
+        problem = message[MESSAGE_PROBLEM]
+        return None if problem is None else f"line {message[MESSAGE_LINE]:,}: {problem}"
+    line = item[ITEM_LINE]
     if kind == "r":
-        return f"line {line:,} rewinds to message {item[2]!r} ($rewindTo)"
-    if kind == "s":
-        return f"line {line:,} sets the whole list of messages ($set with messages)"
-    if kind == "h":
-        return f"line {line:,} is a metadata line that lists messages"
-    return f"line {line:,}: {item[2]}"
+        return f"line {line:,} rewinds to message {item[ITEM_TARGET]!r} ($rewindTo)"
+    if kind in ("s", "h"):
+        if item[ITEM_LISTED] is None:
+            return None
+        return (f"line {line:,} sets the whole list of messages ($set with messages)" if kind == "s"
+                else f"line {line:,} is a metadata line that lists messages")
+    return f"line {line:,}: {item[ITEM_TEXT]}"
 
 
 def _record(message: Message, data: bytes, offset: int) -> dict[str, Any]:
-    where = message[1]
+    where = message[MESSAGE_WHERE]
     assert isinstance(where, tuple)
     start, end = where
     record: dict[str, Any] = loads_line(memoryview(data)[start - offset:end - offset])
@@ -336,11 +354,11 @@ def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[s
     assert isinstance(old, MessageList) and session.turn_index is not None
     lazy = old.reads_file
     items: list[dict[str, Any] | tuple[int, int]] = [
-        message[1] if lazy else _record(message, data, offset) for message in tail.values()  # type: ignore[misc]
+        message[MESSAGE_WHERE] if lazy else _record(message, data, offset) for message in tail.values()  # type: ignore[misc]
     ]
     lines = spare.lines if spare is not None else dict(session.message_lines)
     for ident, message in tail.items():
-        lines[ident] = message[3]
+        lines[ident] = message[MESSAGE_LINE]
     return replace(
         session,
         metadata=metadata,
@@ -351,7 +369,7 @@ def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[s
         sha256=sha256,
         mtime_ns=mtime_ns or session.mtime_ns,
         ends_with_newline=True,
-        turn_index=session.turn_index.extended(keep, [m[2] for m in tail.values()],
+        turn_index=session.turn_index.extended(keep, [m[MESSAGE_ROWS] for m in tail.values()],
                                                spare.figures if spare is not None else None),
         warnings=list(session.warnings),
     )
@@ -369,7 +387,7 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     for offset_in_tail, message in enumerate(tail):
         position = keep + offset_in_tail
         for content, is_result in message_contents(messages[position]):
-            new_turns.append(Turn(len(new_turns), content, message[0], position, is_result))
+            new_turns.append(Turn(len(new_turns), content, message[MESSAGE_ID], position, is_result))
     n = len(new_turns)
     figures = session.turn_index  # every turn's figures, the new ones from ``first`` on
     assert figures is not None and len(figures) == n

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
@@ -34,6 +34,22 @@ Where = dict[str, Any] | tuple[int, int]  # a record held in memory, or its line
 # One checked message: (id, where, rows, line, problem): the rows of its turns (figures.message_figures),
 # () when there is a problem.
 Message = tuple[str, Where, tuple[TurnRow, ...], int, str | None]
+# A Message's fields by name (a plain tuple, as marshal carries it between the reader's processes).
+MESSAGE_ID: Final = 0
+MESSAGE_WHERE: Final = 1
+MESSAGE_ROWS: Final = 2
+MESSAGE_LINE: Final = 3
+MESSAGE_PROBLEM: Final = 4
+# Every scan item starts with its kind ("m", "r", "s", "h", "w"; see ``scan``), then the line, except "m"
+# (the Message, which holds its line).
+ITEM_KIND: Final = 0
+ITEM_LINE: Final = 1
+ITEM_MESSAGE: Final = 1  # "m": the Message
+ITEM_TARGET: Final = 2  # "r": the id it rewinds to
+ITEM_UPDATE: Final = 2  # "s" and "h": the metadata it sets
+ITEM_LISTED: Final = 3  # "s" and "h": the Messages it lists (a checkpoint), or None
+ITEM_TEXT: Final = 2  # "w": what the warning says
+ITEM_READ: Final = 3  # "w": whether Gemini CLI reads the line all the same
 
 
 def _c_count_newlines() -> Callable[[bytes, int, int], int] | None:
@@ -224,8 +240,8 @@ def unfinished_line(data: bytes, line: int) -> LoadWarning | None:
     writer is at it, or stopped mid-line), numbered ``line``: the warning the whole read gives
     (None: the line reads as it is, or is blank).  A live view shows it as ``analyze`` would."""
     for item in scan(data, 0, None, line):
-        if item[0] == "w":
-            return LoadWarning(item[1], item[2], item[3])
+        if item[ITEM_KIND] == "w":
+            return LoadWarning(item[ITEM_LINE], item[ITEM_TEXT], item[ITEM_READ])
     return None
 
 
@@ -250,11 +266,11 @@ class Replayed:
 def _add(state: Replayed, messages: list[Message]) -> bool:
     entries = state.entries
     for message in messages:
-        problem = message[4]
+        problem = message[MESSAGE_PROBLEM]
         if problem is not None:
-            state.problem = (message[3], problem)
+            state.problem = (message[MESSAGE_LINE], problem)
             return False
-        entries[message[0]] = message
+        entries[message[MESSAGE_ID]] = message
     return True
 
 
@@ -262,36 +278,36 @@ def replay(items: list[tuple[Any, ...]]) -> Replayed:
     state = Replayed()
     entries = state.entries
     for item in items:
-        kind = item[0]
+        kind = item[ITEM_KIND]
         if kind == "m":
-            message: Message = item[1]
-            problem = message[4]
+            message: Message = item[ITEM_MESSAGE]
+            problem = message[MESSAGE_PROBLEM]
             if problem is not None:
-                state.problem = (message[3], problem)
+                state.problem = (message[MESSAGE_LINE], problem)
                 break
-            entries[message[0]] = message
-        elif kind == "r":
-            target = item[2]
+            entries[message[MESSAGE_ID]] = message
+        elif kind == "r":  # ("r", line, target)
+            target = item[ITEM_TARGET]
             if target not in entries:
                 entries.clear()
             else:  # the newest first, down to the target: each message is dropped once (a copy per rewind was
                 while entries:  # quadratic: 60,000 rewinds took minutes)
                     if entries.popitem()[0] == target:
                         break
-        elif kind == "s":
-            if item[3] is not None:
+        elif kind == "s":  # ("s", line, update, listed messages | None)
+            if item[ITEM_LISTED] is not None:
                 entries.clear()
-                if not _add(state, item[3]):
+                if not _add(state, item[ITEM_LISTED]):
                     break
-            state.metadata.update(item[2])
-        elif kind == "h":
-            state.metadata.update(item[2])
-            if item[3] is not None and not _add(state, item[3]):
+            state.metadata.update(item[ITEM_UPDATE])
+        elif kind == "h":  # ("h", line, metadata, listed messages | None)
+            state.metadata.update(item[ITEM_UPDATE])
+            if item[ITEM_LISTED] is not None and not _add(state, item[ITEM_LISTED]):
                 break
-        else:  # "w"
-            state.warnings.append(LoadWarning(item[1], item[2], item[3]))
+        else:  # ("w", line, warning text, whether Gemini CLI reads the line)
+            state.warnings.append(LoadWarning(item[ITEM_LINE], item[ITEM_TEXT], item[ITEM_READ]))
             if state.first_error is None:
-                state.first_error = item[1]
+                state.first_error = item[ITEM_LINE]
     return state
 
 

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import orjson
 
 from inspector.session.errors import LoadWarning, SessionError
-from inspector.session.jsonl import collect, line_spans, replay
+from inspector.session.jsonl import ITEM_KIND, collect, line_spans, replay
 from inspector.session.locate import line_of
 from inspector.session.reader import QUIET, BinaryData, ReadWatch, read_at, scan_fd, scan_file
 from inspector.session.records import MessageList, js_json_loads, loads_line
@@ -353,7 +353,7 @@ def _read_jsonl(path: Path, data: bytes, legacy: dict[str, Any] | None = None) -
         return session
     if legacy is not None:
         return _legacy(path, data, legacy)
-    if any(item[0] == "w" for item in items):
+    if any(item[ITEM_KIND] == "w" for item in items):
         raise _json_error(path, data)
     raise SessionError(path, "not a Gemini CLI session: no line holds sessionId and projectHash")
 
