@@ -51,10 +51,10 @@ from inspector.compaction.budget import (
     truncate_chars,
     walk_budget,
 )
+from inspector.compaction.pairs import AgenticCandidates
 from inspector.compaction.view import SplitColumns
 from inspector.context import environment_quarters
 from inspector.live_budget import ShiftedTruncations, as_shifted, changed_weights, replan
-from inspector.live_pairing import Pairing
 from inspector.session import Session, Turn
 from inspector.session.figures import CallKey, response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
@@ -96,7 +96,7 @@ class _Index:
     roles: list[str]
     calls: list[tuple[CallKey, ...]]
     answers: list[tuple[CallKey, ...]]
-    pairing: Pairing  # after every turn, marked at the last message's first turn
+    pairing: AgenticCandidates  # after every turn, marked at the last message's first turn
     saturated: tuple[int, int] | None  # where the budget walk went over
     weights: dict[int, tuple[int, tuple[tuple[int, str], ...]]]  # live_budget.changed_weights's memory
     max_chars: int
@@ -200,12 +200,12 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
     calls = list(figures.calls)
     answers = list(figures.answers)
     last_start = _first_turn_of(analysis.turns, len(session.messages) - 1)
-    pairing = Pairing()
+    pairing = AgenticCandidates()
     for i in range(len(figures)):
         if i == last_start:
             pairing.mark()
         pairing.add(i, roles[i], calls[i], answers[i])
-    if pairing.log is None:
+    if not pairing.marked:
         pairing.mark()
     columns = analysis.split_columns
     index = _Index(

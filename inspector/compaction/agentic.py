@@ -12,51 +12,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from inspector.compaction.pairs import AgenticCandidates
 from inspector.jsjson import truthy
 from inspector.session.figures import CallKey, pair_key
 
 
 def crossing_free_model_turns(roles: list[str], calls: list[tuple[CallKey, ...]],
                               answers: list[tuple[CallKey, ...]]) -> list[int]:
-    """Model turns (never 0) no call/response pair spans, from per-turn keys.
-
-    Pairing follows ``pairs.pair_calls``: a response belongs to the earlier
-    call with its id, or, without an id, to the oldest unanswered id-less
-    call of its name.
-    """
-    by_id: dict[str, int] = {}
-    pending: dict[str | None, list[int]] = {}  # id-less calls by name, oldest first
-    count = len(roles)
-    crossing = [0] * (count + 1)
-    for i in range(count):
-        turn_answers = answers[i]
-        if turn_answers:
-            for key in turn_answers:
-                ident = key[0]
-                call_turn = by_id.get(ident, -1) if ident else -1
-                if call_turn < 0:
-                    waiting = pending.get(key[1])
-                    if waiting:
-                        call_turn = waiting.pop(0)
-                if 0 <= call_turn < i:
-                    # a split anywhere in (call_turn, i] would separate them
-                    crossing[call_turn + 1] += 1
-                    crossing[i + 1] -= 1
-        turn_calls = calls[i]
-        if turn_calls:
-            for key in turn_calls:
-                ident = key[0]
-                if ident:
-                    by_id[ident] = i
-                else:
-                    pending.setdefault(key[1], []).append(i)
-    found: list[int] = []
-    open_pairs = 0
-    for i in range(count):
-        open_pairs += crossing[i]
-        if open_pairs == 0 and i > 0 and roles[i] == "model":
-            found.append(i)
-    return found
+    """Model turns (never 0) no call/response pair spans, from per-turn keys (``pairs.AgenticCandidates``,
+    which pairs as ``pairs.Pairing`` does)."""
+    candidates = AgenticCandidates()
+    for i in range(len(roles)):
+        candidates.add(i, roles[i], calls[i], answers[i])
+    return candidates.found
 
 
 def _keys(content: dict[str, Any], field: str) -> list[CallKey]:

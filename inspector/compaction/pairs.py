@@ -9,6 +9,8 @@ missing half with a clear placeholder.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any, Generic, TypeVar
 
 from inspector.session.figures import CallKey, pair_key
@@ -75,48 +77,151 @@ class Pairing(Generic[T]):
     response with no id, or with an id no call has, belongs to the oldest
     unanswered call of its name that has no id.  A call with an id is never
     answered by a response that lacks it, nor by a neighbour's repeated
-    result.  Ids and names are compared as ``figures.pair_key`` gives them,
-    as the agentic split compares them.
+    result.  Ids and names are compared as ``figures.pair_key`` gives them.
+
+    This is the one statement of the pairing rule: the digest, the fact
+    check, ``pair_calls`` / ``repair_pairs`` and the agentic split
+    (``AgenticCandidates``, whole or live) all read pairs through it.
+
+    ``mark()`` starts a journal of what each later call and answer changes,
+    and ``undo()`` goes back to the mark (the live view pairs a message again
+    when Gemini CLI writes it again, without copying the state before each).
     """
 
     def __init__(self) -> None:
         self._by_id: dict[str, _Group[T]] = {}
         self._waiting: dict[str | None, deque[_Slot[T]]] = {}  # name -> unanswered calls without an id, oldest first
         self._answers = 0  # responses read so far: a call read after one starts a new group for its id
+        self._journal: list[Callable[[], object]] | None = None  # how to go back to the mark, newest last
+
+    def mark(self) -> None:
+        """From here on, journal every change so that ``undo`` can take it back."""
+        self._journal = []
+
+    @property
+    def marked(self) -> bool:
+        return self._journal is not None
+
+    def undo(self) -> None:
+        """Back to the state at ``mark`` (which ends the journal)."""
+        journal = self._journal
+        assert journal is not None, "undo without a mark"
+        for step in reversed(journal):
+            step()
+        self._journal = None
 
     def call(self, key: CallKey | None, item: T) -> None:
         if key is None:
             return
         ident, name = key
         slot = _Slot(item)
+        journal = self._journal
         if ident:
             group = self._by_id.get(ident)
             if group is None or group.since != self._answers:
+                if journal is not None:
+                    journal.append(partial(_restore_group, self._by_id, ident, group))
                 group = self._by_id[ident] = _Group(self._answers)
             group.slots.append(slot)
+            if journal is not None:
+                journal.append(group.slots.pop)
             return
         queue = self._waiting.get(name)
         if queue is None:
             queue = self._waiting[name] = deque()
         queue.append(slot)
+        if journal is not None:
+            journal.append(queue.pop)
 
     def answer(self, key: CallKey | None) -> tuple[T, bool] | None:
         """The call a response answers, and whether this is its first answer; None: no call."""
         if key is None:
             return None
+        journal = self._journal
         self._answers += 1
+        if journal is not None:
+            journal.append(self._one_answer_less)
         ident, name = key
         group = self._by_id.get(ident) if ident else None
         if group is not None:
+            repeats = group.repeats
             slot = group.take()
+            if journal is not None and group.repeats != repeats:
+                journal.append(partial(setattr, group, "repeats", repeats))
         else:
             queue = self._waiting.get(name)
             if not queue:
                 return None
             slot = queue.popleft()
+            if journal is not None:
+                journal.append(partial(queue.appendleft, slot))
         first = not slot.answered
+        if first and journal is not None:
+            journal.append(partial(setattr, slot, "answered", False))
         slot.answered = True
         return slot.item, first
+
+    def _one_answer_less(self) -> None:
+        self._answers -= 1
+
+
+def _restore_group(by_id: dict[str, _Group[T]], ident: str, group: _Group[T] | None) -> None:
+    if group is None:
+        del by_id[ident]
+    else:
+        by_id[ident] = group
+
+
+class AgenticCandidates:
+    """The model turns (never 0) that no call/response pair spans, found turn by turn: where the kept
+    part of an agentic split may start.  Pairs are ``Pairing``'s; a pair from turn ``c`` to turn ``i``
+    rules out every candidate after ``c`` up to ``i``.  ``mark`` / ``undo`` as ``Pairing``'s;
+    ``low``: how short ``found`` has been since it was last set (what a live append must redo)."""
+
+    def __init__(self) -> None:
+        self.pairing: Pairing[int] = Pairing()
+        self.found: list[int] = []
+        self.low = 0
+        self._journal: list[Callable[[], object]] | None = None
+
+    @property
+    def marked(self) -> bool:
+        return self._journal is not None
+
+    def mark(self) -> None:
+        self.pairing.mark()
+        self._journal = []
+
+    def undo(self) -> None:
+        journal = self._journal
+        assert journal is not None, "undo without a mark"
+        for step in reversed(journal):
+            step()
+            self.low = min(self.low, len(self.found))
+        self._journal = None
+        self.pairing.undo()
+
+    def add(self, i: int, role: str, calls: Sequence[CallKey], answers: Sequence[CallKey]) -> None:
+        """Turn ``i``, with the keys of its calls and of its responses (``figures.pair_key``)."""
+        found = self.found
+        journal = self._journal
+        for key in calls:  # a turn's calls before its responses, as pair_calls reads a content
+            self.pairing.call(key, i)
+        covered = False
+        for key in answers:
+            paired = self.pairing.answer(key)
+            if paired is None or paired[0] >= i:
+                continue
+            covered = True
+            while found and found[-1] > paired[0]:
+                lost = found.pop()
+                if journal is not None:
+                    journal.append(partial(found.append, lost))
+            self.low = min(self.low, len(found))
+        if not covered and i > 0 and role == "model":
+            found.append(i)
+            if journal is not None:
+                journal.append(found.pop)
 
 
 def pair_calls(contents: list[dict[str, Any]]) -> dict[tuple[int, int], tuple[int, int]]:
