@@ -1,0 +1,31 @@
+"""A transcript as the project's ``Session``: its steps as Gemini CLI's message records, the transcript beside."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from inspector.antigravity.history import session_messages
+from inspector.antigravity.transcript import parse_transcript
+from inspector.session.errors import SessionError
+from inspector.session.loader import Session
+
+_CONVERSATION = re.compile(r"/brain/([^/]+)/\.system_generated/logs/[^/]+$")
+
+
+def conversation_id(path: Path) -> str:
+    """The conversation's id: the ``brain/<id>`` folder the transcript sits under, else the file's name."""
+    found = _CONVERSATION.search(path.as_posix())
+    return found.group(1) if found else path.stem
+
+
+def read_session(path: Path, data: bytes) -> Session:
+    """``data`` (a transcript's bytes) as a read-only Session of format "antigravity"."""
+    transcript = parse_transcript(path, data)
+    if not transcript.steps:
+        raise SessionError(path, "an Antigravity transcript with no step that can be read")
+    messages, _lines = session_messages(transcript.steps)
+    return Session(path=path, format="antigravity",
+                   metadata={"sessionId": conversation_id(path), "kind": "antigravity"},
+                   messages=messages, warnings=list(transcript.warnings), line_count=transcript.line_count,
+                   transcript=transcript)
