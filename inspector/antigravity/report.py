@@ -77,8 +77,9 @@ def report_of(transcript: Transcript, compaction_point: int = DEFAULT_COMPACTION
                             replaced_positions(found))
 
 
-def checkpoint_lines(checkpoint: Checkpoint, *, show_all: bool = False) -> list[str]:
-    """One checkpoint: its figures, its summary's sections (a preview), what it forgot, what changed."""
+def checkpoint_lines(checkpoint: Checkpoint, *, show_all: bool = False, more: str = "--all, or --json") -> list[str]:
+    """One checkpoint: its figures, what it forgot, its summary's sections (a preview), what changed
+    since the previous one (``more``: how to see the lost facts left out)."""
     r = checkpoint.report
     step = checkpoint.step
     first, last = checkpoint.replaced_lines or (None, None)
@@ -89,19 +90,20 @@ def checkpoint_lines(checkpoint: Checkpoint, *, show_all: bool = False) -> list[
            f"{checkpoint.replaced_tokens:,} tokens",
            f"  fact recall {r.recall:.0%} ({r.kept} of {r.total} kept)  "
            + "  ".join(f"{kind} {v['kept']}/{v['total']}" for kind, v in r.by_kind().items())]
-    for section in checkpoint.summary.sections:
-        lines = section.lines
-        out.append(f"  [{section.name}] {len(lines)} lines")
-        out.extend(f"    {line[:160]}" for line in lines[:PREVIEW_LINES])
     lost = r.lost
     if lost:
         out.append(f"  lost facts ({len(lost)}):")
         shown = lost if show_all else lost[:LOST_SHOWN]
         out.extend(f"    {fact.kind:<10} {fact.value[:200]}" for fact in shown)
         if len(shown) < len(lost):
-            out.append(f"    … and {len(lost) - len(shown)} more (--all, or --json)")
+            out.append(f"    … and {len(lost) - len(shown)} more ({more})")
     for claim in r.false_claims[: None if show_all else 3]:
         out.append(f"  false claim: {claim.line[:200]}  ({claim.reason})")
+    out.append("  summary sections:")
+    for section in checkpoint.summary.sections:
+        lines = section.lines
+        out.append(f"  [{section.name}] {len(lines)} lines")
+        out.extend(f"    {line[:160]}" for line in lines[:PREVIEW_LINES])
     if checkpoint.changes is not None:
         counts = checkpoint.changes.counts()
         out.append(f"  since the previous checkpoint: +{counts['added']} -{counts['removed']} lines, "

@@ -49,9 +49,11 @@ def run(args: argparse.Namespace) -> int:
 
     session = load(args.file)
     if session.transcript is not None:  # an Antigravity transcript: its steps and checkpoints
+        from inspector.antigravity.checkpoints import resolve_compaction_point
         from inspector.antigravity.report import print_report, report_of
 
-        print_report(report_of(session.transcript, args.compaction_point), as_json=args.json, show_all=args.all)
+        report = report_of(session.transcript, resolve_compaction_point(args.compaction_point))
+        print_report(report, as_json=args.json, show_all=args.all)
         return 0
     threshold = resolve_threshold(args.threshold)
     configured = resolve_configured_model(args.model)

@@ -46,11 +46,12 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_compaction_point(parser: argparse.ArgumentParser) -> None:
-    from inspector.antigravity.checkpoints import DEFAULT_COMPACTION_POINT
+    from inspector.antigravity.checkpoints import COMPACTION_POINT_VARIABLE, DEFAULT_COMPACTION_POINT
 
-    parser.add_argument("--compaction-point", type=_whole, default=DEFAULT_COMPACTION_POINT, metavar="TOKENS",
+    parser.add_argument("--compaction-point", type=_whole, default=None, metavar="TOKENS",
                         help="an Antigravity transcript: the context size at which Antigravity compacts, that its "
-                             f"gauge is drawn against (default {DEFAULT_COMPACTION_POINT:,})")
+                             f"gauge is drawn against (default: {COMPACTION_POINT_VARIABLE}, else "
+                             f"{DEFAULT_COMPACTION_POINT:,})")
 
 
 def number(kind: type[int] | type[float], accept: Callable[[float], bool], rule: str) -> Callable[[str], float]:
