@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
         from inspector.antigravity.checkpoints import resolve_compaction_point
         from inspector.antigravity.report import print_report, report_of
 
-        report = report_of(session.transcript, resolve_compaction_point(args.compaction_point))
-        print_report(report, as_json=args.json, show_all=args.all)
+        print_report(report_of(session.transcript, resolve_compaction_point(args.compaction_point)),
+                     as_json=args.json, show_all=args.all)
         return 0
     threshold = resolve_threshold(args.threshold)
     configured = resolve_configured_model(args.model)
