@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from inspector.antigravity.history import session_messages
-from inspector.antigravity.transcript import parse_transcript
+from inspector.antigravity.transcript import USER_INPUT, parse_transcript
 from inspector.session.errors import SessionError
 from inspector.session.loader import Session
 
@@ -25,7 +25,11 @@ def read_session(path: Path, data: bytes) -> Session:
     if not transcript.steps:
         raise SessionError(path, "an Antigravity transcript with no step that can be read")
     messages, _lines = session_messages(transcript.steps)
-    return Session(path=path, format="antigravity",
-                   metadata={"sessionId": conversation_id(path), "kind": "antigravity"},
+    times = [s.created_at for s in transcript.steps if s.created_at]  # ISO times in UTC: in order as text
+    first = next((s for s in transcript.steps if s.kind == USER_INPUT and s.request), None)
+    metadata = {"sessionId": conversation_id(path), "kind": "antigravity",
+                "summary": " ".join(first.request.split())[:500] if first is not None else "",  # the browser's title
+                "startTime": min(times, default=""), "lastUpdated": max(times, default="")}
+    return Session(path=path, format="antigravity", metadata=metadata,
                    messages=messages, warnings=list(transcript.warnings), line_count=transcript.line_count,
                    transcript=transcript)
