@@ -7,7 +7,7 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from inspector.tui.app import InspectorApp
-from inspector.tui.screens.checkpoints import CheckpointsScreen
+from inspector.tui.screens.checkpoints import STATUS, CheckpointsScreen
 from inspector.tui.screens.dialogs import ConfirmScreen
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
@@ -34,6 +34,7 @@ async def test_the_table_then_the_checkpoints_and_what_each_forgot(tmp_path: Pat
         view = app.screen
         assert isinstance(view, SessionScreen)
         assert view.loaded is not None and view.loaded.session.format == "antigravity"
+        assert view.status.get("antigravity") == STATUS  # says what it is, and where its compactions are
         turns = view.query_one(TurnTable)
         assert len(view.loaded.analysis.turns) + 1 == turns.row_count  # every turn, and the split's divider
         assert 0 < len(view.loaded.analysis.turns) <= len(sample_rows())

@@ -23,6 +23,7 @@ from inspector.antigravity.report import TranscriptReport, checkpoint_lines, rep
 from inspector.antigravity.transcript import Transcript
 from inspector.format import share_bar, visible
 
+STATUS = "Antigravity transcript, read only · t: its checkpoints and what each forgot"
 COLUMNS = ("#", "step", "line", "summary", "replaced", "recall", "lost")
 
 
