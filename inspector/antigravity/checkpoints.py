@@ -3,8 +3,9 @@
 A CHECKPOINT step's content begins ``{{ CHECKPOINT N }}``, then a fixed
 sentence that the earlier parts were truncated, then a Markdown summary.  The
 steps it replaced are taken to be those after the previous checkpoint (or the
-start of the file) and before it: the summary stands for them (and the
-previous summary, which it was written from, is their start).
+start of the file) and before it: the summary stands for them.  The previous
+summary is not graded again (its own checkpoint was graded against the steps
+it replaced); how the two summaries differ is the diff below.
 
 The summary is graded with the project's own independent fact check
 (``inspector.quality.check_snapshot``) against those steps, presented as the
