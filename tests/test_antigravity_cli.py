@@ -83,7 +83,9 @@ def test_empty_and_unreadable_files_exit_two_in_one_line(home: Path, capsys: pyt
     empty.write_bytes(b"")
     assert main(["analyze", str(empty)]) == 2
     assert "empty" in _one_line(capsys.readouterr().err)
-    if os.geteuid() != 0:
+    assert main(["analyze", str(empty.parent)]) == 2  # a folder where the transcript was expected
+    assert "is a folder" in _one_line(capsys.readouterr().err)
+    if os.geteuid() != 0:  # (root reads any file)
         locked = write(home / "locked.jsonl")
         locked.chmod(0)
         assert main(["analyze", str(locked)]) == 2
