@@ -236,6 +236,9 @@ def find_files(folder: Path | None = None) -> list[Candidate]:
     for place in _listing(gemini_tmp()):
         if is_folder(place):
             found.extend(_chats_files(Path(place.path) / "chats", place.name, any_name=False))
+    from inspector.antigravity.catalog import transcript_candidates
+
+    found.extend(transcript_candidates())  # Antigravity's conversations, read only, beside them
     return found
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from scripts.make_antigravity_sample import OUT as ANTIGRAVITY_SAMPLE  # noqa: E402
 from tests.snapshot_app import build_app, settle  # noqa: E402
 
 OUT = REPO / "screenshots"
@@ -130,9 +131,14 @@ async def main() -> int:
         ("masking", samples / "long-migration.jsonl",
          keys("colon", *str(first_masked_turn(samples / "long-migration.jsonl")), "enter")),
     ]
+    antigravity = ANTIGRAVITY_SAMPLE.relative_to(REPO)  # scripts/make_antigravity_sample.py writes it
+    shots.append(("antigravity-checkpoints", antigravity, keys("t", "down")))
     small = [  # the smallest terminal the app is made for
         ("session-view-80x24", samples / "long-migration.jsonl", keys()),
         ("turn-detail-80x24", samples / "coding-task.jsonl", keys("home", "down", "d")),
+        ("antigravity-80x24", antigravity, keys()),
+        ("antigravity-checkpoints-80x24", antigravity, keys("t", "down")),
+        ("antigravity-preview-80x24", antigravity, keys("t", "down", "tab", "pagedown")),
     ]
     wanted = set(sys.argv[1:])
     converter = None

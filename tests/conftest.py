@@ -70,6 +70,7 @@ def write_agent_run(path: Path, calls: int = 3, input_tokens: int = 600_000) -> 
 
 def session_files() -> list[Path]:
     """Every session file the tests run on: sample_sessions/ and the shared real ones."""
+    from inspector.antigravity import is_transcript_file
     from inspector.compaction.budget import TOOL_OUTPUTS_DIR
     from inspector.store.files import STORE_DIR
 
@@ -80,6 +81,7 @@ def session_files() -> list[Path]:
                 p for p in sorted(folder.rglob("*")) if p.is_file() and p.suffix in SESSION_SUFFIXES
                 # an apply made on a sample (the README's quick start) leaves its journal and outputs beside it
                 and not {STORE_DIR, TOOL_OUTPUTS_DIR} & set(p.relative_to(folder).parts[:-1])
+                and not is_transcript_file(p)  # Antigravity's (tests/test_antigravity_*.py): no Gemini CLI session
             )
     return found
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from inspector.commands.common import add_session_arguments, hold_until_exit, print_json
+from inspector.commands.common import add_compaction_point, add_session_arguments, hold_until_exit, print_json
 from inspector.commands.output import say_warnings
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cost", action=argparse.BooleanOptionalAction, default=None,
                         help="price each turn from the recorded usage (--no-cost: a subscription pays nothing "
                              "per token; default: SESSION_INSPECTOR_COST, else off when signed in with Google)")
+    add_compaction_point(parser)
 
 
 def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost: bool | None = None) -> dict[str, Any]:
@@ -47,6 +48,13 @@ def run(args: argparse.Namespace) -> int:
     from inspector.settings import resolve_configured_model, resolve_threshold
 
     session = load(args.file)
+    if session.transcript is not None:  # an Antigravity transcript: its steps and checkpoints
+        from inspector.antigravity.checkpoints import resolve_compaction_point
+        from inspector.antigravity.report import print_report, report_of
+
+        print_report(report_of(session.transcript, resolve_compaction_point(args.compaction_point)),
+                     as_json=args.json, show_all=args.all)
+        return 0
     threshold = resolve_threshold(args.threshold)
     configured = resolve_configured_model(args.model)
     result = analyze(session, model=args.model, threshold=threshold.value, view=configured.view)

@@ -77,8 +77,11 @@ def apply_to_disk(session: Session, turns: Sequence[Turn], result: CompressionRe
                   hook: WriteHook | None = None) -> Applied:
     """Apply ``result`` to ``session`` (``hook`` reaches the store's writes: tests inject a full disk
     through it); a store refusal comes back as an ``Applied`` without an entry."""
+    from inspector.antigravity import read_only_refusal
     from inspector.store import StoreError, apply_compaction
 
+    if (read_only := read_only_refusal(session)) is not None:
+        return Applied(None, f"{session.path}: nothing was written: {read_only}", EXIT_REFUSED)
     try:
         return Applied(apply_compaction(session, turns, result, hook=hook))
     except StoreError as exc:

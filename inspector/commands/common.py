@@ -45,6 +45,15 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_compaction_point(parser: argparse.ArgumentParser) -> None:
+    from inspector.antigravity.checkpoints import COMPACTION_POINT_VARIABLE, DEFAULT_COMPACTION_POINT
+
+    parser.add_argument("--compaction-point", type=_whole, default=None, metavar="TOKENS",
+                        help="an Antigravity transcript: the context size at which Antigravity compacts, that its "
+                             f"gauge is drawn against (default: {COMPACTION_POINT_VARIABLE}, else "
+                             f"{DEFAULT_COMPACTION_POINT:,})")
+
+
 def number(kind: type[int] | type[float], accept: Callable[[float], bool], rule: str) -> Callable[[str], float]:
     """An argparse type: a number of ``kind`` that ``accept`` holds for, else ``rule`` as the error."""
 
@@ -65,6 +74,7 @@ def number(kind: type[int] | type[float], accept: Callable[[float], bool], rule:
 
 
 _fraction = number(float, lambda v: 0 < v <= 1, "must be above 0 and at most 1")
+_whole = number(int, lambda v: v > 0, "must be a whole number above 0")
 
 
 def print_json(value: Any) -> None:

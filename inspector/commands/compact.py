@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from inspector.analysis import analyze
+    from inspector.antigravity import refuse_path
     from inspector.compaction.compress import InvalidSplit
     from inspector.compaction.prompts import PromptFileError, load_prompt_file
     from inspector.compaction.request import RequestError, compaction_context, compaction_request
@@ -90,6 +91,9 @@ def run(args: argparse.Namespace) -> int:
         except PromptFileError as exc:
             say_error(str(exc))
             return EXIT_BAD_INPUT
+    if args.apply and (read_only := refuse_path(args.file)) is not None:  # an Antigravity transcript
+        say_error(read_only)
+        return EXIT_BAD_INPUT
     if args.compare and args.apply:
         print("session-inspector: --compare shows both strategies; apply one with --strategy NAME --apply",
               file=sys.stderr)

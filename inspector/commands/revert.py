@@ -26,9 +26,13 @@ _positive = number(int, lambda v: v >= 1, "must be 1 or more")
 
 
 def run(args: argparse.Namespace) -> int:
+    from inspector.antigravity import refuse_path
     from inspector.store import StoreError, revert, undoable
     from inspector.store.baseline import regular_file_problem
 
+    if (read_only := refuse_path(args.file)) is not None:  # an Antigravity transcript: nothing was ever applied
+        say_error(read_only)
+        return EXIT_REFUSED
     name = visible(str(args.file), one_line=True)
     if args.list:
         problem = regular_file_problem(args.file)

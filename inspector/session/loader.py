@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
@@ -36,7 +36,10 @@ from inspector.session.records import MessageList, js_json_loads, loads_line
 from inspector.session.turn_index import TurnIndex
 from inspector.session.validate import check_content, check_message, type_name
 
-Format = Literal["jsonl", "json", "checkpoint"]
+if TYPE_CHECKING:
+    from inspector.antigravity.transcript import Transcript
+
+Format = Literal["jsonl", "json", "checkpoint", "antigravity"]  # antigravity: read only (inspector.antigravity)
 
 # Bytes JavaScript's trim() treats as blank on a line of its own (ASCII subset).
 _BLANK_BYTES = b" \t\n\r\v\f"
@@ -62,6 +65,7 @@ class Session:
     bare_checkpoint: bool = False
     # JSONL only: every turn's figures, measured while reading (its message_starts map messages to turns)
     turn_index: TurnIndex | None = None
+    transcript: Transcript | None = None  # an Antigravity transcript's steps (format "antigravity")
 
     @property
     def session_id(self) -> str | None:
@@ -187,7 +191,7 @@ def read_open(path: Path, fd: int, watch: ReadWatch = QUIET) -> Session:
 
 def _read_open(path: Path, fd: int, info: os.stat_result, watch: ReadWatch) -> Session:
     session = None
-    if info.st_size >= STREAM_MIN_BYTES:
+    if info.st_size >= STREAM_MIN_BYTES and not _antigravity(read_at(fd, 0, min(info.st_size, 1 << 20))):
         with paused_gc():
             session = _stream_jsonl(path, fd, info.st_size, watch)
     if session is None:
@@ -228,12 +232,24 @@ def parse(path: Path, data: bytes) -> Session:
     nul = data.find(b"\x00")
     if nul != -1:
         raise _binary(path, nul, data.count(b"\n", 0, nul) + 1)
-    whole = _parse_whole(data)
-    session = _read_jsonl(path, data) if whole is _FAILED else _from_document(path, data, whole)
+    if _antigravity(data[: 1 << 20]):
+        from inspector.antigravity.session import read_session
+
+        session = read_session(path, data)
+    else:
+        whole = _parse_whole(data)
+        session = _read_jsonl(path, data) if whole is _FAILED else _from_document(path, data, whole)
     session.size = len(data)
     session.sha256 = hashlib.sha256(data).hexdigest()
     session.ends_with_newline = data.endswith(b"\n")
     return session
+
+
+def _antigravity(head: bytes) -> bool:
+    """Whether a file beginning ``head`` is an Antigravity transcript (one step a line)."""
+    from inspector.antigravity.transcript import looks_like_transcript
+
+    return looks_like_transcript(head)
 
 
 def _binary(path: Path, offset: int, line: int) -> SessionError:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from inspector.antigravity import read_only_refusal
 from inspector.compaction.compress import CompressionResult
 from inspector.compaction.staged import stages_used
 from inspector.format import before_after, turn_span
@@ -84,4 +85,6 @@ class Preview:
         """Why this preview cannot be applied, or None."""
         if self.stale:
             return f"the preview is stale ({self.stale}); c in the session view computes it again"
+        if self.source is not None and (read_only := read_only_refusal(self.source.session)) is not None:
+            return f"Nothing was written: {read_only}."
         return self.result.apply_refusal()

@@ -236,6 +236,10 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
             self.show_detail(cursor)  # (after an append, only when the turn shown changed: it keeps its scroll)
         if previous is None:
             self.tell_skipped(analysis.warnings)
+            if loaded.session.transcript is not None:  # Antigravity's: read only, its compactions under t
+                from inspector.tui.screens.checkpoints import STATUS
+
+                self.status.set("antigravity", STATUS)
         self.after_load(previous, loaded, message.reason)
         self.agentic_point = None
         if loaded.changed_from is None and loaded.agentic is None:

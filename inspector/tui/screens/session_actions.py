@@ -342,6 +342,11 @@ class SessionActions(InspectorScreen):
         self.load_session("reload")
 
     def action_timeline(self) -> None:
+        if self.loaded is not None and self.loaded.session.transcript is not None:  # Antigravity: its checkpoints
+            from inspector.tui.screens.checkpoints import CheckpointsScreen
+
+            self.app.push_screen(CheckpointsScreen(self.loaded.session.transcript))
+            return
         self.app.push_screen(TimelineScreen(self.path))
 
     # -- the preview and the file ---------------------------------------------------------------
