@@ -4,7 +4,7 @@ Two shapes, from one walk over the steps (``exchanges``), which pairs each
 tool call of a ``PLANNER_RESPONSE`` with the steps after it that answer it, in
 order (Antigravity writes one result step per call, right after the call):
 
-* ``session_messages``: Gemini CLI's message records (``user`` / ``gemini``
+* ``records.session_messages``: Gemini CLI's message records (``user`` / ``gemini``
   with ``toolCalls``), so that everything that shows a session (the app's
   table, search, export) shows a transcript, the step's own words and tool
   names kept as recorded;
@@ -25,13 +25,13 @@ order (Antigravity writes one result step per call, right after the call):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.antigravity.records import exchanges, message_id
 from inspector.antigravity.transcript import (
     ERROR_MESSAGE,
-    MODEL_SOURCE,
     PLANNER_RESPONSE,
     RUN_COMMAND,
     USER_INPUT,
@@ -40,77 +40,6 @@ from inspector.antigravity.transcript import (
     ToolCall,
 )
 from inspector.compaction.statuses import ToolStatuses
-
-
-@dataclass(frozen=True)
-class Exchange:
-    """One unit of the conversation: a step on its own, or a planner step with its calls' answers."""
-
-    step: Step
-    answers: tuple[Step | None, ...] = ()  # per tool call of ``step``: the step that answered it
-
-
-def exchanges(steps: Sequence[Step]) -> Iterator[Exchange]:
-    """The steps grouped: a planner step takes the result steps after it, one per call, in order;
-    a SYSTEM error step answers a call still waiting (a call Antigravity could not run)."""
-    pending: Step | None = None
-    answers: list[Step | None] = []
-
-    def flush() -> Iterator[Exchange]:
-        nonlocal pending, answers
-        if pending is not None:
-            yield Exchange(pending, tuple(answers) + (None,) * (len(pending.tool_calls) - len(answers)))
-        pending, answers = None, []
-
-    for step in steps:
-        waiting = pending is not None and len(answers) < len(pending.tool_calls)
-        if step.kind == PLANNER_RESPONSE:
-            yield from flush()
-            pending = step
-            continue
-        if waiting and (step.source == MODEL_SOURCE or step.kind == ERROR_MESSAGE):
-            answers.append(step)
-            continue
-        yield from flush()
-        yield Exchange(step)
-    yield from flush()
-
-
-def _message_id(step: Step) -> str:
-    return f"line-{step.line}"
-
-
-def session_messages(steps: Sequence[Step]) -> tuple[list[dict[str, Any]], list[tuple[int, ...]]]:
-    """Gemini CLI message records for ``steps``, and for each record the lines of the steps it holds."""
-    messages: list[dict[str, Any]] = []
-    lines: list[tuple[int, ...]] = []
-    for exchange in exchanges(steps):
-        step = exchange.step
-        if step.kind != PLANNER_RESPONSE:
-            if not step.text:
-                continue  # an empty CONVERSATION_HISTORY marker: nothing to show
-            kind = "user" if step.source != MODEL_SOURCE or step.kind == USER_INPUT else "gemini"
-            messages.append({"id": _message_id(step), "type": kind, "timestamp": step.created_at,
-                             "content": [{"text": step.text}]})
-            lines.append((step.line,))
-            continue
-        record: dict[str, Any] = {"id": _message_id(step), "type": "gemini", "timestamp": step.created_at,
-                                  "content": step.content}
-        if step.thinking:
-            record["thoughts"] = [{"subject": "", "description": step.thinking}]
-        calls = []
-        for number, (call, answer) in enumerate(zip(step.tool_calls, exchange.answers, strict=True)):
-            entry: dict[str, Any] = {"id": f"{_message_id(step)}-{number}", "name": call.name, "args": call.args}
-            if answer is not None:
-                entry["result"] = answer.text or f"({answer.kind.lower()}, no text)"
-                entry["status"] = "error" if answer.kind == ERROR_MESSAGE else "success"
-            calls.append(entry)
-        if calls:
-            record["toolCalls"] = calls
-        messages.append(record)
-        lines.append((step.line, *(a.line for a in exchange.answers if a is not None)))
-    return messages, lines
-
 
 # -- the fact check's input ------------------------------------------------------------------------
 
@@ -203,7 +132,7 @@ def checker_history(steps: Sequence[Step]) -> CheckerHistory:
         statuses: list[str | None] = []
         for number, (call, answer) in enumerate(zip(step.tool_calls, exchange.answers, strict=True)):
             name, args = _checker_call(call)
-            ident = f"{_message_id(step)}-{number}"
+            ident = f"{message_id(step)}-{number}"
             parts.append({"functionCall": {"id": ident, "name": name, "args": args}})
             if answer is None:
                 continue

@@ -1,14 +1,16 @@
-"""A transcript as the project's ``Session``: its steps as Gemini CLI's message records, the transcript beside."""
+"""A transcript as the pieces of the project's ``Session`` (the loader builds it): its steps as Gemini CLI's
+message records, the transcript beside.  Nothing here imports the loader, so the loader can import this."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from inspector.antigravity.history import session_messages
-from inspector.antigravity.transcript import USER_INPUT, parse_transcript
-from inspector.session.errors import SessionError
-from inspector.session.loader import Session
+from inspector.antigravity.records import session_messages
+from inspector.antigravity.transcript import USER_INPUT, Transcript, parse_transcript
+from inspector.session.errors import LoadWarning, SessionError
 
 _CONVERSATION = re.compile(r"/brain/([^/]+)/\.system_generated/logs/[^/]+$")
 
@@ -19,8 +21,19 @@ def conversation_id(path: Path) -> str:
     return found.group(1) if found else path.stem
 
 
-def read_session(path: Path, data: bytes) -> Session:
-    """``data`` (a transcript's bytes) as a read-only Session of format "antigravity"."""
+@dataclass(frozen=True)
+class TranscriptRead:
+    """What a transcript gives a read-only Session of format "antigravity"."""
+
+    metadata: dict[str, Any]
+    messages: list[dict[str, Any]]
+    warnings: list[LoadWarning]
+    line_count: int
+    transcript: Transcript
+
+
+def read_session(path: Path, data: bytes) -> TranscriptRead:
+    """``data`` (a transcript's bytes), read."""
     transcript = parse_transcript(path, data)
     if not transcript.steps:
         raise SessionError(path, "an Antigravity transcript with no step that can be read")
@@ -30,6 +43,4 @@ def read_session(path: Path, data: bytes) -> Session:
     metadata = {"sessionId": conversation_id(path), "kind": "antigravity",
                 "summary": " ".join(first.request.split())[:500] if first is not None else "",  # the browser's title
                 "startTime": min(times, default=""), "lastUpdated": max(times, default="")}
-    return Session(path=path, format="antigravity", metadata=metadata,
-                   messages=messages, warnings=list(transcript.warnings), line_count=transcript.line_count,
-                   transcript=transcript)
+    return TranscriptRead(metadata, messages, list(transcript.warnings), transcript.line_count, transcript)

@@ -235,7 +235,9 @@ def parse(path: Path, data: bytes) -> Session:
     if _antigravity(data[: 1 << 20]):
         from inspector.antigravity.session import read_session
 
-        session = read_session(path, data)
+        read = read_session(path, data)
+        session = Session(path=path, format="antigravity", metadata=read.metadata, messages=read.messages,
+                          warnings=read.warnings, line_count=read.line_count, transcript=read.transcript)
     else:
         whole = _parse_whole(data)
         session = _read_jsonl(path, data) if whole is _FAILED else _from_document(path, data, whole)
