@@ -44,7 +44,6 @@ from typing import Any, TypeVar
 
 from inspector.analysis import Analysis, last_prompt_tokens, project_temp_dir, usage_fresh_from
 from inspector.compaction.budget import (
-    FUNCTION_RESPONSE_TOKEN_BUDGET,
     TOOL_OUTPUTS_DIR,
     output_file_name,
     plan_budget,
@@ -234,7 +233,7 @@ def _saturation(responses: list[tuple[Any, ...]], text_of: Callable[[int, int], 
                 output_path: Callable[[str, int], str], max_chars: int) -> tuple[int, int] | None:
     """Where the budget walk first counts more than the budget (None: never): walked only that far."""
     walk = walk_budget(responses, text_of, output_path, max_chars,
-                       stop=lambda turn, part, used: used > FUNCTION_RESPONSE_TOKEN_BUDGET)
+                       stop=lambda turn, part, saturated: saturated)
     return walk.saturated_at
 
 

@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, overload
 
 from inspector.compaction.budget import (
-    FUNCTION_RESPONSE_TOKEN_BUDGET,
     Truncation,
     cut_output,
     truncated_content,
@@ -124,10 +123,9 @@ def replan(
 
     Returns the plan and where its walk went over the budget."""
 
-    def stop(turn: int, part: int, used: int) -> bool:
+    def stop(turn: int, part: int, saturated: bool) -> bool:
         # Both walks are over the budget here and for every older part: the old plan holds the rest.
-        return (used > FUNCTION_RESPONSE_TOKEN_BUDGET and turn < first_changed and old_saturated is not None
-                and (turn, part) < old_saturated)
+        return saturated and turn < first_changed and old_saturated is not None and (turn, part) < old_saturated
 
     walk = walk_budget(responses, text_of, output_path, max_chars, stop=stop)
     if walk.stopped_at is None:

@@ -175,10 +175,11 @@ def walk_budget(
     output_path: Callable[[str, int], str],
     max_chars: int = DEFAULT_TRUNCATE_CHARS,
     budget: int = FUNCTION_RESPONSE_TOKEN_BUDGET,
-    stop: Callable[[int, int, int], bool] | None = None,
+    stop: Callable[[int, int, bool], bool] | None = None,
 ) -> BudgetWalk:
-    """The walk of ``plan_budget``, newest to oldest; ``stop(turn, part, used)``, asked before
-    each output is counted, may end it early (``inspector.live`` reuses the rest of an earlier plan).
+    """The walk of ``plan_budget``, newest to oldest; ``stop(turn, part, saturated)``, asked before
+    each output is counted with whether the counted tokens already exceed the budget, may end it
+    early (``inspector.live`` reuses the rest of an earlier plan).
 
     Once the counted tokens exceed the budget every older output is cut and
     every older part moves the counter by one, whatever the outputs hold.
@@ -196,7 +197,7 @@ def walk_budget(
                 if used > budget:
                     seq += 1
                 continue
-            if stop is not None and stop(i, part, used):
+            if stop is not None and stop(i, part, used > budget):
                 return BudgetWalk(truncations, (i, part), seq, saturated)
             if used + tokens <= budget:
                 used += tokens
