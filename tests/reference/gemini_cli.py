@@ -14,7 +14,6 @@ the product runs the real Gemini CLI without any hook for tests.
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import subprocess
@@ -69,29 +68,50 @@ def gemini_cli(install: bool = True) -> Path | Missing:
     return BIN
 
 
-def fake_responses(path: Path, answers: Sequence[str]) -> Path:
+def fake_responses(path: Path, answers: Sequence[str], prompt_tokens: int = 1000) -> Path:
     """Write the file ``--fake-responses`` reads: one JSON object per line, each a recorded call of
     Gemini CLI's content generator (``FakeContentGenerator``); here each call is a streamed
-    ``generateContentStream`` answer whose one chunk holds ``text`` and a usage record."""
+    ``generateContentStream`` answer whose one chunk holds the text and a usage record.  No answers:
+    an empty file, on which Gemini CLI fails and says the whole request it got."""
     lines = []
     for text in answers:
         chunk = {
             "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
                             "index": 0}],
-            "usageMetadata": {"promptTokenCount": 1000, "candidatesTokenCount": 100, "totalTokenCount": 1100},
+            "usageMetadata": {"promptTokenCount": prompt_tokens, "candidatesTokenCount": len(text),
+                              "totalTokenCount": prompt_tokens + len(text)},
         }
         lines.append(json.dumps({"method": "generateContentStream", "response": [chunk]}))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
 
 
-def wrapper_on_path(folder: Path, gemini: Path, *extra: str) -> Path:
-    """A ``gemini`` script in ``folder`` that runs ``gemini`` with ``extra`` arguments first
-    (``--fake-responses FILE``); put ``folder`` on PATH."""
+def wrapper_on_path(folder: Path, gemini: Path, answers: Sequence[Sequence[str]],
+                    env: dict[str, str] | None = None) -> Path:
+    """A ``gemini`` script in ``folder`` (put ``folder`` on PATH) that runs the real ``gemini`` with
+    ``--fake-responses``: its Nth run answers from ``answers[N-1]`` (each run is a new process that reads
+    the file from its start), with ``env`` added.  Each run leaves ``folder/argv-N`` (its arguments, one a
+    line), ``folder/stdin-N`` (what it was piped) and ``folder/stderr-N``; ``folder/calls`` counts them."""
     folder.mkdir(parents=True, exist_ok=True)
+    for number, texts in enumerate(answers, 1):
+        fake_responses(folder / f"answers-{number}.jsonl", texts, prompt_tokens=1000 * number)
+    exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in (env or {}).items())
+    here = shlex.quote(str(folder))
     script = folder / "gemini"
-    words = " ".join(shlex.quote(w) for w in (str(gemini), *extra))
-    script.write_text(f'#!/bin/sh\nexec {words} "$@"\n', encoding="utf-8")
+    script.write_text(
+        "#!/bin/bash\n"
+        f"dir={here}\n"
+        'n=$(( $(cat "$dir/calls" 2>/dev/null || echo 0) + 1 ))\n'
+        'echo "$n" > "$dir/calls"\n'
+        'printf \'%s\\n\' "$@" > "$dir/argv-$n"\n'
+        'answers="$dir/answers-$n.jsonl"\n'
+        '[ -f "$answers" ] || : > "$answers"\n'
+        f"{exports}"
+        f'tee "$dir/stdin-$n" | {shlex.quote(str(gemini))} --fake-responses "$answers" "$@" '
+        '2> >(tee "$dir/stderr-$n" >&2)\n'
+        'exit "${PIPESTATUS[1]}"\n',
+        encoding="utf-8",
+    )
     script.chmod(0o755)
     return script
 
@@ -109,4 +129,4 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-__all__ = ["BIN", "CACHE", "VERSION", "fake_responses", "gemini_cli", "os", "wrapper_on_path"]
+__all__ = ["BIN", "CACHE", "VERSION", "fake_responses", "gemini_cli", "wrapper_on_path"]
