@@ -180,7 +180,8 @@ def test_auto_picks_a_gemini_cli_signed_in_with_google(tmp_path: Path, home: Pat
     assert code == 0, err
     assert data["provider"] == "gemini-cli" and data["snapshot"] == FINAL
     said = err.strip().splitlines()
-    assert len(said) == 1 and said[0].startswith("session-inspector: provider: Gemini CLI") and "signed in with Google" in said[0]
+    assert len(said) == 1 and said[0].startswith("session-inspector: provider: Gemini CLI")
+    assert "signed in with Google" in said[0]
     assert "sent to Gemini through" in said[0] and str(script) in said[0]
     assert (script.parent / "calls").read_text().strip() == "2"
 
