@@ -274,3 +274,29 @@ def test_parse_answer_counts_every_model_and_refuses_an_empty_answer() -> None:
                                                      "cached": 4, "total": 17}
     with pytest.raises(EmptyAnswer):
         parse_answer(0, json.dumps({**answer, "response": "  "}).encode(), b"")
+
+
+async def test_the_app_runs_gemini_cli_when_chosen_with_p(tmp_path: Path, home: Path, session: Path, gemini: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """P in the app reaches gemini-cli (offline -> gemini -> gemini-cli); c then runs it: the snapshot shown
+    is its verified answer, and its sessions are gone."""
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.screens.session import SessionScreen
+    from inspector.tui.screens.snapshot import SnapshotScreen
+    from tests.snapshot_app import screen_after
+    from tests.test_tui_compaction import settle
+
+    script = wrapper(tmp_path, gemini, [DRAFT], [FINAL])
+    on_path(monkeypatch, script.parent)
+    app = InspectorApp(session, threshold=0.5, live=False, provider="offline")
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("P", "P")
+        assert app.provider_settings.provider == "gemini-cli"
+        view = app.screen
+        assert isinstance(view, SessionScreen)
+        assert "Gemini CLI" in view.status.get("provider") and "the turns are sent" in view.status.get("provider")
+        screen = await screen_after(pilot, "c", SnapshotScreen)
+        assert screen.preview.result.provider == "gemini-cli" and screen.preview.result.snapshot == FINAL
+    assert (script.parent / "calls").read_text().strip() == "2"
+    assert recorded_sessions(home) == []

@@ -180,9 +180,9 @@ def pick_summariser(
     if choice.provider == "gemini-cli":
         from inspector.compaction.summarisers.gemini_cli import GeminiCliSummariser
 
-        if choice.program is None:
-            raise SummariserError(choice.problem or "Gemini CLI cannot run")
-        return GeminiCliSummariser(model or DEFAULT_MODEL, program=choice.program, timeout=timeout, env=env)
+        # (with no gemini found, the run fails and says so, as a run of Gemini with no credentials does)
+        return GeminiCliSummariser(model or DEFAULT_MODEL, program=choice.program or gemini_cli or "gemini",
+                                   timeout=timeout, env=env)
     from inspector.compaction.summarisers.gemini import GeminiSummariser
 
     return GeminiSummariser(model or DEFAULT_MODEL, base_url=base_url, timeout=timeout, choice=choice)
