@@ -225,6 +225,8 @@ def program(tmp_path: Path, body: str) -> Path:
     ("cat > /dev/null; printf '{\"session_id\": \"x\", \"error\": {\"type\": \"FatalAuthenticationError\", "
      "\"message\": \"Login required\\\\nmore\", \"code\": 41}}' >&2; exit 41\n",
      "(FatalAuthenticationError, exit code 41): Login required"),
+    ("cat > /dev/null; echo 'Usage: gemini' >&2; echo 'Unknown arguments: skip-trust, skipTrust' >&2; exit 1\n",
+     "does not know skip-trust, skipTrust: --provider gemini-cli needs Gemini CLI 0.61 or later"),
 ])
 def test_a_failed_run_is_one_line(tmp_path: Path, body: str, words: str) -> None:
     summariser = GeminiCliSummariser("m", program=str(program(tmp_path, body)), run_folder=tmp_path / "run")
@@ -300,3 +302,17 @@ async def test_the_app_runs_gemini_cli_when_chosen_with_p(tmp_path: Path, home: 
         assert screen.preview.result.provider == "gemini-cli" and screen.preview.result.snapshot == FINAL
     assert (script.parent / "calls").read_text().strip() == "2"
     assert recorded_sessions(home) == []
+
+
+def test_a_lone_surrogate_is_sent_as_its_json_escape_in_valid_utf8(tmp_path: Path) -> None:
+    """Session files may hold a lone surrogate (``\\ud800`` in their JSON); what is piped stays valid UTF-8,
+    the one character written as its escape, the rest as it is."""
+    sent = tmp_path / "sent"
+    answer = json.dumps({"session_id": "s", "response": "<state_snapshot>x</state_snapshot>"})
+    script = program(tmp_path, f"cat > {sent}; echo '{answer}'\n")
+    summariser = GeminiCliSummariser("m", program=str(script), run_folder=tmp_path / "run")
+    text = asyncio.run(summariser.summarise("system", [{"role": "user", "parts": [{"text": "odd \ud800 é"}]},
+                                                       {"role": "user", "parts": [{"text": "Write it."}]}]))
+    assert text == "<state_snapshot>x</state_snapshot>"
+    piped = sent.read_bytes().decode("utf-8")  # strict: raises on a byte that is not UTF-8
+    assert '"odd \\ud800 é"' in piped and piped.endswith("Write it.\n")

@@ -64,6 +64,7 @@ EXIT_WORDS = {
 }
 CONVERSATION_HEAD = ("The conversation to summarise, one turn per line as JSON (\"role\": \"user\" or \"model\"; "
                      "\"parts\": its text, tool calls and tool results), oldest first:")
+_UNKNOWN = re.compile(r"Unknown arguments?: ([^\n]+)")  # yargs, for a flag an older Gemini CLI lacks
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
@@ -140,7 +141,7 @@ class GeminiCliSummariser:
             raise SummariserError(f"cannot make the folder Gemini CLI runs in: {exc}", kind="error") from None
 
     async def summarise(self, system_prompt: str, contents: list[dict[str, Any]]) -> str:
-        data = render_input(contents).encode("utf-8", "surrogatepass")
+        data = render_input(contents).encode("utf-8", "backslashreplace")  # a lone surrogate as its JSON escape
         if len(data) > MAX_STDIN_BYTES:
             raise SummariserError(
                 f"the turns to summarise are {len(data) / 2**20:.1f} MiB as text, and Gemini CLI reads at most "
@@ -218,6 +219,11 @@ def parse_answer(code: int, out: bytes, err: bytes) -> tuple[str, TokenUsage | N
     if error is not None:
         raise SummariserError(scrub(f"Gemini CLI answered with an error{_error_words(error, code)}; {OTHER_WAY}",
                                     secrets), kind=_error_kind(error, code))
+    unknown = _UNKNOWN.search(err.decode("utf-8", "replace")) if code != 0 else None
+    if unknown is not None:
+        raise SummariserError(scrub(f"this Gemini CLI does not know {short(unknown.group(1))}: --provider gemini-cli "
+                                    "needs Gemini CLI 0.61 or later (gemini --version; npm install -g "
+                                    "@google/gemini-cli)", secrets), kind="error")
     if code != 0:
         why = EXIT_WORDS.get(code, "")
         said = _last_line(err) or _last_line(out) or "no output"
