@@ -76,6 +76,23 @@ def wrapper(tmp_path: Path, gemini: Path, *answers: list[str], env: dict[str, st
     return wrapper_on_path(tmp_path / "bin", gemini, answers, {"GEMINI_API_KEY": "wrapper-only-key", **(env or {})})
 
 
+def failing_wrapper(tmp_path: Path, gemini: Path) -> Path:
+    """A wrapper whose Gemini CLI has no answer to give: it fails and writes the whole request it built
+    into its error report, kept in the wrapper's folder (its own TMPDIR)."""
+    reports = tmp_path / "bin" / "reports"
+    reports.mkdir(parents=True)
+    return wrapper(tmp_path, gemini, [], env={"TMPDIR": str(reports)})
+
+
+def request_sent(script: Path) -> dict:
+    """The request Gemini CLI built, from its error report (its stderr is cut when a message is long)."""
+    for report in sorted((script.parent / "reports").glob("gemini-client-error-*.json")):
+        message = json.loads(report.read_text(encoding="utf-8"))["error"]["message"]
+        if "got request:" in message:
+            return json.loads(message.split("got request:", 1)[1])
+    raise AssertionError("no error report holds the request")
+
+
 def recorded_sessions(home: Path) -> list[Path]:
     return sorted((home / ".gemini" / "tmp").glob("*/chats/**/*.json*"))
 
@@ -115,7 +132,7 @@ def test_the_request_holds_our_prompt_the_turns_and_no_tool(
     """With no answer to give, Gemini CLI fails and says the request it built: the system prompt is
     ours alone, it declares no tool, the turns and the request are its user text.  The failure is one
     line, and the failed run's session is removed too."""
-    script = wrapper(tmp_path, gemini, [])
+    script = failing_wrapper(tmp_path, gemini)
     on_path(monkeypatch, script.parent)
     summariser = GeminiCliSummariser("gemini-2.5-flash", program=str(script), timeout=60)
     contents = [{"role": "user", "parts": [{"text": "please rename get_user in api/users.py"}]},
@@ -124,8 +141,7 @@ def test_the_request_holds_our_prompt_the_turns_and_no_tool(
     with pytest.raises(SummariserError) as raised:
         asyncio.run(summariser.summarise(COMPRESSION_SYSTEM_PROMPT, contents))
     assert "\n" not in str(raised.value) and str(raised.value).startswith("Gemini CLI answered with an error")
-    said = (script.parent / "stderr-1").read_text(encoding="utf-8")
-    request = json.loads(said[said.index("got request:") + len("got request:"):].split("\n", 1)[1].split("\n")[0])
+    request = request_sent(script)
     assert request["model"] == "gemini-2.5-flash"
     assert request["config"]["systemInstruction"] == COMPRESSION_SYSTEM_PROMPT.strip()
     assert request["config"]["tools"] == [{"functionDeclarations": []}]
@@ -316,3 +332,22 @@ def test_a_lone_surrogate_is_sent_as_its_json_escape_in_valid_utf8(tmp_path: Pat
     assert text == "<state_snapshot>x</state_snapshot>"
     piped = sent.read_bytes().decode("utf-8")  # strict: raises on a byte that is not UTF-8
     assert '"odd \\ud800 é"' in piped and piped.endswith("Write it.\n")
+
+
+def test_a_history_past_the_pipe_buffer_reaches_the_model_whole(
+        tmp_path: Path, home: Path, gemini: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemini CLI reads piped input only when it starts within 500 ms, in chunks: 2 MiB of turns (32 pipe
+    buffers) reach its request whole, the last turn's words included."""
+    script = failing_wrapper(tmp_path, gemini)
+    on_path(monkeypatch, script.parent)
+    turns = [{"role": "user" if i % 2 == 0 else "model", "parts": [{"text": f"turn {i} " + "é" * 22_000}]}
+             for i in range(50)]
+    turns.append({"role": "user", "parts": [{"text": "Write a new <state_snapshot> now."}]})
+    summariser = GeminiCliSummariser("gemini-2.5-flash", program=str(script), timeout=120)
+    with pytest.raises(SummariserError):
+        asyncio.run(summariser.summarise("system", turns))
+    request = request_sent(script)
+    texts = [p["text"] for c in request["contents"] for p in c["parts"]]
+    assert texts[-1] == render_input(turns)  # after Gemini CLI's own <session_context>
+    assert len(render_input(turns).encode()) > 2 * 2**20
+    assert recorded_sessions(home) == []
