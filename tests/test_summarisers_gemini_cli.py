@@ -351,3 +351,20 @@ def test_a_history_past_the_pipe_buffer_reaches_the_model_whole(
     assert texts[-1] == render_input(turns)  # after Gemini CLI's own <session_context>
     assert len(render_input(turns).encode()) > 2 * 2**20
     assert recorded_sessions(home) == []
+
+
+def test_gemini_cli_option_names_the_program_and_only_where_it_runs(
+        tmp_path: Path, home: Path, session: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from inspector.compaction.request import RequestError, compaction_request
+
+    monkeypatch.setenv("PATH", os.pathsep.join(["/usr/bin", "/bin"]))  # no gemini on it
+    answer = json.dumps({"session_id": "s", "response": FINAL.replace("\n", " ")})
+    given = program(tmp_path, f"cat > /dev/null; echo '{answer}'\n")
+    code, data, err = compact(capsys, str(session), "--provider", "gemini-cli", "--gemini-cli", str(given), "--force")
+    assert code == 0, err
+    assert data["provider_choice"]["program"] == str(given) and "the checked goal" in data["snapshot"]
+    with pytest.raises(RequestError, match="--gemini-cli names the Gemini CLI to run"):
+        compaction_request(provider="offline", gemini_cli=str(given))
+    assert main(["compact", str(session), "--provider", "gemini-cli", "--gemini-cli", str(tmp_path / "none")]) == 2
+    assert "is not a program that can run" in capsys.readouterr().err
