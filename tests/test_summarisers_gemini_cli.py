@@ -366,5 +366,8 @@ def test_gemini_cli_option_names_the_program_and_only_where_it_runs(
     assert data["provider_choice"]["program"] == str(given) and "the checked goal" in data["snapshot"]
     with pytest.raises(RequestError, match="--gemini-cli names the Gemini CLI to run"):
         compaction_request(provider="offline", gemini_cli=str(given))
+    monkeypatch.chdir(given.parent)  # a relative path is taken from here, not from the folder it runs in
+    code, data, err = compact(capsys, str(session), "--provider", "gemini-cli", "--gemini-cli", "./gemini", "--force")
+    assert code == 0 and data["provider_choice"]["program"] == str(given), err
     assert main(["compact", str(session), "--provider", "gemini-cli", "--gemini-cli", str(tmp_path / "none")]) == 2
     assert "is not a program that can run" in capsys.readouterr().err

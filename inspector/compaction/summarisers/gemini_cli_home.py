@@ -61,7 +61,8 @@ def find_gemini(env: Mapping[str, str], given: str | None = None) -> str | None:
     PATH; None when there is none that can run."""
     if given:
         if os.sep in given or (os.altsep and os.altsep in given):
-            return given if os.path.isfile(given) and os.access(given, os.X_OK) else None
+            found = os.path.abspath(given)  # it runs in a folder of its own: a relative path would not hold there
+            return found if os.path.isfile(found) and os.access(found, os.X_OK) else None
         return shutil.which(given, path=env.get("PATH", ""))
     return shutil.which("gemini", path=env.get("PATH", ""))
 
