@@ -213,6 +213,7 @@ async def test_provider_switch_says_which_summariser_runs_before_anything_is_sen
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
     monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+    monkeypatch.setenv("PATH", str(session_file.parent))  # no gemini on it
     with GeminiServer([]) as server:
         app = InspectorApp(session_file, threshold=0.5, live=False, provider="offline", base_url=server.url)
         async with app.run_test(size=(160, 45)) as pilot:
@@ -225,10 +226,15 @@ async def test_provider_switch_says_which_summariser_runs_before_anything_is_sen
             assert "gemini: no credentials found, a run fails" in view.status.get("provider")
             assert any(n.message.startswith("Gemini cannot run") for n in app._notifications)
             await pilot.press("P")
+            assert app.provider_settings.provider == "gemini-cli"
+            assert "gemini-cli: no gemini on PATH, a run fails" in view.status.get("provider")
+            assert any(n.message.startswith("Gemini CLI cannot run: no gemini was found on PATH")
+                       for n in app._notifications)
+            await pilot.press("P")
             assert app.provider_settings.provider == "auto"
             assert "auto -> offline: nothing leaves" in view.status.get("provider")
             monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-key-never-shown")
-            await pilot.press("P", "P", "P")  # round the three again, now with a key
+            await pilot.press("P", "P", "P", "P")  # round the four again, now with a key
             assert app.provider_settings.provider == "auto"
             assert "auto -> Gemini (API key) gemini-2.5-pro: the turns are sent" in view.status.get("provider")
             assert any("GEMINI_API_KEY" in n.message for n in app._notifications)  # the variable's name only

@@ -48,9 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=_fraction,
                         help="compression threshold as a fraction of the window (default: settings, else 0.5)")
     parser.add_argument("--no-watch", action="store_true", help="do not follow changes to the open file")
-    parser.add_argument("--provider", choices=("offline", "gemini", "auto"), default="offline",
+    parser.add_argument("--provider", choices=("offline", "gemini", "gemini-cli", "auto"), default="offline",
                         help="who writes the snapshot when you press c (default: offline, no network; "
-                             "gemini needs GEMINI_API_KEY/GOOGLE_API_KEY; auto picks gemini when a key is set)")
+                             "gemini needs GEMINI_API_KEY/GOOGLE_API_KEY; gemini-cli runs your own gemini, signed in "
+                             "with Google; auto picks gemini when a key is set, else a signed-in gemini-cli)")
     parser.add_argument("--base-url", help="send Gemini requests to this endpoint instead (a proxy, a local server)")
     parser.add_argument("--serve", action="store_true",
                         help=f"serve the app to a web browser on http://{SERVE_HOST}:PORT (needs the serve extra: "

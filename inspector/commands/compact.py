@@ -35,6 +35,7 @@ from inspector.format import (
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.snapshot import SnapshotDiff
+    from inspector.compaction.summarisers.usage import TokenUsage
     from inspector.progress import Progress, Reporter
     from inspector.session.loader import Session
 
@@ -44,9 +45,13 @@ EXIT_BAD_INPUT = 2
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_session_arguments(parser)
-    parser.add_argument("--provider", choices=("auto", "gemini", "offline"), default="auto",
-                        help="who writes the snapshot: Gemini (needs a key) or the offline summariser "
-                             "(default: auto = gemini when GEMINI_API_KEY/GOOGLE_API_KEY or Vertex settings exist)")
+    parser.add_argument("--provider", choices=("auto", "gemini", "gemini-cli", "offline"), default="auto",
+                        help="who writes the snapshot: Gemini (needs a key), your own Gemini CLI (signed in with "
+                             "Google, no key), or the offline summariser (default: auto = gemini when "
+                             "GEMINI_API_KEY/GOOGLE_API_KEY or Vertex settings exist, else gemini-cli when gemini is "
+                             "on PATH and signed in with Google, else offline)")
+    parser.add_argument("--gemini-cli", metavar="PATH",
+                        help="the Gemini CLI to run for --provider gemini-cli (default: gemini on PATH)")
     parser.add_argument("--base-url", help="send Gemini requests to this endpoint instead (a proxy, a local server)")
     parser.add_argument("--split", type=int, help="start the kept part at this turn (must be a valid split point)")
     parser.add_argument("--agentic", action="store_true",
@@ -103,11 +108,12 @@ def run(args: argparse.Namespace) -> int:
             strategy=args.strategy, split=args.split, agentic=args.agentic, target=args.target,
             provider=args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout,
             instruction=args.instruction, system_prompt=system_prompt, force=args.force, compare=args.compare,
+            gemini_cli=args.gemini_cli,
         )
     except RequestError as exc:
         say_error(str(exc))
         return EXIT_BAD_INPUT
-    choice = usable_provider(request.provider)  # said before anything is sent
+    choice = usable_provider(request.provider, request.gemini_cli)  # said before anything is sent
     if choice is None:
         return EXIT_BAD_INPUT
     if args.apply:  # before any work (or any request to Gemini): never the store's own files
@@ -128,7 +134,7 @@ def run(args: argparse.Namespace) -> int:
     context = compaction_context(session, analysis)
     turns = analysis.turns
     summariser = pick_summariser(request.provider, model=context.model, base_url=request.base_url,
-                                 timeout=request.timeout)
+                                 timeout=request.timeout, gemini_cli=request.gemini_cli)
     reporter = retries_said()
     try:
         if request.compare:
@@ -153,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
         say_error(f"{args.file}: nothing was written: {refusal}")
     if args.json:
         report = {"path": str(session.path), "format": session.format, **result.to_json(),
-                  "provider_choice": choice.to_json(),
+                  "provider_choice": choice.to_json(), "summariser_tokens": _json_tokens(summariser),
                   "draft_final_diff": _draft_diff(result).to_json() if result.snapshot else None}
         if args.apply:  # what was written (or why not) in the same object, after the write
             from inspector.commands.apply import Applied, apply_to_disk
@@ -168,13 +174,32 @@ def run(args: argparse.Namespace) -> int:
         return code
     print_report(session, result, len(turns), applying=args.apply,
                  provider=f"provider: {choice.label()}: {choice.reason}", before_note=analysis.context.before_note(
-                     result.original_token_count))
+                     result.original_token_count), reported_tokens=_tokens_words(summariser))
     say_warnings(session.path, session.warnings)
     if args.apply and refusal is None:
         from inspector.commands.apply import apply_from_cli
 
         return apply_from_cli(session, turns, result)
     return code
+
+
+def _tokens(summariser: object) -> TokenUsage | None:
+    """The tokens the summariser's model reported (``usage.Metered``); None when it reports none."""
+    from inspector.compaction.summarisers.usage import Metered
+
+    return summariser.usage if isinstance(summariser, Metered) else None
+
+
+def _json_tokens(summariser: object) -> dict[str, int] | None:
+    usage = _tokens(summariser)
+    return usage.to_json() if usage is not None else None
+
+
+def _tokens_words(summariser: object) -> str | None:
+    from inspector.compaction.summarisers.usage import Metered
+
+    usage = _tokens(summariser)
+    return usage.words(summariser.metered_by) if usage is not None and isinstance(summariser, Metered) else None
 
 
 def retries_said() -> Reporter:
@@ -197,7 +222,7 @@ def _draft_diff(result: CompressionResult) -> SnapshotDiff:
 
 
 def print_report(session: Session, result: CompressionResult, turn_count: int, *, applying: bool = False,
-                 provider: str | None = None, before_note: str = "") -> None:
+                 provider: str | None = None, before_note: str = "", reported_tokens: str | None = None) -> None:
     """The readable report of a compaction of a history of ``turn_count`` turns; ``provider``: why
     this summariser, said first; ``before_note``: why "before" is not the history's total
     (``ContextFigures.before_note``)."""
@@ -228,6 +253,8 @@ def print_report(session: Session, result: CompressionResult, turn_count: int, *
     console.print(Fields(f"tokens (estimate): {tokens}", *recorded, gap=3))
     if before_note:
         console.print(Fields(Text(before_note, "dim"), margin=2, indent=0))
+    if reported_tokens:
+        console.print(Fields(reported_tokens, margin=2, indent=0))
     if result.split_point is not None:
         got = (f"(summariser got the {result.summarised_with} turns)",) if result.summarised_with else ()
         console.print(Fields(*split_words(result.split_point, result.split_kind, turn_count), *got, gap=1))

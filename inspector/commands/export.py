@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", help="write here instead of to stdout (replaced atomically)")
     parser.add_argument("--compaction", action="store_true",
                         help="add the snapshot a forced compaction would write (nothing is applied)")
-    parser.add_argument("--provider", choices=("auto", "gemini", "offline"), default="offline",
+    parser.add_argument("--provider", choices=("auto", "gemini", "gemini-cli", "offline"), default="offline",
                         help="who writes that snapshot (default: offline, nothing is sent)")
 
 

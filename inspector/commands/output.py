@@ -57,15 +57,18 @@ def say_error(text: str) -> None:
     print(f"session-inspector: {visible(text, one_line=True)}", file=sys.stderr)
 
 
-def usable_provider(requested: str) -> ProviderChoice | None:
+def usable_provider(requested: str, gemini_cli: str | None = None) -> ProviderChoice | None:
     """The summariser ``--provider requested`` runs here, or None after saying on stderr why it
-    cannot run (Gemini asked for by name, with no credentials), before anything is read or sent."""
+    cannot run (Gemini asked for by name, with no credentials; Gemini CLI not found), before anything
+    is read or sent.  When ``auto`` picked the user's Gemini CLI, stderr says so, and what is sent where."""
     from inspector.compaction.summarisers import choose_provider
 
-    choice = choose_provider(requested)
+    choice = choose_provider(requested, gemini_cli=gemini_cli)
     if choice.problem:
         say_error(f"{choice.problem} (--provider offline needs no key)")
         return None
+    if choice.provider == "gemini-cli" and requested == "auto":
+        say_error(f"provider: {choice.label()}: {choice.reason}")
     return choice
 
 

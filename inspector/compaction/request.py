@@ -32,9 +32,9 @@ from inspector.context import environment_turn
 from inspector.session.loader import Session
 
 Strategy = Literal["reference", "staged"]
-Provider = Literal["auto", "gemini", "offline"]
+Provider = Literal["auto", "gemini", "gemini-cli", "offline"]
 STRATEGIES: tuple[Strategy, ...] = ("reference", "staged")
-PROVIDERS: tuple[Provider, ...] = ("auto", "gemini", "offline")
+PROVIDERS: tuple[Provider, ...] = ("auto", "gemini", "gemini-cli", "offline")
 DEFAULT_TIMEOUT = 120.0
 
 
@@ -56,6 +56,7 @@ class CompactionRequest:
     system_prompt: str | None = None  # replaces the built-in compression prompt
     force: bool = False  # compress below the threshold (like /compress)
     compare: bool = False  # run both strategies side by side (``strategies.compare``)
+    gemini_cli: str | None = None  # the ``gemini`` to run (gemini-cli, auto), instead of the one on PATH
 
     def shaping(self) -> list[str]:
         """What this request chose about the summary itself, in words ("split 26", "a focus
@@ -101,6 +102,7 @@ def compaction_request(
     system_prompt: str | None = None,
     force: bool = False,
     compare: bool = False,
+    gemini_cli: str | None = None,
 ) -> CompactionRequest:
     """A checked request (``RequestError`` for a value or a combination that cannot work)."""
     chosen = next((s for s in STRATEGIES if s == strategy), None)
@@ -109,6 +111,8 @@ def compaction_request(
     who = next((p for p in PROVIDERS if p == provider), None)
     if who is None:
         raise RequestError(f"unknown provider {provider!r} (choose from {', '.join(PROVIDERS)})")
+    if gemini_cli and who not in ("gemini-cli", "auto"):
+        raise RequestError(f"--gemini-cli names the Gemini CLI to run, but the {who} provider does not run it")
     if split is not None and agentic:
         raise RequestError("a split was given and the agentic split was asked for; choose one")
     if split is not None and split < 0:
@@ -122,7 +126,7 @@ def compaction_request(
     return CompactionRequest(
         strategy=chosen, split=split, agentic=agentic, target=target, provider=who, model=model or None,
         base_url=base_url or None, timeout=timeout, instruction=(instruction or "").strip() or None,
-        system_prompt=system_prompt, force=force, compare=compare,
+        system_prompt=system_prompt, force=force, compare=compare, gemini_cli=gemini_cli or None,
     )
 
 

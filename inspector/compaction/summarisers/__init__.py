@@ -10,6 +10,9 @@ the way google-genai itself reads it:
   login``).  With no project but an API key, Vertex AI express mode.
 * else an API key in ``GOOGLE_API_KEY`` or ``GEMINI_API_KEY`` (the SDK
   prefers ``GOOGLE_API_KEY`` when both are set);
+* else the user's own Gemini CLI, when ``gemini`` is on PATH (or named by
+  ``--gemini-cli``) and signed in with Google (``gemini_cli_home.sign_in``):
+  it runs headless and sends the turns to Gemini under that sign-in;
 * else the offline summariser, and nothing leaves the machine.
 
 ``ProviderChoice`` names the variable that decided, never its value.
@@ -25,7 +28,7 @@ from typing import Literal
 from inspector.compaction.summarisers.base import Summariser, SummariserError
 from inspector.progress import SILENT, Reporter
 
-PROVIDERS = ("auto", "gemini", "offline")
+PROVIDERS = ("auto", "gemini", "gemini-cli", "offline")
 DEFAULT_MODEL = "gemini-2.5-flash"
 DEFAULT_TIMEOUT = 120.0
 TRUE = ("1", "true")
@@ -38,29 +41,32 @@ __all__ = ["PROVIDERS", "ProviderChoice", "Summariser", "SummariserError", "choo
 class ProviderChoice:
     """Which summariser will run and why, decided before anything is sent."""
 
-    provider: Literal["gemini", "offline"]
-    backend: Literal["api_key", "vertex", "vertex_key", "none"]
+    provider: Literal["gemini", "gemini-cli", "offline"]
+    backend: Literal["api_key", "vertex", "vertex_key", "gemini_cli", "none"]
     reason: str  # one plain sentence, never a secret
     requested: str = "auto"
     key_variable: str | None = None  # the variable holding the key (its name only)
     project: str | None = None
     location: str | None = None
     problem: str | None = None  # why the request cannot be met as asked (e.g. gemini with no credentials)
+    program: str | None = None  # gemini-cli: the ``gemini`` that runs
 
     @property
     def sends(self) -> bool:
         """Whether a compaction with this choice sends the history off the machine."""
-        return self.provider == "gemini"
+        return self.provider in ("gemini", "gemini-cli")
 
     def to_json(self) -> dict[str, str | None]:
         return {"provider": self.provider, "backend": self.backend, "reason": self.reason, "requested": self.requested,
                 "key_variable": self.key_variable, "project": self.project, "location": self.location,
-                "problem": self.problem}
+                "problem": self.problem, "program": self.program}
 
     def label(self) -> str:
         """A few words for a header: "offline", "Gemini (API key)", "Vertex AI (my-proj, us-central1)"."""
         if self.provider == "offline":
             return "offline"
+        if self.provider == "gemini-cli":
+            return "Gemini CLI" if self.program is None else f"Gemini CLI ({self.program})"
         if self.backend == "vertex":
             return f"Vertex AI ({self.project}, {self.location})"
         if self.backend == "vertex_key":
@@ -100,13 +106,17 @@ def _configured(env: Mapping[str, str], requested: str) -> ProviderChoice | None
     return None
 
 
-def choose_provider(requested: str = "auto", env: Mapping[str, str] | None = None) -> ProviderChoice:
-    """Which summariser ``--provider requested`` runs here, and why (``ValueError`` for an unknown name)."""
+def choose_provider(requested: str = "auto", env: Mapping[str, str] | None = None,
+                    gemini_cli: str | None = None) -> ProviderChoice:
+    """Which summariser ``--provider requested`` runs here, and why (``ValueError`` for an unknown name);
+    ``gemini_cli``: the ``gemini`` to run (a path or a name on PATH) instead of ``gemini`` on PATH."""
     if requested not in PROVIDERS:
         raise ValueError(f"unknown provider {requested!r} (choose from {', '.join(PROVIDERS)})")
     env = os.environ if env is None else env
     if requested == "offline":
         return ProviderChoice("offline", "none", "the offline summariser was chosen: nothing is sent", requested)
+    if requested == "gemini-cli":
+        return _gemini_cli(env, gemini_cli)
     found = _configured(env, requested)
     if found is not None:
         return found
@@ -116,8 +126,35 @@ def choose_provider(requested: str = "auto", env: Mapping[str, str] | None = Non
     if requested == "gemini":
         return ProviderChoice("gemini", "none", f"Gemini was asked for, but {missing}", requested,
                               problem=f"Gemini cannot run: {missing}")
-    return ProviderChoice("offline", "none", f"{missing}, so the offline summariser runs and nothing is sent",
-                          requested)
+    cli = _gemini_cli(env, gemini_cli, requested)
+    if cli.problem is None:
+        return cli
+    return ProviderChoice("offline", "none", f"{missing}, and {cli.reason}, so the offline summariser runs and "
+                          "nothing is sent", requested)
+
+
+def _gemini_cli(env: Mapping[str, str], given: str | None, requested: str = "gemini-cli") -> ProviderChoice:
+    """The user's Gemini CLI as a summariser: ready when ``gemini`` is found and, for ``auto``, signed in
+    with Google; else a choice whose ``problem`` says why not."""
+    from inspector.compaction.summarisers.gemini_cli_home import find_gemini, sign_in
+
+    program = find_gemini(env, given)
+    if program is None:
+        where = f"{given!r} is not a program that can run" if given else "no gemini was found on PATH"
+        return ProviderChoice("gemini-cli", "none", f"Gemini CLI was asked for, but {where}" if requested ==
+                              "gemini-cli" else where, requested,
+                              problem=f"Gemini CLI cannot run: {where} (install it: npm install -g @google/gemini-cli, "
+                                      "or name it with --gemini-cli PATH)")
+    account = sign_in(env)
+    sent = f"the turns to summarise are sent to Gemini through {program} (a run with no tools, its session removed)"
+    if requested == "gemini-cli":
+        return ProviderChoice("gemini-cli", "gemini_cli", f"Gemini CLI was chosen, {account.words()}: {sent}",
+                              requested, program=program)
+    if not account.with_google:
+        return ProviderChoice("gemini-cli", "none", f"Gemini CLI ({program}) is {account.words()}", requested,
+                              problem=f"Gemini CLI is {account.words()}", program=program)
+    return ProviderChoice("gemini-cli", "gemini_cli", f"no API key or Vertex AI settings were found, but Gemini CLI "
+                          f"is {account.words()}: {sent}", requested, program=program)
 
 
 def gemini_available(env: Mapping[str, str] | None = None) -> bool:
@@ -132,13 +169,20 @@ def pick_summariser(
     env: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     reporter: Reporter = SILENT,
+    gemini_cli: str | None = None,
 ) -> Summariser:
     """The summariser ``choose_provider`` picks; ``model`` defaults to the session's, else gemini-2.5-flash."""
-    choice = choose_provider(provider, env)
+    choice = choose_provider(provider, env, gemini_cli)
     if choice.provider == "offline":
         from inspector.compaction.summarisers.offline import OfflineSummariser
 
         return OfflineSummariser(model=model, reporter=reporter)
+    if choice.provider == "gemini-cli":
+        from inspector.compaction.summarisers.gemini_cli import GeminiCliSummariser
+
+        # (with no gemini found, the run fails and says so, as a run of Gemini with no credentials does)
+        return GeminiCliSummariser(model or DEFAULT_MODEL, program=choice.program or gemini_cli or "gemini",
+                                   timeout=timeout, env=env)
     from inspector.compaction.summarisers.gemini import GeminiSummariser
 
     return GeminiSummariser(model or DEFAULT_MODEL, base_url=base_url, timeout=timeout, choice=choice)

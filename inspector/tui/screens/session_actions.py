@@ -94,7 +94,8 @@ class SessionActions(InspectorScreen):
         choice = self.provider_choice()
         asked = "" if choice.requested == choice.provider else f"{choice.requested} -> "
         if choice.problem:
-            return f"summariser {choice.requested}: no credentials found, a run fails (P)", "red"
+            missing = "no gemini on PATH" if choice.provider == "gemini-cli" else "no credentials found"
+            return f"summariser {choice.requested}: {missing}, a run fails (P)", "red"
         if not choice.sends:
             return f"summariser {asked}offline: nothing leaves this machine (P)", ""
         model = (self.loaded.analysis.model if self.loaded is not None else None) or DEFAULT_MODEL
@@ -105,8 +106,8 @@ class SessionActions(InspectorScreen):
         self.status.set("provider", text, style)
 
     def action_provider(self) -> None:
-        """offline -> gemini -> auto -> offline; the notification says why that one runs."""
-        order = ("offline", "gemini", "auto")
+        """offline -> gemini -> gemini-cli -> auto -> offline; the notification says why that one runs."""
+        order = ("offline", "gemini", "gemini-cli", "auto")
         app = self.inspector
         current = app.provider_settings.provider
         following = order[(order.index(current) + 1) % len(order)] if current in order else "offline"
