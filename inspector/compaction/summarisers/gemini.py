@@ -41,7 +41,7 @@ from inspector.progress import SILENT, Reporter
 if TYPE_CHECKING:
     from google.genai.types import GenerateContentResponse
 
-    from inspector.compaction.summarisers import ProviderChoice
+    from inspector.compaction.summarisers.choice import ProviderChoice
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_ATTEMPTS = 4
