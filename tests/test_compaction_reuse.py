@@ -22,7 +22,7 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.compaction import reading
-from inspector.compaction.compress import compress, contents_of
+from inspector.compaction.compress import CompressOptions, compress, contents_of
 from inspector.compaction.request import compaction_context, compaction_request
 from inspector.compaction.strategies import run_request
 from inspector.compaction.summarisers.offline import OfflineSummariser
@@ -55,12 +55,12 @@ async def _both(path: Path, **options: Any) -> tuple[dict[str, Any], dict[str, A
     context = compaction_context(session, analysis)
     reused = await run_request(compaction_request(force=True, **options), context, analysis.turns,
                                OfflineSummariser())
-    plain = await compress(
-        contents_of(analysis.turns), OfflineSummariser(), model=context.model, force=True,
-        threshold=context.threshold, recorded_prompt_tokens=context.recorded_prompt_tokens,
-        environment=context.environment, temp_dir=context.temp_dir, source_sha256=context.source_sha256,
-        statuses=context.statuses, agentic=bool(options.get("agentic")), split=options.get("split"),
-    )
+    plain = await compress(contents_of(analysis.turns), OfflineSummariser(), CompressOptions(
+        model=context.model, force=True, threshold=context.threshold,
+        recorded_prompt_tokens=context.recorded_prompt_tokens, environment=context.environment,
+        temp_dir=context.temp_dir, source_sha256=context.source_sha256, statuses=context.statuses,
+        agentic=bool(options.get("agentic")), split=options.get("split")
+    ))
     return _plain(reused), _plain(plain)
 
 

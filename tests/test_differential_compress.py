@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from inspector.analysis import analyze_turns
-from inspector.compaction.compress import CompressionStatus, compress
+from inspector.compaction.compress import CompressionStatus, CompressOptions, compress
 from inspector.compaction.view import HistoryView
 from inspector.context import ContextFigures, Verdict, verdict
 from inspector.jsjson import js_stringify
@@ -209,11 +209,13 @@ async def test_compress_matches_the_reference(reference_run: tuple[list[dict[str
         label = f"{case['file']} / {case['what']}"
         assert ref["ok"], f"{label}: the reference threw: {ref.get('error')}"
         fixed = Fixed(case["replies"])
-        result = await compress(
-            case["history"], fixed, model=case["model"], force=case["force"], threshold=case["threshold"],
-            has_failed_attempt=case["has_failed"], original_tokens=case["last_prompt"], environment=ref["env"],
-            temp_dir=case["temp_dir"], acknowledgement=ack, view=HistoryView.AS_RECORDED,
-        )
+        result = await compress(case["history"], fixed, CompressOptions(model=case["model"], force=case["force"],
+                                                                        threshold=case["threshold"],
+                                                                        has_failed_attempt=case["has_failed"],
+                                                                        original_tokens=case["last_prompt"],
+                                                                        environment=ref["env"],
+                                                                        temp_dir=case["temp_dir"], acknowledgement=ack,
+                                                                        view=HistoryView.AS_RECORDED))
         seen_statuses.add(ref["status"])
         assert result.status == CompressionStatus[ref["status"]], label
         assert result.original_token_count == ref["original"], label

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from inspector.cli import main
-from inspector.compaction.compress import CompressionStatus, compress
+from inspector.compaction.compress import CompressionStatus, CompressOptions, compress
 from inspector.compaction.summarisers.gemini import GeminiSummariser
 from tests.gemini_server import GeminiServer, Reply, error, hang, reply
 
@@ -215,7 +215,7 @@ async def test_retry_after_is_waited_when_longer_than_the_backoff() -> None:
     sleeps = Sleeps()
     with HeaderServer([quota({"Retry-After": "9"}), ok(SNAP), ok(SNAP)]) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url, sleep=sleeps)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-flash", force=True, split=2))
     assert result.status is CompressionStatus.COMPRESSED and sleeps.waits == [9.0] and server.count == 3
 
 
@@ -224,7 +224,7 @@ async def test_retry_info_in_the_body_is_waited() -> None:
     info = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "12s"}]
     with HeaderServer([quota({}, info), ok(SNAP), ok(SNAP)]) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url, sleep=sleeps)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-flash", force=True, split=2))
     assert result.status is CompressionStatus.COMPRESSED and sleeps.waits == [12.0]
 
 
@@ -232,7 +232,7 @@ async def test_a_retry_after_past_the_longest_wait_fails_at_once_and_says_it() -
     sleeps = Sleeps()
     with HeaderServer([quota({"Retry-After": "3600"}), ok(SNAP), ok(SNAP)]) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url, sleep=sleeps)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-flash", force=True, split=2))
     assert result.status is CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR
     assert sleeps.waits == [] and server.count == 1
     assert "HTTP 429" in result.message and "3600 s" in result.message and "Retry-After" in result.message
@@ -243,7 +243,7 @@ async def test_without_retry_after_the_backoff_doubles_and_stops() -> None:
     with HeaderServer([quota({})] * 3) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url, sleep=sleeps,
                                       max_attempts=3, initial_delay=0.5)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-flash", force=True, split=2))
     assert result.status is CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR
     assert sleeps.waits == [0.5, 1.0] and server.count == 3
     assert "after 3 attempts 0.5, 1 s apart" in result.message
@@ -254,7 +254,7 @@ async def test_without_retry_after_the_backoff_doubles_and_stops() -> None:
 async def test_a_blocked_verification_leaves_the_draft_and_says_why() -> None:
     with GeminiServer([reply(SNAP), answer([], "SAFETY")]) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-flash", force=True, split=2))
     assert result.status is CompressionStatus.COMPRESSED and result.snapshot == SNAP
     assert result.verification_note is not None and "finishReason SAFETY" in result.verification_note
     assert result.to_json()["verification_problem"] == result.verification_problem
@@ -263,7 +263,7 @@ async def test_a_blocked_verification_leaves_the_draft_and_says_why() -> None:
 async def test_a_cut_off_verification_fails_rather_than_stand_cut() -> None:
     with GeminiServer([reply(SNAP), answer([{"text": "<state_snapshot><overall_goal>fi"}], "MAX_TOKENS")]) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-flash", force=True, split=2))
     assert result.status is CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR
     assert "finishReason MAX_TOKENS" in result.message and result.new_history is None
 
@@ -273,12 +273,12 @@ async def test_a_key_in_a_block_message_or_a_finish_reason_is_masked() -> None:
                                                         "blockReasonMessage": f"key {KEY} is flagged"}}).encode())
     with GeminiServer([blocked]) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-flash", force=True, split=2))
     assert result.status is CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY
     assert "blockReason OTHER: key *** is flagged" in result.message and KEY not in json.dumps(result.to_json())
     with GeminiServer([answer([], f"WEIRD_{KEY}")]) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-flash", force=True, split=2))
     assert "finishReason" in result.message and KEY not in json.dumps(result.to_json())
 
 
@@ -290,7 +290,7 @@ async def test_retry_after_as_a_date() -> None:
     when = email.utils.formatdate(time.time() + 20, usegmt=True)
     with HeaderServer([quota({"Retry-After": when}), ok(SNAP), ok(SNAP)]) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url, sleep=sleeps)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-flash", force=True, split=2))
     assert result.status is CompressionStatus.COMPRESSED and len(sleeps.waits) == 1
     assert 10 < sleeps.waits[0] <= 21  # the date's seconds from now (whole seconds, and the time the call took)
 
@@ -318,8 +318,9 @@ async def test_a_dropped_connection_is_retried_and_said() -> None:
 
     with HeaderServer([(0, {}, b""), ok(SNAP), ok(SNAP)]) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url, sleep=sleeps)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2,
-                                reporter=Reporter(on_progress=heard))
+        result = await compress(HISTORY, summariser, CompressOptions(
+            model="gemini-2.5-flash", force=True, split=2
+        ), reporter=Reporter(on_progress=heard))
     assert result.status is CompressionStatus.COMPRESSED and sleeps.waits == [1.0] and server.count == 3
     (retry,) = [stage for stage in said if stage.startswith("retry: ")]
     assert retry.startswith(f"retry: cannot reach Gemini at {server.url} (") and \
@@ -338,7 +339,7 @@ async def test_the_token_limit_after_a_whole_snapshot_keeps_it() -> None:
     whole = SNAP + "\n\nThe snapshot above covers every turn; in the next ste"
     with GeminiServer([answer([{"text": whole}], "MAX_TOKENS")] * 2) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key=KEY, base_url=server.url)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-flash", force=True, split=2)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-flash", force=True, split=2))
     assert result.status is CompressionStatus.COMPRESSED and result.snapshot_problem is None
     assert result.snapshot is not None and result.snapshot.startswith(SNAP)
 

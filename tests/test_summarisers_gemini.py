@@ -7,7 +7,7 @@ import json
 import pytest
 
 from inspector.compaction import prompts
-from inspector.compaction.compress import CompressionStatus, compress
+from inspector.compaction.compress import CompressionStatus, CompressOptions, compress
 from inspector.compaction.summarisers import gemini_available, pick_summariser
 from inspector.compaction.summarisers.gemini import GeminiSummariser
 from inspector.compaction.summarisers.offline import OfflineSummariser
@@ -40,8 +40,9 @@ def summariser(server: GeminiServer, **options: object) -> GeminiSummariser:
 
 
 async def run(server: GeminiServer, **options: object):  # type: ignore[no-untyped-def]
-    return await compress(HISTORY, summariser(server, **options), model="gemini-2.5-flash", force=True,
-                          split=4, instruction="mention the parser tests")
+    return await compress(HISTORY, summariser(server, **options), CompressOptions(
+        model="gemini-2.5-flash", force=True, split=4, instruction="mention the parser tests"
+    ))
 
 
 def assert_no_key(*texts: str) -> None:
@@ -74,7 +75,7 @@ async def test_requests_carry_prompt_history_anchor_and_verification_in_order() 
 async def test_merge_instruction_when_history_holds_a_snapshot() -> None:
     history = [{"role": "user", "parts": [{"text": SNAP}]}, {"role": "model", "parts": [{"text": "ok"}]}, *HISTORY]
     with GeminiServer([reply(SNAP), reply(SNAP)]) as server:
-        result = await compress(history, summariser(server), model="m", force=True, split=6)
+        result = await compress(history, summariser(server), CompressOptions(model="m", force=True, split=6))
     assert result.previous_snapshot == SNAP
     assert server.texts(server.bodies()[0]["contents"][-1])[0] == prompts.anchor_text(True)
 
@@ -209,7 +210,7 @@ async def test_vertex_ai_with_application_default_credentials(vertex_env, monkey
         monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(server.service_account_file(vertex_env)))
         summariser = pick_summariser("auto", model="gemini-2.5-pro", base_url=server.url)
         assert isinstance(summariser, GeminiSummariser)
-        result = await compress(HISTORY, summariser, model="gemini-2.5-pro", force=True, split=4)
+        result = await compress(HISTORY, summariser, CompressOptions(model="gemini-2.5-pro", force=True, split=4))
     assert result.status is CompressionStatus.COMPRESSED and result.snapshot == SNAP
     assert [(r["project"], r["location"], r["model"]) for r in server.requests] == \
         [("compaction-proj", "us-central1", "gemini-2.5-pro")] * 2
@@ -225,7 +226,9 @@ async def test_vertex_ai_with_application_default_credentials(vertex_env, monkey
 async def test_vertex_ai_without_credentials_is_one_clear_line(vertex_env, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(vertex_env / "missing.json"))
     with GeminiServer([reply(SNAP)]) as server:
-        result = await compress(HISTORY, pick_summariser("auto", base_url=server.url), model="m", force=True, split=4)
+        result = await compress(HISTORY, pick_summariser("auto", base_url=server.url), CompressOptions(model="m",
+                                                                                                       force=True,
+                                                                                                       split=4))
     assert result.status is CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR
     assert "Vertex AI credentials" in result.message and "\n" not in result.message
     assert server.requests == []  # nothing was sent without a token

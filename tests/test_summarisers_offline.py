@@ -19,7 +19,7 @@ import pytest
 from inspector import quality
 from inspector.analysis import analyze
 from inspector.compaction import snapshot as snap
-from inspector.compaction.compress import CompressionStatus
+from inspector.compaction.compress import CompressionStatus, CompressOptions
 from inspector.compaction.prompts import VERIFY_REQUEST, anchor_text, focus_text
 from inspector.compaction.request import compaction_context, compaction_request
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
@@ -409,7 +409,7 @@ async def test_a_small_history_compacts_to_a_well_formed_snapshot_within_15_perc
                {"role": "model", "parts": [{"text": answer}]},
                {"role": "user", "parts": [{"text": "Thanks."}]},
                {"role": "model", "parts": [{"text": "You are welcome."}]}]
-    result = await compress(history, OfflineSummariser(), force=True, split=4)
+    result = await compress(history, OfflineSummariser(), CompressOptions(force=True, split=4))
     assert result.status is CompressionStatus.COMPRESSED, result.message
     assert result.facts is not None and result.facts.false_claims == []
     assert result.facts.snapshot_tokens <= 0.15 * result.facts.replaced_tokens

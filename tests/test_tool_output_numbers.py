@@ -20,7 +20,7 @@ import pytest
 
 from inspector.analysis import analyze
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR, output_file_name
-from inspector.compaction.compress import CompressionResult, compress
+from inspector.compaction.compress import CompressionResult, CompressOptions, compress
 from inspector.compaction.request import CompactionContext, compaction_context, compaction_request, next_truncation_id
 from inspector.compaction.strategies import run_request
 from inspector.compaction.summarisers.offline import OfflineSummariser
@@ -92,11 +92,11 @@ def _context_and_contents(path: Path) -> tuple[CompactionContext, list[dict[str,
 
 def _compress(context: CompactionContext, contents: list[dict[str, Any]], first: int, *, reuse: bool
               ) -> CompressionResult:
-    return asyncio.run(compress(
-        contents, OfflineSummariser(), model=context.model, force=True, threshold=context.threshold,
+    return asyncio.run(compress(contents, OfflineSummariser(), CompressOptions(
+        model=context.model, force=True, threshold=context.threshold,
         recorded_prompt_tokens=context.recorded_prompt_tokens, environment=context.environment,
-        temp_dir=context.temp_dir, first_truncation_id=first, planned=context.planned if reuse else None,
-    ))
+        temp_dir=context.temp_dir, first_truncation_id=first, planned=context.planned if reuse else None
+    )))
 
 
 def _cut_names(result: CompressionResult) -> list[tuple[int, int, str, str]]:

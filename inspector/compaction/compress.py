@@ -257,47 +257,69 @@ def check_split(contents: Sequence[dict[str, Any]], split: int, valid: Sequence[
     raise InvalidSplit(f"split {split} is not a valid split point: {why}; the nearest valid ones are {near}")
 
 
-async def compress(
-    history: History,
-    summariser: Summariser,
-    *,
-    model: str | None = None,
-    force: bool = False,
-    threshold: float | None = None,
-    has_failed_attempt: bool = False,
-    split: int | None = None,
-    agentic: bool = False,
-    recorded_prompt_tokens: int | None = None,
-    original_tokens: int | None = None,
-    environment: dict[str, Any] | None = None,
-    temp_dir: Path | str | None = None,
-    instruction: str | None = None,
-    system_prompt: str | None = None,
-    acknowledgement: str = prompts.ACKNOWLEDGEMENT,
-    source_sha256: str | None = None,
-    first_truncation_id: int = 1,
-    statuses: ToolStatuses = NO_STATUSES,
-    reporter: Reporter = SILENT,
-    planned: Planned | None = None,
-    view: HistoryView = HistoryView.JOINED,
-) -> CompressionResult:
-    """Compress a curated history (Content dicts or ``Turn``s); see the module doc.
+@dataclass(frozen=True)
+class CompressOptions:
+    """How one compression runs: what the user asked (``request.CompactionRequest``) joined with what
+    the session tells (``request.CompactionContext``) by ``CompactionContext.compress_options``; tests
+    and tools that compress a bare history give only what they need.
 
     ``environment`` is the environment-context turn Gemini CLI keeps in front
     of the history (counted in the new size, never summarised).  ``split``
     overrides the reference's split and must be a valid candidate
     (``InvalidSplit`` otherwise); ``agentic`` picks the split the reference's
-    rule (70% of the weight) gives over the agentic candidates instead.  A
-    kept part that starts with a model turn follows the snapshot directly
-    (no acknowledgement, so the roles still alternate).  Cancel the task to
-    stop it.  ``statuses``: each tool call's recorded status, for the fact check.
-    ``reporter``: each stage and the turns it has done; ``Cancelled`` when it says stop.
+    rule (70% of the weight) gives over the agentic candidates instead.
+    ``statuses``: each tool call's recorded status, for the fact check.
     ``first_truncation_id``: the number the budget's first saved output takes (Gemini CLI's: 1).
     ``planned``: what ``analyze`` measured of this history (``reading.Planned``), reused when it
     fits (same length, limit, recorded prompt and output folder) instead of measured again; with
     another first number its budget is planned again from its figures (``Planned.numbered_from``).
     ``view``: how Gemini CLI's compression reads the history, which decides its split (``compaction.view``).
+    ``target``: the staged strategy's goal (``strategies.compress_staged``; the reference has none).
     """
+
+    model: str | None = None
+    force: bool = False
+    threshold: float | None = None
+    has_failed_attempt: bool = False
+    split: int | None = None
+    agentic: bool = False
+    recorded_prompt_tokens: int | None = None
+    original_tokens: int | None = None
+    environment: dict[str, Any] | None = None
+    temp_dir: Path | str | None = None
+    instruction: str | None = None
+    system_prompt: str | None = None
+    acknowledgement: str = prompts.ACKNOWLEDGEMENT
+    source_sha256: str | None = None
+    first_truncation_id: int = 1
+    statuses: ToolStatuses = NO_STATUSES
+    planned: Planned | None = None
+    view: HistoryView = HistoryView.JOINED
+    target: float | None = None
+
+
+DEFAULT_OPTIONS = CompressOptions()
+
+
+async def compress(
+    history: History,
+    summariser: Summariser,
+    options: CompressOptions = DEFAULT_OPTIONS,
+    reporter: Reporter = SILENT,
+) -> CompressionResult:
+    """Compress a curated history (Content dicts or ``Turn``s) as ``options`` say; see the module doc.
+
+    A kept part that starts with a model turn follows the snapshot directly
+    (no acknowledgement, so the roles still alternate).  Cancel the task to
+    stop it.  ``reporter``: each stage and the turns it has done; ``Cancelled`` when it says stop.
+    """
+    model, force, threshold, split, agentic = (options.model, options.force, options.threshold, options.split,
+                                               options.agentic)
+    recorded_prompt_tokens, original_tokens = options.recorded_prompt_tokens, options.original_tokens
+    environment, temp_dir, planned, view = options.environment, options.temp_dir, options.planned, options.view
+    instruction, system_prompt, statuses = options.instruction, options.system_prompt, options.statuses
+    first_truncation_id, source_sha256 = options.first_truncation_id, options.source_sha256
+    has_failed_attempt, acknowledgement = options.has_failed_attempt, options.acknowledgement
     started = time.monotonic()
     curated = contents_of(history)
     limit = token_limit(model)

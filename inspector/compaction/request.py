@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from inspector.analysis import Analysis, project_temp_dir
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR
+from inspector.compaction.compress import CompressOptions
 from inspector.compaction.reading import HistoryReader, Planned, planned
 from inspector.compaction.statuses import ToolStatuses
 from inspector.compaction.view import HistoryView
@@ -149,6 +150,20 @@ class CompactionContext:
     def statuses(self) -> ToolStatuses:
         """The status Gemini CLI recorded for each tool result (reads the turns the first time)."""
         return self.reader.read().statuses
+
+    def compress_options(self, request: CompactionRequest, statuses: ToolStatuses,
+                         planned: Planned | None) -> CompressOptions:
+        """How ``compress`` runs ``request`` on this session: the one place the two are joined.
+        ``statuses``: the recorded tool statuses read for it; ``planned``: the analysis's figures
+        when the history is the one this context was read from (else None: measured again)."""
+        return CompressOptions(
+            model=self.model, force=request.force, threshold=self.threshold, split=request.split,
+            agentic=request.agentic, recorded_prompt_tokens=self.recorded_prompt_tokens,
+            environment=self.environment, temp_dir=self.temp_dir, instruction=request.instruction,
+            system_prompt=request.system_prompt, source_sha256=self.source_sha256,
+            first_truncation_id=self.first_truncation_id, statuses=statuses, planned=planned, view=self.view,
+            target=request.target,
+        )
 
 
 def compaction_context(session: Session, analysis: Analysis) -> CompactionContext:

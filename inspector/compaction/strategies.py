@@ -19,8 +19,10 @@ from typing import Any
 
 from inspector import quality
 from inspector.compaction.compress import (
+    DEFAULT_OPTIONS,
     CompressionResult,
     CompressionStatus,
+    CompressOptions,
     History,
     agentic_split,
     compress,
@@ -79,25 +81,19 @@ def kept_turns(sources: Sequence[int | None] | None, count: int) -> list[int]:
 async def compress_staged(
     history: History,
     summariser: Summariser,
-    *,
-    model: str | None = None,
-    force: bool = False,
-    threshold: float | None = None,
-    target: float | None = None,
-    split: int | None = None,
-    recorded_prompt_tokens: int | None = None,
-    environment: dict[str, Any] | None = None,
-    instruction: str | None = None,
-    system_prompt: str | None = None,
-    source_sha256: str | None = None,
-    statuses: ToolStatuses = NO_STATUSES,
+    options: CompressOptions = DEFAULT_OPTIONS,
     reporter: Reporter = SILENT,
 ) -> CompressionResult:
     """The staged strategy with the reference's threshold rule and result shape.
 
-    ``split`` (an index into ``history``) fixes where the summary stage
-    splits; by default it keeps about 30% of the turns.
+    ``options.split`` (an index into ``history``) fixes where the summary stage
+    splits; by default it keeps about 30% of the turns.  ``options.target``: its goal.
     """
+    model, force, threshold, target, split = options.model, options.force, options.threshold, options.target, \
+        options.split
+    recorded_prompt_tokens, environment, statuses = options.recorded_prompt_tokens, options.environment, \
+        options.statuses
+    instruction, system_prompt, source_sha256 = options.instruction, options.system_prompt, options.source_sha256
     started = time.monotonic()
     curated = contents_of(history)
     limit = token_limit(model)
@@ -193,25 +189,12 @@ async def run_request(
         read = context.reader.read(reporter) if context.planned.covers(history) else None
         contents = read.contents if read is not None else contents_of(history)
         statuses = read.statuses if read is not None else NO_STATUSES
-        split = request.split
-        if request.agentic and request.strategy == "staged":
-            split = agentic_split(contents)  # the staged summary stage splits there
+        options = context.compress_options(request, statuses, context.planned if read is not None else None)
         if request.strategy == "staged":
-            return await compress_staged(
-                contents, summariser, model=context.model, force=request.force, threshold=context.threshold,
-                target=request.target, split=split, recorded_prompt_tokens=context.recorded_prompt_tokens,
-                environment=context.environment, instruction=request.instruction,
-                system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=statuses,
-                reporter=reporter,
-            )
-        return await compress(
-            contents, summariser, model=context.model, force=request.force, threshold=context.threshold,
-            split=split, agentic=request.agentic, recorded_prompt_tokens=context.recorded_prompt_tokens,
-            environment=context.environment, temp_dir=context.temp_dir,
-            first_truncation_id=context.first_truncation_id, instruction=request.instruction,
-            system_prompt=request.system_prompt, source_sha256=context.source_sha256, statuses=statuses,
-            reporter=reporter, planned=context.planned if read is not None else None, view=context.view,
-        )
+            if request.agentic:
+                options = replace(options, split=agentic_split(contents), agentic=False)  # its summary splits there
+            return await compress_staged(contents, summariser, options, reporter)
+        return await compress(contents, summariser, options, reporter)
 
 
 async def compact_session(
