@@ -1,6 +1,6 @@
 """What a user asks of a compaction, and what the session tells it: two typed values.
 
-``compaction_request`` is the one place a request is checked.  The CLI
+``CompactionRequest`` checks itself as it is made (the one place a request is checked).  The CLI
 builds one from its flags and the app from its dialog; a combination that
 cannot work is refused with a one-line ``RequestError`` and every accepted
 field is honoured by ``strategies.run_request``.  ``compaction_context``
@@ -45,6 +45,9 @@ class RequestError(ValueError):
 
 @dataclass(frozen=True)
 class CompactionRequest:
+    """What a user asks of a compaction: the CLI builds one from its flags, the app from its dialog
+    (``dataclasses.replace`` on a default request), each checked as it is made."""
+
     strategy: Strategy = "reference"
     split: int | None = None  # start the kept part here (a valid split point); None: the strategy decides
     agentic: bool = False  # split among model turns (the 70% rule over those)
@@ -58,6 +61,28 @@ class CompactionRequest:
     force: bool = False  # compress below the threshold (like /compress)
     compare: bool = False  # run both strategies side by side (``strategies.compare``)
     gemini_cli: str | None = None  # the ``gemini`` to run (gemini-cli, auto), instead of the one on PATH
+
+    def __post_init__(self) -> None:
+        """Checked as it is made (``RequestError`` for a value or a combination that cannot work), and
+        its text fields made plain (an empty model, URL, program or focus is none)."""
+        named_strategy(self.strategy)
+        named_provider(self.provider)
+        if self.gemini_cli and self.provider not in ("gemini-cli", "auto"):
+            raise RequestError(f"--gemini-cli names the Gemini CLI to run, but the {self.provider} provider does "
+                               "not run it")
+        if self.split is not None and self.agentic:
+            raise RequestError("a split was given and the agentic split was asked for; choose one")
+        if self.split is not None and self.split < 0:
+            raise RequestError(f"split {self.split} is below 0")
+        if self.target is not None and self.strategy != "staged" and not self.compare:
+            raise RequestError("a target is the staged strategy's goal; the reference strategy has none")
+        if self.target is not None and (problem := target_problem(self.target)):
+            raise RequestError(f"the target {problem} (got {self.target:g})")
+        if not (math.isfinite(self.timeout) and self.timeout > 0):
+            raise RequestError(f"the timeout must be above 0 seconds, and finite (got {self.timeout:g})")
+        for name, value in (("model", self.model), ("base_url", self.base_url), ("gemini_cli", self.gemini_cli),
+                            ("instruction", (self.instruction or "").strip())):
+            object.__setattr__(self, name, value or None)  # frozen: set once, here
 
     def shaping(self) -> list[str]:
         """What this request chose about the summary itself, in words ("split 26", "a focus
@@ -79,6 +104,22 @@ class CompactionRequest:
         return f"{' and '.join(chosen)} given, but Gemini CLI would not compress now: {below}"
 
 
+def named_strategy(name: str) -> Strategy:
+    """The strategy a name (a flag's or a dialog's text) names; ``RequestError`` for an unknown one."""
+    found = next((s for s in STRATEGIES if s == name), None)
+    if found is None:
+        raise RequestError(f"unknown strategy {name!r} (choose from {', '.join(STRATEGIES)})")
+    return found
+
+
+def named_provider(name: str) -> Provider:
+    """The provider a name names; ``RequestError`` for an unknown one."""
+    found = next((p for p in PROVIDERS if p == name), None)
+    if found is None:
+        raise RequestError(f"unknown provider {name!r} (choose from {', '.join(PROVIDERS)})")
+    return found
+
+
 def target_problem(target: float) -> str | None:
     """What is wrong with a staged target (None: nothing): a share of the window up to 1, or a
     number of tokens above it; never 0, negative, infinite or not a number."""
@@ -87,48 +128,6 @@ def target_problem(target: float) -> str | None:
     if not target > 0:
         return "must be above 0"
     return None
-
-
-def compaction_request(
-    *,
-    strategy: str = "reference",
-    split: int | None = None,
-    agentic: bool = False,
-    target: float | None = None,
-    provider: str = "auto",
-    model: str | None = None,
-    base_url: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT,
-    instruction: str | None = None,
-    system_prompt: str | None = None,
-    force: bool = False,
-    compare: bool = False,
-    gemini_cli: str | None = None,
-) -> CompactionRequest:
-    """A checked request (``RequestError`` for a value or a combination that cannot work)."""
-    chosen = next((s for s in STRATEGIES if s == strategy), None)
-    if chosen is None:
-        raise RequestError(f"unknown strategy {strategy!r} (choose from {', '.join(STRATEGIES)})")
-    who = next((p for p in PROVIDERS if p == provider), None)
-    if who is None:
-        raise RequestError(f"unknown provider {provider!r} (choose from {', '.join(PROVIDERS)})")
-    if gemini_cli and who not in ("gemini-cli", "auto"):
-        raise RequestError(f"--gemini-cli names the Gemini CLI to run, but the {who} provider does not run it")
-    if split is not None and agentic:
-        raise RequestError("a split was given and the agentic split was asked for; choose one")
-    if split is not None and split < 0:
-        raise RequestError(f"split {split} is below 0")
-    if target is not None and chosen != "staged" and not compare:
-        raise RequestError("a target is the staged strategy's goal; the reference strategy has none")
-    if target is not None and (problem := target_problem(target)):
-        raise RequestError(f"the target {problem} (got {target:g})")
-    if not (math.isfinite(timeout) and timeout > 0):
-        raise RequestError(f"the timeout must be above 0 seconds, and finite (got {timeout:g})")
-    return CompactionRequest(
-        strategy=chosen, split=split, agentic=agentic, target=target, provider=who, model=model or None,
-        base_url=base_url or None, timeout=timeout, instruction=(instruction or "").strip() or None,
-        system_prompt=system_prompt, force=force, compare=compare, gemini_cli=gemini_cli or None,
-    )
 
 
 @dataclass(frozen=True)
@@ -212,3 +211,7 @@ def next_truncation_id(folder: Path) -> int:
     except OSError:  # no folder yet (or not one that can be listed: the store reports it when writing)
         return 1
     return highest + 1
+
+
+# The name the faces have built requests by: the request itself, which checks what it is given.
+compaction_request = CompactionRequest

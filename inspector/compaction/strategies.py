@@ -32,7 +32,7 @@ from inspector.compaction.compress import (
 )
 from inspector.compaction.request import STRATEGIES, CompactionContext, CompactionRequest, compaction_context
 from inspector.compaction.staged import StagedConfig, run_staged
-from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
+from inspector.compaction.statuses import NO_STATUSES
 from inspector.compaction.summarisers.base import NO_ROOM, Grounded, Summariser, SummariserError
 from inspector.compaction.view import HistoryView
 from inspector.context import ContextFigures

@@ -20,7 +20,14 @@ from textual.app import App
 
 from inspector.compaction.compress import CompressionResult
 from inspector.compaction.request import STRATEGIES as STRATEGIES  # the dialog offers these
-from inspector.compaction.request import CompactionRequest, compaction_context, compaction_request, target_problem
+from inspector.compaction.request import (
+    CompactionRequest,
+    compaction_context,
+    compaction_request,
+    named_provider,
+    named_strategy,
+    target_problem,
+)
 from inspector.compaction.snapshot import Provenance
 from inspector.compaction.statuses import ToolStatuses
 from inspector.compaction.strategies import Comparison
@@ -70,8 +77,8 @@ def chosen_split(loaded: Loaded, split: int) -> int | None:
 def request_for(loaded: Loaded, split: int, options: RunOptions, provider: ProviderSettings) -> CompactionRequest:
     """``compact``'s request for this run (``--force``: the app always compacts on request)."""
     return compaction_request(
-        strategy=options.strategy, split=chosen_split(loaded, split),
-        target=options.target if options.strategy == "staged" else None, provider=provider.provider,
+        strategy=named_strategy(options.strategy), split=chosen_split(loaded, split),
+        target=options.target if options.strategy == "staged" else None, provider=named_provider(provider.provider),
         model=loaded.analysis.model, base_url=provider.base_url, instruction=options.focus or None, force=True,
     )
 
