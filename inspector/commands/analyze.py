@@ -43,9 +43,8 @@ def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inspector.analysis import analyze
+    from inspector.configured import analyse_configured
     from inspector.session import load
-    from inspector.settings import resolve_configured_model, resolve_threshold
 
     session = load(args.file)
     if session.transcript is not None:  # an Antigravity transcript: its steps and checkpoints
@@ -55,9 +54,8 @@ def run(args: argparse.Namespace) -> int:
         print_report(report_of(session.transcript, resolve_compaction_point(args.compaction_point)),
                      as_json=args.json, show_all=args.all)
         return 0
-    threshold = resolve_threshold(args.threshold)
-    configured = resolve_configured_model(args.model)
-    result = analyze(session, model=args.model, threshold=threshold.value, view=configured.view)
+    configured = analyse_configured(session, args.model, args.threshold)
+    result, threshold = configured.analysis, configured.threshold
     hold_until_exit(session, result)  # nothing to write but stdout: the process may end without freeing them
     if args.json:
         report = json_report(session, result, lazy=True, cost=args.cost)
@@ -69,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         from inspector.report import print_analysis
 
         cost = cost_of(session, result, resolve_cost(args.cost))
-        print_analysis(session, result, threshold, configured, show_all=args.all, cost=cost,
+        print_analysis(session, result, threshold, configured.model, show_all=args.all, cost=cost,
                        masking=masking_of(session, result.turns))
     if not args.json:
         say_warnings(session.path, session.warnings)

@@ -79,15 +79,14 @@ _target = number(float, lambda v: v > 0, "must be above 0")  # (the core's rule:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from inspector.analysis import analyze
     from inspector.antigravity import refuse_path
     from inspector.compaction.compress import InvalidSplit
     from inspector.compaction.prompts import PromptFileError, load_prompt_file
     from inspector.compaction.request import RequestError, compaction_context, compaction_request
     from inspector.compaction.strategies import compare, run_request
     from inspector.compaction.summarisers import pick_summariser
+    from inspector.configured import analyse_configured
     from inspector.session import load
-    from inspector.settings import resolve_configured_model, resolve_threshold
 
     system_prompt = None
     if args.prompt_file:
@@ -125,8 +124,7 @@ def run(args: argparse.Namespace) -> int:
         from inspector.store.apply import refuse_unread_lines
 
         refuse_unread_lines(session)
-    analysis = analyze(session, model=request.model, threshold=resolve_threshold(args.threshold).value,
-                       view=resolve_configured_model(request.model).view)
+    analysis = analyse_configured(session, request.model, args.threshold).analysis
     unused = request.unused_below_threshold(analysis.context.below_threshold())
     if unused:
         say_error(f"{args.file}: {unused}")

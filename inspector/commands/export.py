@@ -32,14 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from inspector.analysis import analyze
     from inspector.compaction.request import compaction_context, compaction_request
     from inspector.compaction.strategies import run_request
     from inspector.compaction.summarisers import pick_summariser
+    from inspector.configured import analyse_configured
     from inspector.export import ExportRefused, build, check_target, render, write_export
     from inspector.format import describe_os_error
     from inspector.session import load
-    from inspector.settings import resolve_configured_model, resolve_threshold
 
     if args.compaction and usable_provider(args.provider) is None:
         return EXIT_BAD_INPUT
@@ -51,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
         except ExportRefused as exc:
             say_error(str(exc))
             return EXIT_BAD_INPUT
-    analysis = analyze(session, model=args.model, threshold=resolve_threshold(args.threshold).value,
-                       view=resolve_configured_model(args.model).view)
+    analysis = analyse_configured(session, args.model, args.threshold).analysis
     result = None
     if args.compaction:
         request = compaction_request(force=True, provider=args.provider, model=args.model)

@@ -17,15 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from inspector.analysis import Analysis, analyze
+from inspector.analysis import Analysis
 from inspector.compaction.split import split_kind
+from inspector.configured import analyse_configured
 from inspector.live import LiveState
 from inspector.session import Session
 from inspector.session.errors import ReadCancelled
 from inspector.session.loader import open_session_file, paused_gc, read_open
 from inspector.session.reader import ReadWatch, read_at
 from inspector.session.records import MessageList
-from inspector.settings import ConfiguredModel, Threshold, resolve_configured_model, resolve_threshold
+from inspector.settings import ConfiguredModel, Threshold
 from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.turn_set import TurnSet
 from inspector.watch import CHECK_BYTES, FileState, state_of
@@ -96,13 +97,11 @@ def read_session(
         if cancelled():
             raise Cancelled
         progress("analysing", 0, 0)
-        chosen = resolve_threshold(threshold, project_dir=Path.cwd())
-        configured = resolve_configured_model(model, project_dir=Path.cwd())
-        result = analyze(session, model=model, threshold=chosen.value, view=configured.view)
+        configured = analyse_configured(session, model, threshold, project_dir=Path.cwd())
         if cancelled():
             raise Cancelled
         keep_long_lived()
-    return Loaded(session, result, chosen, configured, file_state)
+    return Loaded(session, configured.analysis, configured.threshold, configured.model, file_state)
 
 
 def _file_state(path: Path, fd: int, session: Session) -> FileState:
