@@ -217,16 +217,14 @@ def _has_snapshot(contents: Sequence[dict[str, Any]]) -> str | None:
     return None
 
 
-def start_result(
-    summariser: Summariser, *, original: int, recorded_prompt_tokens: int | None, source_sha256: str | None,
-    threshold: float, limit: int, force: bool, instruction: str | None, strategy: str = "reference",
-) -> CompressionResult:
+def start_result(summariser: Summariser, options: CompressOptions, *, original: int, limit: int,
+                 strategy: str = "reference") -> CompressionResult:
     """A NOOP result with the figures every strategy reports, before anything ran."""
     return CompressionResult(
         status=CompressionStatus.NOOP, original_token_count=original, new_token_count=original,
-        recorded_prompt_tokens=recorded_prompt_tokens, provider=summariser.name,
-        model=summariser.model, source_sha256=source_sha256, threshold=threshold,
-        token_limit=limit, forced=force, instruction=instruction or None, strategy=strategy,
+        recorded_prompt_tokens=options.recorded_prompt_tokens, provider=summariser.name,
+        model=summariser.model, source_sha256=options.source_sha256, threshold=options.applied_threshold,
+        token_limit=limit, forced=options.force, instruction=options.instruction or None, strategy=strategy,
     )
 
 
@@ -297,6 +295,11 @@ class CompressOptions:
     view: HistoryView = HistoryView.JOINED
     target: float | None = None
 
+    @property
+    def applied_threshold(self) -> float:
+        """The threshold compared with: the one given, else Gemini CLI's default."""
+        return self.threshold if self.threshold else DEFAULT_THRESHOLD
+
 
 DEFAULT_OPTIONS = CompressOptions()
 
@@ -313,21 +316,17 @@ async def compress(
     (no acknowledgement, so the roles still alternate).  Cancel the task to
     stop it.  ``reporter``: each stage and the turns it has done; ``Cancelled`` when it says stop.
     """
-    model, force, threshold, split, agentic = (options.model, options.force, options.threshold, options.split,
-                                               options.agentic)
+    force, split, agentic, view = options.force, options.split, options.agentic, options.view
     recorded_prompt_tokens, original_tokens = options.recorded_prompt_tokens, options.original_tokens
-    environment, temp_dir, planned, view = options.environment, options.temp_dir, options.planned, options.view
-    instruction, system_prompt, statuses = options.instruction, options.system_prompt, options.statuses
-    first_truncation_id, source_sha256 = options.first_truncation_id, options.source_sha256
-    has_failed_attempt, acknowledgement = options.has_failed_attempt, options.acknowledgement
+    first_truncation_id, statuses, planned = options.first_truncation_id, options.statuses, options.planned
     started = time.monotonic()
     curated = contents_of(history)
-    limit = token_limit(model)
-    threshold = threshold if threshold else DEFAULT_THRESHOLD
-    env_quarters = environment_quarters(environment)
+    limit = token_limit(options.model)
+    threshold = options.applied_threshold
+    env_quarters = environment_quarters(options.environment)
     like_for_like = original_tokens is None
     max_chars = truncate_chars(limit, recorded_prompt_tokens or 0)
-    folder = str((Path(temp_dir) if temp_dir is not None else Path(".")) / TOOL_OUTPUTS_DIR) + os.sep
+    folder = str((Path(options.temp_dir) if options.temp_dir is not None else Path(".")) / TOOL_OUTPUTS_DIR) + os.sep
     reuse = planned if planned is not None and planned.fits(
         len(curated), token_limit=limit, recorded_prompt_tokens=recorded_prompt_tokens, output_folder=folder) else None
     if not like_for_like:
@@ -336,10 +335,7 @@ async def compress(
         original = (env_quarters + reuse.quarters(0, len(curated))) // 4
     else:
         original = (env_quarters + quarters_of(curated)) // 4
-    result = start_result(
-        summariser, original=original if curated else 0, recorded_prompt_tokens=recorded_prompt_tokens,
-        source_sha256=source_sha256, threshold=threshold, limit=limit, force=force, instruction=instruction,
-    )
+    result = start_result(summariser, options, original=original if curated else 0, limit=limit)
 
     def done(status: CompressionStatus, message: str = "") -> CompressionResult:
         return result.finish(status, message, started)
@@ -375,7 +371,7 @@ async def compress(
             return quarters_of(truncated[start:])
         return reuse.quarters(start, len(curated)) + sum(d for turn, d in changes.items() if turn >= start)
 
-    if has_failed_attempt and not force:
+    if options.has_failed_attempt and not force:
         count = ((env_quarters if like_for_like else 0) + truncated_quarters(0)) // 4
         if count < original:
             result.new_history, result.kept_from, result.new_token_count = truncated, 0, count
@@ -413,7 +409,8 @@ async def compress(
     with quality.start(for_summariser, statuses) as extraction:  # the independent facts, read meanwhile
         try:
             twice = await summarise_twice(
-                summariser, for_summariser, instruction=instruction, system_prompt=system_prompt, reporter=reporter
+                summariser, for_summariser, instruction=options.instruction, system_prompt=options.system_prompt,
+                reporter=reporter,
             )
         except EmptyAnswer as exc:  # the model wrote no draft and said why
             return done(CompressionStatus.COMPRESSION_FAILED_EMPTY_SUMMARY, f"{result.provider}: {exc}")
@@ -434,7 +431,7 @@ async def compress(
     result.provenance = summariser.cite(final) if isinstance(summariser, Grounded) else None
 
     kept = truncated[point:]
-    summary = snapshot_turns(final, kept[0] if kept else None, acknowledgement)
+    summary = snapshot_turns(final, kept[0] if kept else None, options.acknowledgement)
     new_history = [*summary, *kept]
     result.new_token_count = (env_quarters + quarters_of(summary) + truncated_quarters(point)) // 4
     if result.new_token_count > original:

@@ -38,7 +38,7 @@ from inspector.compaction.view import HistoryView
 from inspector.context import ContextFigures
 from inspector.progress import SILENT, Reporter
 from inspector.session.loader import Session, paused_gc
-from inspector.tokens import DEFAULT_THRESHOLD, estimate_contents, token_limit
+from inspector.tokens import estimate_contents, token_limit
 
 DEFAULT_TARGET_FRACTION = 0.25  # of the model's window
 KEEP_FRACTION = 0.3  # what the reference keeps verbatim; the staged default aims there when forced
@@ -89,32 +89,25 @@ async def compress_staged(
     ``options.split`` (an index into ``history``) fixes where the summary stage
     splits; by default it keeps about 30% of the turns.  ``options.target``: its goal.
     """
-    model, force, threshold, target, split = options.model, options.force, options.threshold, options.target, \
-        options.split
-    recorded_prompt_tokens, environment, statuses = options.recorded_prompt_tokens, options.environment, \
-        options.statuses
-    instruction, system_prompt, source_sha256 = options.instruction, options.system_prompt, options.source_sha256
+    statuses = options.statuses
     started = time.monotonic()
     curated = contents_of(history)
-    limit = token_limit(model)
-    threshold = threshold or DEFAULT_THRESHOLD
-    env = [environment] if environment else []
+    limit = token_limit(options.model)
+    env = [options.environment] if options.environment else []
     before = estimate_contents(env + curated)
-    result = start_result(
-        summariser, original=before, recorded_prompt_tokens=recorded_prompt_tokens, source_sha256=source_sha256,
-        threshold=threshold, limit=limit, force=force, instruction=instruction, strategy="staged",
-    )
+    result = start_result(summariser, options, original=before, limit=limit, strategy="staged")
 
     def done(status: CompressionStatus, message: str = "") -> CompressionResult:
         return result.finish(status, message, started)
 
     if not curated:
         return done(CompressionStatus.NOOP, "the history is empty")
-    below = None if force else ContextFigures(recorded_prompt_tokens, before, limit, threshold).below_threshold()
+    below = None if options.force else ContextFigures(options.recorded_prompt_tokens, before, limit,
+                                                      options.applied_threshold).below_threshold()
     if below:
         return done(CompressionStatus.NOOP, below)
     env_tokens = estimate_contents(env)
-    goal = resolve_target(target, limit, before)
+    goal = resolve_target(options.target, limit, before)
     config = StagedConfig(target_tokens=max(0, goal - env_tokens))
 
     turn_of = {id(c): i for i, c in enumerate(curated)}
@@ -127,7 +120,8 @@ async def compress_staged(
             summariser.ground(statuses.remapped(origins), names=list(origins))
         try:
             twice = await summarise_twice(
-                summariser, older, instruction=instruction, system_prompt=system_prompt, reporter=reporter
+                summariser, older, instruction=options.instruction, system_prompt=options.system_prompt,
+                reporter=reporter,
             )
         except SummariserError as exc:
             if exc.kind != NO_ROOM:
@@ -141,7 +135,7 @@ async def compress_staged(
 
     extraction = quality.start(curated, statuses)  # the independent facts, read meanwhile
     try:
-        staged = await run_staged(curated, config, summarise, split=split, reporter=reporter)
+        staged = await run_staged(curated, config, summarise, split=options.split, reporter=reporter)
     except SummariserError as exc:
         extraction.close()
         return done(CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, f"{result.provider}: {exc}")
