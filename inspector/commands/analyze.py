@@ -43,10 +43,10 @@ def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost:
 
 def run(args: argparse.Namespace) -> int:
     from inspector.analysis import analyze
-    from inspector.session import load
+    from inspector.progress import load_showing_progress
     from inspector.settings import resolve_configured_model, resolve_threshold
 
-    session = load(args.file)
+    session = load_showing_progress(args.file)
     threshold = resolve_threshold(args.threshold)
     configured = resolve_configured_model(args.model)
     result = analyze(session, model=args.model, threshold=threshold.value, view=configured.view)

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.compaction.request import RequestError, compaction_context, compaction_request
     from inspector.compaction.strategies import compare, run_request
     from inspector.compaction.summarisers import pick_summariser
-    from inspector.session import load
+    from inspector.progress import load_showing_progress
     from inspector.settings import resolve_configured_model, resolve_threshold
 
     system_prompt = None
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         from inspector.store.apply import refuse_store_file
 
         refuse_store_file(args.file)
-    session = load(args.file)
+    session = load_showing_progress(args.file)
     if args.apply:
         from inspector.store.apply import refuse_unread_lines
 

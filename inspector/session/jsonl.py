@@ -29,6 +29,7 @@ from inspector.session.yielding import let_others_run
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _BLANK_BYTES = b" \t\n\r\v\f"
+_RUN_BYTES = b" \t\n\v\f"  # blank bytes a line of a file without CR may hold, its newline included
 
 Where = dict[str, Any] | tuple[int, int]  # a record held in memory, or its line's (start, end)
 # One checked message: (id, where, rows, line, problem): the rows of its turns (figures.message_figures),
@@ -71,6 +72,22 @@ def line_spans(data: bytes, start: int = 0, stop: int | None = None) -> Iterator
         start = match.end()
     if start < size:
         yield start, size
+
+
+def blank_run_start(data: bytes, low: int, end: int) -> int:
+    """The start of the run of blank bytes (space, tab, LF, VT, FF) that ends at ``end``, at ``low``
+    at the earliest: looked at backwards in doubling windows, so a run costs its length in C,
+    and a line that only ends in blanks a few bytes."""
+    size = 64
+    stop = end
+    while stop > low:
+        begin = max(low, stop - size)
+        kept = data[begin:stop].rstrip(_RUN_BYTES)
+        if kept:
+            return begin + len(kept)
+        stop = begin
+        size = min(size * 2, 1 << 20)
+    return low
 
 
 def is_blank(raw: bytes) -> bool:
@@ -142,8 +159,12 @@ def scan(
     else:
         count = count_newlines(data, start, stop) + (0 if stop == start or data[stop - 1] == 10 else 1)
     end = stop - 1 if stop > start and data[stop - 1] == 10 else stop
-    for k in range(count - 1, -1, -1):
-        if k & 63 == 0:
+    k = count
+    lines_read = 0
+    while k > 0:
+        k -= 1
+        lines_read += 1
+        if lines_read & 63 == 0:
             let_others_run()  # the app's event loop, when this runs in its worker thread
         number = first_line + k
         if spans is not None:
@@ -153,6 +174,17 @@ def scan(
             begin = newline + 1 if newline != -1 else start
         line_end = end
         end = begin - 1  # where the line above ends
+        if line_end == begin or data[line_end - 1] in _RUN_BYTES:  # blank, or ends in blanks: maybe blank
+            if spans is None:
+                run = blank_run_start(data, start, line_end)
+                if run <= begin:  # blank (Gemini CLI skips it), and so is every line above it down to ``run``
+                    if run > start and data[run - 1] != 10:
+                        run = data.find(b"\n", run, line_end) + 1  # the first blank line starts after
+                    k -= count_newlines(data, run, line_end)  # (line k itself: the loop's own step)
+                    end = run - 1
+                    continue
+            elif not view[begin:line_end].tobytes().strip(_BLANK_BYTES):
+                continue
         raw = view[begin:line_end]
         try:
             record = orjson.loads(raw)
