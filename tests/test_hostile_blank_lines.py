@@ -140,3 +140,21 @@ def test_analyze_says_on_stderr_how_far_a_long_read_got(tmp_path: Path, monkeypa
     out, err = capsys.readouterr()
     assert json.loads(out)["history"]
     assert f"session-inspector: reading {plain}: 100% (parsing)" in err.splitlines(), err
+
+
+def test_the_apps_loading_bar_advances_through_a_file_of_blank_lines(tmp_path: Path) -> None:
+    """The app reads through ``tui.loading.read_session``; what it reports is what its bar draws."""
+    from inspector.tui.loading import read_session
+
+    plain = sample_copy(tmp_path, "coding-task.jsonl")
+    with plain.open("ab") as out:
+        out.write(b"\n" * (12 << 20))
+    size = plain.stat().st_size
+    reports: list[tuple[str, int, int]] = []
+    loaded = read_session(plain, threshold=0.5,
+                          progress=lambda phase, done, total: reports.append((phase, done, total)))
+    assert loaded.session.line_count > 12 << 20 and loaded.analysis.turns
+    for phase in ("reading", "parsing"):
+        done = [d for p, d, t in reports if p == phase and t == size]
+        assert len(done) >= 2 and done == sorted(done) and done[-1] == size, (phase, done)
+    assert [p for p, _, _ in reports][-1] == "analysing"
