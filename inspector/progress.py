@@ -63,10 +63,11 @@ SILENT = Reporter()  # reports nowhere, never cancelled
 
 
 class ReadShown:
-    """How far a long read of a file got, said on a text stream (the CLI's stderr) once it has run
-    longer than ``after`` seconds: on a terminal one line rewritten in place and erased at the end;
-    elsewhere (a log, a pipe) a line at each further tenth.  Called as a ``ReadWatch`` progress:
-    ``(phase, bytes done, bytes in all)``; the read's two phases (reading, parsing) are each half."""
+    """How far a long read of a file got, said on the CLI's stderr once it has run longer than
+    ``after`` seconds, when stderr is a terminal: one line rewritten in place, erased at the end
+    (so an error said after it is still the one line on screen).  Elsewhere (a log, a pipe, a
+    script reading stderr) it says nothing.  Called as a ``ReadWatch`` progress: ``(phase, bytes
+    done, bytes in all)``; the read's two phases (reading, parsing) are each half of it."""
 
     def __init__(self, label: str, stream: TextIO, *, after: float = 1.0,
                  clock: Callable[[], float] | None = None) -> None:
@@ -78,25 +79,19 @@ class ReadShown:
         self.width = 0  # what the terminal's line holds
 
     def __call__(self, phase: str, done: int, total: int) -> None:
-        if total <= 0 or self.clock() - self.began < self.after:
+        if not self.terminal or total <= 0 or self.clock() - self.began < self.after:
             return
-        half = 50 if phase != "reading" else 0
-        percent = min(100, half + done * 50 // total)
-        if self.terminal:
-            if percent != self.said:
-                line = f"{self.label}: {percent}% ({phase})"
-                self.stream.write("\r" + line.ljust(self.width))
-                self.stream.flush()
-                self.width = len(line)
-                self.said = percent
-        elif percent // 10 > self.said // 10:
-            self.stream.write(f"{self.label}: {percent}% ({phase})\n")
+        percent = min(100, (50 if phase != "reading" else 0) + done * 50 // total)
+        if percent != self.said:
+            line = f"{self.label}: {percent}% ({phase})"
+            self.stream.write("\r" + line.ljust(self.width))
             self.stream.flush()
+            self.width = max(self.width, len(line))
             self.said = percent
 
     def close(self) -> None:
         """Erase the terminal's line, if one was written."""
-        if self.terminal and self.width:
+        if self.width:
             self.stream.write("\r" + " " * self.width + "\r")
             self.stream.flush()
             self.width = 0

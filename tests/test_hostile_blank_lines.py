@@ -105,26 +105,27 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_a_read_says_how_far_it_got_only_after_a_second() -> None:
+def test_a_read_says_how_far_it_got_on_a_terminal_only_after_a_second() -> None:
     clock = _Clock()
-    log = io.StringIO()
-    shown = ReadShown("session-inspector: reading big.jsonl", log, clock=clock)
-    shown("reading", 10, 100)
-    assert log.getvalue() == ""  # a quick read says nothing
-    clock.now += 1.5
-    for done in range(20, 101, 5):
-        shown("reading", done, 100)
-    for done in range(0, 101, 5):
-        shown("parsing", done, 100)
-    said = log.getvalue().splitlines()
-    assert said[0] == "session-inspector: reading big.jsonl: 10% (reading)"
-    assert said[-1] == "session-inspector: reading big.jsonl: 100% (parsing)" and len(said) == 10
     terminal = _Terminal()
-    shown = ReadShown("reading x", terminal, clock=clock)
+    shown = ReadShown("session-inspector: reading big.jsonl", terminal, clock=clock)
+    shown("reading", 10, 100)
+    assert terminal.getvalue() == ""  # a quick read says nothing
+    clock.now += 1.5
+    for done in range(20, 101, 20):
+        shown("reading", done, 100)
+    for done in range(0, 101, 50):
+        shown("parsing", done, 100)
+    shown.close()
+    said = terminal.getvalue().split("\r")
+    assert said[1:4] == [f"session-inspector: reading big.jsonl: {p}% (reading)" for p in (10, 20, 30)]
+    assert said[-3:] == ["session-inspector: reading big.jsonl: 100% (parsing)", " " * 52, ""]
+    log = io.StringIO()  # not a terminal: a log or a script reading stderr gets nothing
+    shown = ReadShown("reading x", log, clock=clock)
     clock.now += 2
     shown("parsing", 50, 100)
     shown.close()
-    assert terminal.getvalue() == "\rreading x: 75% (parsing)" + "\r" + " " * 24 + "\r"
+    assert log.getvalue() == ""
 
 
 def test_analyze_says_on_stderr_how_far_a_long_read_got(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -136,10 +137,13 @@ def test_analyze_says_on_stderr_how_far_a_long_read_got(tmp_path: Path, monkeypa
         out.write(b"\n" * (9 << 20))
     ticks = iter(range(0, 1000, 2))
     monkeypatch.setattr("inspector.progress.time.monotonic", lambda: float(next(ticks)))
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
     assert main(["analyze", str(plain), "--json"]) == 0
     out, err = capsys.readouterr()
     assert json.loads(out)["history"]
-    assert f"session-inspector: reading {plain}: 100% (parsing)" in err.splitlines(), err
+    said = err.split("\r")
+    assert f"session-inspector: reading {plain}: 100% (parsing)" in said, err
+    assert said[-1] == "" and not said[-2].strip(), "the line is erased at the end"
 
 
 def test_the_apps_loading_bar_advances_through_a_file_of_blank_lines(tmp_path: Path) -> None:
