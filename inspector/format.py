@@ -21,9 +21,12 @@ if TYPE_CHECKING:  # Rich is imported only where a renderable is drawn
 # UnicodeEncodeError).
 #
 # DEL, the C1 controls (U+009B is a one-character CSI on many terminals), and
-# the bidirectional marks and overrides that reorder what a reader sees
-# ("Trojan Source"): inclusive ranges of code points.
-TERMINAL_DRIVERS = ((0x7F, 0x9F), (0x200E, 0x200F), (0x202A, 0x202E), (0x2066, 0x2069))
+# every bidirectional control, which reorders what a reader sees ("Trojan
+# Source"): Unicode's Bidi_Control set, the Arabic letter mark U+061C, the
+# LRM / RLM marks, the embeddings and overrides U+202A-E and the isolates
+# U+2066-9.  Inclusive ranges of code points; the one table both ways to the
+# terminal read (``visible`` for text, ``drivers_in_utf8`` for JSON bytes).
+TERMINAL_DRIVERS = ((0x7F, 0x9F), (0x061C, 0x061C), (0x200E, 0x200F), (0x202A, 0x202E), (0x2066, 0x2069))
 _DRIVERS = "".join(f"{chr(low)}-{chr(high)}" for low, high in TERMINAL_DRIVERS)
 _UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f{_DRIVERS}\ud800-\udfff]")
 _UNSAFE_LINE = re.compile(f"[\x00-\x1f{_DRIVERS}\ud800-\udfff]")

@@ -10,7 +10,8 @@ before the page's own code keeps a reference to the ``Terminal`` object when
 textual.js stores it (``this.terminal = new Terminal(...)``), and the test
 reads xterm's own screen buffer - exactly the characters the page shows.
 The wait for text happens inside the page, on xterm's ``onWriteParsed``
-event, with a deadline.
+event, with a deadline.  Every request a page makes is recorded
+(``Network.requestWillBeSent``), and no host name but loopback's resolves.
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[1]
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--force-device-scale-factor=1", "--remote-debugging-pipe")
+         "--hide-scrollbars", "--force-device-scale-factor=1", "--remote-debugging-pipe",
+         # no host name resolves but loopback's: a page that reaches for the internet fails to (and its
+         # requests are still recorded, ``Chromium.requested``), on any machine, networked or not
+         "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost")
 
 # Runs before textual.js: remember the xterm Terminal when textual.js assigns it.
 KEEP_TERMINAL = """
@@ -160,19 +164,27 @@ class Chromium:
                     return self.events.pop(i)
             self.events.append(self._message(deadline))
 
-    def open(self, url: str, *, block: tuple[str, ...] = ("*fonts.googleapis.com*", "*fonts.gstatic.com*")) -> str:
+    def open(self, url: str) -> str:
         """A new page at ``url`` (the terminal kept for reading); returns its session id."""
         target = self.command("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = str(self.command("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"])
         self.command("Page.enable", session=session)
         self.command("Network.enable", session=session)
-        self.command("Network.setBlockedURLs", {"urls": list(block)}, session=session)  # no network here
         self.command("Emulation.setDeviceMetricsOverride", {"width": self.width, "height": self.height,
                                                             "deviceScaleFactor": 1, "mobile": False}, session=session)
         self.command("Page.addScriptToEvaluateOnNewDocument", {"source": KEEP_TERMINAL}, session=session)
         self.command("Page.navigate", {"url": url}, session=session)
         self.wait_event("Page.loadEventFired", session=session)
         return session
+
+    def requested(self, session: str) -> list[str]:
+        """The URL of every request the page has made so far (each fetch, style sheet, font, WebSocket),
+        whether or not it was answered."""
+        self.command("Runtime.evaluate", {"expression": "0"}, session=session)  # events sent before it are in
+        return [str(e["params"]["request"]["url"]) for e in self.events
+                if e.get("method") == "Network.requestWillBeSent" and e.get("sessionId") == session] + [
+            str(e["params"]["url"]) for e in self.events
+            if e.get("method") == "Network.webSocketCreated" and e.get("sessionId") == session]
 
     def wait_for_text(self, session: str, needles: list[str], timeout: float = 30.0) -> tuple[bool, str]:
         """Wait (in the page) until every needle is in xterm's screen buffer; (found, screen text)."""

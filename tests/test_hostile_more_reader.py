@@ -68,7 +68,8 @@ def test_a_nul_in_the_last_part_of_a_big_recording(tmp_path: Path, serial: bool)
 
 @pytest.mark.parametrize("filler", [b" ", b"a"])
 def test_a_line_too_long_for_the_memory_is_one_line_not_a_traceback(tmp_path: Path, filler: bytes) -> None:
-    """A 250 MB last line (blanks, or a prompt's text) under a 1 GB limit: a MemoryError traceback before."""
+    """A 250 MB last line (blanks, or a prompt's text) under a 1 GB limit: a MemoryError traceback before.
+    The prompt's is said in one line; the blank one is read, as Gemini CLI reads it (it skips it)."""
     path = tmp_path / "long-line.jsonl"
     with path.open("wb") as out:
         out.write(SAMPLE.read_bytes())
@@ -80,6 +81,9 @@ def test_a_line_too_long_for_the_memory_is_one_line_not_a_traceback(tmp_path: Pa
     size = path.stat().st_size
     for command in ("analyze", "export"):
         code, out, err = _run(command, str(path))
+        if filler == b" ":  # a blank line, skipped as Gemini CLI skips it, costs no parse and no copy (issue 37.8)
+            assert code == 0 and out and "Traceback" not in err, err[-1500:]
+            continue
         assert code == 2 and out == "" and "Traceback" not in err, err[-1500:]
         assert err == (f"session-inspector: {path}: cannot be read in the memory this process may use "
                        f"({size:,} bytes; reading a session takes several times its size, a very long line more)\n")

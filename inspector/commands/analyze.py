@@ -44,9 +44,9 @@ def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost:
 
 def run(args: argparse.Namespace) -> int:
     from inspector.configured import analyse_configured
-    from inspector.session import load
+    from inspector.progress import load_showing_progress
 
-    session = load(args.file)
+    session = load_showing_progress(args.file)
     if session.transcript is not None:  # an Antigravity transcript: its steps and checkpoints
         from inspector.antigravity.checkpoints import resolve_compaction_point
         from inspector.antigravity.report import print_report, report_of

@@ -2,18 +2,9 @@
 
 ``--serve`` serves the same app to a browser through textual-serve (the
 ``serve`` extra), on 127.0.0.1 only: each browser tab runs this same command,
-with the same PATH and options, in its own process.  Whoever drives that
-page can do what the app does, compact and revert included, so it is guarded:
-
-* a secret token, new each run, is part of the URL it prints (as Jupyter's
-  is); the page needs it (``/?token=...``) and so does the WebSocket that
-  drives the app (its path holds it), and the page's own scripts and styles
-  (their folder's path holds it too); no response lets the browser send the
-  page's URL on (``Referrer-Policy: no-referrer``);
-* the WebSocket is refused unless the browser says the page came from this
-  server (``Origin``), so another site open in the same browser cannot
-  drive it, token or not;
-* requests naming another host are refused (DNS rebinding).
+with the same PATH and options, in its own process.  The server, its guards
+(a token, the page's origin, the host), its page and its logging are in
+``inspector.serve``.
 """
 
 from __future__ import annotations
@@ -23,19 +14,14 @@ import errno
 import secrets
 import shlex
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from inspector.catalog import unreachable
 from inspector.commands.common import _fraction
 from inspector.commands.output import say_error
 from inspector.format import describe_os_error
+from inspector.serve import SERVE_HOST, guarded_server
 
-if TYPE_CHECKING:
-    from textual_serve.server import Server
-
-SERVE_HOST = "127.0.0.1"  # never 0.0.0.0: the app can write to your session files
 DEFAULT_PORT = 8000
 
 
@@ -123,45 +109,6 @@ def port_problem(host: str, port: int) -> str | None:
         except OSError as exc:
             return "the port is in use" if exc.errno == errno.EADDRINUSE else describe_os_error(exc)
     return None
-
-
-def guarded_server(command: str, *, port: int, title: str, token: str) -> Server:
-    """textual-serve's server, with the token, Origin and Host checks the module docstring lists."""
-    import aiohttp_jinja2
-    import jinja2
-    from aiohttp import web
-    from textual_serve.server import Server
-
-    hosts = {f"{SERVE_HOST}:{port}", f"localhost:{port}"}
-    origins = {f"http://{host}" for host in hosts}
-
-    @web.middleware
-    async def guard(
-        request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-    ) -> web.StreamResponse:
-        if request.host not in hosts:
-            raise web.HTTPForbidden(text="unknown host")
-        if request.path == "/" and not secrets.compare_digest(request.query.get("token", ""), token):
-            raise web.HTTPForbidden(text="this page needs the token printed by session-inspector --serve")
-        if request.path.startswith("/ws") and request.headers.get("Origin") not in origins:
-            raise web.HTTPForbidden(text="refused: the page is not from this server")
-        response = await handler(request)
-        response.headers["Referrer-Policy"] = "no-referrer"  # the page's URL holds the token: never sent on
-        return response
-
-    class Guarded(Server):
-        async def _make_app(self) -> web.Application:
-            app = web.Application(middlewares=[guard])
-            aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
-            app.add_routes([
-                web.get("/", self.handle_index, name="index"),
-                web.get(f"/ws/{token}", self.handle_websocket, name="websocket"),
-                web.static(f"/static/{token}", self.statics_path, name="static"),  # every URL needs it
-            ])
-            app.on_shutdown.append(self.on_shutdown)
-            return app
-
-    return Guarded(command, host=SERVE_HOST, port=port, title=title)
 
 
 def run(args: argparse.Namespace) -> int:

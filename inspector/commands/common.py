@@ -137,8 +137,8 @@ class _TerminalSafe:
         self.raw.flush()
 
 
-# Characters JSON may carry raw that must not reach a terminal (``format.TERMINAL_DRIVERS``:
-# DEL, the C1 controls, the bidirectional marks and overrides; JSON escapes C0 itself).
+# Characters JSON may carry raw that must not reach a terminal: ``format.TERMINAL_DRIVERS``, the
+# one table of them (DEL, the C1 controls, every bidi control; JSON escapes C0 itself).
 # Every one of them sits inside a string (JSON's own syntax is ASCII), where \uXXXX
 # means the same.  Only on a terminal: a program reading the JSON gets the characters
 # as they are (a scan of 80 MB of output costs ~0.4 s), and could not be protected

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.compaction.strategies import compare, run_request
     from inspector.compaction.summarisers import pick_summariser
     from inspector.configured import analyse_configured
-    from inspector.session import load
+    from inspector.progress import load_showing_progress
 
     system_prompt = None
     if args.prompt_file:
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         from inspector.store.apply import refuse_store_file
 
         refuse_store_file(args.file)
-    session = load(args.file)
+    session = load_showing_progress(args.file)
     if args.apply:
         from inspector.store.apply import refuse_unread_lines
 

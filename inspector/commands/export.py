@@ -38,12 +38,12 @@ def run(args: argparse.Namespace) -> int:
     from inspector.configured import analyse_configured
     from inspector.export import ExportRefused, build, check_target, render, write_export
     from inspector.format import describe_os_error
-    from inspector.session import load
+    from inspector.progress import load_showing_progress
 
     if args.compaction and usable_provider(args.provider) is None:
         return EXIT_BAD_INPUT
     out = Path(args.out).absolute() if args.out else None
-    session = load(args.file)
+    session = load_showing_progress(args.file)
     if out is not None:
         try:
             check_target(out, session.path)

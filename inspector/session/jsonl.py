@@ -29,6 +29,7 @@ from inspector.session.yielding import let_others_run
 
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 _BLANK_BYTES = b" \t\n\r\v\f"
+_RUN_BYTES = b" \t\n\v\f"  # blank bytes a line of a file without CR may hold, its newline included
 
 Where = dict[str, Any] | tuple[int, int]  # a record held in memory, or its line's (start, end)
 # One checked message: (id, where, rows, line, problem): the rows of its turns (figures.message_figures),
@@ -87,6 +88,47 @@ def line_spans(data: bytes, start: int = 0, stop: int | None = None) -> Iterator
         start = match.end()
     if start < size:
         yield start, size
+
+
+# With CR line ends (LF, CRLF or a lone CR, as Node's readline splits): a run of blank lines, or one line
+# that holds something other than blanks, with its line break.
+_CR_PIECE = re.compile(rb"(?P<blank>[ \t\x0b\x0c\r\n]*[\r\n])|[^\r\n]+(?:\r\n|\r|\n)?")
+
+
+def _lines_holding_something(data: bytes, start: int, stop: int) -> list[tuple[int, int, int]]:
+    """``(index, start, end)`` of each line of ``data[start:stop]`` that is not blank (LF, CRLF or
+    a lone CR ending lines; ``index`` counted from 0), found a run of blank lines at a time."""
+    found: list[tuple[int, int, int]] = []
+    k = 0
+    for match in _CR_PIECE.finditer(data, start, stop):
+        begin, end = match.span()
+        if match.start("blank") != -1:
+            piece = data[begin:end]
+            k += piece.count(b"\n") + piece.count(b"\r") - piece.count(b"\r\n")
+            continue
+        if data[end - 1] == 10:
+            end -= 2 if end - 2 >= begin and data[end - 2] == 13 else 1
+        elif data[end - 1] == 13:
+            end -= 1
+        found.append((k, begin, end))
+        k += 1
+    return found
+
+
+def blank_run_start(data: bytes, low: int, end: int) -> int:
+    """The start of the run of blank bytes (space, tab, LF, VT, FF) that ends at ``end``, at ``low``
+    at the earliest: looked at backwards in doubling windows, so a run costs its length in C,
+    and a line that only ends in blanks a few bytes."""
+    size = 64
+    stop = end
+    while stop > low:
+        begin = max(low, stop - size)
+        kept = data[begin:stop].rstrip(_RUN_BYTES)
+        if kept:
+            return begin + len(kept)
+        stop = begin
+        size = min(size * 2, 1 << 20)
+    return low
 
 
 def is_blank(raw: bytes) -> bool:
@@ -151,24 +193,39 @@ def scan(
     stop = size if stop is None else stop
     if later is None:
         later = set()  # ids met further down the file (read from the end, to skip replaced copies)
-    # From the last line up: each line's start found with rfind (or, with CR line ends, listed first).
-    spans = list(line_spans(data, start, stop)) if data.find(b"\r", start, stop) != -1 else None
-    if spans is not None:
-        count = len(spans)
-    else:
-        count = count_newlines(data, start, stop) + (0 if stop == start or data[stop - 1] == 10 else 1)
+    # From the last line up: each line's start found with rfind (with CR line ends, the lines that hold
+    # something are listed first, with their numbers). A run of blank lines is passed over at once.
+    holding = _lines_holding_something(data, start, stop) if data.find(b"\r", start, stop) != -1 else None
+    k = count_newlines(data, start, stop) + (0 if stop == start or data[stop - 1] == 10 else 1)
+    i = len(holding) if holding is not None else 0
     end = stop - 1 if stop > start and data[stop - 1] == 10 else stop
-    for k in range(count - 1, -1, -1):
-        if k & 63 == 0:
-            let_others_run()  # the app's event loop, when this runs in its worker thread
-        number = first_line + k
-        if spans is not None:
-            begin, end = spans[k]
+    lines_read = 0
+    while True:
+        if holding is not None:
+            if i == 0:
+                break
+            i -= 1
+            k, begin, line_end = holding[i]
         else:
+            if k == 0:
+                break
+            k -= 1
             newline = data.rfind(b"\n", start, end)
             begin = newline + 1 if newline != -1 else start
-        line_end = end
-        end = begin - 1  # where the line above ends
+            line_end = end
+            end = begin - 1  # where the line above ends
+            if line_end == begin or data[line_end - 1] in _RUN_BYTES:  # blank, or ends in blanks: maybe blank
+                run = blank_run_start(data, start, line_end)
+                if run <= begin:  # blank (Gemini CLI skips it), and so is every line above it down to ``run``
+                    if run > start and data[run - 1] != 10:
+                        run = data.find(b"\n", run, line_end) + 1  # the first blank line starts after
+                    k -= count_newlines(data, run, line_end)  # (line k itself: the loop's own step)
+                    end = run - 1
+                    continue
+        lines_read += 1
+        if lines_read & 63 == 0:
+            let_others_run()  # the app's event loop, when this runs in its worker thread
+        number = first_line + k
         raw = view[begin:line_end]
         try:
             record = orjson.loads(raw)
@@ -247,8 +304,9 @@ def unfinished_line(data: bytes, line: int) -> LoadWarning | None:
 
 def line_count(data: bytes) -> int:
     """The lines of ``data`` as Node's readline counts them."""
-    if b"\r" in data:
-        return sum(1 for _ in line_spans(data))
+    if b"\r" in data:  # every LF, CR and CRLF ends a line (counted in C, not line by line)
+        breaks = data.count(b"\n") + data.count(b"\r") - data.count(b"\r\n")
+        return breaks + (0 if data.endswith((b"\n", b"\r")) or not data else 1)
     return count_newlines(data, 0, len(data)) + (0 if data.endswith(b"\n") or not data else 1)
 
 

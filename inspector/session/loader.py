@@ -268,7 +268,11 @@ def _several_values(data: bytes) -> bool:
     Checked first because parsing a 100 MB file as one document only to fail
     on line 2 costs orjson about ten times the file's size in memory.
     """
-    for start, end in line_spans(data):
+    first = _NOT_BLANK.search(data)  # blank lines before it cost nothing (a run of them is looked over in C)
+    if first is None:
+        return False
+    begin = max(data.rfind(b"\n", 0, first.start()), data.rfind(b"\r", 0, first.start())) + 1
+    for start, end in line_spans(data, begin):
         line = data[start:end]
         if not line.strip(_BLANK_BYTES):
             continue

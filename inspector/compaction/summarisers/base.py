@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import base64
-import os
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -13,8 +10,16 @@ if TYPE_CHECKING:
     from inspector.compaction.statuses import ToolStatuses
     from inspector.progress import Reporter
 
-KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
-MASK = "***"
+# The masking rule lives in ``masking``; these names are where every summariser has always found it.
+from inspector.compaction.summarisers.masking import (  # noqa: F401  (re-exported)
+    KEY_VARIABLES,
+    MASK,
+    env_secrets,
+    mask_secrets,
+    scrub,
+    secret_forms,
+)
+
 RETRY_STAGE = "retry: "  # how a summariser's report of a retry begins (the CLI says these on stderr)
 NO_ROOM = "no_room"  # ``SummariserError.kind``: the snapshot's budget cannot hold even an empty snapshot
 
@@ -74,48 +79,3 @@ class Reporting(Protocol):
     """A summariser whose own work is long enough to report progress and honour cancellation."""
 
     def use_reporter(self, reporter: Reporter) -> None: ...
-
-
-def env_secrets() -> list[str]:
-    """The API keys set in the environment (their values: never shown, only masked)."""
-    return [v for v in (os.environ.get(k) for k in KEY_VARIABLES) if v]
-
-
-def secret_forms(secret: str) -> list[str]:
-    """The secret as it may appear in text: plain, and its base64 (standard and URL-safe) at any alignment.
-
-    A secret inside a longer base64-encoded text shows as one of three
-    fragments, depending on where it starts within a 3-byte group; only the
-    characters that depend on the secret alone are kept.
-    """
-    forms = [secret]
-    raw = secret.encode()
-    for pad in range(3):
-        encoded = base64.b64encode(b"\0" * pad + raw).decode().rstrip("=")
-        start, stop = -(-8 * pad // 6), (8 * (pad + len(raw))) // 6
-        fragment = encoded[start:stop]
-        if len(fragment) >= 8:
-            forms.append(fragment)
-            forms.append(fragment.replace("+", "-").replace("/", "_"))
-    return sorted(set(forms), key=len, reverse=True)
-
-
-def mask_secrets(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret masked: in plain in any letter case (a server may upper-case what
-    it echoes), and in base64."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            if secret.casefold() in text.casefold():
-                text = re.sub(re.escape(secret), MASK, text, flags=re.IGNORECASE)
-            for form in secret_forms(secret):
-                if form in text:
-                    text = text.replace(form, MASK)
-    return text
-
-
-def scrub(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret (and any ``key=...`` query value) masked, on one line."""
-    text = mask_secrets(text, secrets)
-    text = re.sub(r"(?i)([?&](?:key|api_key|access_token)=)[^&\s'\"]+", r"\1***", text)
-    text = re.sub(r"(?i)(x-goog-api-key['\"]?\s*[:=]\s*['\"]?)[^'\"\s,}]+", r"\1***", text)
-    return " ".join(text.split())

@@ -5,7 +5,8 @@ key (``GEMINI_API_KEY`` / ``GOOGLE_API_KEY``), or Vertex AI
 (``GOOGLE_GENAI_USE_VERTEXAI`` with ``GOOGLE_CLOUD_PROJECT`` /
 ``GOOGLE_CLOUD_LOCATION``) with Application Default Credentials through
 google-auth; ``base_url`` (``--base-url``) points it at another endpoint (a
-proxy, or the test server).  The key is masked, in plain and in base64, in
+proxy, or the test server).  The key is masked, in every form ``masking`` lists
+(parts of it, hex, base64, percent-encoded, split), in
 everything the model sends back, so a server echoing it cannot make it
 reach the screen, the session or the journal.  The SDK's own retries are turned off:
 this class retries 408, 429 and 5xx answers and a connection that fails or drops
