@@ -59,7 +59,7 @@ class Writer:
         ]
 
 
-def test_writer_appending_during_apply_and_revert(tmp_path: Path) -> None:
+def test_writer_appending_during_apply_and_revert(machine_load: str, tmp_path: Path) -> None:
     matches = [p for p in PATHS if p.name == "coding-task.jsonl"]
     if not matches:
         pytest.skip("sample coding-task.jsonl not present")

@@ -133,6 +133,7 @@ def apply_history(
     base_size = session.size if expected_size is None else expected_size
     # (a JSONL apply only appends, but its revert rewrites: refuse what could not be undone as it was)
     check_writable_now(path, rewrite=True)
+    files.refuse_foreign_store(path)
     owner = files.owner_of(path)
     folder = files.ensure_store_dir(path)
     made: list[Path] = []  # folders made for the outputs, then the outputs written

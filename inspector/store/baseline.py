@@ -27,7 +27,7 @@ from inspector.format import describe_os_error
 from inspector.session.loader import not_a_file
 from inspector.store.drain import WRITER_WAIT_SECONDS, writers_of
 from inspector.store.errors import StoreError
-from inspector.store.files import WriteHook, fsync_dir, write_temp
+from inspector.store.files import WriteHook, fsync_dir, temp_name, write_temp
 
 
 @dataclass(frozen=True)
@@ -355,8 +355,14 @@ def _swap(baseline: Baseline, data: bytes, *, hook: WriteHook | None, grown_ok: 
     """``replace_file`` up to the swap: returns the name the old file has now where it was swapped
     (``temp``, or a temp name beside it), None where it was replaced."""
     target = baseline.path
-    temp = write_temp(target, data, hook, mode=baseline.mode, owner=(baseline.uid, baseline.gid), temp=temp)
+    keep = temp
+    temp = write_temp(target, data, hook, mode=baseline.mode, owner=(baseline.uid, baseline.gid),
+                      temp=temp_name(keep) if keep is not None else None)
     try:
+        if keep is not None:  # (whole and flushed before it takes the name a later run looks at)
+            os.link(temp, keep)
+            os.unlink(temp)
+            temp = keep
         # A cheap look first (no swap at all if it visibly changed); the
         # bytes are compared on what the swap took away, below.
         if not still(baseline, grown_ok=grown_ok, content=False):

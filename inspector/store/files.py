@@ -32,6 +32,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import pwd
 import secrets
 import stat
 import time
@@ -342,6 +343,7 @@ def sweep(session_path: Path, folder: Path, backups_in_use: set[str], output_fol
         *session_path.parent.glob(f".{session_path.name}{TEMP_MARK}*"),
         *(folder / "backups").glob(f"*{TEMP_MARK}*"),
         *folder.glob(f"*{TEMP_MARK}*"),
+        *(folder / SWAPPED_DIR).glob(f"*{TEMP_MARK}*"),
         *(temp for outputs in sorted(set(output_folders)) for temp in outputs.glob(f".*{TEMP_MARK}*")),
     ]
     removed: list[Path] = []
@@ -456,4 +458,27 @@ SWAPPED_DIR = "swapped"  # in each session's store folder: the files an apply or
 def swapped_path(session_path: Path, ident: str, kind: str) -> Path:
     """Where the file an apply (``kind`` ``apply``) or a revert (``revert``) of the apply ``ident``
     swaps out is kept, until the next apply or revert carries what was written to it late."""
-    return store_dir(session_path) / SWAPPED_DIR / f"{ident}-{kind}"
+    return store_dir(session_path) / SWAPPED_DIR / f"{ident}-{kind}-{secrets.token_hex(3)}"
+
+
+def refuse_foreign_store(session_path: Path) -> None:
+    """Run as root, refuse a store another user owns: its journal names files to delete and bytes
+    to cut, and a store handed to the session's owner (``hand_over``) is theirs to write.  Root
+    acts only on a store that is root's alone; the owner undoes their own applies."""
+    if os.geteuid() != 0:
+        return
+    folder = store_dir(session_path)
+    for part in (folder.parent, folder, folder / JOURNAL_NAME, folder / "backups", folder / SWAPPED_DIR,
+                 folder / "lock"):
+        try:
+            uid = os.lstat(part).st_uid
+        except OSError:
+            continue
+        if uid != 0:
+            try:
+                name = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                name = f"uid {uid}"
+            raise StoreError(session_path, f"{part} belongs to {name} (uid {uid}), who may have written its journal: "
+                             f"root does not act on a store another user can change. Run this as {name}; "
+                             "nothing was changed", "invalid")

@@ -128,7 +128,7 @@ class JournalEntry:
             notes.append(f"{plural(self.late_bytes, 'byte', 'bytes')} another program wrote to the old file after "
                          "the swap (it had opened it before) were copied to the end of the session")
         if self.lost_bytes:
-            kept = Path(SWAPPED_DIR) / f"{self.id}-apply" if self.swapped_size is not None else None
+            kept = Path(SWAPPED_DIR) / f"{self.id}-apply-*" if self.swapped_size is not None else None
             notes.append(CaughtUp(0, self.lost_bytes, self.lost_reason, kept=kept).lost_note())
         if self.swap_note:
             notes.append(self.swap_note)

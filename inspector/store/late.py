@@ -117,7 +117,7 @@ def carry_swapped(path: Path, folder: Path, journal: Journal, at: str) -> list[s
     by_id = {entry.id: entry for entry in journal.entries}
     said: list[str] = []
     for name in names:
-        ident, _, kind = name.rpartition("-")
+        ident, kind = [*name.rsplit("-", 2), ""][:2] if name.count("-") >= 3 else ("", "")
         entry = by_id.get(ident)
         file = kept / name
         if entry is None or kind not in ("apply", "revert"):

@@ -96,6 +96,7 @@ def revert(
     if problem:
         raise StoreError(path, problem, "invalid")
     files.refuse_linked_store(path)
+    files.refuse_foreign_store(path)
     if not files.is_folder_or_closed(folder):
         if os.path.lexists(folder):  # a file or a FIFO where the store's folder goes: said as history says it
             read_journal(folder)
@@ -109,6 +110,8 @@ def revert(
             except OSError as exc:
                 raise _journal_error(path, exc) from None
             pending = journal.undoable()
+            said += files.sweep(path, folder, {e.backup for e in pending},
+                                {Path(o).parent for e in journal.entries for o in e.output_files})
             if not pending:
                 if not any(e.state in ("applied", "reverted") for e in journal.entries):
                     raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
