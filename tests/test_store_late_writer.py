@@ -11,6 +11,7 @@ write must be in the session afterwards, and the journal must say it was carried
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -19,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
+import inspector.store.drain as draining
 from inspector.session import history, load
-from inspector.store import StoreError, apply_history, read_history, revert
-from tests.test_store import compacted, sample_copy
+from inspector.store import StoreError, apply_history, read_history, revert, store_dir
+from tests.test_store import REPO, compacted, sample_copy
 
 SEED = 37
 
@@ -169,3 +171,93 @@ def test_a_free_running_appender_delayed_between_open_and_write_loses_nothing(
     print(f"\nfree-running late writer during {mode} ({machine_load}): {tries} tries, {refused} refused, "
           f"{tries - len(lost)} survived, {len(lost)} lost")
     assert not lost, lost
+
+
+@pytest.mark.parametrize("name", ["coding-task.jsonl", "legacy-pomodoro.json"])
+@pytest.mark.parametrize("mode", ["apply", "revert"])
+def test_a_writer_that_never_closes_the_old_file_undoes_the_swap(
+        mode: str, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A program that opened the file before the swap and still holds it when the wait runs out
+    (stopped, or stuck): the swap is undone, the file left as that program has it, and the command
+    refused in one line ("busy"), nothing lost and nothing half done."""
+    monkeypatch.setattr(draining, "WRITER_WAIT_SECONDS", 0.2)
+    path = sample_copy(tmp_path, name)
+    if mode == "revert":
+        _apply(path)
+    before = path.read_bytes()
+    held: list[int] = []
+
+    def hook(step: str) -> None:
+        if step == "checked":
+            held.append(os.open(path, os.O_WRONLY | os.O_APPEND))  # opened before the swap, never closed
+
+    try:
+        with pytest.raises(StoreError, match=r"kept the session open for writing for over 0\.2 s") as refused:
+            if mode == "apply":
+                session = load(path)
+                turns = history(session)
+                new, sources = compacted(turns, 2)
+                apply_history(session, turns, new, sources, hook=hook)
+            else:
+                revert(path, hook=hook)
+        assert refused.value.reason == "busy"
+        assert path.read_bytes() == before
+        assert os.path.samestat(os.fstat(held[0]), os.stat(path)), "the file it holds is the session again"
+    finally:
+        for fd in held:
+            os.close(fd)
+    entries = read_history(path).entries
+    assert entries[-1].state == ("failed" if mode == "apply" else "applied")
+    assert not list((store_dir(path) / "swapped").glob("*")), "nothing is left in swapped/"
+
+
+KILLED = r"""
+import os, signal, sys
+from pathlib import Path
+from inspector.session import history, load
+from inspector.store import apply_history, revert
+mode, path = sys.argv[1], Path(sys.argv[2])
+def hook(step):
+    if step == "renamed" and mode == "revert" or step == "renamed" and hook.swaps:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if step == "renamed":
+        hook.swaps += 1
+hook.swaps = 0
+if mode == "apply":
+    session = load(path)
+    turns = history(session)
+    new = [{"role": "user", "parts": [{"text": "<state_snapshot>kept</state_snapshot>"}]},
+           {"role": "model", "parts": [{"text": "Got it."}]}] + [t.content for t in turns[2:]]
+    apply_history(session, turns, new, [None, None, *turns[2:]], hook=hook)
+else:
+    revert(path, hook=hook)
+"""
+
+
+@pytest.mark.parametrize("mode", ["apply", "revert"])
+def test_a_kill_right_after_the_swap_loses_no_late_line(mode: str, tmp_path: Path) -> None:
+    """``kill -9`` of the apply (or revert) the moment its swap is done, before it drains the old file;
+    then the writer that had opened the file before the swap writes its line into the old one.  The
+    line is in a file the store keeps, and the next revert (or apply) appends it to the session."""
+    path = sample_copy(tmp_path, "coding-task.jsonl")
+    if mode == "revert":
+        _apply(path)
+    original = path.read_bytes()
+    writer = os.open(path, os.O_WRONLY | os.O_APPEND)  # Gemini CLI, between its open() and its write()
+    try:
+        child = subprocess.run([sys.executable, "-c", KILLED, mode, str(path)], cwd=REPO, capture_output=True,
+                               text=True, timeout=120)
+        assert child.returncode == -9, child.stderr
+        assert path.read_bytes() != original, "the swap happened"
+        late = b'{"id":"late-0","timestamp":"t","type":"user","content":[{"text":"LATE 0"}]}\n'
+        os.write(writer, late)
+    finally:
+        os.close(writer)
+    assert late not in path.read_bytes()
+    if mode == "apply":  # the next operation: undo the apply that was killed
+        said = revert(path)[0].housekeeping
+    else:  # the revert landed: the next operation is an apply
+        _apply(path)
+        said = read_history(path).entries[-1].housekeeping
+    assert missing_lines(path, 1) == [], "the late line was carried into the session"
+    assert any("appended to it now" in line for line in said), said

@@ -11,7 +11,11 @@ Order of work, so that a failure at any point loses nothing:
 5. write the full tool outputs, then the session, whole, by an atomic swap
    (JSONL: the file with a checkpoint line added, as Gemini CLI's /compress
    appends it; legacy JSON and checkpoints: the new document);
-6. journal where it landed.
+6. drain the swapped-out file: wait until no process holds it open for
+   writing, copying every line written to it (``recording``, ``drain``), and
+   keep it in the store's ``swapped/`` folder for the next apply or revert
+   (``late``), so a line written to it later still, or after a kill, is carried;
+7. journal where it landed and what came late.
 """
 
 from __future__ import annotations

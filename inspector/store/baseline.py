@@ -25,7 +25,8 @@ from pathlib import Path
 
 from inspector.format import describe_os_error
 from inspector.session.loader import not_a_file
-from inspector.store.drain import WRITER_WAIT_SECONDS, writers_of
+from inspector.store import drain as draining
+from inspector.store.drain import writers_of
 from inspector.store.errors import StoreError
 from inspector.store.files import WriteHook, fsync_dir, temp_name, write_temp
 
@@ -294,7 +295,7 @@ def writable_problem(target: Path, mode: int, uid: int, gid: int, links: int, *,
 
 def replace_file(
     baseline: Baseline, data: bytes, *, hook: WriteHook | None = None, grown_ok: bool = False,
-    keep: Path | None = None, wait: float = WRITER_WAIT_SECONDS,
+    keep: Path | None = None, wait: float | None = None,
 ) -> None:
     """Replace the baseline's file with ``data``, only if it is still the baseline.
 
@@ -307,10 +308,11 @@ def replace_file(
     where the new file is written before the swap (and the old one stays
     until it is settled; default: a temp name beside the file).
     """
-    swapped = _swap(baseline, data, hook=hook, grown_ok=grown_ok, temp=keep)
+    swapped = swap_in(baseline, data, hook=hook, grown_ok=grown_ok, temp=keep)
     if swapped is not None:
-        _rewritten_after_swap(baseline, data, swapped, grown_ok, wait)
-    _settled(baseline.path, swapped)
+        _rewritten_after_swap(baseline, data, swapped, grown_ok,
+                              draining.WRITER_WAIT_SECONDS if wait is None else wait)
+    settle_swap(baseline.path, swapped)
 
 
 def _rewritten_after_swap(baseline: Baseline, data: bytes, swapped: Path, grown_ok: bool, wait: float) -> None:
@@ -350,7 +352,7 @@ def busy_error(path: Path, wait: float) -> StoreError:
     )
 
 
-def _swap(baseline: Baseline, data: bytes, *, hook: WriteHook | None, grown_ok: bool,
+def swap_in(baseline: Baseline, data: bytes, *, hook: WriteHook | None, grown_ok: bool,
           temp: Path | None = None) -> Path | None:
     """``replace_file`` up to the swap: returns the name the old file has now where it was swapped
     (``temp``, or a temp name beside it), None where it was replaced."""
@@ -387,7 +389,7 @@ def _swap(baseline: Baseline, data: bytes, *, hook: WriteHook | None, grown_ok: 
     return temp if swapped else None
 
 
-def _settled(target: Path, old: Path | None, *, keep: bool = False) -> None:
+def settle_swap(target: Path, old: Path | None, *, keep: bool = False) -> None:
     """After a swap: the old file's name removed (unless ``keep``), the folders flushed.  The swap
     has happened: a failure to flush now must not be reported as a write that did not happen
     (the caller would say the file was left as it was, and drop its backup)."""

@@ -105,13 +105,13 @@ class Drained:
 
 
 def drain(old: int, target: Path, start: int, *, hook: WriteHook | None = None,
-          wait: float = WRITER_WAIT_SECONDS, expected_end: int | None = None) -> Drained:
+          wait: float | None = None, expected_end: int | None = None) -> Drained:
     """Copy what is written to the swapped-out file ``old`` from byte ``start`` on to the end of
     ``target`` (the session), whole lines only while a writer may still add to them, until no
     process holds ``old`` open for writing or ``wait`` seconds pass.  ``expected_end``: the
     session's size right after the swap (a copy that lands later than that follows bytes another
     program appended there: ``Drained.out_of_order``).  Raises OSError when a copy fails."""
-    deadline = time.monotonic() + wait
+    deadline = time.monotonic() + (WRITER_WAIT_SECONDS if wait is None else wait)
     consumed, pause, out_of_order, torn, rounds = start, 0.0005, False, False, 0
     while True:
         writers = writers_of(old)

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from inspector.format import describe_os_error, plural
-from inspector.store.baseline import Baseline, _settled, _swap, busy_error, exchange, open_regular, read_fd
-from inspector.store.drain import WRITER_WAIT_SECONDS, drain
+from inspector.store import drain as draining
+from inspector.store.baseline import Baseline, busy_error, exchange, open_regular, read_fd, settle_swap, swap_in
+from inspector.store.drain import drain
 from inspector.store.errors import StoreError
 from inspector.store.files import WriteHook
 
@@ -47,7 +48,7 @@ class CaughtUp:
 
 def replace_recording(
     baseline: Baseline, data: bytes, old: int, start: int, *, keep: Path | None = None,
-    hook: WriteHook | None = None, wait: float = WRITER_WAIT_SECONDS,
+    hook: WriteHook | None = None, wait: float | None = None,
 ) -> CaughtUp:
     """``replace_file`` for a recording another program (Gemini CLI) appends to, by opening it by
     name for every line: its next line goes to the new file, and what it wrote to the old one
@@ -62,7 +63,8 @@ def replace_recording(
     already appended to the new file too), the new file stays and the bytes not copied are counted
     in ``CaughtUp.lost`` (they stay in the kept old file).
     """
-    swapped = _swap(baseline, data, hook=hook, grown_ok=True, temp=keep)
+    wait = draining.WRITER_WAIT_SECONDS if wait is None else wait
+    swapped = swap_in(baseline, data, hook=hook, grown_ok=True, temp=keep)
     copied, drained_to = 0, start
     if swapped is not None and keep is not None:
         with contextlib.suppress(OSError):
@@ -107,7 +109,7 @@ def replace_recording(
         return CaughtUp(copied, max(size - drained_to, 0), describe_os_error(exc),
                         kept=swapped if keep is not None else None, drained_to=drained_to)
     finally:
-        _settled(baseline.path, swapped, keep=keep is not None)
+        settle_swap(baseline.path, swapped, keep=keep is not None)
 
 
 def _drop(path: Path) -> None:
