@@ -112,10 +112,13 @@ def revert(
             pending = journal.undoable()
             said += files.sweep(path, folder, {e.backup for e in pending},
                                 {Path(o).parent for e in journal.entries for o in e.output_files})
+            first = "".join(f" (first: {line})" for line in said)  # what was tidied is said even so
             if not pending:
                 if not any(e.state in ("applied", "reverted") for e in journal.entries):
-                    raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
-                raise StoreError(path, "nothing to undo: every applied compaction was already reverted", "nothing")
+                    raise StoreError(path, f"nothing to undo: no compaction was applied to this file{first}",
+                                     "nothing")
+                raise StoreError(path, f"nothing to undo: every applied compaction was already reverted{first}",
+                                 "nothing")
             if steps > len(pending):
                 can = "1 apply" if len(pending) == 1 else f"{len(pending)} applies"
                 raise StoreError(path, f"only {can} can be undone, not {steps}; nothing was changed", "nothing")
