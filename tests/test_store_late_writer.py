@@ -136,7 +136,7 @@ def test_a_line_written_after_the_swap_to_the_file_opened_before_it_is_carried(
         entry = read_history(path).entries[-1]
         if mode == "apply":
             assert entry.state == "applied" and entry.lost_bytes == 0
-            assert entry.late_bytes > 0, "the journal says the line written after the swap was carried"
+            assert entry.late_bytes > 0, "the journal says the line written to the old file was carried"
     print(f"\nlate writer during {mode} ({machine_load}): {tries} tries, {tries - len(lost)} survived, "
           f"{len(lost)} lost")
     assert not lost, lost

@@ -79,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
         if r.note and r.note not in ("forced", NEVER_REACHED) and not r.kept_bytes:
             lines.append(f"  note: {r.note}")
         if r.late_bytes:
-            lines.append(f"  note: {plural(r.late_bytes, 'byte', 'bytes')} another program wrote to the old file "
-                         "after the swap (it had opened it before) were copied to the end of the session")
+            lines.append(f"  note: {plural(r.late_bytes, 'byte', 'bytes')} another program wrote to the file while "
+                         "it was swapped (through the old file) were copied to the end of the session")
         if r.swap_note:
             lines.append(f"  note: {r.swap_note}")
         if r.lost_note:

@@ -305,14 +305,19 @@ def replace_file(
     a program that opened the file before the swap rewrites the old one):
     if another program replaced or rewrote it meanwhile, the swap is undone
     and StoreError(``changed``) raised, its file left in place.  ``keep``:
-    where the new file is written before the swap (and the old one stays
-    until it is settled; default: a temp name beside the file).
+    where the new file is written before the swap, and the old one then
+    stays for the next apply or revert (``late.carry_swapped``: removed if
+    untouched, kept and said if written since); default: a temp name
+    beside the file, removed once settled.
     """
     swapped = swap_in(baseline, data, hook=hook, grown_ok=grown_ok, temp=keep)
     if swapped is not None:
         _rewritten_after_swap(baseline, data, swapped, grown_ok,
                               draining.WRITER_WAIT_SECONDS if wait is None else wait)
-    settle_swap(baseline.path, swapped)
+        if keep is not None:  # kept for the next apply or revert, which says so if it was written since
+            with contextlib.suppress(OSError):
+                os.chmod(swapped, 0o600)
+    settle_swap(baseline.path, swapped, keep=keep is not None)
 
 
 def _rewritten_after_swap(baseline: Baseline, data: bytes, swapped: Path, grown_ok: bool, wait: float) -> None:

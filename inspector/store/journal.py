@@ -108,7 +108,7 @@ class JournalEntry:
     carried_lines: Count = 0
     lost_bytes: Count = 0  # what another writer appended during the swap and could not be copied after it
     lost_reason: Text = ""
-    late_bytes: Count = 0  # what another writer wrote to the old file after the swap, copied to the session
+    late_bytes: Count = 0  # what another writer wrote to the old file while it was swapped, copied to the session
     swapped_size: Count | None = None  # jsonl: the old file's size when last copied from (it is kept: swapped/)
     swap_note: Text = ""  # what else the swap's drain said (CaughtUp.note)
     housekeeping: tuple[Text, ...] = ()  # what the apply found and tidied first (late lines carried, leftovers)
@@ -125,8 +125,8 @@ class JournalEntry:
             notes.append(f"{plural(self.carried_lines, 'line', 'lines')} another writer appended meanwhile "
                          f"{'was' if self.carried_lines == 1 else 'were'} repeated after the checkpoint")
         if self.late_bytes:
-            notes.append(f"{plural(self.late_bytes, 'byte', 'bytes')} another program wrote to the old file after "
-                         "the swap (it had opened it before) were copied to the end of the session")
+            notes.append(f"{plural(self.late_bytes, 'byte', 'bytes')} another program wrote to the file while it was "
+                         "swapped (through the old file) were copied to the end of the session")
         if self.lost_bytes:
             kept = Path(SWAPPED_DIR) / f"{self.id}-apply-*" if self.swapped_size is not None else None
             notes.append(CaughtUp(0, self.lost_bytes, self.lost_reason, kept=kept).lost_note())

@@ -32,7 +32,7 @@ class CaughtUp:
     copied: int  # bytes copied from the old file to the new one (during the swap and after it)
     lost: int = 0  # bytes that could not be copied, where the swap could not be undone
     error: str = ""  # why they could not
-    late: int = 0  # of ``copied``, those written to the old file after the swap
+    late: int = 0  # of ``copied``, those the drain copied (written to the old file while or after it was swapped)
     kept: Path | None = None  # where the old file is kept (its lines carried by the next apply or revert)
     drained_to: int | None = None  # the old file's size when it was last copied from
     note: str = ""  # what else a person must know (the copy's order, a writer that could not be waited for)
@@ -72,10 +72,8 @@ def replace_recording(
     try:
         if not baseline.same_file(os.fstat(old)):
             return CaughtUp(0)
-        at_swap = os.fstat(old).st_size
         drained = drain(old, baseline.path, start, hook=hook, wait=wait, expected_end=len(data))
         copied, drained_to = drained.copied, drained.size
-        late = max(drained.size - max(at_swap, start), 0)
         notes = []
         if drained.still_open:
             if swapped is not None and _only_ours(baseline.path, data, old, start) \
@@ -94,7 +92,7 @@ def replace_recording(
         if drained.ended_torn:
             notes.append("the old file's last line was cut short (its writer stopped mid-line); it was copied "
                          "ended by a newline, and no reader reads it")
-        return CaughtUp(copied, late=late, kept=swapped if keep is not None else None, drained_to=drained_to,
+        return CaughtUp(copied, late=copied, kept=swapped if keep is not None else None, drained_to=drained_to,
                         note="; ".join(notes))
     except OSError as exc:
         if swapped is not None and _only_ours(baseline.path, data, old, start) and _swap_back(swapped, baseline.path):

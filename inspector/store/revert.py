@@ -56,7 +56,7 @@ class RevertResult:
     copy: Path | None = None  # --force: where the file as it was is kept
     note: str = ""
     lost_note: str = ""  # what another writer appended during the swap and could not be copied (CaughtUp)
-    late_bytes: int = 0  # what another writer wrote to the old file after the swap, copied to the session
+    late_bytes: int = 0  # of kept_bytes, what another writer wrote to the old file while it was swapped
     swap_note: str = ""  # what else the swap's drain said (CaughtUp.note)
     housekeeping: tuple[str, ...] = ()  # what was found and tidied first (late lines carried, leftovers)
     still_applied: tuple[JournalEntry, ...] = ()  # applies still in force once this revert is done, newest first
