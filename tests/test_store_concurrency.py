@@ -16,8 +16,8 @@ from inspector.store import apply_history, revert
 from tests.test_store import PATHS, compacted, copy_session, same
 
 # Appends one message record per open/write/close, like fs.appendFileSync,
-# until a line arrives on stdin; prints "started" after its first line and
-# the number of lines at the end.
+# until "stop" arrives on stdin ("mark": one more line now, then "marked");
+# prints "started" after its first line and the number of lines at the end.
 WRITER = r"""
 import json, os, select, sys
 path, tag = sys.argv[1], sys.argv[2]
@@ -31,7 +31,12 @@ def write():
     n += 1
 write()
 print("started", flush=True)
-while not select.select([sys.stdin], [], [], 0)[0]:
+while True:
+    if select.select([sys.stdin], [], [], 0)[0]:
+        if sys.stdin.readline().strip() != "mark":
+            break
+        write()  # one more line, said when it is on disk
+        print("marked", flush=True)
     write()
 print(n, flush=True)
 """
@@ -47,6 +52,13 @@ class Writer:
         assert self.process.stdout is not None
         assert self.process.stdout.readline().strip() == "started"
 
+    def mark(self) -> None:
+        """Have the writer append one more line now; returns once it is on disk (an event, not a wait)."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write("mark\n")
+        self.process.stdin.flush()
+        assert self.process.stdout.readline().strip() == "marked"
+
     def stop(self) -> int:
         out, _ = self.process.communicate("stop\n", timeout=30)
         return int(out.strip())
@@ -59,7 +71,7 @@ class Writer:
         ]
 
 
-def test_writer_appending_during_apply_and_revert(tmp_path: Path) -> None:
+def test_writer_appending_during_apply_and_revert(machine_load: str, tmp_path: Path) -> None:
     matches = [p for p in PATHS if p.name == "coding-task.jsonl"]
     if not matches:
         pytest.skip("sample coding-task.jsonl not present")
@@ -69,6 +81,7 @@ def test_writer_appending_during_apply_and_revert(tmp_path: Path) -> None:
     first = Writer(path, "a")
     try:
         session = load(path)  # the preview: the writer keeps going after it
+        first.mark()  # (at least one line lands after the preview, however busy the machine)
         turns = history(session)
         new, sources = compacted(turns, analyze(session).split_point)
         entry = apply_history(session, turns, new, sources, allow_grown=True)

@@ -290,7 +290,8 @@ def test_a_line_written_during_the_swap_that_cannot_be_copied_undoes_the_apply(t
 def test_a_swap_that_cannot_be_undone_stays_applied_and_says_what_was_lost(tmp_path: Path) -> None:
     """The same full disk, but the writer has already appended to the new file: undoing the swap
     would lose that line instead, so the apply stands (journalled, revertible) and both faces'
-    notes say how many bytes of the other line could not be copied."""
+    notes say how many bytes of the other line could not be copied, and where they are kept: the
+    next revert carries them into the session before it undoes the apply, and says so."""
     from inspector.commands.apply import describe_entry
 
     path, original, apply = _compaction_of_a_copy(tmp_path)
@@ -303,8 +304,10 @@ def test_a_swap_that_cannot_be_undone_stays_applied_and_says_what_was_lost(tmp_p
     said = "\n".join(describe_entry(entry, path))
     assert f"{len(THEIRS)} bytes another writer appended during the swap could not be copied" in said
     assert "(no space left on device)" in said
-    revert(path)
-    assert path.read_bytes() == original + AFTER
+    assert "the next apply or revert carries them" in said
+    [result] = revert(path)
+    assert path.read_bytes() == original + AFTER + THEIRS
+    assert any("appended to it now" in line for line in result.housekeeping), result.housekeeping
 
 
 def test_a_revert_whose_catch_up_fails_is_undone_too(tmp_path: Path) -> None:

@@ -63,6 +63,13 @@ def test_an_apply_as_root_keeps_owner_group_and_mode(tmp_path: Path) -> None:
     _apply(path)
     info = os.stat(path)
     assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (65534, 65534, 0o640)
+    # the store is the owner's now: root does not act on it (the owner undoes it) ...
+    with pytest.raises(StoreError, match="root does not act on a store another user can change"):
+        revert(path)
+    # ... until root takes it back on purpose
+    for root, folders, names in os.walk(store_dir(path).parent):
+        for name in (*folders, *names, ""):
+            os.chown(Path(root) / name, 0, 0)
     revert(path)
     info = os.stat(path)
     assert (info.st_uid, info.st_gid, stat.S_IMODE(info.st_mode)) == (65534, 65534, 0o640)

@@ -45,6 +45,7 @@ def test_a_session_with_lone_surrogates_applies_and_reverts(
     assert again.info.snapshot == f"<state_snapshot>{LONE}"
     assert main(["history", "--snapshots", str(path)]) == 0
     assert "\\ud800" in capsys.readouterr().out  # shown visibly
+    assert len(list((store_dir(path) / "backups").iterdir())) == 1
     revert(path)
     assert path.read_bytes() == original
-    assert len(list((store_dir(path) / "backups").iterdir())) == 1
+    assert list((store_dir(path) / "backups").iterdir()) == []  # an apply undone needs its backup no more

@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.antigravity import refuse_path
     from inspector.store import StoreError, revert, undoable
     from inspector.store.baseline import regular_file_problem
+    from inspector.store.revert import NEVER_REACHED
 
     if (read_only := refuse_path(args.file)) is not None:  # an Antigravity transcript: nothing was ever applied
         say_error(read_only)
@@ -61,21 +62,38 @@ def run(args: argparse.Namespace) -> int:
         print_json([
             {"id": r.entry.id, "applied_at": r.entry.applied_at, "size": r.size, "sha256": r.sha256,
              "kept_bytes": r.kept_bytes, "copy": str(r.copy) if r.copy else None, "note": r.note,
-             "lost_note": r.lost_note or None}
+             "lost_note": r.lost_note or None, "late_bytes": r.late_bytes, "swap_note": r.swap_note or None,
+             "housekeeping": list(r.housekeeping),
+             "still_applied": [{"id": e.id, "applied_at": e.applied_at} for e in r.still_applied]}
             for r in results
         ])
         return 0
     for r in results:
-        lines = [f"reverted apply {r.entry.id} of {r.entry.applied_at}: {args.file} restored "
-                 f"({r.size:,} bytes, sha256 {r.sha256[:12]})"]
+        lines = [f"  note: {said}" for said in r.housekeeping]
+        if r.note == NEVER_REACHED:
+            lines.append(f"apply {r.entry.id} of {r.entry.applied_at} never reached {args.file} (it was cut short): "
+                         "marked undone; the file was not changed")
+        else:
+            lines.append(f"reverted apply {r.entry.id} of {r.entry.applied_at}: {args.file} restored "
+                         f"({r.size:,} bytes, sha256 {r.sha256[:12]})")
         if r.kept_bytes:
             lines.append(f"  kept {plural(r.kept_bytes, 'byte', 'bytes')} appended after the apply")
         if r.copy:
             lines.append(f"  the file as it was before this revert is kept in {r.copy}")
-        if r.note and r.note != "forced" and not r.kept_bytes:
+        if r.note and r.note not in ("forced", NEVER_REACHED) and not r.kept_bytes:
             lines.append(f"  note: {r.note}")
+        if r.late_bytes:
+            lines.append(f"  note: {plural(r.late_bytes, 'byte', 'bytes')} another program wrote to the file while "
+                         "it was swapped (through the old file) were copied to the end of the session")
+        if r.swap_note:
+            lines.append(f"  note: {r.swap_note}")
         if r.lost_note:
             lines.append(f"  warning: {r.lost_note}")
+        for entry in r.still_applied[:1]:
+            more = len(r.still_applied) - 1
+            lines.append(f"still in force: apply {entry.id} of {entry.applied_at}"
+                         + (f" and {plural(more, 'older apply', 'older applies')}" if more else "")
+                         + f"; undo it with: session-inspector revert {args.file}")
         for line in lines:
             print(visible(line, one_line=True))
     return 0

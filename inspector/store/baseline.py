@@ -18,14 +18,17 @@ import hashlib
 import json
 import os
 import stat
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from inspector.format import describe_os_error, plural
+from inspector.format import describe_os_error
 from inspector.session.loader import not_a_file
+from inspector.store import drain as draining
+from inspector.store.drain import writers_of
 from inspector.store.errors import StoreError
-from inspector.store.files import WriteHook, append_bytes, fsync_dir, write_temp
+from inspector.store.files import WriteHook, fsync_dir, temp_name, write_temp
 
 
 @dataclass(frozen=True)
@@ -291,24 +294,82 @@ def writable_problem(target: Path, mode: int, uid: int, gid: int, links: int, *,
 
 
 def replace_file(
-    baseline: Baseline, data: bytes, *, hook: WriteHook | None = None, grown_ok: bool = False
+    baseline: Baseline, data: bytes, *, hook: WriteHook | None = None, grown_ok: bool = False,
+    keep: Path | None = None, wait: float | None = None,
 ) -> None:
     """Replace the baseline's file with ``data``, only if it is still the baseline.
 
     The new file keeps the old one's mode, owner and group.  The check is
-    made right before the swap, and again on the file the swap took away:
-    if another program replaced or rewrote it in between, the swap is undone
-    and StoreError(``changed``) raised, its file left in place.
+    made right before the swap, and again on the file the swap took away,
+    once no process holds it open for writing any more (``drain.writers_of``:
+    a program that opened the file before the swap rewrites the old one):
+    if another program replaced or rewrote it meanwhile, the swap is undone
+    and StoreError(``changed``) raised, its file left in place.  ``keep``:
+    where the new file is written before the swap, and the old one then
+    stays for the next apply or revert (``late.carry_swapped``: removed if
+    untouched, kept and said if written since); default: a temp name
+    beside the file, removed once settled.
     """
-    _settled(baseline.path, _swap(baseline, data, hook=hook, grown_ok=grown_ok))
+    swapped = swap_in(baseline, data, hook=hook, grown_ok=grown_ok, temp=keep)
+    if swapped is not None:
+        _rewritten_after_swap(baseline, data, swapped, grown_ok,
+                              draining.WRITER_WAIT_SECONDS if wait is None else wait)
+        if keep is not None:  # kept for the next apply or revert, which says so if it was written since
+            with contextlib.suppress(OSError):
+                os.chmod(swapped, 0o600)
+    settle_swap(baseline.path, swapped, keep=keep is not None)
 
 
-def _swap(baseline: Baseline, data: bytes, *, hook: WriteHook | None, grown_ok: bool) -> Path | None:
-    """``replace_file`` up to the swap: returns the name the old file has now where it was swapped
-    (the caller removes it, ``_settled``), None where it was replaced."""
-    target = baseline.path
-    temp = write_temp(target, data, hook, mode=baseline.mode, owner=(baseline.uid, baseline.gid))
+def _rewritten_after_swap(baseline: Baseline, data: bytes, swapped: Path, grown_ok: bool, wait: float) -> None:
+    """Wait until no process holds the swapped-out file (now at ``swapped``) open for writing, then
+    check it is still the baseline; if another program wrote it after the swap, or still holds it
+    after ``wait`` seconds, the swap is undone (while the session is still only ``data``) and
+    StoreError raised."""
     try:
+        fd = open_regular(swapped)
+    except StoreError:
+        return
+    try:
+        deadline, pause = time.monotonic() + wait, 0.0005
+        while (writers := writers_of(fd)) and time.monotonic() < deadline:
+            time.sleep(pause)  # (a writer between its open() and its close())
+            pause = min(pause * 2, 0.02)
+    finally:
+        os.close(fd)
+    if not writers and still(baseline, swapped, grown_ok=grown_ok):
+        return
+    target = baseline.path
+    ours = _hash_of(target)
+    if ours is not None and ours[1] == hashlib.sha256(data).hexdigest() and exchange(swapped, target):
+        with contextlib.suppress(OSError):
+            os.unlink(swapped)
+        if writers:
+            raise busy_error(target, wait)
+        raise changed_error(target)
+    # the new file was rewritten too: it is the other program's now, and stays
+
+
+def busy_error(path: Path, wait: float) -> StoreError:
+    return StoreError(
+        path, f"another program (Gemini CLI?) kept the session open for writing for over {wait:g} s while it "
+        "was being swapped; the swap was undone and the session left as that program writes it. Try again "
+        "once it is quiet", "busy",
+    )
+
+
+def swap_in(baseline: Baseline, data: bytes, *, hook: WriteHook | None, grown_ok: bool,
+          temp: Path | None = None) -> Path | None:
+    """``replace_file`` up to the swap: returns the name the old file has now where it was swapped
+    (``temp``, or a temp name beside it), None where it was replaced."""
+    target = baseline.path
+    keep = temp
+    temp = write_temp(target, data, hook, mode=baseline.mode, owner=(baseline.uid, baseline.gid),
+                      temp=temp_name(keep) if keep is not None else None)
+    try:
+        if keep is not None:  # (whole and flushed before it takes the name a later run looks at)
+            os.link(temp, keep)
+            os.unlink(temp)
+            temp = keep
         # A cheap look first (no swap at all if it visibly changed); the
         # bytes are compared on what the swap took away, below.
         if not still(baseline, grown_ok=grown_ok, content=False):
@@ -333,87 +394,13 @@ def _swap(baseline: Baseline, data: bytes, *, hook: WriteHook | None, grown_ok: 
     return temp if swapped else None
 
 
-def _settled(target: Path, old: Path | None) -> None:
-    """After a swap: the old file's temporary name removed, the folder flushed.  The swap has
-    happened: a failure to flush the folder now must not be reported as a write that did not
-    happen (the caller would say the file was left as it was, and drop its backup)."""
-    if old is not None:
+def settle_swap(target: Path, old: Path | None, *, keep: bool = False) -> None:
+    """After a swap: the old file's name removed (unless ``keep``), the folders flushed.  The swap
+    has happened: a failure to flush now must not be reported as a write that did not happen
+    (the caller would say the file was left as it was, and drop its backup)."""
+    if old is not None and not keep:
         with contextlib.suppress(OSError):
             os.unlink(old)
-    with contextlib.suppress(OSError):
-        fsync_dir(target.parent)
-
-
-@dataclass(frozen=True)
-class CaughtUp:
-    """What another writer appended to a recording while it was swapped (``replace_recording``)."""
-
-    copied: int  # bytes copied from the old file to the new one
-    lost: int = 0  # bytes that could not be copied, where the swap could not be undone
-    error: str = ""  # why they could not
-
-    def lost_note(self) -> str:
-        """What a person must be told when bytes were lost ("" when none were)."""
-        if not self.lost:
-            return ""
-        return (f"{plural(self.lost, 'byte', 'bytes')} another writer appended during the swap could not be copied "
-                f"to the new file ({self.error}) and are not in the session")
-
-
-def replace_recording(
-    baseline: Baseline, data: bytes, old: int, start: int, *, hook: WriteHook | None = None
-) -> CaughtUp:
-    """``replace_file`` for a recording another program (Gemini CLI) appends to, by opening it by
-    name for every line: its next line goes to the new file, and what it appended to the old one
-    (``old``, a descriptor on it) from byte ``start`` on, during the swap, is copied over.
-
-    If that copy fails (a full disk), the swap is undone while the new file holds nothing but
-    what was written here and the old file's start, and StoreError (``io``) raised: the file is
-    left as the other program wrote it.  Where it cannot be undone (this filesystem cannot swap, or the
-    other program already appended to the new file too), the new file stays and the bytes not
-    copied are counted in ``CaughtUp.lost``.
-    """
-    swapped = _swap(baseline, data, hook=hook, grown_ok=True)
-    consumed = start
-    try:
-        if baseline.same_file(os.fstat(old)):
-            for _ in range(3):
-                size = os.fstat(old).st_size
-                if size > consumed:
-                    extra = os.pread(old, size - consumed, consumed)
-                    append_bytes(baseline.path, extra, hook=hook)
-                    consumed += len(extra)
-        return CaughtUp(consumed - start)
-    except OSError as exc:
-        if swapped is not None and _only_ours(baseline.path, data, old, start) and _swap_back(swapped, baseline.path):
-            raise StoreError(
-                baseline.path, f"could not copy what another program appended during the swap "
-                f"({describe_os_error(exc)}); the swap was undone and the session left as that program wrote it",
-                "io",
-            ) from None
-        return CaughtUp(consumed - start, max(os.fstat(old).st_size - consumed, 0), describe_os_error(exc))
-    finally:
-        _settled(baseline.path, swapped)
-
-
-def _only_ours(target: Path, data: bytes, old: int, start: int) -> bool:
-    """Does ``target`` hold ``data`` plus at most a start of the old file's bytes after ``start``
-    (a copy cut short), and nothing another program wrote to it?"""
-    try:
-        fd = open_regular(target)
-    except (OSError, StoreError):
-        return False
-    try:
-        now = read_fd(fd, os.fstat(fd).st_size)
-    finally:
-        os.close(fd)
-    tail = now[len(data):]
-    return now.startswith(data) and os.pread(old, len(tail), start) == tail
-
-
-def _swap_back(old: Path, target: Path) -> bool:
-    """Put the old file (now named ``old``) back at ``target``; the new one takes the name ``old``."""
-    try:
-        return exchange(old, target)
-    except OSError:
-        return False
+    for folder in {target.parent, *((old.parent,) if old is not None else ())}:
+        with contextlib.suppress(OSError):
+            fsync_dir(folder)

@@ -32,6 +32,7 @@ import contextlib
 import errno
 import fcntl
 import os
+import pwd
 import secrets
 import stat
 import time
@@ -247,11 +248,11 @@ def atomic_write(
 
 
 def write_temp(target: Path, data: bytes, hook: WriteHook | None, *, mode: int | None = None,
-               owner: tuple[int, int] | None = None) -> Path:
-    """A new temp file beside ``target`` holding ``data``, with ``mode`` and ``owner`` (uid, gid)
-    when given, fsynced and closed; removed again if any step fails.  The hook is told
-    each step (``temp-created``, ``temp-partial`` half way, ``temp-written``)."""
-    temp = temp_name(target)
+               owner: tuple[int, int] | None = None, temp: Path | None = None) -> Path:
+    """A new temp file beside ``target`` (or at ``temp``) holding ``data``, with ``mode`` and
+    ``owner`` (uid, gid) when given, fsynced and closed; removed again if any step fails.  The hook
+    is told each step (``temp-created``, ``temp-partial`` half way, ``temp-written``)."""
+    temp = temp or temp_name(target)
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600 if mode is None else mode & 0o7777)
     try:
         try:
@@ -331,8 +332,10 @@ def append_fd(fd: int, data: bytes, *, hook: WriteHook | None = None) -> int:
     return start if start is not None else os.fstat(fd).st_size
 
 
-def sweep(session_path: Path, folder: Path, backups_in_use: set[str]) -> None:
-    """Remove what an apply killed midway left: temp files of dead processes, backups no journal entry uses.
+def sweep(session_path: Path, folder: Path, backups_in_use: set[str], output_folders: Iterable[Path] = ()) -> list[str]:
+    """Remove what a run killed midway left: temp files of dead processes (beside the session, in
+    the store, and in the folders tool outputs were saved to), backups no journal entry still
+    needs.  Returns one line saying what went, if anything did.
 
     Runs under the store's lock, so no apply or revert of this session is under way.
     """
@@ -340,16 +343,26 @@ def sweep(session_path: Path, folder: Path, backups_in_use: set[str]) -> None:
         *session_path.parent.glob(f".{session_path.name}{TEMP_MARK}*"),
         *(folder / "backups").glob(f"*{TEMP_MARK}*"),
         *folder.glob(f"*{TEMP_MARK}*"),
+        *(folder / SWAPPED_DIR).glob(f"*{TEMP_MARK}*"),
+        *(temp for outputs in sorted(set(output_folders)) for temp in outputs.glob(f".*{TEMP_MARK}*")),
     ]
+    removed: list[Path] = []
     for temp in temps:
         pid = temp.name.rsplit(TEMP_MARK, 1)[1].split("-", 1)[0]
-        if pid.isdigit() and not _alive(int(pid)):
+        if pid.isdigit() and not _alive(int(pid)) and stat.S_ISREG(os.lstat(temp).st_mode):
             with contextlib.suppress(OSError):
                 temp.unlink()
+                removed.append(temp)
     for backup in (folder / "backups").glob("*.bak"):
         if backup.name not in backups_in_use:
             with contextlib.suppress(OSError):
                 backup.unlink()
+                removed.append(backup)
+    if not removed:
+        return []
+    shown = ", ".join(str(p) for p in removed[:3]) + (f" and {len(removed) - 3:,} more" if len(removed) > 3 else "")
+    return [f"removed {len(removed):,} file{'s' if len(removed) != 1 else ''} a killed or finished run left "
+            f"behind: {shown}"]
 
 
 def _alive(pid: int) -> bool:
@@ -437,3 +450,35 @@ def ensure_store_dir(session_path: Path) -> Path:
     if not os.access(folder, os.W_OK):
         raise StoreError(session_path, f"cannot write to {folder}: permission denied; nothing was written")
     return folder
+
+
+SWAPPED_DIR = "swapped"  # in each session's store folder: the files an apply or revert swapped out
+
+
+def swapped_path(session_path: Path, ident: str, kind: str) -> Path:
+    """Where the file an apply (``kind`` ``apply``) or a revert (``revert``) of the apply ``ident``
+    swaps out is kept, until the next apply or revert carries what was written to it late."""
+    return store_dir(session_path) / SWAPPED_DIR / f"{ident}-{kind}-{secrets.token_hex(3)}"
+
+
+def refuse_foreign_store(session_path: Path) -> None:
+    """Run as root, refuse a store another user owns: its journal names files to delete and bytes
+    to cut, and a store handed to the session's owner (``hand_over``) is theirs to write.  Root
+    acts only on a store that is root's alone; the owner undoes their own applies."""
+    if os.geteuid() != 0:
+        return
+    folder = store_dir(session_path)
+    for part in (folder.parent, folder, folder / JOURNAL_NAME, folder / "backups", folder / SWAPPED_DIR,
+                 folder / "lock"):
+        try:
+            uid = os.lstat(part).st_uid
+        except OSError:
+            continue
+        if uid != 0:
+            try:
+                name = pwd.getpwuid(uid).pw_name
+            except KeyError:
+                name = f"uid {uid}"
+            raise StoreError(session_path, f"{part} belongs to {name} (uid {uid}), who may have written its journal: "
+                             f"root does not act on a store another user can change. Run this as {name}; "
+                             "nothing was changed", "invalid")

@@ -26,16 +26,22 @@ import math
 import os
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pydantic
 
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR
 from inspector.compaction.saved_outputs import in_tool_outputs
 from inspector.format import describe_os_error, plural
-from inspector.store.baseline import CaughtUp
 from inspector.store.errors import StoreError
-from inspector.store.files import JOURNAL_NAME, WriteHook, fsync_dir, read_own_file, write_all
+from inspector.store.files import JOURNAL_NAME, SWAPPED_DIR, WriteHook, fsync_dir, read_own_file, write_all
+from inspector.store.recording import CaughtUp
+
+# Every figure a journal holds is what this project wrote: a count or size that is a string, a
+# boolean, a float or below zero is damage, refused on reading (never read as the number it looks like).
+Count = Annotated[int, pydantic.Field(strict=True, ge=0)]
+Text = Annotated[str, pydantic.Field(strict=True)]
+Digest = Annotated[str, pydantic.Field(strict=True, pattern=r"^[0-9a-f]{64}$")]
 
 
 @dataclass(frozen=True)
@@ -58,9 +64,9 @@ class JournalInfo:
 class Region:
     """Bytes this project appended to a JSONL file: where, how many, which."""
 
-    offset: int
-    length: int
-    sha256: str
+    offset: Count
+    length: Count
+    sha256: Digest
 
 
 @dataclass(frozen=True)
@@ -77,35 +83,40 @@ class RevertIntent:
 class JournalEntry:
     """One apply, as the journal remembers it."""
 
-    id: str
-    seq: int
-    applied_at: str
-    file: str
-    format: str
+    id: Text
+    seq: Count
+    applied_at: Text
+    file: Text
+    format: Text
     info: JournalInfo
-    size_before: int
-    sha256_before: str
-    backup: str  # file name under the store folder's backups/
-    size_after: int | None = None
-    sha256_after: str | None = None
-    planned_sha256: str | None = None  # jsonl: of the appended bytes; else: of the new file
-    planned_length: int | None = None
+    size_before: Count
+    sha256_before: Digest
+    backup: Text  # file name under the store folder's backups/
+    size_after: Count | None = None
+    sha256_after: Digest | None = None
+    planned_sha256: Digest | None = None  # jsonl: of the appended bytes; else: of the new file
+    planned_length: Count | None = None
     regions: tuple[Region, ...] = ()
-    output_files: tuple[str, ...] = ()
-    outputs_new: tuple[str, ...] = ()  # the output files this apply created (its revert removes them)
-    outputs_new_sha256: tuple[str, ...] = ()  # what each held (revert leaves a file someone rewrote since)
-    turns_before: int = 0
-    turns_after: int = 0
-    records_reused: int = 0
-    records_adapted: int = 0
-    records_created: int = 0
-    carried_lines: int = 0
-    lost_bytes: int = 0  # what another writer appended during the swap and could not be copied after it
-    lost_reason: str = ""
-    state: str = "applied"  # applied | incomplete | failed | reverted
-    reverted_at: str | None = None
-    revert_note: str | None = None
+    output_files: tuple[Text, ...] = ()
+    outputs_new: tuple[Text, ...] = ()  # the output files this apply created (its revert removes them)
+    outputs_new_sha256: tuple[Digest, ...] = ()  # what each held (revert removes only a file that still does)
+    turns_before: Count = 0
+    turns_after: Count = 0
+    records_reused: Count = 0
+    records_adapted: Count = 0
+    records_created: Count = 0
+    carried_lines: Count = 0
+    lost_bytes: Count = 0  # what another writer appended during the swap and could not be copied after it
+    lost_reason: Text = ""
+    late_bytes: Count = 0  # what another writer wrote to the old file while it was swapped, copied to the session
+    swapped_size: Count | None = None  # jsonl: the old file's size when last copied from (it is kept: swapped/)
+    swap_note: Text = ""  # what else the swap's drain said (CaughtUp.note)
+    housekeeping: tuple[Text, ...] = ()  # what the apply found and tidied first (late lines carried, leftovers)
+    state: Text = "applied"  # applied | incomplete | failed | reverted
+    reverted_at: Text | None = None
+    revert_note: Text | None = None
     reverting: RevertIntent | None = None  # a revert began and did not say it finished
+    revert_swapped_size: Count | None = None  # jsonl: as ``swapped_size``, for the revert's old file
 
     def notes(self) -> tuple[str, ...]:
         """What a person must know about this apply beyond its figures (both faces show these)."""
@@ -113,8 +124,15 @@ class JournalEntry:
         if self.carried_lines:
             notes.append(f"{plural(self.carried_lines, 'line', 'lines')} another writer appended meanwhile "
                          f"{'was' if self.carried_lines == 1 else 'were'} repeated after the checkpoint")
+        if self.late_bytes:
+            notes.append(f"{plural(self.late_bytes, 'byte', 'bytes')} another program wrote to the file while it was "
+                         "swapped (through the old file) were copied to the end of the session")
         if self.lost_bytes:
-            notes.append(CaughtUp(0, self.lost_bytes, self.lost_reason).lost_note())
+            kept = Path(SWAPPED_DIR) / f"{self.id}-apply-*" if self.swapped_size is not None else None
+            notes.append(CaughtUp(0, self.lost_bytes, self.lost_reason, kept=kept).lost_note())
+        if self.swap_note:
+            notes.append(self.swap_note)
+        notes.extend(self.housekeeping)
         return tuple(notes)
 
     def to_json(self) -> dict[str, Any]:
@@ -123,6 +141,7 @@ class JournalEntry:
         data["output_files"] = list(self.output_files)
         data["outputs_new"] = list(self.outputs_new)
         data["outputs_new_sha256"] = list(self.outputs_new_sha256)
+        data["housekeeping"] = list(self.housekeeping)
         return data
 
     @classmethod
@@ -146,28 +165,32 @@ class Journal:
 
 
 class _Applied(pydantic.BaseModel):
-    id: str
-    size_after: int | None = None
-    sha256_after: str | None = None
+    id: Text
+    size_after: Count | None = None
+    sha256_after: Digest | None = None
     regions: tuple[Region, ...] = ()
-    carried_lines: int = 0
-    lost_bytes: int = 0
-    lost_reason: str = ""
+    carried_lines: Count = 0
+    lost_bytes: Count = 0
+    lost_reason: Text = ""
+    late_bytes: Count = 0
+    swapped_size: Count | None = None
+    swap_note: Text = ""
 
 
 class _Closed(pydantic.BaseModel):  # failed | revert
-    id: str
-    error: str | None = None
-    at: str | None = None
-    note: str | None = None
+    id: Text
+    error: Text | None = None
+    at: Text | None = None
+    note: Text | None = None
+    swapped_size: Count | None = None
 
 
 class _Reverting(pydantic.BaseModel):
-    id: str
-    sha256: str
-    size: int
-    from_sha256: str
-    from_size: int
+    id: Text
+    sha256: Digest
+    size: Count
+    from_sha256: Digest
+    from_size: Count
 
 
 _ENTRY = pydantic.TypeAdapter(JournalEntry)
@@ -273,7 +296,8 @@ def _apply_event(journal: Journal, by_id: dict[str, int], event: dict[str, Any])
         update = replace(
             entry, state="applied", size_after=done.size_after, sha256_after=done.sha256_after,
             regions=done.regions, carried_lines=done.carried_lines, lost_bytes=done.lost_bytes,
-            lost_reason=done.lost_reason,
+            lost_reason=done.lost_reason, late_bytes=done.late_bytes, swapped_size=done.swapped_size,
+            swap_note=done.swap_note,
         )
     elif kind == "reverting":
         intent = _Reverting.model_validate(event)
@@ -284,7 +308,8 @@ def _apply_event(journal: Journal, by_id: dict[str, int], event: dict[str, Any])
         update = replace(entry, state="failed", revert_note=_Closed.model_validate(event).error, reverting=None)
     else:
         closed = _Closed.model_validate(event)
-        update = replace(entry, state="reverted", reverted_at=closed.at, revert_note=closed.note, reverting=None)
+        update = replace(entry, state="reverted", reverted_at=closed.at, revert_note=closed.note, reverting=None,
+                         revert_swapped_size=closed.swapped_size)
     journal.entries[by_id[ident]] = update  # (found by its place: looking it up was quadratic in the applies)
 
 
@@ -298,6 +323,10 @@ def _check_paths(entry: JournalEntry) -> None:
     for output in (*entry.outputs_new, *entry.output_files):
         if not in_tool_outputs(output):
             raise ValueError(f"output {output!r} is not a file in a {TOOL_OUTPUTS_DIR} folder")
+    if len(entry.outputs_new_sha256) != len(entry.outputs_new):
+        # a revert removes an output only while it holds what the apply wrote: one it cannot check stays
+        raise ValueError(f"outputs_new names {plural(len(entry.outputs_new), 'file', 'files')} but "
+                         f"outputs_new_sha256 holds {plural(len(entry.outputs_new_sha256), 'hash', 'hashes')}")
 
 
 def append_event(folder: Path, event: dict[str, Any], hook: WriteHook | None = None) -> None:

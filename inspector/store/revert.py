@@ -19,7 +19,7 @@ import json
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,6 @@ from inspector.session.loader import parse
 from inspector.store import files
 from inspector.store.apply import js_timestamp, refuse_store_file, sha256
 from inspector.store.baseline import (
-    CaughtUp,
     Rewrite,
     check_writable,
     first_history_rewrite,
@@ -38,11 +37,14 @@ from inspector.store.baseline import (
     read_baseline,
     regular_file_problem,
     replace_file,
-    replace_recording,
 )
 from inspector.store.errors import StoreError
 from inspector.store.journal import Journal, JournalEntry, Region, append_event, read_journal
+from inspector.store.late import find_regions
+from inspector.store.recording import CaughtUp, replace_recording
 from inspector.store.settle import finish_landed, remove_outputs, settle
+
+NEVER_REACHED = "the apply had not changed the file"  # RevertResult.note of an apply cut short before its swap
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,10 @@ class RevertResult:
     copy: Path | None = None  # --force: where the file as it was is kept
     note: str = ""
     lost_note: str = ""  # what another writer appended during the swap and could not be copied (CaughtUp)
+    late_bytes: int = 0  # of kept_bytes, what another writer wrote to the old file while it was swapped
+    swap_note: str = ""  # what else the swap's drain said (CaughtUp.note)
+    housekeeping: tuple[str, ...] = ()  # what was found and tidied first (late lines carried, leftovers)
+    still_applied: tuple[JournalEntry, ...] = ()  # applies still in force once this revert is done, newest first
 
 
 def read_history(path: str | os.PathLike[str]) -> Journal:
@@ -90,6 +96,7 @@ def revert(
     if problem:
         raise StoreError(path, problem, "invalid")
     files.refuse_linked_store(path)
+    files.refuse_foreign_store(path)
     if not files.is_folder_or_closed(folder):
         if os.path.lexists(folder):  # a file or a FIFO where the store's folder goes: said as history says it
             read_journal(folder)
@@ -99,21 +106,36 @@ def revert(
     try:
         with files.locked(folder):
             try:  # a revert a kill cut short is finished first: its outputs go, and the journal says so
-                journal = finish_landed(path, folder, _at(now))
+                journal, said = finish_landed(path, folder, _at(now))
             except OSError as exc:
                 raise _journal_error(path, exc) from None
             pending = journal.undoable()
+            said += files.sweep(path, folder, {e.backup for e in pending},
+                                {Path(o).parent for e in journal.entries for o in e.output_files})
+            first = "".join(f" (first: {line})" for line in said)  # what was tidied is said even so
             if not pending:
                 if not any(e.state in ("applied", "reverted") for e in journal.entries):
-                    raise StoreError(path, "nothing to undo: no compaction was applied to this file", "nothing")
-                raise StoreError(path, "nothing to undo: every applied compaction was already reverted", "nothing")
+                    raise StoreError(path, f"nothing to undo: no compaction was applied to this file{first}",
+                                     "nothing")
+                raise StoreError(path, f"nothing to undo: every applied compaction was already reverted{first}",
+                                 "nothing")
             if steps > len(pending):
                 can = "1 apply" if len(pending) == 1 else f"{len(pending)} applies"
                 raise StoreError(path, f"only {can} can be undone, not {steps}; nothing was changed", "nothing")
             for entry in pending[:steps]:
                 results.append(_revert_one(path, folder, entry, force, hook, now))
+            results = _told(results, tuple(said), tuple(pending[steps:]))
     finally:
         files.hand_over(path, owner)
+    return results
+
+
+def _told(results: list[RevertResult], said: tuple[str, ...], still: tuple[JournalEntry, ...]) -> list[RevertResult]:
+    """The results, the first one carrying what was tidied first, the last one the applies still in force."""
+    results = list(results)
+    if results:
+        results[0] = replace(results[0], housekeeping=said)
+        results[-1] = replace(results[-1], still_applied=still)
     return results
 
 
@@ -145,27 +167,6 @@ def _backup_bytes(path: Path, folder: Path, entry: JournalEntry) -> bytes:
     if sha256(data) != entry.sha256_before:
         raise StoreError(path, f"the backup {backup} is damaged (hash differs); the session was not changed", "backup")
     return data
-
-
-def _find_regions(data: bytes, entry: JournalEntry) -> tuple[Region, ...] | None:
-    """The bytes the apply wrote, checked by hash (found by content if the apply never finished)."""
-    if entry.state == "applied":
-        ok = all(
-            r.offset >= entry.size_before and sha256(data[r.offset : r.offset + r.length]) == r.sha256
-            for r in entry.regions
-        )
-        return entry.regions if ok else None
-    if entry.planned_length is None or entry.planned_sha256 is None:
-        return None
-    start = entry.size_before
-    while start <= len(data) - entry.planned_length:
-        if sha256(data[start : start + entry.planned_length]) == entry.planned_sha256:
-            return (Region(start, entry.planned_length, entry.planned_sha256),)
-        newline = data.find(b"\n", start)
-        if newline == -1:
-            break
-        start = newline + 1
-    return None
 
 
 Cut = tuple[int, int, bytes]  # data[start:end] is replaced by these bytes
@@ -251,7 +252,7 @@ def _revert_one(
     new, kept, note = _restored(path, folder, entry, data, force)
     copy: Path | None = None
     if new is None:  # the apply never reached the file
-        return _finish(path, folder, entry, data, 0, None, "the apply had not changed the file", now)
+        return _finish(path, folder, entry, data, 0, None, NEVER_REACHED, now)
     check_writable(path, base)
     if note == "forced":
         copy = folder / f"replaced-{entry.seq:04d}-{secrets.token_hex(3)}.bak"
@@ -268,12 +269,14 @@ def _revert_one(
         "from_sha256": base.sha256, "from_size": base.size,
     }, hook)
     old = open_regular(base.path)  # the file being replaced: what is appended to it meanwhile is caught up
+    keep = files.swapped_path(path, entry.id, "revert")
     try:
         try:
+            files.make_folders(keep.parent, 0o700)
             if jsonl:
-                swap = replace_recording(base, new, old, base.size, hook=hook)
+                swap = replace_recording(base, new, old, base.size, keep=keep, hook=hook)
             else:
-                replace_file(base, new, hook=hook)
+                replace_file(base, new, hook=hook, keep=keep)
                 swap = CaughtUp(0)
         except OSError as exc:
             raise StoreError(
@@ -281,7 +284,7 @@ def _revert_one(
             ) from None
     finally:
         os.close(old)
-    return _finish(path, folder, entry, new, kept + swap.copied, copy, note, now, swap.lost_note())
+    return _finish(path, folder, entry, new, kept + swap.copied, copy, note, now, swap)
 
 
 def _restored(
@@ -291,7 +294,7 @@ def _restored(
     when = entry.applied_at
     if entry.format == "jsonl":
         prefix_ok = len(data) >= entry.size_before and sha256(data[: entry.size_before]) == entry.sha256_before
-        regions = _find_regions(data, entry) if prefix_ok else None
+        regions = find_regions(data, entry) if prefix_ok else None
         rewrite, cuts = _history_rewrite(path, data, regions) if regions is not None else (None, [])
         if regions is not None and rewrite is None:
             prefix = data[: entry.size_before]
@@ -332,15 +335,20 @@ def _finish(
     copy: Path | None,
     note: str,
     now: Callable[[], datetime] | None,
-    lost_note: str = "",
+    swap: CaughtUp | None = None,
 ) -> RevertResult:
+    swap = swap or CaughtUp(0)
     digest = sha256(data)
     at = _at(now)
     remove_outputs(entry)
+    with contextlib.suppress(OSError):  # an apply undone is never undone again: its backup is of no more use
+        (folder / "backups" / entry.backup).unlink()
     with contextlib.suppress(OSError):
         append_event(folder, {
             "event": "revert", "id": entry.id, "at": at, "sha256": digest, "size": len(data),
-            "kept_bytes": kept, "copy": str(copy) if copy else None, "note": note, "lost_note": lost_note,
+            "kept_bytes": kept, "copy": str(copy) if copy else None, "note": note, "lost_note": swap.lost_note(),
+            "late_bytes": swap.late, "swapped_size": swap.drained_to if swap.kept is not None else None,
+            "swap_note": swap.note,
         })
     files.note_own_write(path, digest, len(data))
-    return RevertResult(entry, len(data), digest, kept, copy, note, lost_note)
+    return RevertResult(entry, len(data), digest, kept, copy, note, swap.lost_note(), swap.late, swap.note)

@@ -20,6 +20,7 @@ from inspector.store.baseline import open_regular
 from inspector.store.errors import StoreError
 from inspector.store.files import read_own_file
 from inspector.store.journal import Journal, JournalEntry, append_event, read_journal
+from inspector.store.late import carry_swapped
 
 
 def settle(path: Path, journal: Journal) -> tuple[Journal, list[JournalEntry]]:
@@ -79,12 +80,15 @@ def remove_outputs(entry: JournalEntry) -> None:
             folder.rmdir()  # only if empty
 
 
-def finish_landed(path: Path, folder: Path, at: str) -> Journal:
+def finish_landed(path: Path, folder: Path, at: str) -> tuple[Journal, list[str]]:
     """The journal of ``folder``, settled, with each revert found landed finished: the outputs
-    its apply created removed, and its end journalled.  Raises OSError when the journal
-    cannot be written (the caller says so)."""
+    its apply created removed, and its end journalled; then what was written late to a file an
+    apply or revert swapped out is carried into the session (``late.carry_swapped``).  Returns
+    the journal and what a person must be told.  Raises OSError when the journal cannot be
+    written (the caller says so)."""
     journal, landed = settle(path, read_journal(folder))
     for entry in landed:
         remove_outputs(entry)
         append_event(folder, {"event": "revert", "id": entry.id, "at": at, "note": entry.revert_note})
-    return journal
+    said = carry_swapped(path, folder, journal, at)
+    return journal, said
