@@ -133,11 +133,18 @@ async def main() -> int:
     small = [  # the smallest terminal the app is made for
         ("session-view-80x24", samples / "long-migration.jsonl", keys()),
         ("turn-detail-80x24", samples / "coding-task.jsonl", keys("home", "down", "d")),
+        ("context-view-80x24", samples / "long-migration.jsonl", keys("v")),
+        ("session-browser-80x24", samples, keys()),
+    ]
+    large = [  # a big terminal
+        ("context-view-200x50", samples / "long-migration.jsonl", keys("v", "f")),
+        ("session-browser-200x50", samples, keys()),
     ]
     wanted = set(sys.argv[1:])
     converter = None
     try:
-        for name, path, steps, size in [(*shot, SIZE) for shot in shots] + [(*shot, (80, 24)) for shot in small]:
+        for name, path, steps, size in [(*shot, SIZE) for shot in shots] + [(*shot, (80, 24)) for shot in small] + \
+                [(*shot, (200, 50)) for shot in large]:
             if wanted and name not in wanted:
                 continue
             svg = await shoot(name, path, steps, size)
