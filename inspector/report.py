@@ -9,6 +9,7 @@ from inspector.analysis import Analysis, turn_kind
 from inspector.commands.output import Fields, terminal_console
 from inspector.compaction.masking import MaskingPlan
 from inspector.cost import SessionCost, session_words
+from inspector.deciding import estimate_gap
 from inspector.format import (
     count_text,
     masking_words,
@@ -61,6 +62,9 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
     ))
     console.print(Fields(f"{context.reason()}; threshold from {threshold.source}", margin=2, indent=0))
     console.print(Fields(context.estimate_note(), margin=2, indent=0))
+    gap = estimate_gap(result, session.turn_index)
+    if gap is not None:
+        console.print(Fields(gap.words(), margin=2, indent=0))
     split = result.compress_split_point  # Gemini CLI's: of the history the tool-output budget leaves
     summarised, kept = split_sides(result.split_figures(split))
     console.print(Fields(f"turns: {len(result.turns):,}", f"split: {split:,} (reference)", f"summarise {summarised}",
