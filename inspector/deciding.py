@@ -45,7 +45,7 @@ class EstimateGap:
         number = compact_number if rounded else (lambda n: f"{n:,}")
         found = []
         if self.twice:
-            found.append(f"{number(self.twice)} results held twice" if short else
+            found.append(f"{number(self.twice)} {'' if rounded else 'results '}held twice" if short else
                          f"{number(self.twice)} of it is tool results the history holds twice "
                          "(recorded with the call and again as a message; the API saw them once)")
         if self.unsent_turns:
@@ -55,7 +55,7 @@ class EstimateGap:
             found.append("chars, not tokens" if short else
                          "the rest: the estimate counts characters, the API the model's tokens")
         else:
-            found.append("API adds system prompt, tools" if short else
+            found.append("API adds system prompt+tools" if short else
                          "the API's figure also holds the system prompt and tool declarations")
         return found
 

@@ -11,6 +11,7 @@ from inspector.compaction.masking import MaskingPlan
 from inspector.cost import SessionCost, session_words
 from inspector.deciding import estimate_gap
 from inspector.format import (
+    USAGE_HEADER,
     count_text,
     masking_words,
     percent,
@@ -38,6 +39,11 @@ def _visible_rows(result: Analysis, show_all: bool) -> list[int]:
     largest = sorted(range(count), key=result.turn_tokens, reverse=True)[:20]
     ends = set(range(min(5, count))) | set(range(max(0, count - 5), count))
     return sorted(near | set(largest) | ends)
+
+
+def marker(words: str) -> Text:
+    """The split row's words: on one line whatever the width (cut with an ellipsis, never wrapped)."""
+    return Text(words, no_wrap=True, overflow="ellipsis")
 
 
 def print_analysis(session: Session, result: Analysis, threshold: Threshold, configured: ConfiguredModel,
@@ -75,15 +81,15 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name, justify in (("#", "right"), ("role", "left"), ("kind", "left"), ("est. tok", "right"),
-                          ("in/out/cached", "right"), ("share", "right"), ("", "left")):
+                          ("usage", "right"), ("share", "right"), ("", "left")):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]  # (a figure is never cut)
     rows = _visible_rows(result, show_all)
     previous = -1
     for i in rows:
         if previous != -1 and i != previous + 1:
             table.add_row("…", "", "", "", "", "", "", style="dim")
-        if i == split:
-            table.add_row("──", "split", f"(reference) keep {i:,}..", "", "", "", "", style="bold magenta")
+        if i == split:  # one line, never wrapped into a row of its own (the heading names the split's kind)
+            table.add_row("──", "split", marker(f"keep {i:,}.."), "", "", "", "", style="bold magenta")
         turn = result.turns[i]
         share = turn_share(result, i)
         table.add_row(
@@ -98,8 +104,10 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
         )
         previous = i
     if split == len(result.turns):
-        table.add_row("──", "split", "(reference) summarise all", "", "", "", "", style="bold magenta")
+        table.add_row("──", "split", marker("summarise all"), "", "", "", "", style="bold magenta")
     console.print(table)
+    console.print(Text(f"usage: {USAGE_HEADER} tokens as the API recorded them (thoughts where the model thought)",
+                       style="dim"))
     rounding = rounding_words(total, result.rows_total)
     if rounding:
         console.print(Text(f"{total:,} tokens in all; {rounding}", style="dim"))
