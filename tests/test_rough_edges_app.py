@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.snapshot_app import SAMPLES, build_app, session_read
 
 
@@ -56,3 +58,31 @@ def test_excerpts_show_line_breaks_as_spaces_not_backslash_n() -> None:
     escaped = str(describe_turn(4, {"role": "user", "parts": [
         {"functionResponse": {"name": "r", "response": {"output": "ok \x1b[31mred"}}}]}))
     assert "\x1b" not in escaped and "\\e[31m" in escaped  # other control characters still shown, never sent
+
+
+async def test_at_80x24_the_timeline_covers_the_session_and_shows_the_tokens_whole(tmp_path: Path) -> None:
+    """The timeline at 80x24 showed the session's table around it and cut the "after" figure."""
+    from textual.widgets import DataTable, Static
+
+    from inspector.format import before_after
+    from inspector.tui.screens.timeline import TimelineScreen
+    from tests.snapshot_app import copy_sample, settle
+
+    app = build_app(copy_sample(tmp_path, "coding-task.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("a", "y")
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, TimelineScreen)
+        assert screen.styles.background.a == 1  # opaque: nothing of the session shows through
+        table = screen.query_one("#timeline", DataTable)
+        assert table.region.width == 80
+        tokens = before_after(screen.shown[0].info.tokens_before, screen.shown[0].info.tokens_after)
+        widths = [column.get_render_width(table) for column in table.columns.values()]
+        assert sum(widths[:2]) <= table.size.width  # the tokens column ends on screen
+        assert tokens in str(screen.query_one("#timeline-row", Static).render())
