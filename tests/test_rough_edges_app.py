@@ -86,3 +86,35 @@ async def test_at_80x24_the_timeline_covers_the_session_and_shows_the_tokens_who
         widths = [column.get_render_width(table) for column in table.columns.values()]
         assert sum(widths[:2]) <= table.size.width  # the tokens column ends on screen
         assert tokens in str(screen.query_one("#timeline-row", Static).render())
+
+
+async def test_export_defaults_to_the_home_folder_and_typing_after_tab_goes_to_the_path(
+        tmp_path: Path, monkeypatch: object) -> None:
+    import pytest
+    from textual.widgets import Input
+
+    from inspector.tui.screens.export import ExportScreen
+    from tests.snapshot_app import copy_sample
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    home, repository = tmp_path / "home", tmp_path / "repository"
+    home.mkdir()
+    repository.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(repository)  # launched in a repository: the export does not go there
+    app = build_app(copy_sample(tmp_path, "coding-task.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await session_read(pilot)
+        await pilot.press("x")
+        await pilot.pause()
+        dialog = app.screen
+        assert isinstance(dialog, ExportScreen)
+        field = dialog.query_one("#export-path", Input)
+        assert Path(field.value).parent == home
+        field.value = ""
+        await pilot.press("tab")
+        await pilot.pause()
+        assert not field.has_focus
+        await pilot.press(*"out.md")
+        await pilot.pause()
+        assert field.value == "out.md" and field.has_focus
