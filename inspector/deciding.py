@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from inspector.format import compact_number, plural
+from inspector.format import compact_number, count_text, plural
 from inspector.tokens import content_parts, part_quarters
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ class EstimateGap:
     def reasons(self, short: bool = False, rounded: bool = False) -> list[str]:
         """What makes the gap, largest measured part first; ``short``: in a few words each,
         ``rounded``: with rounded figures (546k)."""
-        number = compact_number if rounded else (lambda n: f"{n:,}")
+        number = compact_number if rounded else count_text
         found = []
         if self.twice:
             found.append(f"{number(self.twice)} {'' if rounded else 'results '}held twice" if short else
@@ -66,10 +66,10 @@ class EstimateGap:
             return (f"est. {compact_number(self.history)} vs recorded {compact_number(self.recorded)}: "
                     + "; ".join(self.reasons(True, True)))
         if level == 1:
-            return (f"estimate {self.history:,} vs recorded {self.recorded:,}: "
+            return (f"estimate {count_text(self.history)} vs recorded {count_text(self.recorded)}: "
                     + "; ".join(self.reasons(True)))
-        return (f"the split's {self.history:,} (Gemini CLI's estimate of the history) differs from the recorded "
-                f"{self.recorded:,} (what it compares): " + "; ".join(self.reasons()))
+        return (f"the split's {count_text(self.history)} (Gemini CLI's estimate of the history) differs from the "
+                f"recorded {count_text(self.recorded)} (what it compares): " + "; ".join(self.reasons()))
 
 
 def twice_held_quarters(analysis: Analysis, index: TurnIndex | None = None) -> int:

@@ -42,8 +42,9 @@ def _visible_rows(result: Analysis, show_all: bool) -> list[int]:
 
 
 def marker(words: str) -> Text:
-    """The split row's words: on one line whatever the width (cut with an ellipsis, never wrapped)."""
-    return Text(words, no_wrap=True, overflow="ellipsis")
+    """The split row's words, short enough for the kind column at 80 columns (the heading above the
+    table names the split's kind), so the row stays one line; folded, never cut, when narrower."""
+    return Text(words)
 
 
 def print_analysis(session: Session, result: Analysis, threshold: Threshold, configured: ConfiguredModel,
