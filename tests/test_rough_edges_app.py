@@ -118,3 +118,27 @@ async def test_export_defaults_to_the_home_folder_and_typing_after_tab_goes_to_t
         await pilot.press(*"out.md")
         await pilot.pause()
         assert field.value == "out.md" and field.has_focus
+
+
+async def test_at_80x24_a_notification_covers_whole_rows_to_the_right_edge() -> None:
+    """A toast hid the table's figures beside rows it left showing, and the rack's scrollbar column
+    left the last character of the line under it (a stray ")") at the right edge."""
+    from textual.widgets._toast import Toast
+
+    app = build_app(SAMPLES / "coding-task.jsonl")
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
+        await session_read(pilot)
+        app.notify("Nothing to undo: no compaction was applied to this file.", title="Undo")
+        for _ in range(3):
+            await pilot.pause()
+        toast = app.screen.query_one(Toast)
+        assert toast.region.x == 0 and toast.region.right == 80  # whole rows, to the last column
+        assert toast.region.height <= 3  # its title and the message, no blank rows inside
+    wide = build_app(SAMPLES / "coding-task.jsonl")
+    async with wide.run_test(size=(200, 50), notifications=True) as pilot:
+        await session_read(pilot)
+        wide.notify("Nothing to undo.", title="Undo")
+        for _ in range(3):
+            await pilot.pause()
+        toast = wide.screen.query_one(Toast)
+        assert toast.region.right == 200 and toast.region.width < 100  # aside on a wide screen

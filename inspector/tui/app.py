@@ -35,6 +35,10 @@ class InspectorApp(App[None]):
     TITLE = "session-inspector"
     CSS_PATH = Path(__file__).with_name("app.tcss")
     COMMANDS: ClassVar = {InspectorCommands}  # the app's commands, then Textual's (one provider: a fixed order)
+    # Below 120 columns a notification spans the screen, over whole rows (at its right side it hid the
+    # table's figures beside their rows, and left the last column of the line under it showing)
+    HORIZONTAL_BREAKPOINTS = [(0, "-toasts-across"), (120, "-toasts-aside")]  # noqa: RUF012 (Textual's type)
+
     BINDINGS: ClassVar[list[BindingType]] = [
         # No key_display: while a text field takes "?", the footer shows the key that still works (f1)
         Binding("question_mark,f1", "help", "Help", id="app.help", tooltip="every key of this screen"),
