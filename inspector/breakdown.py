@@ -32,12 +32,13 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from inspector.session.figures import recorded_model
+from inspector.session.figures import NULL_PART, OutputFigures, recorded_model
 from inspector.tokens import IMAGE_QUARTERS, content_parts, media_quarters, part_quarters
 
 if TYPE_CHECKING:
     from inspector.analysis import Analysis
     from inspector.session import Session, Turn
+    from inspector.session.turn_index import TurnIndex
 
 
 class Dimension(Enum):
@@ -230,14 +231,33 @@ class _Files:
         return waiting.popleft() if waiting else None
 
 
-def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, split: int | None = None) -> Breakdown:
+def _measured_results(index: TurnIndex, i: int) -> tuple[OutputFigures, ...] | None:
+    """A turn of tool results only, as the reader measured its outputs (``TurnIndex.outputs``), when
+    those add up to the whole turn: its parts need not be read again (a recording's largest lines)."""
+    if index.kinds[i] != "tool result":
+        return None
+    outputs = index.outputs[i]
+    if any(o[1] == NULL_PART for o in outputs) or sum(o[2] for o in outputs) != index.quarters[i]:
+        return None
+    return outputs
+
+
+def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, split: int | None = None,
+              index: TurnIndex | None = None) -> Breakdown:
     """The history of ``analysis`` grouped by kind, tool, file and model.  ``models``: the model
     each turn's record names (``turn_models``); ``split``: the split to show (default: the one
-    Gemini CLI's compression would use)."""
+    Gemini CLI's compression would use); ``index``: the reader's figures of these turns, which
+    spare reading the turns of tool results again."""
     cut = analysis.compress_split_point if split is None else split
     kinds, tools, files, by_model = _Tally(cut), _Tally(cut), _Tally(cut), _Tally(cut)
     pairing = _Files()
+    measured = index if index is not None and len(index) == len(analysis.turns) else None
     for i, turn in enumerate(analysis.turns):
+        outputs = _measured_results(measured, i) if measured is not None else None
+        if outputs is not None:
+            for _, _, quarters, name, ident, _ in outputs:
+                _add_result(kinds, tools, files, pairing, i, quarters, {"name": name, "id": ident})
+            continue
         role = turn.role
         turn_quarters = 0
         included: str | None = None  # the file an @path is including, part by part
@@ -272,19 +292,27 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
                     files.note(target[0], target[1], 1)
             elif kind == TOOL_RESULTS:
                 response = part["functionResponse"]
-                response = response if isinstance(response, dict) else {}
-                name = _name(response.get("name"))
-                tools.add(name, i, quarters)
-                tools.note(name, "result_tokens_quarters", quarters)
-                target = pairing.answered(response)
-                if target is not None:
-                    files.add(target[0], i, quarters)
+                _add_result(kinds, tools, files, pairing, i, quarters, response if isinstance(response, dict) else {},
+                            counted=True)
         if role == "model":
             model = models[i] if models is not None and i < len(models) else None
             by_model.add(model or NO_MODEL, i, turn_quarters)
     whole = analysis.total_estimated_tokens
     return Breakdown(whole, cut, len(analysis.turns), kinds.groups(whole, KINDS), _tool_groups(tools, whole),
                      files.groups(whole), by_model.groups(whole))
+
+
+def _add_result(kinds: _Tally, tools: _Tally, files: _Tally, pairing: _Files, turn: int, quarters: int,
+                response: Mapping[str, Any], counted: bool = False) -> None:
+    """One tool result: its kind (unless ``counted``), its tool, and the file its call named."""
+    if not counted:
+        kinds.add(TOOL_RESULTS, turn, quarters)
+    name = _name(response.get("name"))
+    tools.add(name, turn, quarters)
+    tools.note(name, "result_tokens_quarters", quarters)
+    target = pairing.answered(response)
+    if target is not None:
+        files.add(target[0], turn, quarters)
 
 
 def _tool_groups(tally: _Tally, whole: int) -> tuple[Group, ...]:
@@ -315,4 +343,4 @@ def turn_models(session: Session, turns: Iterable[Turn]) -> list[str | None]:
 
 def session_breakdown(session: Session, analysis: Analysis, split: int | None = None) -> Breakdown:
     """``breakdown`` of a loaded session's analysis, with the models its records name."""
-    return breakdown(analysis, turn_models(session, analysis.turns), split)
+    return breakdown(analysis, turn_models(session, analysis.turns), split, session.turn_index)

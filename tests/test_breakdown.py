@@ -49,6 +49,10 @@ def test_kinds_add_up_to_the_total_on_every_sample(path: Path) -> None:
     tool_quarters_floor = kinds.get("tool calls", 0) + kinds.get("tool results", 0)
     assert abs(sum(g.tokens for g in found.by_tool) - tool_quarters_floor) <= 1
     assert sum(g.tokens for g in found.by_model) <= result.total_estimated_tokens
+    # the reader's figures spare reading the tool results again, and give the same groups
+    from inspector.breakdown import turn_models
+
+    assert breakdown(result, turn_models(session, result.turns)) == found
 
 
 contents = st.lists(
