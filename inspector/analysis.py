@@ -37,8 +37,10 @@ __all__ = ["Analysis", "Rows", "analyze", "analyze_turns", "project_temp_dir", "
 
 
 def project_temp_dir(session_path: Path) -> Path:
-    """``~/.gemini/tmp/<project>`` for a file under its ``chats/`` folder."""
-    parent = session_path.resolve().parent
+    """``~/.gemini/tmp/<project>`` for a file under its ``chats/`` folder, named as the file is (made
+    absolute, symlinks kept): Gemini CLI writes this folder into the text of a masked or cut tool
+    output from the home folder as named, so a resolved path (longer, shorter) counts other tokens."""
+    parent = Path(os.path.abspath(session_path)).parent
     if parent.name == "chats":
         return parent.parent
     if parent.parent.name == "chats":  # a sub-agent's chats/<parent-id>/<id>.jsonl

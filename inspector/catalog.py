@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -97,6 +98,7 @@ class SessionEntry:
     start_time: str = ""
     last_updated: str = ""  # as recorded; "" when the file has none
     turns: int = 0  # the curated history's turns: the count the session view shows
+    directories: tuple[str, ...] = ()  # the folders the session recorded (its project's first)
     conversation: bool = False  # holds something /resume would resume
     error: str | None = None  # why it cannot be read
 
@@ -145,10 +147,39 @@ class Catalog:
 
     rows: tuple[CatalogRow, ...]
     hidden: int = 0  # side files, files without a conversation, older copies of a session
+    skipped: tuple[tuple[str, int], ...] = ()  # the hidden ones by why: ("no conversation", 3), ...
+
+    def skipped_words(self) -> str:
+        """What was left out and why, in one phrase ("2 side files, 1 older copy"), or ""."""
+        return ", ".join(f"{count:,} {reason if count != 1 else _ONE.get(reason, reason)}"
+                         for reason, count in self.skipped if count)
 
     @property
     def entries(self) -> tuple[SessionEntry, ...]:
         return tuple(row.entry for row in self.rows)
+
+
+SIDE_FILES, NO_CONVERSATION, OLDER_COPIES = "side files", "with no conversation", "older copies"
+_ONE = {SIDE_FILES: "side file", OLDER_COPIES: "older copy"}
+
+
+def relative_time(seconds: float, now: float) -> str:
+    """How long ago, as ``/resume`` says it: "just now", "5 min ago", "3 h ago", "yesterday",
+    "4 days ago", then the date."""
+    ago = now - seconds
+    if ago < 0:
+        return time.strftime("%Y-%m-%d", time.localtime(seconds))  # (a clock behind the file's: its date)
+    if ago < 60:
+        return "just now"
+    if ago < 3600:
+        return f"{int(ago // 60)} min ago"
+    if ago < 86_400:
+        return f"{int(ago // 3600)} h ago"
+    if ago < 2 * 86_400:
+        return "yesterday"
+    if ago < 30 * 86_400:
+        return f"{int(ago // 86_400)} days ago"
+    return time.strftime("%Y-%m-%d", time.localtime(seconds))
 
 
 def parse_time(stamp: str) -> float | None:
@@ -322,19 +353,22 @@ def describe_session(candidate: Candidate, session: Session) -> SessionEntry:
         last_updated=_string(metadata, "lastUpdated"),
         turns=len(turns),
         conversation=conversation,
+        directories=tuple(d for d in metadata.get("directories") or () if isinstance(d, str))
+        if isinstance(metadata.get("directories"), list) else (),
     )
 
 
 # -- arranging ---------------------------------------------------------------------------
 
 
-def _listed(entry: SessionEntry) -> bool:
-    """Whether a read file is a row: a conversation, or a session-named file that cannot be read."""
+def _left_out(entry: SessionEntry) -> str | None:
+    """Why a read file is no row (None: it is one): a row is a conversation, or a session-named
+    file that cannot be read."""
     if entry.error is not None:
-        return entry.candidate.parent_folder is None and entry.candidate.named_like_session
+        return None if entry.candidate.parent_folder is None and entry.candidate.named_like_session else SIDE_FILES
     if entry.candidate.parent_folder is not None and not entry.is_subagent:
-        return False  # a file in a subfolder that is not a subagent session: a side file
-    return entry.conversation
+        return SIDE_FILES  # a file in a subfolder that is not a subagent session
+    return None if entry.conversation else NO_CONVERSATION
 
 
 def _newer(a: SessionEntry, b: SessionEntry) -> bool:
@@ -346,13 +380,14 @@ def arrange(entries: Iterable[SessionEntry]) -> Catalog:
     """The rows the browser shows: sessions newest first (by ``lastUpdated``), one per session id
     and project, each followed by its subagent sessions (newest first); unreadable files last."""
     entries = sorted(entries, key=lambda e: str(e.path))  # the reference walks names in order
-    hidden = 0
+    skipped = dict.fromkeys((NO_CONVERSATION, OLDER_COPIES, SIDE_FILES), 0)
     latest: dict[tuple[str, str], SessionEntry] = {}
     tops: list[SessionEntry] = []
     children: dict[tuple[str, str], list[SessionEntry]] = {}
     for entry in entries:
-        if not _listed(entry):
-            hidden += 1
+        reason = _left_out(entry)
+        if reason is not None:
+            skipped[reason] += 1
             continue
         if entry.error is not None:
             tops.append(entry)
@@ -365,7 +400,7 @@ def arrange(entries: Iterable[SessionEntry]) -> Catalog:
             kept = latest.get(key)
             if kept is None or _newer(entry, kept):
                 latest[key] = entry
-            hidden += kept is not None
+            skipped[OLDER_COPIES] += kept is not None
     tops.extend(latest.values())
     tops.sort(key=lambda e: (e.error is not None, -e.updated, e.path.name))
     rows: list[CatalogRow] = []
@@ -382,7 +417,7 @@ def arrange(entries: Iterable[SessionEntry]) -> Catalog:
     # subagents whose parent is not listed stay visible, on their own
     orphans = [kid for key, kids in children.items() if key not in placed for kid in kids]
     rows.extend(CatalogRow(kid) for kid in sorted(orphans, key=lambda e: (-e.updated, e.path.name)))
-    return Catalog(tuple(rows), hidden)
+    return Catalog(tuple(rows), sum(skipped.values()), tuple(skipped.items()))
 
 
 def catalog(folder: Path | None = None, reader: Callable[[Path], Session] = load) -> Catalog:

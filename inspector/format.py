@@ -156,13 +156,15 @@ _SCALES = ((1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T"), (1e15, "P"), (1e18, 
 
 
 def usage_text(usage: dict[str, Any] | None) -> str:
-    """Recorded usage as input/output/cached (+thoughts)."""
+    """Recorded usage as input/output/cached, and /thoughts when the turn thought (the column's
+    header, ``USAGE_HEADER``, names all four)."""
     if not usage:
         return ""
-    text = "/".join(compact_number(usage.get(k) or 0) for k in ("input", "output", "cached"))
-    if usage.get("thoughts"):
-        text += f" +{compact_number(usage['thoughts'])}th"
-    return text
+    keys = ("input", "output", "cached", "thoughts") if usage.get("thoughts") else ("input", "output", "cached")
+    return "/".join(compact_number(usage.get(k) or 0) for k in keys)
+
+
+USAGE_HEADER = "in/out/cached/thoughts"
 
 
 def usage_words(usage: dict[str, Any] | None) -> str:

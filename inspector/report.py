@@ -9,7 +9,9 @@ from inspector.analysis import Analysis, turn_kind
 from inspector.commands.output import Fields, terminal_console
 from inspector.compaction.masking import MaskingPlan
 from inspector.cost import SessionCost, session_words
+from inspector.deciding import estimate_gap
 from inspector.format import (
+    USAGE_HEADER,
     count_text,
     masking_words,
     percent,
@@ -38,6 +40,12 @@ def _visible_rows(result: Analysis, show_all: bool) -> list[int]:
     return sorted(near | set(largest) | ends)
 
 
+def marker(words: str) -> Text:
+    """The split row's words, short enough for the kind column at 80 columns (the heading above the
+    table names the split's kind), so the row stays one line; folded, never cut, when narrower."""
+    return Text(words)
+
+
 def print_analysis(session: Session, result: Analysis, threshold: Threshold, configured: ConfiguredModel,
                    show_all: bool = False, cost: SessionCost | None = None, masking: MaskingPlan | None = None) -> None:
     """The report; ``cost``: the session's (``cost.cost_of``), ``masking``: what the next turn masks
@@ -60,6 +68,9 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
     ))
     console.print(Fields(f"{context.reason()}; threshold from {threshold.source}", margin=2, indent=0))
     console.print(Fields(context.estimate_note(), margin=2, indent=0))
+    gap = estimate_gap(result, session.turn_index)
+    if gap is not None:
+        console.print(Fields(gap.words(), margin=2, indent=0))
     split = result.compress_split_point  # Gemini CLI's: of the history the tool-output budget leaves
     summarised, kept = split_sides(result.split_figures(split))
     console.print(Fields(f"turns: {len(result.turns):,}", f"split: {split:,} (reference)", f"summarise {summarised}",
@@ -70,15 +81,15 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
 
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     for name, justify in (("#", "right"), ("role", "left"), ("kind", "left"), ("est. tok", "right"),
-                          ("in/out/cached", "right"), ("share", "right"), ("", "left")):
+                          ("usage", "right"), ("share", "right"), ("", "left")):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]  # (a figure is never cut)
     rows = _visible_rows(result, show_all)
     previous = -1
     for i in rows:
         if previous != -1 and i != previous + 1:
             table.add_row("…", "", "", "", "", "", "", style="dim")
-        if i == split:
-            table.add_row("──", "split", f"(reference) keep {i:,}..", "", "", "", "", style="bold magenta")
+        if i == split:  # one line, never wrapped into a row of its own (the heading names the split's kind)
+            table.add_row("──", "split", marker(f"keep {i:,}.."), "", "", "", "", style="bold magenta")
         turn = result.turns[i]
         share = result.turn_share(i)
         table.add_row(
@@ -93,8 +104,10 @@ def print_analysis(session: Session, result: Analysis, threshold: Threshold, con
         )
         previous = i
     if split == len(result.turns):
-        table.add_row("──", "split", "(reference) summarise all", "", "", "", "", style="bold magenta")
+        table.add_row("──", "split", marker("summarise all"), "", "", "", "", style="bold magenta")
     console.print(table)
+    console.print(Text(f"usage: {USAGE_HEADER} tokens as the API recorded them (thoughts where the model thought)",
+                       style="dim"))
     rounding = rounding_words(total, result.rows_total)
     if rounding:
         console.print(Text(f"{total:,} tokens in all; {rounding}", style="dim"))

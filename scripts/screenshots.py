@@ -139,11 +139,18 @@ async def main() -> int:
         ("antigravity-80x24", antigravity, keys()),
         ("antigravity-checkpoints-80x24", antigravity, keys("t", "down")),
         ("antigravity-preview-80x24", antigravity, keys("t", "down", "tab", "pagedown")),
+        ("context-view-80x24", samples / "long-migration.jsonl", keys("v")),
+        ("session-browser-80x24", samples, keys()),
+    ]
+    large = [  # a big terminal
+        ("context-view-200x50", samples / "long-migration.jsonl", keys("v", "f")),
+        ("session-browser-200x50", samples, keys()),
     ]
     wanted = set(sys.argv[1:])
     converter = None
     try:
-        for name, path, steps, size in [(*shot, SIZE) for shot in shots] + [(*shot, (80, 24)) for shot in small]:
+        for name, path, steps, size in [(*shot, SIZE) for shot in shots] + [(*shot, (80, 24)) for shot in small] + \
+                [(*shot, (200, 50)) for shot in large]:
             if wanted and name not in wanted:
                 continue
             svg = await shoot(name, path, steps, size)

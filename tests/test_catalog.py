@@ -116,3 +116,86 @@ def test_a_folder_lists_any_session_file_in_it(tmp_path: Path) -> None:
 def test_a_project_hash_is_shortened() -> None:
     assert short_project("a" * 64) == "a" * 11 + "…"
     assert short_project("myproj") == "myproj"
+
+
+def test_what_is_not_listed_is_counted_by_why(chats: Path) -> None:
+    write_session(chats / "session-real.jsonl", ["a prompt"], 1_700_000_000, session_id="same",
+                  updated="2026-01-02T00:00:00Z")
+    write_session(chats / "session-copy.jsonl", ["a prompt"], 1_700_000_000, session_id="same",
+                  updated="2026-01-01T00:00:00Z")
+    write_lines(chats / "session-warning.jsonl", [
+        {"sessionId": "w", "projectHash": "h", "startTime": "2026-01-01T00:00:00Z", "kind": "main"},
+        {"id": "w1", "timestamp": "t", "type": "warning", "content": "rate limited"},
+    ])
+    write_session(chats / "stray" / "session-y.jsonl", ["not a subagent"], 1_700_000_000)
+    result = catalog()
+    assert names() == ["session-real.jsonl"]
+    assert result.skipped_words() == "1 with no conversation, 1 older copy, 1 side file"
+    assert result.hidden == 3
+
+
+def test_relative_times() -> None:
+    from inspector.catalog import relative_time
+
+    now = 1_800_000_000.0
+    assert [relative_time(now - ago, now) for ago in (5, 300, 7200, 90_000, 5 * 86_400)] == [
+        "just now", "5 min ago", "2 h ago", "yesterday", "5 days ago"]
+    assert relative_time(now - 400 * 86_400, now)[:2] == "20"  # a date, past a month
+
+
+def test_the_project_is_named_by_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import hashlib
+
+    from inspector.projects import folder_label, read_registry
+
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path))
+    old = "/home/ana/old-shop"
+    registry = {"projects": {"/home/ana/payments-service": "payments-service-1", old: "old-shop"}}
+    write_lines(tmp_path / ".gemini" / "projects.json", [registry])
+    names_ = read_registry()
+    temp = tmp_path / ".gemini" / "tmp"
+    assert names_.path_of(temp / "payments-service-1") == "/home/ana/payments-service"
+    hashed = hashlib.sha256(old.encode()).hexdigest()  # the folder older versions used
+    assert names_.path_of(temp / hashed) == old
+    marked = temp / "renamed"
+    marked.mkdir(parents=True)
+    (marked / ".project_root").write_text("/srv/api\n", encoding="utf-8")
+    assert names_.path_of(marked) == "/srv/api"
+    assert folder_label(names_.path_of(temp / "unknown"), ("/work/recorded-dir",), "unknown") == "recorded-dir"
+    assert folder_label(None, (), "f" * 64) == "f" * 64
+    (tmp_path / ".gemini" / "projects.json").write_text("{not json", encoding="utf-8")
+    assert read_registry().path_of(temp / "payments-service-1") is None  # a broken registry: no names, no error
+
+
+def test_the_resume_command_is_gemini_cli_s() -> None:
+    from inspector.projects import resume_command
+
+    assert resume_command("9d41b7e2-55c0", "/home/ana/my shop") == \
+        "cd '/home/ana/my shop' && gemini --resume 9d41b7e2-55c0"
+    assert resume_command("abc", None) == "gemini --resume abc"
+    assert resume_command(None, "/x") is None
+
+
+def test_delete_moves_aside_and_puts_back(tmp_path: Path) -> None:
+    from inspector.trash import TrashError, move_aside, put_back
+
+    chats = tmp_path / "chats"
+    session = chats / "session-a.jsonl"
+    write_session(session, ["hello"], 1_700_000_000, session_id="abc")
+    session.chmod(0o640)
+    before = session.read_bytes()
+    kids = chats / "abc"
+    write_session(kids / "child.jsonl", ["sub"], 1_700_000_000, kind="subagent")
+    done = move_aside(session, kids)
+    assert not session.exists() and not kids.exists()
+    assert [m.aside.parent for m in done.moves] == [chats / ".session-inspector" / "deleted"] * 2
+    assert names(chats) == []  # the deleted folder is never listed
+    put_back(done)
+    assert session.read_bytes() == before and (session.stat().st_mode & 0o777) == 0o640
+    assert (kids / "child.jsonl").is_file()
+    again = move_aside(session)
+    write_session(session, ["a new one with the same name"], 1_700_000_000)
+    with pytest.raises(TrashError, match="is there now"):
+        put_back(again)
+    assert again.moves[0].aside.is_file()  # the deleted one stays aside; the new one is untouched
+    assert "a new one" in session.read_text()

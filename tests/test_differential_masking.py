@@ -192,3 +192,60 @@ def test_generated_histories_mask_as_gemini_cli_does(
 ) -> None:
     plan = compare(reference, contents, cfg, tmp_path_factory.mktemp("mask"), session_id)
     event("masked" if plan.masked_count else ("failed" if plan.failure else "nothing masked"))
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 4, 9])
+def test_analyze_masks_as_gemini_cli_does_wherever_the_session_lies(reference: Any, tmp_path: Path,
+                                                                     depth: int) -> None:
+    """``analyze --json``'s masking figures for a session in a project's ``chats`` folder, however
+    deep and long its path (the path is written into each placeholder, so its length is counted):
+    the reference's, run with that project folder as its temp dir."""
+    import shutil
+
+    from inspector.analysis import analyze
+    from inspector.commands.analyze import json_report
+    from tests.conftest import SAMPLES
+
+    project = tmp_path.joinpath(*["d" * (n + 1) for n in range(depth)], "my project")
+    for name in ("long-migration.jsonl", "coding-task.jsonl"):
+        copy = project / "chats" / name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SAMPLES / name, copy)
+        session = load(copy)
+        report = json_report(session, analyze(session))
+        contents = [t.content for t in history(session)]
+        answer = reference.call("mask", contents=contents, settings=_reference_settings(MaskingSettings()),
+                                temp_dir=str(project), session_id=session.session_id or "")
+        assert report["masking"]["masked_count"] == answer["masked_count"], name
+        assert report["masking"]["tokens_saved"] == answer["tokens_saved"], name
+
+
+def test_analyze_masks_as_gemini_cli_does_through_a_symlinked_home(reference: Any, tmp_path: Path) -> None:
+    """Gemini CLI writes the placeholder's path from the home folder as it is named ($HOME), never with
+    its symlinks resolved: a session read through a symlinked folder is counted with the path as named
+    (resolved, the path was longer here, and the saving one token off on some sessions)."""
+    import shutil
+
+    from inspector.analysis import analyze
+    from inspector.commands.analyze import json_report
+    from tests.conftest import SAMPLES
+
+    real = tmp_path / "a-much-longer-folder-name-than-the-link-has" / "home"
+    real.mkdir(parents=True)
+    (tmp_path / "h").symlink_to(real.parent, target_is_directory=True)
+    project = tmp_path / "h" / "home" / ".gemini" / "tmp" / "proj"
+    copy = project / "chats" / "coding-task.jsonl"
+    copy.parent.mkdir(parents=True)
+    shutil.copyfile(SAMPLES / "coding-task.jsonl", copy)
+    session = load(copy)
+    small = MaskingSettings(300, 0, False)  # so that outputs of this small session are masked
+    from inspector.compaction.masking import session_masking
+
+    plan = session_masking(session, analyze(session).turns, small)
+    contents = [t.content for t in history(session)]
+    answer = reference.call("mask", contents=contents, settings=_reference_settings(small),
+                            temp_dir=str(project), session_id=session.session_id or "")
+    assert plan.masked_count == answer["masked_count"] > 0
+    assert plan.tokens_saved == answer["tokens_saved"]
+    assert all(str(project) in part.output_file for part in plan.parts)
+    assert json_report(session, analyze(session))["masking"]["tokens_saved"] >= 0

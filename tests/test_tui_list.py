@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -265,7 +266,7 @@ async def test_at_80x24_the_browser_lists_what_resume_lists(tmp_path: Path, monk
         assert column(table, "title")[2] == "Survey the demo project files"  # the $set.summary title
         assert column(table, "title")[1].startswith("Hello there")  # else the first prompt
         title = screen.query_one("#list-title")
-        assert "3 sessions, 2 other files not listed" in str(title.render())  # the older copy, the warning
+        assert "3 sessions; not listed: 1 with no conversation, 1 older copy" in str(title.render())
         assert title.region.height > 1  # wrapped at 80 columns, not cut
         listed_turns = column(table, "turns")
         for row, path in enumerate(rows):
@@ -316,3 +317,67 @@ async def test_help_on_the_list_says_what_the_list_is_for(gemini_home: Path) -> 
         assert isinstance(app.screen, HelpScreen)
         assert app.screen.intro == LIST_INTRO != SESSION_INTRO  # not the session view's divider and splits
         assert {"sessions.filter", "sessions.search"} <= {row[4] for row in app.screen.rows}
+
+
+async def test_the_newest_session_is_selected_and_opened_by_enter(gemini_home: Path) -> None:
+    """The newest by lastUpdated (session-new) is selected, though its file is older and its name later."""
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await listed(pilot)
+        assert screen.table.cursor_row == 0
+        assert str(screen.selected_path()).endswith("session-new.jsonl")
+        await pilot.press("enter")
+        await idle(pilot)
+        assert isinstance(app.screen, SessionScreen) and app.screen.path.name == "session-new.jsonl"
+
+
+async def test_relative_times_project_names_and_the_resume_command(gemini_home: Path) -> None:
+    import time
+    from datetime import datetime
+
+    chats = gemini_home / ".gemini" / "tmp" / "beta" / "chats"
+    two_hours_ago = datetime.fromtimestamp(time.time() - 7200, UTC).isoformat().replace("+00:00", "Z")
+    write_session(chats / "session-new.jsonl", ["write docs", "more"], 1_700_000_000, updated=two_hours_ago,
+                  session_id="9d41b7e2-55c0-4f0e")
+    registry = {"projects": {"/home/ana/payments service": "beta"}}
+    (gemini_home / ".gemini" / "projects.json").write_text(json.dumps(registry), encoding="utf-8")
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await listed(pilot)
+        assert column(screen.table, "updated")[0] == "2 h ago"
+        assert column(screen.table, "project")[:2] == ["payments service", "alpha"]
+        below = str(screen.query_one("#list-row", Static).render())
+        command = "cd '/home/ana/payments service' && gemini --resume 9d41b7e2-55c0-4f0e"
+        assert command in below
+        await pilot.press("c")
+        assert app.clipboard == command
+
+
+async def test_delete_moves_the_session_aside_and_u_puts_it_back(gemini_home: Path) -> None:
+    chats = gemini_home / ".gemini" / "tmp" / "beta" / "chats"
+    path = chats / "session-new.jsonl"
+    before = path.read_bytes()
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await listed(pilot)
+        await pilot.press("D")
+        await pilot.press("y")
+        screen = await listed(pilot)
+        assert not path.exists()
+        assert (chats / ".session-inspector" / "deleted" / "session-new.jsonl").read_bytes() == before
+        assert not any(str(key.value).endswith("session-new.jsonl") for key in screen.table.rows)
+        await pilot.press("u")
+        screen = await listed(pilot)
+        assert path.read_bytes() == before
+        assert any(str(key.value).endswith("session-new.jsonl") for key in screen.table.rows)
+
+
+async def test_the_title_says_what_is_not_listed_and_why(gemini_home: Path) -> None:
+    chats = gemini_home / ".gemini" / "tmp" / "alpha" / "chats"
+    (chats / "session-empty.jsonl").write_text(json.dumps({"sessionId": "e", "kind": "main"}) + "\n",
+                                               encoding="utf-8")
+    app = InspectorApp(None, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await listed(pilot)
+        title = str(screen.query_one("#list-title", Static).render())
+        assert "not listed: 1 with no conversation" in title

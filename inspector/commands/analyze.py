@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from inspector.breakdown import Dimension
 from inspector.commands.common import add_compaction_point, add_session_arguments, hold_until_exit, print_json
-from inspector.commands.output import say_warnings
+from inspector.commands.output import say, say_warnings
 
 if TYPE_CHECKING:
     from inspector.analysis import Analysis
@@ -21,16 +22,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="price each turn from the recorded usage (--no-cost: a subscription pays nothing "
                              "per token; default: SESSION_INSPECTOR_COST, else off when signed in with Google)")
     add_compaction_point(parser)
+    parser.add_argument("--by", choices=[d.value for d in Dimension], default=None,
+                        help="where the estimate goes, as bars: by kind of part, by tool, by file read or "
+                             "changed, or by model (and what the split summarises and keeps of each)")
 
 
 def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost: bool | None = None) -> dict[str, Any]:
     """The ``analyze --json`` object: the analysis, what masking does next turn, and cost."""
+    from inspector.breakdown import session_breakdown
     from inspector.compaction.masking import masking_of
     from inspector.cost import cost_of, prompt_saving, resolve_cost
 
     data = result.to_json(session.path, session.format, session.session_id, lazy=lazy)
     masking = masking_of(session, result.turns)
     data["masking"] = masking.to_json()
+    data["breakdown"] = session_breakdown(session, result).to_json()
     switch = resolve_cost(cost)
     data["cost"] = cost_of(session, result, switch).to_json(lazy=lazy)
     if switch.enabled:
@@ -61,6 +67,12 @@ def run(args: argparse.Namespace) -> int:
         report = json_report(session, result, lazy=True, cost=args.cost)
         hold_until_exit(report)
         print_json(report)
+    elif args.by is not None:
+        from inspector.breakdown import session_breakdown
+        from inspector.breakdown_text import breakdown_lines, report_width
+
+        for line in breakdown_lines(session_breakdown(session, result), Dimension(args.by), report_width()):
+            say(line)
     else:
         from inspector.compaction.masking import masking_of
         from inspector.cost import cost_of, resolve_cost

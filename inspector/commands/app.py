@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import secrets
 import shlex
 import sys
@@ -43,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"serve the app to a web browser on http://{SERVE_HOST}:PORT (needs the serve extra: "
                              "pip install 'session-inspector[serve]')")
     parser.add_argument("--port", type=_port, help=f"the port for --serve (default {DEFAULT_PORT})")
+    parser.add_argument("--cost", action=argparse.BooleanOptionalAction, default=None,
+                        help="price each turn from the recorded usage (--no-cost: a subscription pays nothing "
+                             "per token; default: SESSION_INSPECTOR_COST, else off when signed in with Google)")
 
 
 def _port(text: str) -> int:
@@ -70,6 +74,8 @@ def served_command(args: argparse.Namespace) -> str:
         argv += ["--provider", args.provider]
     if args.base_url:
         argv += ["--base-url", args.base_url]
+    if args.cost is not None:
+        argv.append("--cost" if args.cost else "--no-cost")
     return shlex.join(argv)
 
 
@@ -117,6 +123,8 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         say_error(f"{path}: {problem}")
         return 2
+    if args.cost is not None:  # the one switch every screen's cost reads (cost.resolve_cost), for this run
+        os.environ["SESSION_INSPECTOR_COST"] = "on" if args.cost else "off"
     if args.serve:
         return serve(args)
     if args.port is not None:

@@ -35,6 +35,10 @@ class InspectorApp(App[None]):
     TITLE = "session-inspector"
     CSS_PATH = Path(__file__).with_name("app.tcss")
     COMMANDS: ClassVar = {InspectorCommands}  # the app's commands, then Textual's (one provider: a fixed order)
+    # Below 120 columns a notification spans the screen, over whole rows (at its right side it hid the
+    # table's figures beside their rows, and left the last column of the line under it showing)
+    HORIZONTAL_BREAKPOINTS = [(0, "-toasts-across"), (120, "-toasts-aside")]  # noqa: RUF012 (Textual's type)
+
     BINDINGS: ClassVar[list[BindingType]] = [
         # No key_display: while a text field takes "?", the footer shows the key that still works (f1)
         Binding("question_mark,f1", "help", "Help", id="app.help", tooltip="every key of this screen"),
@@ -147,6 +151,8 @@ class InspectorApp(App[None]):
                 for binding in key_bindings:
                     if not binding.description:
                         continue  # Textual's own unnamed bindings (ctrl+c's help_quit): nothing to tell
+                    if binding.id is None and binding.action in UNUSED_FRAMEWORK_ACTIONS:
+                        continue  # Textual's keys for what no screen here has (sideways scrolling, focus cycling)
                     ident = binding.id or binding.action
                     grouped.setdefault(ident, []).append(self.get_key_display(binding))
                     info.setdefault(ident, binding)
@@ -158,12 +164,38 @@ class InspectorApp(App[None]):
                 binding = info[ident]
                 rows.append((where, " ".join(dict.fromkeys(keys)), binding.description or binding.action,
                              binding.tooltip, binding.id or ""))
-        return rows
+        return merged_rows(rows)
 
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
         self.push_screen(HelpScreen(self.help_rows(self.screen), help_intro(self.screen)))
+
+
+# Textual's own keys for things no screen of this app has: its lines wrap (no sideways scrolling),
+# Tab's focus cycling is what d does (a dialog names its own fields), and text is copied with y.
+UNUSED_FRAMEWORK_ACTIONS = frozenset({"app.focus_next", "app.focus_previous", "screen.copy_text", "scroll_left",
+                                      "scroll_right", "page_left", "page_right"})
+
+
+def merged_rows(rows: list[tuple[str, str, str, str, str]]) -> list[tuple[str, str, str, str, str]]:
+    """One help row a key and a place: rows of one place with the same key (esc closing the turn or
+    going back) become one row naming both, and Textual's unnamed key for an action the app names
+    too (^q beside q, both Quit) joins the named row's keys."""
+    merged: list[tuple[str, str, str, str, str]] = []
+    for where, keys, description, tooltip, ident in rows:
+        same = next((i for i, row in enumerate(merged) if row[0] == where and (row[1] == keys or ((
+            not ident or not row[4]) and row[2].lower() == description.lower()))), None)
+        if same is None:
+            merged.append((where, keys, description, tooltip, ident))
+            continue
+        w, k, d, t, i = merged[same]
+        if k == keys:
+            merged[same] = (w, k, f"{d} / {description}", "; ".join(x for x in (t, tooltip) if x),
+                            ",".join(x for x in (i, ident) if x))  # (one word: never broken over lines)
+        else:
+            merged[same] = (w, f"{k} {keys}", d, t or tooltip, i or ident)
+    return merged
 
 
 def help_intro(screen: Screen[object]) -> str:

@@ -18,6 +18,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.events import Key
 from textual.widgets import Checkbox, Footer, Input, Label, Select, Static
 
 from inspector.export import FORMATS, Format, default_name
@@ -27,6 +28,7 @@ from inspector.tui.preview import Preview
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.dialogs import DialogScreen
 from inspector.tui.widgets.text_field import TextField
+from inspector.user_cache import HomeUnknown, home
 
 FORMAT_LABELS: dict[Format, str] = {"md": "Markdown (.md)", "html": "one HTML page (.html)"}
 
@@ -38,6 +40,15 @@ class ExportChoice:
     fmt: Format
     out: Path
     with_preview: bool
+
+
+def export_folder() -> Path:
+    """Where an export goes unless a folder is typed: the home folder (the folder the app was started
+    in may be a repository, where an export does not belong); that folder when no home is known."""
+    try:
+        return home()
+    except HomeUnknown:
+        return Path.cwd()
 
 
 class ExportScreen(DialogScreen[ExportChoice | None]):
@@ -60,10 +71,12 @@ class ExportScreen(DialogScreen[ExportChoice | None]):
             with Horizontal(classes="export-row"):
                 yield Label("format ", classes="run-label")
                 yield Select([(FORMAT_LABELS[fmt], fmt) for fmt in FORMATS], value="md", allow_blank=False,
-                             id="export-format")
+                             id="export-format", type_to_search=False)  # (letters go to the file name: on_key)
             with Horizontal(classes="export-row"):
                 yield Label("file ", classes="run-label")
-                yield TextField(str(self.folder / default_name(self.session_path, "md")), id="export-path")
+                # (not all selected when Tab comes back to it: a letter typed then would replace the path)
+                yield TextField(str(self.folder / default_name(self.session_path, "md")), id="export-path",
+                                select_on_focus=False)
             if self.preview is not None:
                 yield Checkbox(f"with the previewed compaction ({self.preview})", value=True, id="export-preview")
             yield Static("", id="export-error", markup=False)
@@ -73,6 +86,20 @@ class ExportScreen(DialogScreen[ExportChoice | None]):
 
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()
+
+    def on_key(self, event: Key) -> None:
+        """Typing goes to the file name wherever Tab left the focus (the format list, the checkbox:
+        neither takes letters), so a path typed after Tab is never lost; space still ticks the box."""
+        field = self.query_one("#export-path", Input)
+        focused = self.focused
+        if focused is field or isinstance(focused, Input) or not event.is_printable or event.character in (None, " "):
+            return
+        if isinstance(focused, Select) and focused.expanded:
+            return  # the open list takes its own keys
+        event.stop()
+        event.prevent_default()
+        field.focus()
+        field.insert_text_at_cursor(event.character)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         """A new format renames the file's extension, unless the user typed a name of their own."""
@@ -125,7 +152,7 @@ class SessionExport(InspectorScreen):
             if choice is not None:
                 self.write_export(choice)
 
-        self.app.push_screen(ExportScreen(self.path, Path.cwd(), preview=what), callback=chosen)
+        self.app.push_screen(ExportScreen(self.path, export_folder(), preview=what), callback=chosen)
 
     @work(thread=True, exit_on_error=False, group="export", description="exporting")
     def write_export(self, choice: ExportChoice) -> None:

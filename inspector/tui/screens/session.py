@@ -25,6 +25,7 @@ from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.messages import AgenticFound, LoadProgress, SessionLoaded, ShowTurn, TableColumns, TurnSelected
+from inspector.tui.screens.context_view import open_context_view
 from inspector.tui.screens.export import SessionExport
 from inspector.tui.screens.session_actions import SessionActions
 from inspector.tui.screens.session_live import SessionLive
@@ -102,6 +103,8 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
                 tooltip="the compactions applied to this file"),
         Binding("i", "figures", "Figures", show=False, id="session.figures",
                 tooltip="which figure decides whether Gemini CLI compresses, why, and every total on screen"),
+        Binding("v", "context_view", "Where the context goes", show=False, id="session.context-view",
+                tooltip="the estimate by kind, tool, file and model, as bars; Enter lists a group's turns"),
         Binding("w", "warnings", "Warnings", show=False, id="session.warnings",
                 tooltip="what was skipped while reading the file (the header counts them)"),
         Binding("r", "reload", "Reload", show=False, id="session.reload", tooltip="read the file again"),
@@ -441,6 +444,9 @@ class SessionScreen(SessionNavigation, SessionActions, SessionLive, SessionExpor
 
         if self.loaded is not None:
             self.app.push_screen(FiguresScreen(self.loaded, self.split))
+
+    def action_context_view(self) -> None:
+        open_context_view(self)  # (tui/screens/context_view.py)
 
     def subagent_paths(self) -> list[Path]:
         return subagent_files(self.path, self.loaded.session.session_id if self.loaded is not None else None)

@@ -32,10 +32,13 @@ from inspector.catalog import (
     describe,
     find_files,
     human_size,
+    relative_time,
     searched_where,
     short_project,
 )
 from inspector.format import plural, visible
+from inspector.projects import ProjectNames, folder_label, read_registry, resume_command
+from inspector.trash import Deletion, TrashError, move_aside, put_back
 from inspector.tui.messages import SessionListed
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.widgets.text_field import TextField
@@ -58,7 +61,7 @@ class ListColumn:
 
 COLUMNS = (
     ListColumn("session", "session", 10, 0),
-    ListColumn("updated", "updated", 16, 3),
+    ListColumn("updated", "updated", 12, 3),
     ListColumn("turns", "turns", 7, 1, right=True),
     ListColumn("size", "size", 8, 4, right=True),
     ListColumn("project", "project", 12, 5),
@@ -125,6 +128,12 @@ class SessionListScreen(InspectorScreen):
         Binding("escape", "clear_filter", "Clear filter", id="sessions.clear-filter",
                 tooltip="show every session again"),
         Binding("r", "rescan", "Rescan", show=False, id="sessions.rescan", tooltip="look for sessions again"),
+        Binding("c", "copy_resume", "Copy resume command", id="sessions.copy-resume",
+                tooltip="copy the command that resumes the selected session in Gemini CLI"),
+        Binding("D", "delete", "Delete", id="sessions.delete", key_display="D",
+                tooltip="move the selected session aside (into chats/.session-inspector/deleted); u puts it back"),
+        Binding("u", "undelete", "Undo delete", id="sessions.undelete",
+                tooltip="put the session deleted last back where it was"),
     ]
 
     def __init__(self, folder: Path | None = None) -> None:
@@ -135,6 +144,10 @@ class SessionListScreen(InspectorScreen):
         self.catalog: Catalog | None = None
         self.query_text = ""
         self.columns: list[tuple[ListColumn, int]] = []
+        self.registry = ProjectNames()  # ~/.gemini/projects.json, read at each scan
+        self.project_paths: dict[Path, str | None] = {}  # project folder by temp folder, found once a scan
+        self.deleted: list[Deletion] = []  # what D moved aside, the newest last (u puts it back)
+        self.cursor_placed = False  # the cursor went to the newest session once the list was arranged
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text(), id="list-title", markup=False)
@@ -157,9 +170,10 @@ class SessionListScreen(InspectorScreen):
         if self.catalog is not None:
             shown = sum(1 for row in self.catalog.rows if row.depth == 0)
             text.append(f"  {plural(shown, 'session')}", style="dim")
-            if self.catalog.hidden:
-                text.append(f", {self.catalog.hidden:,} other files not listed (side files, no conversation, "
-                            "older copies)", style="dim")
+            skipped = self.catalog.skipped_words() or (
+                f"{self.catalog.hidden:,} other files" if self.catalog.hidden else "")
+            if skipped:
+                text.append(f"; not listed: {skipped}", style="dim")
         return text
 
     def on_mount(self) -> None:
@@ -180,7 +194,10 @@ class SessionListScreen(InspectorScreen):
             return []
 
     def action_rescan(self) -> None:
-        self.candidates = self.find_sessions()
+        self.registry = read_registry()
+        self.project_paths.clear()
+        # newest first from the start (by file time, until each file's recorded time is read)
+        self.candidates = sorted(self.find_sessions(), key=lambda c: (-c.mtime_ns, c.path.name))
         current = {_key(c) for c in self.candidates}
         self.read = {key: entry for key, entry in self.read.items() if key in current}
         if all(_key(c) in self.read for c in self.candidates):
@@ -243,13 +260,13 @@ class SessionListScreen(InspectorScreen):
             if row.subagents:
                 title = Text.assemble(title, (f"  +{plural(row.subagents, 'subagent')}", "dim"))
         turns = f"{entry.turns:,}" if described and entry.error is None else ""
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.updated)) if described else ""
+        when = relative_time(entry.updated, self.now()) if described else ""
         texts = {
             "session": Text(visible(name, one_line=True), style="dim" if row.depth else ""),
             "updated": Text(when),
             "turns": Text(turns, justify="right"),
             "size": Text(human_size(entry.candidate.size), justify="right"),
-            "project": Text(visible(short_project(entry.candidate.project, self.width_of("project")),
+            "project": Text(visible(short_project(self.project_name(entry), self.width_of("project")),
                                     one_line=True)),
             "title": title,
         }
@@ -259,6 +276,22 @@ class SessionListScreen(InspectorScreen):
             cell.truncate(width, overflow="ellipsis")
             shown.append(cell)
         return shown
+
+    def now(self) -> float:
+        """The time the "updated" column counts back from (pinned in tests and screenshots)."""
+        return time.time()
+
+    def project_path(self, entry: SessionEntry) -> str | None:
+        """The project's own folder, where Gemini CLI's records say it (``inspector.projects``)."""
+        chats = entry.path.parent if entry.candidate.parent_folder is None else entry.path.parent.parent
+        temp = chats.parent if chats.name == "chats" else chats
+        if temp not in self.project_paths:
+            self.project_paths[temp] = self.registry.path_of(temp)
+        return self.project_paths[temp] or (entry.directories[0] if entry.directories else None)
+
+    def project_name(self, entry: SessionEntry) -> str:
+        """The project column: its folder's name, else the temp folder's (a hash cut short)."""
+        return folder_label(self.project_path(entry), entry.directories, entry.candidate.project)
 
     @staticmethod
     def name_of(row: CatalogRow) -> str:
@@ -277,7 +310,8 @@ class SessionListScreen(InspectorScreen):
         found = []
         for row in self.rows():
             entry = row.entry
-            haystack = f"{entry.candidate.project} {entry.path.name} {entry.session_id or ''} {entry.title}".lower()
+            haystack = (f"{entry.candidate.project} {self.project_name(entry)} {entry.path.name} "
+                        f"{entry.session_id or ''} {entry.title}").lower()
             if all(w in haystack for w in words):
                 found.append(row)
         return found
@@ -289,14 +323,17 @@ class SessionListScreen(InspectorScreen):
         cursor_key = self.selected_path()
         rows = self.matching()
         wanted = {"session": max((len(self.name_of(row)) for row in rows), default=0),
-                  "project": min(max((len(row.entry.candidate.project) for row in rows), default=0), 24)}
+                  "project": min(max((len(self.project_name(row.entry)) for row in rows), default=0), 24)}
         self.columns = layout(max(self.size.width - 2, 40), wanted)  # 2: the vertical scrollbar
         table.clear(columns=True)
         for column, width in self.columns:
             table.add_column(column.label, width=width, key=column.key)
         for row in rows:
             table.add_row(*self.cells(row), key=str(row.entry.path))
-        if cursor_key is not None and cursor_key in table.rows:
+        if self.catalog is not None and not self.cursor_placed:
+            self.cursor_placed = True  # once arranged, the newest session is the one selected
+            table.move_cursor(row=0)
+        elif cursor_key is not None and cursor_key in table.rows:
             table.move_cursor(row=table.get_row_index(cursor_key))
         empty = self.query_one("#list-empty", Static)
         if not self.candidates:
@@ -321,7 +358,17 @@ class SessionListScreen(InspectorScreen):
         entry = next((row.entry for row in self.rows() if str(row.entry.path) == key), None) if key else None
         line.display = entry is not None
         if entry is not None:
-            line.update(named_in_full(entry.path.name, entry.session_id, entry.title, self.size.width - 2))
+            named = named_in_full(entry.path.name, entry.session_id, entry.title, self.size.width - 2)
+            command = resume_command(entry.session_id, self.project_path(entry)) if not entry.is_subagent else None
+            if command is not None:
+                resume = Text.assemble(("resume: ", "dim"), visible(command, one_line=True), ("  (c copies)", "dim"))
+                resume.truncate(max(self.size.width - 2, 1), overflow="ellipsis")
+                named = Text("\n").join([named, resume])
+            line.update(named)
+
+    def selected_entry(self) -> SessionEntry | None:
+        key = self.selected_path()
+        return next((row.entry for row in self.rows() if str(row.entry.path) == key), None) if key else None
 
     def selected_path(self) -> str | None:
         table = self.table
@@ -334,6 +381,8 @@ class SessionListScreen(InspectorScreen):
         """"esc Clear filter" is offered while there is a filter to clear."""
         if action == "clear_filter":
             return self.query_one("#filter", Input).display or bool(self.query_text)
+        if action == "undelete":
+            return bool(self.deleted)  # offered while there is a deletion to undo
         return True
 
     def action_filter(self) -> None:
@@ -360,6 +409,57 @@ class SessionListScreen(InspectorScreen):
     @on(Input.Submitted, "#filter")
     def filter_done(self) -> None:
         self.table.focus()
+
+    def action_copy_resume(self) -> None:
+        entry = self.selected_entry()
+        command = resume_command(entry.session_id, self.project_path(entry)) if entry is not None else None
+        if entry is None or command is None or entry.is_subagent:
+            self.notify("This row has no session id to resume (a checkpoint, a subagent or an unreadable file).",
+                        severity="warning", timeout=4)
+            return
+        self.app.copy_to_clipboard(command)
+        self.notify(visible(command, one_line=True), title="Copied: run it in a terminal", timeout=4)
+
+    def action_delete(self) -> None:
+        from inspector.tui.screens.dialogs import ConfirmScreen
+
+        entry = self.selected_entry()
+        if entry is None:
+            return
+        body = Text.assemble("Move ", (visible(entry.path.name, one_line=True), "bold"),
+                             " aside, into ", visible(str(entry.path.parent / ".session-inspector" / "deleted"),
+                                                       one_line=True),
+                             "? Nothing is erased; u puts it back.")
+        self.app.push_screen(ConfirmScreen("Delete this session?", body),
+                             lambda yes: self.delete(entry) if yes else None)
+
+    def delete(self, entry: SessionEntry) -> None:
+        from inspector.catalog import folder_name_for
+
+        subagents = entry.path.parent / folder_name_for(entry.session_id) if entry.session_id else None
+        try:
+            done = move_aside(entry.path, subagents if subagents is not None and subagents.is_dir() else None)
+        except TrashError as exc:
+            self.notify(visible(str(exc), one_line=True), title="Not deleted", severity="error", timeout=8)
+            return
+        self.deleted.append(done)
+        self.refresh_bindings()
+        self.notify(f"{visible(entry.path.name, one_line=True)} moved aside; u puts it back.", timeout=5)
+        self.action_rescan()
+
+    def action_undelete(self) -> None:
+        if not self.deleted:
+            self.notify("No session was deleted here to put back.", timeout=3)
+            return
+        try:
+            put_back(self.deleted[-1])
+        except TrashError as exc:
+            self.notify(visible(str(exc), one_line=True), title="Not put back", severity="error", timeout=8)
+            return
+        done = self.deleted.pop()
+        self.refresh_bindings()
+        self.notify(f"{visible(done.session.name, one_line=True)} is back.", timeout=4)
+        self.action_rescan()
 
     def action_search(self) -> None:
         from inspector.tui.screens.search import SearchScreen

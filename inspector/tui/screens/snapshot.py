@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
 from inspector.compaction.snapshot import diff
 from inspector.format import count_text, plural, split_words, turn_span, visible, written_by
@@ -129,6 +129,10 @@ class SnapshotScreen(Screen[None]):
         Binding("4", "tab('previous')", "Previous", show=False, id="preview.tab-previous",
                 tooltip="the history's earlier snapshot -> the new one"),
         Binding("5", "tab('facts')", "Facts", show=False, id="preview.tab-facts", tooltip="facts kept and lost"),
+        Binding("left", "step_tab(-1)", "Previous tab", id="preview.tab-previous-one", key_display="←",
+                tooltip="the tab to the left", priority=True),
+        Binding("right", "step_tab(1)", "Next tab", id="preview.tab-next-one", key_display="→",
+                tooltip="the tab to the right", priority=True),
     ]
 
     def __init__(self, preview: Preview, apply: Callable[[], None]) -> None:
@@ -189,7 +193,7 @@ class SnapshotScreen(Screen[None]):
         text = Text.assemble((self.preview.tokens_text(), "bold"), "   ", self.preview.status)
         text.append("   a: apply" if refusal is None else f"   cannot apply: {refusal}",
                     style="green" if refusal is None else "yellow")
-        text.append("   Esc: back", style="dim")
+        text.append("   ←/→ or 0-5: tabs   Esc: back", style="dim")
         return text
 
     def refresh_state(self) -> None:
@@ -200,10 +204,11 @@ class SnapshotScreen(Screen[None]):
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """``a`` is dimmed when this preview cannot be applied (the line above the keys says why)."""
+        """``a`` is dimmed when this preview cannot be applied (the line above the keys says why);
+        left and right move the cursor in a text field (the search box), the tabs everywhere else."""
         if action == "apply" and self.preview.refusal() is not None:
             return None
-        return True
+        return not (action == "step_tab" and isinstance(self.focused, Input))
 
     def history(self) -> Sequence[dict[str, Any]]:
         source = self.preview.source
@@ -248,6 +253,12 @@ class SnapshotScreen(Screen[None]):
             tabs.active = tab
         else:
             self.notify(f"This preview has no {tab} tab.", timeout=3)
+
+    def action_step_tab(self, step: int) -> None:
+        tabs = self.query_one("#preview-tabs", TabbedContent)
+        ids = [pane.id for pane in tabs.query(TabPane) if pane.id]
+        if tabs.active in ids:
+            tabs.active = ids[(ids.index(tabs.active) + step) % len(ids)]
 
     def on_mount(self) -> None:
         tabs = self.query_one("#preview-tabs", TabbedContent)

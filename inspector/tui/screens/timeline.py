@@ -14,7 +14,9 @@ from textual.widgets import DataTable, Footer, Static
 from inspector.format import before_after, plural, visible, written_by
 from inspector.store import JournalEntry, StoreError, backups_dir, read_history
 
-COLUMNS = ("#", "applied", "state", "tokens before -> after", "split", "turns", "by", "backup")
+# What an apply did first (its tokens whole at 80 columns), then when and by whom; the line under the table
+# says the highlighted one in full.
+COLUMNS = ("#", "tokens before -> after", "state", "split", "turns", "applied", "by", "backup")
 
 
 class TimelineScreen(ModalScreen[None]):
@@ -56,10 +58,10 @@ class TimelineScreen(ModalScreen[None]):
             state = entry.state + (f" {entry.reverted_at}" if entry.reverted_at else "")
             style = "dim" if entry.state == "reverted" else ("red" if entry.state == "failed" else "")
             table.add_row(
-                Text(f"{entry.seq:,}"), Text(visible(entry.applied_at, one_line=True)),
-                Text(visible(state, one_line=True), style=style), Text(tokens),
+                Text(f"{entry.seq:,}"), Text(tokens), Text(visible(state, one_line=True), style=style),
                 Text("" if info.split_point is None else f"{info.split_point:,}"),
                 Text(f"{entry.turns_before:,} -> {entry.turns_after:,}"),
+                Text(visible(entry.applied_at, one_line=True)),
                 Text(visible(written_by(info.provider, info.model), one_line=True)),
                 Text(visible(entry.backup, one_line=True)),
             )
@@ -80,7 +82,8 @@ class TimelineScreen(ModalScreen[None]):
             return
         entry = self.shown[row]
         info = entry.info
-        words = [f"#{entry.seq:,} applied {entry.applied_at}"]
+        words = [f"#{entry.seq:,} applied {entry.applied_at}",
+                 f"tokens {before_after(info.tokens_before, info.tokens_after)}"]
         if entry.reverted_at:
             words.append(f"reverted {entry.reverted_at}")
         words.append(f"by {written_by(info.provider, info.model) if info.provider or info.model else 'not recorded'}")

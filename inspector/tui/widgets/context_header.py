@@ -17,8 +17,10 @@ from rich.text import Text
 from textual.events import Resize
 from textual.widgets import Static
 
+from inspector.analysis import Analysis
 from inspector.catalog import human_size
 from inspector.context import ContextFigures, Verdict
+from inspector.deciding import EstimateGap, estimate_gap
 from inspector.format import compact_number, count_text, noun_for, percent, plural, uncut_split_words, visible
 from inspector.tokens import token_limit
 from inspector.tui.loading import Loaded
@@ -122,9 +124,13 @@ def file_line(loaded: Loaded, width: int, warnings: int, earlier_model: str | No
     """``warnings``: how many lines a whole read of the file skips now (``SessionLive.shown_warnings``)."""
     session, analysis = loaded.session, loaded.analysis
     name = visible(session.path.name, one_line=True)
-    parts = [
-        Part(Text(name, style="bold"), shorter=(Text(elided(name, 36), style="bold"),)),
-        Part(model_text(analysis.model, earlier_model, analysis.token_limit), 1),
+    model = model_text(analysis.model, earlier_model, analysis.token_limit)
+    bare = model_text(analysis.model, earlier_model)  # (without the window's note)
+    parts = [  # the model is never dropped (it sets the window); a long file name gives way to it
+        Part(Text(name, style="bold"), shorter=(Text(elided(name, 36), style="bold"),
+                                                Text(elided(name, 24), style="bold"),
+                                                Text(elided(name, 16), style="bold"))),
+        Part(model, shorter=(model, bare, bare)),
         Part(Text(plural(len(analysis.turns), "turn"))),
         Part(Text(human_size(session.size)), 3),
         Part(Text(session.format), 4),
@@ -200,14 +206,25 @@ def split_line(loaded: Loaded, split: int, width: int) -> Text:
     return fit(parts, width)
 
 
+def gap_line(gap: EstimateGap, width: int) -> Text:
+    """Why the split's estimate and the recorded prompt the gauge shows differ, on one line
+    (``deciding.EstimateGap``): the longest form that fits ``width``; ``i`` says more."""
+    forms = [Text(gap.words(level) + " (i)", style="dim") for level in range(3)]
+    return fit([Part(forms[0], shorter=tuple(forms[1:]))], width)
+
+
 def header_lines(loaded: Loaded, split: int, warnings: int, width: int = 200,
-                 earlier_model: str | None = None) -> Text:
+                 earlier_model: str | None = None, gap: EstimateGap | None = None) -> Text:
+    """The three lines, and a fourth that says why the estimate and the recorded prompt differ (``gap``)."""
     analysis = loaded.analysis
-    return Text("\n").join([
+    lines = [
         file_line(loaded, width, warnings, earlier_model),
         context_line(analysis.context, analysis.verdict, width),
         split_line(loaded, split, width),
-    ])
+    ]
+    if gap is not None:
+        lines.append(gap_line(gap, width))
+    return Text("\n").join(lines)
 
 
 class ContextHeader(Static):
@@ -218,6 +235,7 @@ class ContextHeader(Static):
     """
 
     _shown: tuple[Loaded, int, int, str | None] | None = None
+    _gap: tuple[Analysis, EstimateGap | None] | None = None  # measured once per analysis
 
     def show(self, loaded: Loaded, split: int, warnings: int, earlier_model: str | None = None) -> None:
         """``warnings``: lines skipped reading the file as it is now; ``earlier_model``: the model the
@@ -233,6 +251,8 @@ class ContextHeader(Static):
             return
         loaded, split, warnings, earlier_model = self._shown
         width = self.content_size.width or self.app.size.width - 2
-        self.update(header_lines(loaded, split, warnings, width, earlier_model))
+        if self._gap is None or self._gap[0] is not loaded.analysis:
+            self._gap = (loaded.analysis, estimate_gap(loaded.analysis, loaded.session.turn_index))
+        self.update(header_lines(loaded, split, warnings, width, earlier_model, self._gap[1]))
         context = loaded.analysis.context
         self.tooltip = f"{context.reason()}\n{context.estimate_note()}"

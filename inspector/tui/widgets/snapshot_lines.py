@@ -49,11 +49,13 @@ def describe_turn(index: int, content: dict[str, Any]) -> Text:
         if not isinstance(part, dict):
             continue
         if isinstance(part.get("text"), str) and not part.get("thought"):
-            gist = visible(part["text"], one_line=True)
-            text.append("\n  " + (gist if len(gist) <= PREVIEW_CHARS else gist[: PREVIEW_CHARS - 1] + "…"))
+            said = gist(part["text"])
+            text.append("\n  " + (said if len(said) <= PREVIEW_CHARS else said[: PREVIEW_CHARS - 1] + "…"))
         elif isinstance(part.get("functionCall"), dict):
             call = part["functionCall"]
-            args = visible(str(call.get("args") or ""), one_line=True)[:PREVIEW_CHARS]
+            given = call.get("args")
+            args = gist(", ".join(f"{k}: {v}" for k, v in given.items()) if isinstance(given, dict)
+                        else str(given or ""))[:PREVIEW_CHARS]
             text.append(f"\n  calls {visible(str(call.get('name')), one_line=True)} ", style="cyan")
             text.append(args, style="dim")
         elif isinstance(part.get("functionResponse"), dict):
@@ -62,8 +64,14 @@ def describe_turn(index: int, content: dict[str, Any]) -> Text:
             raw = body.get("output", body.get("error", "")) if isinstance(body, dict) else body
             first = next((ln for ln in text_lines(str(raw or "")) if ln.strip()), "")
             text.append(f"\n  result of {visible(str(response.get('name')), one_line=True)}: ", style="cyan")
-            text.append(visible(first, one_line=True)[:PREVIEW_CHARS], style="dim")
+            text.append(gist(first)[:PREVIEW_CHARS], style="dim")
     return text
+
+
+def gist(text: str) -> str:
+    """Text as one line of an excerpt: its line breaks and runs of spaces as one space (never a
+    literal ``\\n``), any other control character shown as an escape."""
+    return visible(" ".join(text.split()), one_line=True)
 
 
 class SnapshotLines(Vertical):

@@ -27,7 +27,7 @@ from textual.strip import Strip
 
 from inspector.analysis import Analysis
 from inspector.compaction.split import split_kind
-from inspector.format import percent, share_bar, usage_text, visible
+from inspector.format import USAGE_HEADER, percent, share_bar, usage_text, visible
 from inspector.session.history import is_environment_content
 from inspector.tui.cost_lines import cost_cell, has_cost
 from inspector.tui.masking_marks import masking_cell
@@ -59,7 +59,7 @@ COLUMNS = (
     Column("kind", "kind", 10, flex=24),
     Column("mask", "", 1),  # ■ masked already, □ masked next turn (tui/masking_marks.py)
     Column("tokens", "est. tok", 9, right=True),
-    Column("usage", "in/out/cached", 22, right=True, drop=3),  # "1.2M/9.9k/1.1M +9.9kth" whole
+    Column("usage", USAGE_HEADER, 22, right=True, drop=3),  # "1.2M/9.9k/1.1M/9.9k" whole, and its header
     Column("cost", "cost", 7, right=True, drop=2),  # what the turn cost (tui/cost_lines.py); only when priced
     Column("share", "share", 6, right=True, drop=4),
     Column("bar", "vs largest", 10, drop=1),  # the share again, drawn: the first to go
