@@ -189,7 +189,8 @@ def table(results: list[Result]) -> str:
     lines = [head, "-" * len(head)]
     for r in results:
         if not r.scored:
-            lines.append(f"{_name(r.session):44} {r.provider:16} {r.status}: {r.message[:120] or 'no question: the summarised turns hold nothing to ask'}")
+            lines.append(f"{_name(r.session):44} {r.provider:16} {r.status}: "
+                         f"{r.message[:120] or 'no question: the summarised turns hold nothing to ask'}")
             continue
         size = "-" if r.size is None else f"{r.size:.1%}"
         lines.append(f"{_name(r.session):44} {r.provider:16} {len(r.scored):>3} "

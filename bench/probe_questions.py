@@ -35,11 +35,12 @@ KINDS = ("recall", "artifact", "continuation", "decision")
 SHELL = {"run_shell_command", "shell", "bash", "run_command"}
 WRITERS = {"write_file", "create_file"}
 EDITORS = {"replace", "edit", "edit_file", "smart_edit"}
-STOP = set("""the and for with that this from into have has had was were are will would should could can not but
+_STOP_TEXT = """the and for with that this from into have has had was were are will would should could can not but
     you your our their they them then than there here what which when where while about after before again also just
     only very more most some such each every other please make sure file files using used use need needs want like
     into onto over under been being does done doing let lets i'll i'm it's that's don't won't can't let's now okay
-    sure yes great good thanks thank will shall might must never always should whether because""".split())
+    sure yes great good thanks thank will shall might must never always should whether because"""
+STOP = frozenset(_STOP_TEXT.split())
 _WORD = re.compile(r"[A-Za-z_][\w.\-/]*\w|\d+(?:\.\d+)+|\d{2,}")
 _EXIT = re.compile(r"Exit Code:\s*(-?\d+)")
 _ERRORISH = re.compile(r"(error|exception|traceback|failed|failure|fatal|denied|refused|not found|no such|cannot|"
