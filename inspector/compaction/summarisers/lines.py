@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-import shlex
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from inspector.compaction import snapshot as snap
 from inspector.compaction.outcomes import CANCELLED, FAILED, NOT_AS_ASKED, OK, TERMINATED, UNKNOWN, Outcome
 from inspector.compaction.prompts import SECTIONS
 from inspector.compaction.summarisers.digest import Call, Digest, Prompt
+from inspector.compaction.summarisers.removals import folder_of, gone_after, shell_removals
 from inspector.compaction.summarisers.words import (
     COMMAND_CHARS,
     GIVE_UP,
@@ -290,7 +290,7 @@ def _commands(out: _Items, calls: list[Call]) -> None:
     for call in calls:
         command = call.command() if call.kind == "shell" else None
         if command:
-            runs.setdefault((command, _folder(call)), []).append(call)
+            runs.setdefault((command, folder_of(call)), []).append(call)
     lines = {key: command_line(key[0]) for key in runs}
     shown = Counter(lines.values())
     shown_in = Counter((text, key[1]) for key, text in lines.items())  # alike lines in one folder
@@ -343,15 +343,6 @@ def _in_folder(folder: str) -> str:
     return f" (in {code(clean(folder, COMMAND_CHARS))})" if folder else ""
 
 
-def _folder(call: Call) -> str:
-    """The folder a shell call was asked to run in ("": the workspace, as Gemini CLI runs it then)."""
-    for key in ("dir_path", "directory"):
-        value = call.args.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
-
-
 def _outcomes(states: list[Outcome]) -> str:
     if len(states) == 1:
         return states[0].text()
@@ -385,131 +376,16 @@ def _paths(out: _Items, calls: list[Call], root: str | None, workspace: str | No
         for path in call.paths:
             touched.setdefault((op, path), []).append(call)
             last_named[path] = max(last_named.get(path, -1), call.turn)
-    removals = _removals(calls, workspace) if touched else []
+    removals = shell_removals(calls, workspace) if touched else []
     for (op, path), group in touched.items():
         section = "artifact_trail" if op in ("WROTE", "EDITED", "CREATED") else "file_system_state"
         times = f" ({len(group):,} times)" if len(group) > 1 and section == "artifact_trail" else ""
         changed = section == "artifact_trail"
         shown = _display(path, root)
-        gone = _gone_after(path, last_named[path], removals, workspace, out)
+        gone = gone_after(path, last_named[path], removals, workspace, out.name)
         out.add(section, K_CHANGED if changed else K_READ_PATH, CHANGED if changed else READ_PATH, group[-1].turn,
                 f"{code(shown)}{times}{gone[0]}", [t for c in group for t in c.turns] + gone[1], group=op,
                 relative=shown != path)
-
-
-@dataclass(frozen=True)
-class _Removal:
-    """A shell command recorded as ended ok that removed or moved paths away."""
-
-    call: Call
-    verb: str  # "removed" or "moved away"
-    targets: tuple[tuple[str, bool], ...]  # (path resolved, whether what is under it went too)
-
-
-# Only commands whose every part ran when the whole ended ok: parts joined by && and nothing else that
-# decides what runs or where (no ; || | & newline, substitution), and no path that is a pattern.
-_NOT_PLAIN = re.compile(r"[;\n`|$]|(?<![&<>])&(?![&>])")  # not the && between parts, nor 2>&1 or &>
-_PATTERN = re.compile(r"[*?\[\]{}~]")
-_WORKSPACE = "/\0workspace"  # where relative paths are resolved when the session names no workspace
-
-
-def _resolve(path: str, folder: str, workspace: str | None) -> str | None:
-    """``path`` as one absolute path, resolved as Gemini CLI's tools and shell resolve it; None for
-    a pattern, a variable or a home path (what it names is not known)."""
-    if not path or _PATTERN.search(path) or "$" in path:
-        return None
-    base = workspace or _WORKSPACE
-    if folder:
-        if _PATTERN.search(folder) or "$" in folder:
-            return None
-        base = posixpath.join(base, folder)
-    return posixpath.normpath(posixpath.join(base, path))
-
-
-def _removal_targets(words: list[str]) -> tuple[str, list[str], bool] | None:
-    """(verb, paths, recursive) of one simple command that removes or moves paths; None: not one."""
-    program, args = (f"git {words[1]}", words[2:]) if words[:1] == ["git"] and len(words) > 1 else (words[0], words[1:])
-    if program not in ("rm", "git rm", "mv", "git mv"):
-        return None
-    options, paths, ended = [], [], False
-    for arg in args:
-        if not ended and arg == "--":
-            ended = True
-        elif not ended and arg.startswith("-") and arg != "-":
-            options.append(arg)
-        else:
-            paths.append(arg)
-    flags = "".join(o[1:] for o in options if not o.startswith("--"))
-    longs = {o.split("=", 1)[0] for o in options if o.startswith("--")}
-    if program in ("rm", "git rm"):
-        if "i" in flags or "I" in flags or "--interactive" in longs or (program == "git rm" and (
-                "--cached" in longs or "n" in flags or "--dry-run" in longs)):
-            return None  # the file stays (only the index changes), nothing is done, or it asks first
-        recursive = bool({"r", "R"} & set(flags)) or "--recursive" in longs
-        return "removed", paths, recursive
-    if set(flags) & {"n", "u", "i", "k", "t", "T", "b", "S"} or longs - {"--force", "--verbose"}:
-        return None  # it may leave a source where it was, or its arguments are read otherwise
-    return ("moved away", paths[:-1], True) if len(paths) >= 2 else None
-
-
-def _without_redirections(words: list[str]) -> list[str]:
-    """A command's words without its redirections (``2>&1``, ``> log``, ``2>/dev/null``)."""
-    out: list[str] = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-        elif "<" in word or ">" in word:
-            skip = word.endswith((">", "<"))  # the file is the next word
-        else:
-            out.append(word)
-    return out
-
-
-def _removals(calls: list[Call], workspace: str | None) -> list[_Removal]:
-    """Every shell command recorded as ended ok that removed or moved a path, oldest first."""
-    out: list[_Removal] = []
-    for call in calls:
-        command = call.command() if call.kind == "shell" and call.outcome.state == OK else None
-        if not command or not re.search(r"\b(?:rm|mv)\b", command) or _NOT_PLAIN.search(command):
-            continue
-        for part in command.split("&&"):
-            try:
-                words = shlex.split(part)
-            except ValueError:
-                break
-            words = _without_redirections(words)
-            while words and re.fullmatch(r"[A-Za-z_]\w*=\S*", words[0]):
-                words = words[1:]
-            if not words:
-                break
-            if words[0] in ("cd", "pushd", "popd", "sudo", "exec", "command", "builtin", "eval", "source", "."):
-                break  # what follows runs elsewhere, or as something else
-            found = _removal_targets(words)
-            if found is None:
-                continue
-            verb, paths, recursive = found
-            targets = tuple((r, recursive) for r in (_resolve(p, _folder(call), workspace) for p in paths) if r)
-            if targets:
-                out.append(_Removal(call, verb, targets))
-    return out
-
-
-def _gone_after(path: str, after: int, removals: list[_Removal], workspace: str | None,
-                out: _Items) -> tuple[str, list[int]]:
-    """The words saying that a later command removed or moved ``path`` away, and its turns; ("", [])."""
-    resolved = _resolve(path, "", workspace)
-    if resolved is None:
-        return "", []
-    for removal in removals:
-        if removal.call.turn <= after:
-            continue
-        for target, below in removal.targets:
-            if resolved == target or (below and resolved.startswith(target.rstrip("/") + "/")):
-                command = removal.call.command() or ""
-                return (f" ({removal.verb} later by {code(command_line(command))} in turn "
-                        f"{out.name(removal.call.turn):,})", list(removal.call.turns))
-    return "", []
 
 
 _MAIN_ARGS = ("query", "url", "pattern", "prompt", "fact")
@@ -524,7 +400,7 @@ def _identity(call: Call) -> str:
     the same folder (the ``description`` the model writes beside each run says nothing of what ran)."""
     command = call.command() if call.kind == "shell" else None
     if command:
-        return f"{call.name} {json.dumps([command, _folder(call)], ensure_ascii=False)}"
+        return f"{call.name} {json.dumps([command, folder_of(call)], ensure_ascii=False)}"
     return f"{call.name} {json.dumps(call.args, sort_keys=True, ensure_ascii=False, default=str)}"
 
 
@@ -537,7 +413,7 @@ def _subject(call: Call, root: str | None) -> tuple[str, bool]:
     """What a call did, in a few words, and whether that names a path relative to ``root``."""
     command = call.command() if call.kind == "shell" else None
     if command:
-        return code(command_line(command)) + _in_folder(_folder(call)), False
+        return code(command_line(command)) + _in_folder(folder_of(call)), False
     paths = call.paths
     if paths:
         shown = _display(paths[0], root)
