@@ -115,13 +115,14 @@ def own_false(snapshot: str, older: list[dict[str, Any]]) -> list[str]:
     out = []
     turns = read_turns(older)
     said = " ".join(" ".join(p.split()) for _, p in turns.prompts).lower().replace('"', "'")
+    everything = flat(older).replace('"', "'")
     for line in snapshot.splitlines():
         low = line.lower()
         if any(head in low for head in ("request", "the user", "goal")) or line.startswith("- \""):
             for quoted in _QUOTE.findall(line):
                 for piece in quoted.lower().replace("…", "\0").split("\0"):
                     piece = piece.strip(" .")
-                    if len(piece) >= 12 and piece not in said and piece not in flat(older):
+                    if len(piece) >= 12 and piece not in said and piece not in everything:
                         out.append(f"quote not in the history: {piece[:80]!r}")
         for found in _OK.finditer(line):
             command = found.group(2).strip()

@@ -22,10 +22,10 @@ from inspector.compaction.outcomes import CANCELLED, FAILED, NOT_AS_ASKED, OK, T
 from inspector.compaction.prompts import SECTIONS
 from inspector.compaction.summarisers.digest import Call, Digest, Prompt
 from inspector.compaction.summarisers.removals import folder_of, gone_after, shell_removals
+from inspector.compaction.summarisers.requests import requests
 from inspector.compaction.summarisers.words import (
     COMMAND_CHARS,
     GIVE_UP,
-    TAKE_BACK,
     clean,
     code,
     command_line,
@@ -36,8 +36,6 @@ from inspector.compaction.summarisers.words import (
     neutral,
     quote,
     rule_sentences,
-    said_again,
-    substantial,
 )
 from inspector.format import plural
 
@@ -55,6 +53,8 @@ OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
 EARLIER, SINCE_PREVIOUS = 601, 921  # the lowest: newer requests rank higher, below the next tier up
 RULE_SINCE = LATEST - 1  # a rule said since an earlier snapshot: above all it carried (it may undo its rules)
 FIXED, AGENT = 300, 200
+REASON, REASONS = 740, 6  # the agent's stated reasons and decisions: the newest six
+FINDING, LOOP_RUNS = 790, 5  # what a command printed; a command run this often with no edit between is a loop
 FOCUS_BONUS, FOCUS_CAP = 250, 940
 
 # What each item states, in the words the budget report uses (``offline.fit`` drops the lowest tiers first).
@@ -63,6 +63,7 @@ K_PLAN, K_PENDING, K_MEMORY, K_FAILURE = "plan", "call without result", "memory"
 K_CHANGED, K_COMMIT, K_COMMAND_FAILED, K_COMMAND = "changed path", "commit", "failed command", "command"
 K_OTHER_TOOL, K_READ_PATH, K_WEB = "other tool", "read/listed/searched path", "web lookup"
 K_EARLIER, K_AGENT, K_FIXED = "earlier request", "agent's last words", "fixed failure"
+K_FINDING, K_REASON = "command finding", "agent's reason"
 # The "path base" line (it sits in file_system_state, after artifact_trail and key_knowledge, which use it too).
 ROOT_WORDS = "In this snapshot, a path in backticks without a leading `/` is relative to"
 
@@ -112,7 +113,7 @@ def build_items(digest: Digest, focus: str | None = None, names: Sequence[int | 
     """Every line the digest may write; ``names``: the recorded turn each digested turn is (none: the same)."""
     out = _Items(focus, names)
     _previous(out, digest)
-    _prompts(out, digest)
+    requests(out, digest)
     root = _root(digest.calls)
     if root:
         first = next(c.turn for c in digest.calls if any(p.startswith(root + "/") for p in c.paths))
@@ -205,65 +206,6 @@ def _rooted(text: str, root: str) -> str:
     return text
 
 
-def _prompts(out: _Items, digest: Digest) -> None:
-    prompts = digest.prompts
-    if not prompts:
-        return
-    previous = digest.previous
-    since = digest.previous_turn if previous is not None else None
-    takers = [(p, content_words(p.text)) for p in prompts if TAKE_BACK.search(p.text)]
-    if previous is None or not previous.lines("overall_goal"):
-        first = next((n for n, p in enumerate(prompts) if substantial(p.text)), 0)
-        goal = prompts[first]
-        if goal is prompts[-1]:
-            said = "The user asked"
-        elif first:  # "hi", "whoami" came first: this is not their first request, and is not said to be
-            said = f"The user's first request after {plural(first, 'shorter one')}"
-        else:
-            said = "The user's first request"
-        text, turns = f"{said}: {lead(goal.text)}", [goal.turn]
-        words = content_words(goal.text)
-        later = next((p for p, theirs in reversed(takers)
-                      if p.turn > goal.turn and words & theirs and GIVE_UP.search(p.text)), None)
-        if later is not None:  # the user came back to it ("Forget the login bug; ..."): said with it
-            text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
-            turns.append(later.turn)
-        out.add("overall_goal", K_GOAL, GOAL, goal.turn, text, turns)
-    else:
-        goal = None
-    latest = prompts[-1]
-    latest_line = f"Latest request: {lead(latest.text, 300)}"
-    for prompt in prompts:
-        for sentence, intro in rule_sentences(prompt.text):
-            text, turns = quote(sentence, 300), [prompt.turn]
-            if intro is not None:  # not the user's own words: handed over, and said so
-                text += f" (in text the user handed over after {quote(intro, 120)})"
-            words = content_words(sentence)
-            again = said_again(prompt.text, sentence, words)
-            if again is not None:  # taken back or changed further on in the same prompt
-                text += f"; further on the same request says: {quote(again, 200)}"
-            later = next((p for p, said in reversed(takers) if p.turn > prompt.turn and words & said), None)
-            if later is not None:  # the user came back to it: their later words, not a guess at what they meant
-                text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
-                turns.append(later.turn)
-            priority = RULE
-            if since is not None and prompt.turn > since and quote(sentence, 300)[1:-1] not in latest_line:
-                priority = RULE_SINCE  # the user's newer word outranks the earlier snapshot's rules
-            out.add("active_constraints", K_RULE, priority, prompt.turn, text, turns)
-    out.add("task_state", K_LATEST, LATEST, latest.turn, latest_line, [latest.turn])
-    for prompt in prompts[:-1]:
-        if prompt is goal or prompt.text == latest.text:
-            continue
-        # Newer requests rank higher; those since an earlier snapshot above all it carried (they may undo it).
-        newer = prompt.turn / max(1, digest.turns)
-        if since is not None and prompt.turn > since:
-            priority = SINCE_PREVIOUS + int(newer * (LATEST - 1 - SINCE_PREVIOUS))
-        else:
-            priority = EARLIER + int(newer * (COMMAND_OK - 1 - EARLIER))
-        out.add("task_state", K_EARLIER, priority, prompt.turn, f"Earlier request: {lead(prompt.text, 160)}",
-                [prompt.turn])
-
-
 def _display(path: str, root: str | None) -> str:
     if root and path.startswith(root + "/"):
         return path[len(root) + 1:]
@@ -286,6 +228,7 @@ def _root(calls: list[Call]) -> str | None:
 
 
 def _commands(out: _Items, calls: list[Call]) -> None:
+    edits = {c.turn for c in calls if c.kind in ("write", "edit") and c.outcome.state == OK}
     runs: dict[tuple[str, str], list[Call]] = {}  # the runs of one command in one folder, the whole command alike
     for call in calls:
         command = call.command() if call.kind == "shell" else None
@@ -310,9 +253,18 @@ def _commands(out: _Items, calls: list[Call]) -> None:
         turns = [t for c in group for t in c.turns]
         states = [c.outcome for c in group]
         bad = any(o.went_wrong for o in states)
+        loop = ""
+        if len(group) >= LOOP_RUNS and not any(group[0].turn < t < last.turn for t in edits):
+            loop = f"; ran {len(group):,} times from turn {out.name(group[0].turn):,} with no file edit between"
         out.add("recent_actions", K_COMMAND_FAILED if bad else K_COMMAND, COMMAND_FAILED if bad else COMMAND_OK,
                 last.turn,
-                f"{line} -> {_outcomes(states)}", turns)
+                f"{line} -> {_outcomes(states)}{loop}", turns)
+        found = [c for c in group if c.findings]
+        for n, call in enumerate(found[-2:] if len(found) > 1 and found[0].findings != found[-1].findings
+                                 else found[-1:]):
+            said = "; ".join(quote(f, 170) for f in call.findings)
+            out.add("key_knowledge", K_FINDING, FINDING - (len(found) - n), call.turn,
+                    f"{line} in turn {out.name(call.turn):,} ({call.outcome.text()}) printed: {said}", call.turns)
         for call in group:
             message = commit_message(call.command() or "")
             if message:
@@ -442,7 +394,9 @@ def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
         fixed = again or other
         subject, relative = _subject(call, root)
         text = f"{subject} {outcome.text()}"
-        if outcome.tail:
+        if call.said and call.said != outcome.tail and call.said not in outcome.detail:
+            text += f"; its output says {quote(call.said, 160)}"
+        elif outcome.tail:
             text += f"; its output ended {quote(outcome.tail, 160)}"
         if again:
             text += "; a later run of it (the same arguments) succeeded"
@@ -483,6 +437,9 @@ def _others(out: _Items, digest: Digest, root: str | None) -> None:
         if any(c.turn > call.turn for c in digest.calls) or any(p.turn > call.turn for p in digest.prompts):
             text += " (none was recorded, though the session went on after it)"
         out.add("task_state", K_PENDING, PENDING, call.turn, text, call.turns, relative=relative)
+    for n, reason in enumerate(digest.reasons[-REASONS:]):
+        out.add("key_knowledge", K_REASON, REASON + n, reason.turn,
+                f"The agent said in turn {out.name(reason.turn):,}: {quote(reason.text, 300)}", [reason.turn])
     if digest.agent_last is not None:
         last: Prompt = digest.agent_last
         later = sum(1 for c in digest.calls if c.turn > last.turn)  # model turns of tool calls only, no text

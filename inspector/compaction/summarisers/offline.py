@@ -60,7 +60,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.compaction import snapshot as snap
-from inspector.compaction.prompts import FOCUS_HEADING, SECTIONS, VERIFY_REQUEST, is_request_text
+from inspector.compaction.prompts import (
+    FOCUS_HEADING,
+    GEMINI_CLI_ACKNOWLEDGEMENT,
+    SECTIONS,
+    VERIFY_REQUEST,
+    is_request_text,
+)
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import NO_ROOM, SummariserError, env_secrets, mask_secrets
 from inspector.compaction.summarisers.digest import collect
@@ -71,6 +77,8 @@ from inspector.tokens import estimate_contents, text_quarters
 RATIO = 0.15
 CEILING_TOKENS = 65_536  # the most a Gemini 2.5 / 3 model writes in one answer (maxOutputTokens)
 DRAFT_SHARE = 0.8
+MUST_KEEP = 800  # lines.FAILURE and above: what the budget grows to hold (``room``)
+RULE_MARGIN = 0.9  # of the tokens replaced: the most a grown budget takes
 
 
 def render(items: Sequence[Item]) -> tuple[str, tuple[snap.LineSource, ...]]:
@@ -207,6 +215,19 @@ def budget_quarters(history: Sequence[dict[str, Any]], ratio: float = RATIO, tok
     history's estimate, if known."""
     replaced = estimate_contents(history) if tokens is None else tokens
     return min(int(replaced * 4 * ratio), CEILING_TOKENS * 4)
+
+
+def room(items: Sequence[Item], budget: int, replaced_tokens: int) -> int:
+    """The budget, grown where it cannot hold what an agent needs to carry on (``MUST_KEEP``: the goal, the
+    latest request, the user's rules, an earlier snapshot's lines, failures no later run fixed, a call
+    without its result): up to what those take, never past Gemini CLI's rule (the snapshot and the model's
+    acknowledgement together no larger than the turns they replace, with a margin for the estimate)."""
+    must = [it for it in items if it.priority >= MUST_KEEP]
+    tally = _Tally()
+    for item in must:
+        tally.add(item)
+    cap = int(replaced_tokens * 4 * RULE_MARGIN) - text_quarters(GEMINI_CLI_ACKNOWLEDGEMENT)
+    return max(budget, min(tally.quarters, cap))
 
 
 def split_request(contents: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None, str | None, str]:
@@ -349,6 +370,8 @@ class OfflineSummariser:
 
         digest = collect(history, self.statuses, tick)
         reporter.report("offline digest", total, total)
-        budget = budget_quarters(history, self.ratio, self.tokens)
-        self._run = _Run(key, history, build_items(digest, focus, self.names), budget)
+        items = build_items(digest, focus, self.names)
+        budget = room(items, budget_quarters(history, self.ratio, self.tokens),
+                      estimate_contents(history) if self.tokens is None else self.tokens)
+        self._run = _Run(key, history, items, budget)
         return self._run
