@@ -43,6 +43,7 @@ from probe_questions import KINDS, Question, questions, read_turns  # noqa: E402
 from inspector.compaction.summarisers import DEFAULT_MODEL, choose_provider, pick_summariser  # noqa: E402
 from inspector.compaction.summarisers.base import Summariser  # noqa: E402
 from inspector.compaction.summarisers.gemini import GeminiSummariser  # noqa: E402
+from inspector.compaction.summarisers.offline import OfflineSummariser  # noqa: E402
 
 SHARED = ROOT.parent / "shared" if (ROOT.parent / "shared").is_dir() else ROOT.parent.parent / "shared"
 LOOPBACK_KEY = "loopback-stand-in-not-a-key"  # only ever sent to 127.0.0.1
@@ -222,6 +223,8 @@ async def run(args: argparse.Namespace, base_url: str | None) -> list[Result]:
     for path in files:
         summariser: Summariser = GeminiSummariser(DEFAULT_MODEL, api_key=LOOPBACK_KEY, base_url=base_url) \
             if args.serve_loopback else pick_summariser(args.provider, base_url=base_url)
+        if args.grow and isinstance(summariser, OfflineSummariser):
+            summariser = OfflineSummariser(grow=True)
         try:
             result = await probe(path, summariser)
         except Exception as exc:  # a file that cannot be read is a row, not the end of the run
@@ -242,6 +245,8 @@ def main(argv: list[str]) -> int:
                         help="run the Gemini provider against the stand-in of bench/snapshot_quality.py")
     parser.add_argument("-v", "--verbose", action="store_true", help="each question, its score and what it missed")
     parser.add_argument("--show", action="store_true", help="print each snapshot")
+    parser.add_argument("--grow", action="store_true",
+                        help="offline: let the budget grow to hold the goal, rules, earlier snapshot and open failures")
     args = parser.parse_args(argv)
     if args.serve_loopback:
         from snapshot_quality import loopback

@@ -53,6 +53,7 @@ OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
 EARLIER, SINCE_PREVIOUS = 601, 921  # the lowest: newer requests rank higher, below the next tier up
 RULE_SINCE = LATEST - 1  # a rule said since an earlier snapshot: above all it carried (it may undo its rules)
 FIXED, AGENT = 300, 200
+STATUS = 855  # the latest request's status: below the rules and the earlier snapshot, above the plan
 REASON, REASONS = 740, 6  # the agent's stated reasons and decisions: the newest six
 FINDING, LOOP_RUNS = 790, 5  # what a command printed; a command run this often with no edit between is a loop
 FOCUS_BONUS, FOCUS_CAP = 250, 940
@@ -63,7 +64,7 @@ K_PLAN, K_PENDING, K_MEMORY, K_FAILURE = "plan", "call without result", "memory"
 K_CHANGED, K_COMMIT, K_COMMAND_FAILED, K_COMMAND = "changed path", "commit", "failed command", "command"
 K_OTHER_TOOL, K_READ_PATH, K_WEB = "other tool", "read/listed/searched path", "web lookup"
 K_EARLIER, K_AGENT, K_FIXED = "earlier request", "agent's last words", "fixed failure"
-K_FINDING, K_REASON = "command finding", "agent's reason"
+K_FINDING, K_REASON, K_STATUS = "command finding", "agent's reason", "request status"
 # The "path base" line (it sits in file_system_state, after artifact_trail and key_knowledge, which use it too).
 ROOT_WORDS = "In this snapshot, a path in backticks without a leading `/` is relative to"
 

@@ -301,8 +301,10 @@ class OfflineSummariser:
         statuses: ToolStatuses = NO_STATUSES,
         reporter: Reporter = SILENT,
         ratio: float = RATIO,
+        grow: bool = False,
     ) -> None:
         self.model = model
+        self.grow = grow  # let the budget grow to hold what an agent needs (``room``); off until its tests are in
         self.statuses = statuses
         self.reporter = reporter
         self.ratio = ratio
@@ -371,7 +373,8 @@ class OfflineSummariser:
         digest = collect(history, self.statuses, tick)
         reporter.report("offline digest", total, total)
         items = build_items(digest, focus, self.names)
-        budget = room(items, budget_quarters(history, self.ratio, self.tokens),
-                      estimate_contents(history) if self.tokens is None else self.tokens)
+        budget = budget_quarters(history, self.ratio, self.tokens)
+        if self.grow:
+            budget = room(items, budget, estimate_contents(history) if self.tokens is None else self.tokens)
         self._run = _Run(key, history, items, budget)
         return self._run

@@ -76,10 +76,12 @@ def requests(out: _Items, digest: Digest) -> None:
         K_GOAL,
         K_LATEST,
         K_RULE,
+        K_STATUS,
         LATEST,
         RULE,
         RULE_SINCE,
         SINCE_PREVIOUS,
+        STATUS,
     )
 
     prompts = digest.prompts
@@ -114,16 +116,13 @@ def requests(out: _Items, digest: Digest) -> None:
         out.add("overall_goal", K_GOAL, GOAL, goal.turn, text, turns)
     latest = prompts[-1]
     status, status_turns = _status(out, digest, latest)
-    if latest is goal:
-        latest_line = f"Status of that request, as recorded: {status}"
-    else:
-        latest_line = f"Latest request: {lead(latest.text, WHOLE_CHARS)}; turn {out.name(latest.turn):,}; {status}"
-        after = digest.turns
-        files = _task_files(digest, latest, after)
-        if files:
-            latest_line += "; the agent read " + ", ".join(
-                f"{code(posixpath.basename(p))} (turn {out.name(t):,})" for p, t in files) + " for it"
-            status_turns += [t for _, t in files]
+    latest_line = f"Latest request: {lead(latest.text, 300)}"
+    status_line = f"Status of the latest request (turn {out.name(latest.turn):,}), as recorded: {status}"
+    files = _task_files(digest, latest, digest.turns) if latest is not goal else []
+    if files:
+        status_line += "; the agent read " + ", ".join(
+            f"{code(posixpath.basename(p))} (turn {out.name(t):,})" for p, t in files) + " for it"
+        status_turns += [t for _, t in files]
     for prompt in prompts:
         for sentence, intro in rule_sentences(prompt.text):
             text, turns = quote(sentence, 300), [prompt.turn]
@@ -141,7 +140,9 @@ def requests(out: _Items, digest: Digest) -> None:
             if since is not None and prompt.turn > since and quote(sentence, 300)[1:-1] not in latest_line:
                 priority = RULE_SINCE  # the user's newer word outranks the earlier snapshot's rules
             out.add("active_constraints", K_RULE, priority, prompt.turn, text, turns)
-    out.add("task_state", K_LATEST, LATEST, latest.turn, latest_line, [latest.turn, *status_turns])
+    if latest is not goal:
+        out.add("task_state", K_LATEST, LATEST, latest.turn, latest_line, [latest.turn])
+    out.add("task_state", K_STATUS, STATUS, latest.turn, status_line, [latest.turn, *status_turns])
     for n, prompt in enumerate(prompts[:-1]):
         if prompt is goal or prompt.text == latest.text:
             continue
