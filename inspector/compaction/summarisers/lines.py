@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from inspector.compaction import snapshot as snap
 from inspector.compaction.outcomes import CANCELLED, FAILED, NOT_AS_ASKED, OK, TERMINATED, UNKNOWN, Outcome
 from inspector.compaction.prompts import SECTIONS
+from inspector.compaction.summarisers.artifacts import edit_words, final_states, shell_events, state_words
 from inspector.compaction.summarisers.digest import Call, Digest, Prompt
-from inspector.compaction.summarisers.removals import folder_of, gone_after, shell_removals
+from inspector.compaction.summarisers.removals import folder_of, gone_after, resolve, shell_removals
 from inspector.compaction.summarisers.requests import requests
 from inspector.compaction.summarisers.words import (
     COMMAND_CHARS,
@@ -53,6 +54,7 @@ OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
 EARLIER, SINCE_PREVIOUS = 601, 921  # the lowest: newer requests rank higher, below the next tier up
 RULE_SINCE = LATEST - 1  # a rule said since an earlier snapshot: above all it carried (it may undo its rules)
 FIXED, AGENT = 300, 200
+SHELL_FILE = 775  # a file the shell made, moved or deleted: beside the changed paths
 STATUS = 855  # the latest request's status: below the rules and the earlier snapshot, above the plan
 REASON, REASONS = 740, 6  # the agent's stated reasons and decisions: the newest six
 FINDING, LOOP_RUNS = 790, 5  # what a command printed; a command run this often with no edit between is a loop
@@ -65,6 +67,7 @@ K_CHANGED, K_COMMIT, K_COMMAND_FAILED, K_COMMAND = "changed path", "commit", "fa
 K_OTHER_TOOL, K_READ_PATH, K_WEB = "other tool", "read/listed/searched path", "web lookup"
 K_EARLIER, K_AGENT, K_FIXED = "earlier request", "agent's last words", "fixed failure"
 K_FINDING, K_REASON, K_STATUS = "command finding", "agent's reason", "request status"
+K_SHELL_FILE = "file the shell changed"
 # The "path base" line (it sits in file_system_state, after artifact_trail and key_knowledge, which use it too).
 ROOT_WORDS = "In this snapshot, a path in backticks without a leading `/` is relative to"
 
@@ -339,6 +342,21 @@ def _paths(out: _Items, calls: list[Call], root: str | None, workspace: str | No
         out.add(section, K_CHANGED if changed else K_READ_PATH, CHANGED if changed else READ_PATH, group[-1].turn,
                 f"{code(shown)}{times}{gone[0]}", [t for c in group for t in c.turns] + gone[1], group=op,
                 relative=shown != path)
+        how = edit_words(group[-1]) if op == "EDITED" else ""
+        if how:  # its own line, with no word of what was done: the quoted words name no file it touched
+            out.add(section, K_CHANGED, CHANGED - 1, group[-1].turn,
+                    f"{code(shown)}: its last change, in turn {out.name(group[-1].turn):,}, as the call put it: {how}",
+                    list(group[-1].turns), relative=shown != path)
+    tools = {_resolve_key(path, workspace) for _, path in touched}
+    for event in final_states(shell_events(calls)):
+        if _resolve_key(event.path, workspace, folder_of(event.call)) in tools:
+            continue  # a file tool's line says it (and a later removal beside it)
+        out.add("artifact_trail", K_SHELL_FILE, SHELL_FILE, event.call.turn,
+                state_words(event, f"{out.name(event.call.turn):,}"), list(event.call.turns))
+
+
+def _resolve_key(path: str, workspace: str | None, folder: str = "") -> str:
+    return resolve(path, folder, workspace) or path
 
 
 _MAIN_ARGS = ("query", "url", "pattern", "prompt", "fact")

@@ -45,7 +45,7 @@ _PATTERN = re.compile(r"[*?\[\]{}~]")
 _WORKSPACE = "/\0workspace"  # where relative paths are resolved when the session names no workspace
 
 
-def _resolve(path: str, folder: str, workspace: str | None) -> str | None:
+def resolve(path: str, folder: str, workspace: str | None) -> str | None:
     """``path`` as one absolute path, resolved as Gemini CLI's tools and shell resolve it; None for
     a pattern, a variable or a home path (what it names is not known)."""
     if not path or _PATTERN.search(path) or "$" in path:
@@ -121,7 +121,7 @@ def shell_removals(calls: list[Call], workspace: str | None) -> list[_Removal]:
             if found is None:
                 continue
             verb, paths, recursive = found
-            targets = tuple((r, recursive) for r in (_resolve(p, folder_of(call), workspace) for p in paths) if r)
+            targets = tuple((r, recursive) for r in (resolve(p, folder_of(call), workspace) for p in paths) if r)
             if targets:
                 out.append(_Removal(call, verb, targets))
     return out
@@ -130,7 +130,7 @@ def shell_removals(calls: list[Call], workspace: str | None) -> list[_Removal]:
 def gone_after(path: str, after: int, removals: list[_Removal], workspace: str | None,
                name: Callable[[int], int]) -> tuple[str, list[int]]:
     """The words saying that a later command removed or moved ``path`` away, and its turns; ("", [])."""
-    resolved = _resolve(path, "", workspace)
+    resolved = resolve(path, "", workspace)
     if resolved is None:
         return "", []
     for removal in removals:
