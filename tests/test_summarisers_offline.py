@@ -110,7 +110,8 @@ async def test_every_line_is_grounded_in_the_turns_it_cites(path: Path) -> None:
         assert not claims, (source, [c.reason for c in claims])
         said = _flat(" ".join(_strings([older[t] for t in source.turns])))
         quoting = source.text  # a command's own quotes (in a code span) are no quote of the history
-        quoting = _CODE_SPAN.sub(" ", quoting) if any('"' in m.group() for m in _CODE_SPAN.finditer(quoting)) else quoting
+        if any('"' in m.group() for m in _CODE_SPAN.finditer(quoting)):
+            quoting = _CODE_SPAN.sub(" ", quoting)
         for quoted in _QUOTED.findall(quoting):
             for piece in quoted.split("…"):  # a quote may leave out its middle, and be cut at its end
                 assert _flat(piece) in said, (source, quoted)
@@ -438,7 +439,8 @@ def test_a_relative_path_is_only_written_with_its_base() -> None:
 
     from inspector.compaction.summarisers.offline import fit
 
-    status = "- Status of the latest request (turn 0), as recorded: in progress: 2 tool calls after it, the last in turn 3\n"
+    status = ("- Status of the latest request (turn 0), as recorded: in progress: 2 tool calls after it, "
+              "the last in turn 3\n")
     assert status in roomy
     room = 240 + text_quarters(status)  # room for the goal, the status and a short line only
     summariser = OfflineSummariser(ratio=room / (4 * estimate_contents(history)))
