@@ -70,13 +70,24 @@ from inspector.compaction.prompts import (
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import NO_ROOM, SummariserError, env_secrets, mask_secrets
 from inspector.compaction.summarisers.digest import collect
-from inspector.compaction.summarisers.lines import K_ROOT, Item, build_items, focus_words
+from inspector.compaction.summarisers.lines import (
+    K_GOAL,
+    K_LATEST,
+    K_PREVIOUS,
+    K_ROOT,
+    K_RULE,
+    Item,
+    build_items,
+    focus_words,
+)
+from inspector.format import plural
 from inspector.progress import SILENT, Reporter
 from inspector.tokens import estimate_contents, text_quarters
 
 RATIO = 0.15
 CEILING_TOKENS = 65_536  # the most a Gemini 2.5 / 3 model writes in one answer (maxOutputTokens)
 DRAFT_SHARE = 0.8
+CORE_KINDS = frozenset({K_GOAL, K_LATEST, K_RULE, K_PREVIOUS})  # left out at the rule's limit: refused
 MUST_KEEP = 800  # lines.FAILURE and above: what the budget grows to hold (``room``)
 RULE_MARGIN = 0.9  # of the tokens replaced: the most a grown budget takes
 
@@ -217,17 +228,34 @@ def budget_quarters(history: Sequence[dict[str, Any]], ratio: float = RATIO, tok
     return min(int(replaced * 4 * ratio), CEILING_TOKENS * 4)
 
 
-def room(items: Sequence[Item], budget: int, replaced_tokens: int) -> int:
+@dataclass(frozen=True)
+class Room:
+    """The budget a history gets (quarter tokens), and why."""
+
+    budget: int
+    needed: int  # what the lines an agent needs to carry on take (``MUST_KEEP``), with the frame
+    cap: int  # the most a grown budget may take: Gemini CLI's rule, at most ``CEILING_TOKENS``
+    ruled: bool  # the cap is Gemini CLI's rule (not the ceiling)
+
+    @property
+    def short(self) -> bool:
+        """Whether even the most the rule allows cannot hold what an agent needs."""
+        return self.ruled and self.needed > self.cap
+
+
+def room(items: Sequence[Item], budget: int, replaced_tokens: int) -> Room:
     """The budget, grown where it cannot hold what an agent needs to carry on (``MUST_KEEP``: the goal, the
     latest request, the user's rules, an earlier snapshot's lines, failures no later run fixed, a call
     without its result): up to what those take, never past Gemini CLI's rule (the snapshot and the model's
-    acknowledgement together no larger than the turns they replace, with a margin for the estimate)."""
-    must = [it for it in items if it.priority >= MUST_KEEP]
+    acknowledgement together no larger than the turns they replace, with ``RULE_MARGIN`` for the
+    estimate) nor ``CEILING_TOKENS``."""
     tally = _Tally()
-    for item in must:
-        tally.add(item)
-    cap = int(replaced_tokens * 4 * RULE_MARGIN) - text_quarters(GEMINI_CLI_ACKNOWLEDGEMENT)
-    return max(budget, min(tally.quarters, cap))
+    for item in items:
+        if item.priority >= MUST_KEEP:
+            tally.add(item)
+    rule = int(replaced_tokens * 4 * RULE_MARGIN) - text_quarters(GEMINI_CLI_ACKNOWLEDGEMENT)
+    cap = min(rule, CEILING_TOKENS * 4)
+    return Room(max(budget, min(tally.quarters, cap)), tally.quarters, cap, rule <= CEILING_TOKENS * 4)
 
 
 def split_request(contents: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None, str | None, str]:
@@ -274,6 +302,7 @@ class _Run:
     history: list[dict[str, Any]]  # held so that the ids in ``key`` stay theirs
     items: list[Item]
     budget: int
+    room: Room
     draft_text: str = ""
     full: list[Item] | None = None  # the items that fit the whole budget (both calls use them)
 
@@ -301,7 +330,7 @@ class OfflineSummariser:
         statuses: ToolStatuses = NO_STATUSES,
         reporter: Reporter = SILENT,
         ratio: float = RATIO,
-        grow: bool = False,
+        grow: bool = True,
     ) -> None:
         self.model = model
         self.grow = grow  # let the budget grow to hold what an agent needs (``room``); off until its tests are in
@@ -340,6 +369,16 @@ class OfflineSummariser:
                 f"the snapshot ({self.ratio:.0%}), less than even an empty one takes ({FRAME / 4:,.1f})",
                 kind=NO_ROOM)
         full = run.fitted()
+        if self.grow and run.room.short:
+            kept = {id(it) for it in full}
+            lost = [it for it in run.items if it.kind in CORE_KINDS and id(it) not in kept]
+            if lost:
+                raise SummariserError(
+                    f"the goal, the requests, the user's rules and an earlier snapshot's lines take "
+                    f"{run.room.needed / 4:,.0f} tokens with the open failures; a snapshot of these "
+                    f"{run.room.cap / 4 / RULE_MARGIN:,.0f} tokens may take at most {run.room.cap / 4:,.0f} (it must "
+                    f"be smaller than what it replaces), and would leave out {plural(len(lost), 'of those line')}: "
+                    "compaction refused rather than forget them", kind=NO_ROOM)
         if run.items and not full:
             shortest = min((_Tally().cost(item) for item in run.items if not item.relative), default=0)
             raise SummariserError(
@@ -374,7 +413,6 @@ class OfflineSummariser:
         reporter.report("offline digest", total, total)
         items = build_items(digest, focus, self.names)
         budget = budget_quarters(history, self.ratio, self.tokens)
-        if self.grow:
-            budget = room(items, budget, estimate_contents(history) if self.tokens is None else self.tokens)
-        self._run = _Run(key, history, items, budget)
+        grown = room(items, budget, estimate_contents(history) if self.tokens is None else self.tokens)
+        self._run = _Run(key, history, items, grown.budget if self.grow else budget, grown)
         return self._run
