@@ -245,13 +245,15 @@ class Room:
 
 def room(items: Sequence[Item], budget: int, replaced_tokens: int) -> Room:
     """The budget, grown where it cannot hold what an agent needs to carry on (``MUST_KEEP``: the goal, the
-    latest request, the user's rules, an earlier snapshot's lines, failures no later run fixed, a call
-    without its result): up to what those take, never past Gemini CLI's rule (the snapshot and the model's
+    latest request, the user's rules, failures no later run fixed, a call without its result; and every
+    line of an earlier snapshot): up to what those take, never past Gemini CLI's rule (the snapshot and the model's
     acknowledgement together no larger than the turns they replace, with ``RULE_MARGIN`` for the
     estimate) nor ``CEILING_TOKENS``."""
+    must = [it.priority for it in items if it.priority >= MUST_KEEP or it.kind == K_PREVIOUS]
+    floor = min(must, default=MUST_KEEP)  # ``fit`` takes lines by priority: all above the lowest it must keep
     tally = _Tally()
     for item in items:
-        if item.priority >= MUST_KEEP:
+        if item.priority >= floor:
             tally.add(item)
     rule = int(replaced_tokens * 4 * RULE_MARGIN) - text_quarters(GEMINI_CLI_ACKNOWLEDGEMENT)
     cap = min(rule, CEILING_TOKENS * 4)
