@@ -183,17 +183,19 @@ async def test_where_15_percent_cannot_hold_a_previous_snapshot_the_budget_grows
 
 
 async def test_where_even_gemini_clis_rule_cannot_hold_what_an_agent_needs_the_compaction_is_refused() -> None:
-    from inspector.compaction.summarisers.offline import room
+    from inspector.compaction.compress import compress
 
-    session = load(SAMPLES / "gemini-cli-0.61-compress.jsonl")
-    analysis = analyze(session)
-    context = compaction_context(session, analysis)
-    result = await run_request(compaction_request(force=True), context, analysis.turns, OfflineSummariser())
+    # A request made of rules: the goal quotes it and each rule is quoted again, so what an agent needs
+    # is larger than the turns it would replace.  A snapshot missing most of it is not written.
+    ask = " ".join(f"Never touch module_{i}.py in the billing package." for i in range(12))
+    history = [{"role": "user", "parts": [{"text": ask}]}, {"role": "model", "parts": [{"text": "Understood."}]},
+               {"role": "user", "parts": [{"text": "Thanks, go on."}]},
+               {"role": "model", "parts": [{"text": "On it."}]}]
+    result = await compress(history, OfflineSummariser(), force=True, split=2)
     assert result.status is CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, result.status
     assert "compaction refused rather than forget them" in result.message
     assert "must be smaller than what it replaces" in result.message
-    older = [t.content for t in analysis.turns][: result.split_point or 2]
-    assert room([], 0, quality.replaced(older)).cap < 4 * quality.replaced(older)
+    assert "would leave out" in result.message and result.new_history is None  # nothing to apply
 
 
 def test_deterministic_and_the_verification_adds_what_the_draft_left_out() -> None:

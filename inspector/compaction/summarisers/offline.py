@@ -87,7 +87,8 @@ from inspector.tokens import estimate_contents, text_quarters
 RATIO = 0.15
 CEILING_TOKENS = 65_536  # the most a Gemini 2.5 / 3 model writes in one answer (maxOutputTokens)
 DRAFT_SHARE = 0.8
-CORE_KINDS = frozenset({K_GOAL, K_LATEST, K_RULE, K_PREVIOUS})  # left out at the rule's limit: refused
+# At the rule's limit, a snapshot that would leave out the goal or the latest request, or most of these, is refused.
+CORE_KINDS = frozenset({K_GOAL, K_LATEST, K_RULE, K_PREVIOUS})
 MUST_KEEP = 800  # lines.FAILURE and above: what the budget grows to hold (``room``)
 RULE_MARGIN = 0.9  # of the tokens replaced: the most a grown budget takes
 
@@ -373,8 +374,9 @@ class OfflineSummariser:
         full = run.fitted()
         if self.grow and run.room.short:
             kept = {id(it) for it in full}
-            lost = [it for it in run.items if it.kind in CORE_KINDS and id(it) not in kept]
-            if lost:
+            core = [it for it in run.items if it.kind in CORE_KINDS]
+            lost = [it for it in core if id(it) not in kept]
+            if any(it.kind in (K_GOAL, K_LATEST) for it in lost) or 2 * len(lost) > len(core):
                 raise SummariserError(
                     f"the goal, the requests, the user's rules and an earlier snapshot's lines take "
                     f"{run.room.needed / 4:,.0f} tokens with the open failures; a snapshot of these "
