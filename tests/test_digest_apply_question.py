@@ -13,8 +13,8 @@ from tests.test_tui_compaction import SIZE, plain, settle
 
 async def test_under_the_recall_threshold_the_apply_is_asked_twice_and_enter_does_not_answer_the_second(
         tmp_path: Path) -> None:
-    path = tmp_path / "legacy-pomodoro.json"
-    shutil.copyfile(SAMPLES / "legacy-pomodoro.json", path)
+    path = tmp_path / "gemini-cli-0.61-tool-calls.jsonl"
+    shutil.copyfile(SAMPLES / "gemini-cli-0.61-tool-calls.jsonl", path)
     original = path.read_bytes()
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
@@ -26,7 +26,7 @@ async def test_under_the_recall_threshold_the_apply_is_asked_twice_and_enter_doe
         await pilot.press("a")
         assert isinstance(app.screen, ConfirmScreen) and not isinstance(app.screen, ForgettingScreen)
         body = " ".join(plain(app.screen.body).split())
-        assert f"Keeps {facts.recall:.0%} of the facts" in body and "forgets: path:" in body, body
+        assert f"Keeps {facts.recall:.0%} of the facts" in body and "forgets: command:" in body, body
         await pilot.press("y")
         await settle(pilot)
         assert isinstance(app.screen, ForgettingScreen)  # asked a second time

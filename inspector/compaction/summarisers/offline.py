@@ -89,7 +89,7 @@ CEILING_TOKENS = 65_536  # the most a Gemini 2.5 / 3 model writes in one answer 
 DRAFT_SHARE = 0.8
 # At the rule's limit, a snapshot that would leave out the goal or the latest request, or most of these, is refused.
 CORE_KINDS = frozenset({K_GOAL, K_LATEST, K_RULE, K_PREVIOUS})
-MUST_KEEP = 800  # lines.FAILURE and above: what the budget grows to hold (``room``)
+MUST_KEEP = 775  # lines.SHELL_FILE and above: what the budget grows to hold (``room``)
 RULE_MARGIN = 0.9  # of the tokens replaced: the most a grown budget takes
 
 
