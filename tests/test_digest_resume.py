@@ -157,3 +157,18 @@ def test_compact_apply_under_the_recall_threshold_says_what_it_forgets_and_write
         main(["compact", str(path), "--min-recall", "150%"])
     assert exit_code.value.code == 2
     assert "not a share between 0 and 1" in capsys.readouterr().err
+
+
+def test_timeouts_124_and_failure_text_under_exit_0_are_said_as_the_record_shows(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    session = Recording()
+    session.user("Start the server briefly and fetch the status page.")
+    session.model("Starting it for five seconds.", _run("timeout 5 python server.py", "Serving on 0.0.0.0:8000", 124))
+    session.model("Fetching.", _run("curl -s http://localhost:8000/status",
+                                    "<h1>404 Not Found</h1>\nError: no route for /status"))
+    session.padding(8)
+    snapshot = snapshot_of(session.write(tmp_path / "timeout.jsonl"), capsys)
+    line = line_with(snapshot, "`timeout 5 python server.py` failed")
+    assert "exit code 124: timeout's own, the time limit stopped the command" in line, line
+    said = line_with(snapshot, "`curl -s http://localhost:8000/status` in turn")
+    assert "(ok) printed:" in said and "404 Not Found" in said, said  # exit 0, and what its output shows

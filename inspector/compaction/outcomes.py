@@ -493,8 +493,16 @@ def exit_meaning(command: str) -> str:
     return _ANSWER_EXITS.get(words[0].rsplit("/", 1)[-1], "")
 
 
+_TIMEOUT = re.compile(r"(?:\S*/)?timeout(?:\s+-(?:-\w[\w-]*(?:=\S+)?|[ks]\s*\S+|v|\w+))*\s+\d")
+
+
 def with_exit_meaning(outcome: Outcome, command: str | None) -> Outcome:
-    """``outcome`` of ``command`` with what its exit code 1 means, where that is no error."""
+    """``outcome`` of ``command`` with what its exit code 1 means, where that is no error; and
+    ``timeout``'s own 124 (the time limit stopped the command it ran), where the command is one
+    ``timeout`` run (its exit code is then ``timeout``'s).  The 124 stays a failure: only said so."""
+    if outcome.state == FAILED and outcome.detail == "exit code 124" and command and not _CONTROL.search(command) \
+            and "|" not in command and _TIMEOUT.match(command.strip()):
+        return replace(outcome, detail="exit code 124: timeout's own, the time limit stopped the command")
     if outcome.state != FAILED or outcome.detail != "exit code 1" or not command:
         return outcome
     meaning = exit_meaning(command)

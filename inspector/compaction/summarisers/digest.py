@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.compaction import snapshot as snap
-from inspector.compaction.outcomes import UNKNOWN, Outcome, read_outcome, result_text, tool_kind, with_exit_meaning
+from inspector.compaction.outcomes import OK, UNKNOWN, Outcome, read_outcome, result_text, tool_kind, with_exit_meaning
 from inspector.compaction.pairs import Pairing
 from inspector.compaction.prompts import is_earlier_snapshot, is_request_text, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses, workspace_of
-from inspector.compaction.summarisers.findings import error_line, reason_sentences, result_lines
+from inspector.compaction.summarisers.findings import error_line, reason_sentences, result_lines, shows_content
 from inspector.session.figures import pair_key
 
 REFERENCED_FILES = "--- Content from referenced files ---"  # Gemini CLI appends @file contents after this
@@ -197,6 +197,10 @@ def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolSta
             target.findings = result_lines(text)
             if target.outcome.went_wrong:
                 target.said = error_line(text)
+            elif target.outcome.state == OK and not shows_content(target.command() or ""):
+                said = error_line(text)  # failure text under exit 0 (curl's 404 page, `tool | head`): as printed
+                if said and said not in target.findings:
+                    target.findings = (*target.findings, said)
 
 
 def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str, Any] | None) -> None:

@@ -87,3 +87,20 @@ def reason_sentences(text: str) -> list[str]:
         if 30 <= len(sentence) <= REASON_CHARS and _REASON.search(sentence) and not sentence.startswith(("```", "|")):
             out.append(sentence)
     return out
+
+
+# Programs whose output is files' or records' content: an "error" in it is text they show, not theirs.
+_CONTENT = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "cat", "head", "tail", "less", "more", "sed",
+                      "awk", "find", "ls", "tree", "jq", "yq", "diff", "git"})
+
+
+def shows_content(command: str) -> bool:
+    """Whether a command's output is content it shows (a search, a file, a log): its words are not
+    the command's own failure text."""
+    for piece in re.split(r"&&|\|\||[;|\n]", command):
+        words = piece.split()
+        while words and "=" in words[0]:
+            words = words[1:]
+        if words and words[0].rsplit("/", 1)[-1] in _CONTENT:
+            return True
+    return False
