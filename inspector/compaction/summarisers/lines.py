@@ -4,8 +4,12 @@
 history's own words (``words``): the user's quoted, commands and paths verbatim
 (long commands cut after their first line's first 200 characters, a commit's
 message always kept), outcomes as ``outcomes.Outcome.text`` words, error
-texts quoted.  The priorities decide what a short budget drops first (see
-the ``offline`` module doc).
+texts quoted.  Beside them: what commands printed that carries a result and
+the line that says why one failed (``findings``), the agent's stated reasons,
+files the shell made, moved or deleted and how an edit changed its file
+(``artifacts``), the requests and their status (``requests``).  The
+priorities decide what a short budget drops first (see the ``offline``
+module doc).
 """
 
 from __future__ import annotations

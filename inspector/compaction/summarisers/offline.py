@@ -25,20 +25,29 @@ session context names travel beside the history in a ``ToolStatuses`` map
 given to the constructor.  An earlier ``<state_snapshot>`` is merged section
 by section: its lines are kept while they fit.
 
-The snapshot is at most 15% of the estimated tokens it replaces, on any
-history (an earlier snapshot in it included), and never more than
-``CEILING_TOKENS`` (65,536): the longest answer Gemini 2.5 and 3 models give,
-so never a snapshot a model could not have written.  Past that a digest stops
-being a memory an agent can use: on a 10-million-token recording, 15% would be
-a snapshot larger than the whole window.  Whole lines are chosen by
+The snapshot takes 15% of the estimated tokens it replaces (an earlier
+snapshot in them included), and never more than ``CEILING_TOKENS`` (65,536):
+the longest answer Gemini 2.5 and 3 models give, so never a snapshot a model
+could not have written.  Past that a digest stops being a memory an agent
+can use: on a 10-million-token recording, 15% would be a snapshot larger
+than the whole window.  Where 15% cannot hold what an agent needs to carry
+on (the goal, the requests, the user's rules, an earlier snapshot's lines,
+open failures, what changed and what commands found), the budget grows to
+what those take (``room``), never past Gemini CLI's own rule (a snapshot
+smaller than what it replaces: at most ``RULE_MARGIN`` of it); where even
+that would leave out the goal, the latest request or most of the rules and
+earlier snapshot, the summariser fails saying so rather than write a snapshot
+that forgets them (``grow=False`` keeps the plain 15%).  Whole lines are chosen by
 priority until that budget is spent; a line is never cut to fit, a line
 that does not fit is left out, and a section with no line is left out.
 What goes first when the budget is short, in order (oldest first within
 each): the agent's last words, failures a later run fixed, earlier
 requests, web lookups, calls of other tools, paths that were only read,
 listed or searched, commands that did not fail, then failed commands,
-commits, changed paths, failures, memory, a call without its result, the
-plan, the user's constraints, the earlier snapshot's lines (a constraint
+the agent's stated reasons, commits, files the shell changed, changed paths
+(and how an edit changed each), what commands found, failures, memory, a
+call without its result, the latest request's status, the plan, the user's
+constraints, the earlier snapshot's lines (a constraint
 the user gave since it outlasts them), the latest
 request, and last the goal (lines that name the focus instruction's words
 rank higher).  A path shown relative to the "path base" line
