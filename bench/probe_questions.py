@@ -110,8 +110,8 @@ def read_turns(contents: list[dict[str, Any]]) -> Turns:
             for part in parts:
                 call = part.get("functionCall") if isinstance(part, dict) else None
                 if isinstance(call, dict):
-                    args = call.get("args") if isinstance(call.get("args"), dict) else {}
-                    item = Call(index, str(call.get("name") or ""), args)
+                    given = call.get("args")
+                    item = Call(index, str(call.get("name") or ""), given if isinstance(given, dict) else {})
                     out.calls.append(item)
                     waiting.append(item)
             text = " ".join(t.strip() for t in _texts(parts) if t.strip())
