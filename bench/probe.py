@@ -107,7 +107,7 @@ def grade(question: Question, haystack: str) -> Scored:
     return Scored(question, round(score, 2), missing)
 
 
-_QUOTE = re.compile(r'"([^"]{12,})"')
+_QUOTE = re.compile(r'"([^"\n]*)"')  # each pair in turn (one of fewer than 12 characters is not checked)
 _OK = re.compile(r"(`+) ?(.+?) ?\1[^`;]*?(?:-> ok\b|\(its command ended ok\)|ended ok)")
 
 

@@ -26,7 +26,7 @@ async def test_under_the_recall_threshold_the_apply_is_asked_twice_and_enter_doe
         await pilot.press("a")
         assert isinstance(app.screen, ConfirmScreen) and not isinstance(app.screen, ForgettingScreen)
         body = " ".join(plain(app.screen.body).split())
-        assert f"Keeps {facts.recall:.0%} of the facts" in body and "forgets: command:" in body, body
+        assert f"Keeps {facts.recall:.0%} of the facts" in body and "; forgets: " in body, body
         await pilot.press("y")
         await settle(pilot)
         assert isinstance(app.screen, ForgettingScreen)  # asked a second time

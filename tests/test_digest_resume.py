@@ -147,7 +147,7 @@ def test_compact_apply_under_the_recall_threshold_says_what_it_forgets_and_write
     assert recall < 0.8  # the budget holds the requests, not every command: the independent check says so
     assert main(["compact", str(path), "--provider", "offline", "--force", "--apply"]) == 1
     err = capsys.readouterr().err
-    assert "nothing was written" in err and "under the 80% threshold" in err and "forgets: command:" in err, err
+    assert "nothing was written" in err and "under the 80% threshold" in err and "; forgets: " in err, err
     assert path.read_bytes() == before
     assert main(["compact", str(path), "--provider", "offline", "--force", "--apply", "--json",
                  "--min-recall", f"{recall - 0.01:.2f}"]) == 0  # a threshold the user lowers lets it through
@@ -172,3 +172,17 @@ def test_timeouts_124_and_failure_text_under_exit_0_are_said_as_the_record_shows
     assert "exit code 124: timeout's own, the time limit stopped the command" in line, line
     said = line_with(snapshot, "`curl -s http://localhost:8000/status` in turn")
     assert "(ok) printed:" in said and "404 Not Found" in said, said  # exit 0, and what its output shows
+
+
+def test_a_text_file_read_for_a_one_word_request_is_named_with_its_first_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    session = Recording()
+    session.user("hello")
+    session.model("Reading the task.", shell(name="read_file", status="success", args={"file_path": "TASK.md"},
+                                             output="# Fix the inflated Count in annotate()\n\nSteps: ..."))
+    for _ in range(8):  # the user's later words are short: the task is only in the file
+        session.user("Go on.")
+        session.model("Working on it. " + "More detail follows here. " * 40)
+    snapshot = snapshot_of(session.write(tmp_path / "task.jsonl"), capsys)
+    goal = snap.parse(snapshot).lines("overall_goal")[0]
+    assert "`TASK.md`" in goal and '"Fix the inflated Count in annotate()"' in goal, goal

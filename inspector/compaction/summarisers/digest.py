@@ -15,6 +15,8 @@ with the turn it comes from:
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +51,7 @@ class Call:
     result_turn: int | None = None  # the turn holding its result (None: no result recorded)
     findings: tuple[str, ...] = ()  # a shell command's output lines that carry a result (``findings``)
     said: str = ""  # a failed shell command's output line that says what went wrong
+    opening: str = ""  # a read file's first line of text (a task file's title says what the task is)
     paths: list[str] = field(init=False)  # read once (functools.cached_property locks on every read in 3.11)
 
     def __post_init__(self) -> None:
@@ -190,6 +193,10 @@ def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolSta
     outcome = read_outcome(target.kind, response.get("response"), status, target.name,
                            statuses.display(index, number))
     target.outcome = with_exit_meaning(outcome, target.command()) if target.kind == "shell" else outcome
+    if target.kind == "read":
+        kept = result_text(response.get("response"))
+        if kept is not None:
+            target.opening = opening_line(kept.head[:2000])
     if target.kind == "shell":
         kept = result_text(response.get("response"))
         if kept is not None:
@@ -201,6 +208,27 @@ def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolSta
                 said = error_line(text)  # failure text under exit 0 (curl's 404 page, `tool | head`): as printed
                 if said and said not in target.findings:
                     target.findings = (*target.findings, said)
+
+
+_JSON_OUTPUT = re.compile(r'\{\s*"(?:output|content)"\s*:\s*"')
+
+
+def opening_line(text: str) -> str:
+    """A file's first line of text, as a read result holds it (a Markdown heading's marks left out);
+    in a result that is itself a JSON object's ``output`` string (the form masking's preview can
+    keep), that string's first line."""
+    found = _JSON_OUTPUT.match(text.lstrip())
+    if found is not None:
+        first = text.lstrip()[found.end():].split("\\n", 1)[0].split('"', 1)[0]
+        try:
+            text = json.loads(f'"{first}"')
+        except ValueError:
+            text = first
+    for line in text.split("\n"):
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:200]
+    return ""
 
 
 def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str, Any] | None) -> None:

@@ -39,15 +39,25 @@ WHOLE_CHARS = 600  # a request up to this long is quoted whole: its most specifi
 _TASK_FILE = re.compile(r"\.(?:md|markdown|txt|rst)$", re.I)
 
 
-def _task_files(digest: Digest, prompt: Prompt, until: int) -> list[tuple[str, int]]:
-    """(path, turn) of the text files the agent read after ``prompt`` and before turn ``until``."""
-    out: list[tuple[str, int]] = []
+def _task_files(digest: Digest, prompt: Prompt, until: int) -> list[tuple[str, int, str, tuple[int, ...]]]:
+    """(path, turn, first line, turns of the call and its result) of the text files the agent read after
+    ``prompt`` and before turn ``until``."""
+    out: list[tuple[str, int, str, tuple[int, ...]]] = []
     for call in digest.calls:
         if prompt.turn < call.turn < until and call.kind == "read" and call.outcome.state == "ok":
             for path in call.paths:
-                if _TASK_FILE.search(path) and all(p != path for p, _ in out):
-                    out.append((path, call.turn))
+                if _TASK_FILE.search(path) and all(found[0] != path for found in out):
+                    out.append((path, call.turn, call.opening if len(call.paths) == 1 else "", call.turns))
     return out[:3]
+
+
+def _files_words(out: _Items, files: list[tuple[str, int, str, tuple[int, ...]]]) -> str:
+    """"; the text file the agent took in next: `TASK.md` (turn 3), which begins "..."" (where the task
+    may be written; no word of what was done to a file, so the quoted words name none it touched)."""
+    said = [f"{code(posixpath.basename(p))} (turn {out.name(t):,})" + (f", which begins {quote(first, 160)}"
+                                                                       if first else "") for p, t, first, _ in files]
+    return (("; the text file the agent took in next: " if len(said) == 1 else "; the text files the agent took in "
+             "next: ") + ", ".join(said))
 
 
 def _status(out: _Items, digest: Digest, prompt: Prompt) -> tuple[str, list[int]]:
@@ -104,9 +114,8 @@ def requests(out: _Items, digest: Digest) -> None:
         after = next((p.turn for p in prompts if p.turn > goal.turn), digest.turns)
         files = _task_files(digest, goal, after)
         if files:
-            text += "; the agent read " + ", ".join(
-                f"{code(posixpath.basename(p))} (turn {out.name(t):,})" for p, t in files) + " for it"
-            turns += [t for _, t in files]
+            text += _files_words(out, files)
+            turns += [t for *_, both in files for t in both]
         words = content_words(goal.text)
         later = next((p for p, theirs in reversed(takers)
                       if p.turn > goal.turn and words & theirs and GIVE_UP.search(p.text)), None)
@@ -120,9 +129,8 @@ def requests(out: _Items, digest: Digest) -> None:
     status_line = f"Status of the latest request (turn {out.name(latest.turn):,}), as recorded: {status}"
     files = _task_files(digest, latest, digest.turns) if latest is not goal else []
     if files:
-        status_line += "; the agent read " + ", ".join(
-            f"{code(posixpath.basename(p))} (turn {out.name(t):,})" for p, t in files) + " for it"
-        status_turns += [t for _, t in files]
+        status_line += _files_words(out, files)
+        status_turns += [t for *_, both in files for t in both]
     for prompt in prompts:
         for sentence, intro in rule_sentences(prompt.text):
             text, turns = quote(sentence, 300), [prompt.turn]
