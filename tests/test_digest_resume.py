@@ -186,3 +186,21 @@ def test_a_text_file_read_for_a_one_word_request_is_named_with_its_first_line(
     snapshot = snapshot_of(session.write(tmp_path / "task.jsonl"), capsys)
     goal = snap.parse(snapshot).lines("overall_goal")[0]
     assert "`TASK.md`" in goal and '"Fix the inflated Count in annotate()"' in goal, goal
+
+
+def test_a_latest_request_under_600_characters_is_quoted_whole(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    session = Recording()
+    session.user("Set up the project.")
+    session.model("Done.")
+    ask = ("Now port the importer. " + "Keep the CSV reader as it is for the old files. " * 6
+           + "Only rows where status == 'active' and amount > 250 go through.")
+    assert 300 < len(ask) < 600
+    session.user(ask)
+    session.model("Porting it. " + "More detail follows here. " * 40)
+    for _ in range(6):
+        session.user("Go on.")
+        session.model("Working on it. " + "More detail follows here. " * 40)
+    snapshot = snapshot_of(session.write(tmp_path / "latest.jsonl"), capsys)
+    line = line_with(snapshot, "Now port the importer.")
+    assert "status == 'active' and amount > 250" in line and "…" not in line, line

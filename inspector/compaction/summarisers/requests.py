@@ -125,7 +125,7 @@ def requests(out: _Items, digest: Digest) -> None:
         out.add("overall_goal", K_GOAL, GOAL, goal.turn, text, turns)
     latest = prompts[-1]
     status, status_turns = _status(out, digest, latest)
-    latest_line = f"Latest request: {lead(latest.text, 300)}"
+    latest_line = f"Latest request: {lead(latest.text, WHOLE_CHARS)}"
     status_line = f"Status of the latest request (turn {out.name(latest.turn):,}), as recorded: {status}"
     files = _task_files(digest, latest, digest.turns) if latest is not goal else []
     if files:
@@ -150,9 +150,15 @@ def requests(out: _Items, digest: Digest) -> None:
             out.add("active_constraints", K_RULE, priority, prompt.turn, text, turns)
     if latest is not goal:
         out.add("task_state", K_LATEST, LATEST, latest.turn, latest_line, [latest.turn])
+    current = next((p for p in reversed(prompts) if substantial(p.text)), None)
+    if current is not None and current is not goal and current is not latest and current.text != latest.text:
+        # "go on", "yes" came after it: the last request that says what to do is the task at hand
+        out.add("task_state", K_LATEST, LATEST - 2, current.turn,
+                f"The latest request of four words or more (turn {out.name(current.turn):,}): "
+                f"{lead(current.text, WHOLE_CHARS)}", [current.turn])
     out.add("task_state", K_STATUS, STATUS, latest.turn, status_line, [latest.turn, *status_turns])
     for n, prompt in enumerate(prompts[:-1]):
-        if prompt is goal or prompt.text == latest.text:
+        if prompt is goal or prompt is current or prompt.text == latest.text:
             continue
         # Newer requests rank higher; those since an earlier snapshot above all it carried (they may undo it).
         newer = prompt.turn / max(1, digest.turns)
