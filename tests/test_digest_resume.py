@@ -204,3 +204,21 @@ def test_a_latest_request_under_600_characters_is_quoted_whole(
     snapshot = snapshot_of(session.write(tmp_path / "latest.jsonl"), capsys)
     line = line_with(snapshot, "Now port the importer.")
     assert "status == 'active' and amount > 250" in line and "…" not in line, line
+
+
+def test_read_only_lookups_are_counted_in_one_line_and_rank_below_what_changed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    session = Recording()
+    session.user("Find where the retry limit is set and raise it.")
+    looks = ("grep -rn RETRY src", "grep -rn retries config", "ls src/net", "grep -n MAX src/a.py")
+    for n, command in enumerate(looks):
+        session.model("Looking.", _run(command, "src/a.py:3: x", 0, 20 + n))
+    session.model("Raising it.", _run("sed -i s/3/5/ src/a.py", ""))
+    session.padding(8)
+    snapshot = snapshot_of(session.write(tmp_path / "lookups.jsonl"), capsys)
+    line = line_with(snapshot, "Read-only lookups")
+    assert "grep 3 times" in line and "ls 1 time" in line, line
+    from inspector.compaction.summarisers.findings import looks_only
+
+    assert looks_only("grep -rn RETRY src | head -5") and not looks_only("sed -i s/3/5/ src/a.py")
+    assert not looks_only("grep x a > hits.txt") and not looks_only("find . -name '*.pyc' -delete")

@@ -104,3 +104,29 @@ def shows_content(command: str) -> bool:
         if words and words[0].rsplit("/", 1)[-1] in _CONTENT:
             return True
     return False
+
+
+_LOOK = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "cat", "head", "tail", "less", "ls", "find", "wc",
+                   "pwd", "which", "file", "stat", "tree", "du", "df", "whoami", "uname", "date"})
+_GIT_LOOK = frozenset({"status", "log", "diff", "show", "branch", "remote", "rev-parse", "ls-files", "blame"})
+_WRITES = re.compile(r">|\btee\b|-exec\b|-delete\b|-i\b|--in-place|\$\(|`")
+
+
+def looks_only(command: str) -> bool:
+    """Whether every part of a command only looks (a search, a listing, a file shown, git's status or
+    log) and writes nothing: no redirection, ``tee``, ``-exec``, ``-delete``, in-place edit or substitution."""
+    if _WRITES.search(command):
+        return False
+    for piece in re.split(r"&&|\|\||[;|\n]", command):
+        words = piece.split()
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program == "git":
+            if len(words) < 2 or words[1] not in _GIT_LOOK:
+                return False
+        elif program == "cd":
+            continue
+        elif program not in _LOOK:
+            return False
+    return True

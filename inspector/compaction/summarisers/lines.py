@@ -15,7 +15,6 @@ module doc).
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -26,7 +25,8 @@ from inspector.compaction.outcomes import CANCELLED, FAILED, NOT_AS_ASKED, OK, T
 from inspector.compaction.prompts import SECTIONS
 from inspector.compaction.summarisers.artifacts import edit_words, final_states, shell_events, state_words
 from inspector.compaction.summarisers.digest import Call, Digest, Prompt
-from inspector.compaction.summarisers.removals import folder_of, gone_after, resolve, shell_removals
+from inspector.compaction.summarisers.findings import looks_only
+from inspector.compaction.summarisers.removals import folder_of, gone_after, path_root, resolve, shell_removals
 from inspector.compaction.summarisers.requests import requests
 from inspector.compaction.summarisers.words import (
     COMMAND_CHARS,
@@ -61,6 +61,7 @@ FIXED, AGENT = 300, 200
 SHELL_FILE = 775  # a file the shell made, moved or deleted: beside the changed paths
 STATUS = 855  # the latest request's status: below the rules and the earlier snapshot, above the plan
 REASON, REASONS = 740, 6  # the agent's stated reasons and decisions: the newest six
+LOOKUP, LOOKUPS, LOOKUPS_SAID = 590, 655, 3  # a read-only command's line; the count of them; said from 3 on
 FINDING, LOOP_RUNS = 790, 5  # what a command printed; a command run this often with no edit between is a loop
 FOCUS_BONUS, FOCUS_CAP = 250, 940
 
@@ -122,7 +123,7 @@ def build_items(digest: Digest, focus: str | None = None, names: Sequence[int | 
     out = _Items(focus, names)
     _previous(out, digest)
     requests(out, digest)
-    root = _root(digest.calls)
+    root = path_root(digest.calls)
     if root:
         first = next(c.turn for c in digest.calls if any(p.startswith(root + "/") for p in c.paths))
         carried = " (lines the earlier snapshot had excepted)" if digest.previous is not None else ""
@@ -220,23 +221,10 @@ def _display(path: str, root: str | None) -> str:
     return path
 
 
-def _root(calls: list[Call]) -> str | None:
-    """The folder above the common folder of the paths (so every shown path keeps two parts), where
-    every path a call names is absolute: one given relative to the workspace, shown as it was given,
-    would read as relative to that folder (None: paths are shown whole)."""
-    paths = [p for c in calls for p in c.paths]
-    if not all(p.startswith("/") for p in paths):
-        return None
-    dirs = {posixpath.dirname(p) for p in paths}
-    if len(dirs) < 2:
-        return None
-    common = posixpath.commonpath(sorted(dirs))
-    parent = posixpath.dirname(common)
-    return parent if parent.count("/") >= 2 else None
-
-
 def _commands(out: _Items, calls: list[Call]) -> None:
     edits = {c.turn for c in calls if c.kind in ("write", "edit") and c.outcome.state == OK}
+    lookups: dict[str, int] = {}  # read-only commands that ended as asked, by program: said as counts
+    first_look = 1 << 62
     runs: dict[tuple[str, str], list[Call]] = {}  # the runs of one command in one folder, the whole command alike
     for call in calls:
         command = call.command() if call.kind == "shell" else None
@@ -264,7 +252,12 @@ def _commands(out: _Items, calls: list[Call]) -> None:
         loop = ""
         if len(group) >= LOOP_RUNS and not any(group[0].turn < t < last.turn for t in edits):
             loop = f"; ran {len(group):,} times from turn {out.name(group[0].turn):,} with no file edit between"
-        out.add("recent_actions", K_COMMAND_FAILED if bad else K_COMMAND, COMMAND_FAILED if bad else COMMAND_OK,
+        looked = all(o.state == OK for o in states) and not group[0].findings and looks_only(key[0])
+        if looked:
+            lookups[key[0].split()[0]] = lookups.get(key[0].split()[0], 0) + len(group)
+            first_look = min(first_look, group[0].turn)
+        out.add("recent_actions", K_COMMAND_FAILED if bad else K_COMMAND,
+                COMMAND_FAILED if bad else LOOKUP if looked else COMMAND_OK,
                 last.turn,
                 f"{line} -> {_outcomes(states)}{loop}", turns)
         found = [c for c in group if c.findings]
@@ -277,6 +270,19 @@ def _commands(out: _Items, calls: list[Call]) -> None:
             message = commit_message(call.command() or "")
             if message:
                 out.add("artifact_trail", K_COMMIT, COMMIT, call.turn, _commit_line(message, call.outcome), call.turns)
+    _lookups_line(out, lookups, calls)
+
+
+def _lookups_line(out: _Items, lookups: dict[str, int], calls: list[Call]) -> None:
+    """One line with how many read-only lookups each program made (the lines of each rank low)."""
+    if sum(lookups.values()) < LOOKUPS_SAID:
+        return
+    counts = ", ".join(f"{program} {plural(n, 'time')}" for program, n in
+                       sorted(lookups.items(), key=lambda item: (-item[1], item[0])))
+    turns = [c.turn for c in calls if c.kind == "shell" and (c.command() or "").split()[:1]
+             and (c.command() or "").split()[0] in lookups]
+    out.add("recent_actions", K_COMMAND, LOOKUPS, min(turns),
+            f"Read-only lookups (searches, listings, files shown): {counts}", turns[:1] + turns[-1:])
 
 
 def _commit_line(message: str, outcome: Outcome) -> str:

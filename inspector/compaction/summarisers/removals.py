@@ -142,3 +142,18 @@ def gone_after(path: str, after: int, removals: list[_Removal], workspace: str |
                 return (f" ({removal.verb} later by {code(command_line(command))} in turn "
                         f"{name(removal.call.turn):,})", list(removal.call.turns))
     return "", []
+
+
+def path_root(calls: list[Call]) -> str | None:
+    """The folder above the common folder of the paths (so every shown path keeps two parts), where
+    every path a call names is absolute: one given relative to the workspace, shown as it was given,
+    would read as relative to that folder (None: paths are shown whole)."""
+    paths = [p for c in calls for p in c.paths]
+    if not all(p.startswith("/") for p in paths):
+        return None
+    dirs = {posixpath.dirname(p) for p in paths}
+    if len(dirs) < 2:
+        return None
+    common = posixpath.commonpath(sorted(dirs))
+    parent = posixpath.dirname(common)
+    return parent if parent.count("/") >= 2 else None
