@@ -16,7 +16,8 @@ Columns: recall per kind of fact (path, command, error, constraint, step,
 previous; "-" where the session has none), ``p+c`` (paths and commands with
 their outcome: target 0.95), ``false`` (clauses the history contradicts:
 target 0), ``size`` (snapshot tokens as a share of the tokens replaced:
-the offline snapshot is at most 15%).  Below the table, each session whose
+the offline snapshot takes 15%, more only where that cannot hold the goal,
+rules and an earlier snapshot, and never what it replaces).  Below the table, each session whose
 snapshot could not hold every line says which kinds of line were left out
 (the kind dropped first first) and the recall that leaves.
 
@@ -186,17 +187,20 @@ def main(argv: list[str]) -> int:
     for row in rows:
         for claim in row.false_claims if args.claims else ():
             print(f"{row.session} [{row.provider}] {claim.section}: {claim.reason}\n    {claim.line[:200]}")
-    print(f"\nLines left out to stay within the budget ({RATIO:.0%} of the tokens replaced):")
+    print(f"\nLines left out to stay within the budget ({RATIO:.0%} of the tokens replaced, grown where that "
+          "cannot hold the goal, rules and earlier snapshot):")
     print(dropped(rows))
     graded = [r for r in rows if r.replaced_tokens]
     below = [r for r in graded if r.target_recall is not None and r.target_recall < 0.95]
     budgeted = [r for r in below if r.budget_tokens is not None]  # a summariser that reports its budget
     roomy = [r for r in budgeted if not r.omitted]  # under 0.95 although nothing had to be left out
     over = [r for r in graded if (r.size_share or 0) > RATIO]
+    inflated = [r for r in graded if (r.size_share or 0) >= 1]  # Gemini CLI's rule: never what it replaces
     fitted = f"{len(roomy):,} where every line fitted" if len(budgeted) == len(below) else "no budget reported"
     print(f"\n{len(graded):,} sessions graded; false claims: {sum(len(r.false_claims) for r in graded):,}; "
           f"{'+'.join(TARGET_KINDS)} recall under 0.95: {len(below):,} ({fitted}); "
-          f"snapshot over {RATIO:.0%}: {len(over):,}")
+          f"snapshot over {RATIO:.0%}: {len(over):,} (the budget grown); "
+          f"as large as what it replaces: {len(inflated):,}")
     return 0
 
 

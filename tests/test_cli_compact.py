@@ -172,8 +172,9 @@ def test_what_did_not_fit_in_15_percent_is_said(session: Path, capsys: pytest.Ca
     code, data = run_json(capsys, str(session), "--force")
     assert code == 0 and data["status"] == "COMPRESSED"
     facts, provenance = data["facts"], data["provenance"]
-    assert facts["snapshot_tokens"] <= 0.15 * facts["replaced_tokens"]
-    assert provenance["omitted"] and provenance["budget_tokens"] <= 0.15 * facts["replaced_tokens"]
+    # 15%, grown where that cannot hold the goal, rules and earlier snapshot, never to what it replaces
+    assert facts["snapshot_tokens"] <= provenance["budget_tokens"] + 1 < facts["replaced_tokens"]
+    assert provenance["omitted"]
     assert data["lost_facts"]  # the independent check shows what went
     assert main(["compact", str(session), "--force"]) == 0
     out = capsys.readouterr().out

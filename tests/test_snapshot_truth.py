@@ -166,7 +166,8 @@ def test_a_call_without_a_result_is_not_paired_with_a_neighbours_repeated_result
     assert "/w/DEPLOY.md" not in line_with(snapshot, "CREATED")  # never written: no result says so
     assert "/w/README.md" in line_with(snapshot, "CREATED")
     assert "has no result yet" in line_with(snapshot, "/w/DEPLOY.md")
-    assert line_with(snapshot, "rm -f /w/tmp.txt").rstrip().endswith("ok")
+    assert line_with(snapshot, "`rm -f /w/tmp.txt` ->").rstrip().endswith("ok")
+    assert line_with(snapshot, "`/w/tmp.txt`: deleted by").endswith("in turn 3")  # its final state, with the turn
 
 
 def test_a_shell_output_ending_in_an_error_line_is_quoted_as_it_ended(tmp_path: Path,

@@ -71,6 +71,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for each Gemini call")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
     parser.add_argument("--apply", action="store_true", help="write a COMPRESSED result to the session (undo: revert)")
+    parser.add_argument("--min-recall", type=_fraction, default=None, metavar="FRACTION",
+                        help="--apply refuses a snapshot that keeps less than this share of the facts the "
+                             "independent check finds (0.8 or 80%%; default 80%%; 0 applies any)")
 
 
 _target = number(float, lambda v: v > 0, "must be above 0")  # (the core's rule: request.target_problem)
@@ -153,6 +156,13 @@ def run(args: argparse.Namespace) -> int:
 
     code = EXIT_FAILED if result.status.failed or result.snapshot_problem else 0
     refusal = result.apply_refusal() if args.apply else None
+    if args.apply and refusal is None and result.facts is not None:
+        from inspector.quality.forgetting import MIN_RECALL, forgetting
+
+        forgets = forgetting(result.facts, MIN_RECALL if args.min_recall is None else args.min_recall)
+        if forgets.below:  # the apply question: what it forgets, said; refused (--force only forces a compaction)
+            refusal = f"{forgets.refusal()} (--min-recall; 0 applies it anyway). {forgets.sentence()}"
+            code = EXIT_FAILED
     if refusal is not None:
         say_error(f"{args.file}: nothing was written: {refusal}")
     if args.json:
@@ -198,6 +208,16 @@ def _tokens_words(summariser: object) -> str | None:
 
     usage = _tokens(summariser)
     return usage.words(summariser.metered_by) if usage is not None and isinstance(summariser, Metered) else None
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a share between 0 and 1 (or 0% and 100%)")
+    return value
 
 
 def retries_said() -> Reporter:

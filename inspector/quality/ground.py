@@ -335,6 +335,22 @@ def extract(contents: Sequence[dict[str, Any]], statuses: ToolStatuses = NO_STAT
     return _facts(calls, prompts, previous)
 
 
+_SHELL_TARGET = re.compile(r"(?:\d?>>?|\btee(?:\s+-a)?|\s-o|\s--output(?:-document)?[=\s]|\s-O)\s*([^\s;&|<>'\"()]+)")
+_SHELL_FILE_PROGRAMS = ("cp", "mv", "rm", "touch")
+
+
+def shell_paths(command: str) -> list[str]:
+    """The files a shell command names as its output or its operands (``> f``, ``tee f``, ``-o f``,
+    ``cp a b``, ``mv a b``, ``rm f``, ``touch f``), as written; read with rules of this module's own."""
+    out = [m.group(1) for m in _SHELL_TARGET.finditer(command.split("\n", 1)[0]) if not m.group(1).startswith(
+        ("&", "/dev/", "-", "~"))]
+    for piece in re.split(r"&&|\|\||[;|\n]", command.split("<<", 1)[0]):
+        words = piece.split()
+        if words and words[0] in _SHELL_FILE_PROGRAMS:
+            out.extend(w for w in words[1:] if not w.startswith(("-", "~")) and not any(c in w for c in "*?$<>'\""))
+    return out
+
+
 def _facts(calls: list[_Call], prompts: list[tuple[int, str]], previous: tuple[int, str] | None) -> Ground:
     ground = Ground()
     found: dict[tuple[str, str, str], list[int]] = {}
@@ -353,6 +369,8 @@ def _facts(calls: list[_Call], prompts: list[tuple[int, str]], previous: tuple[i
             ground.ops_by_path.setdefault(path, set()).add(op or "")
             note("path", path, op or "", turns, f"{path} ({op})")
         if call.command:
+            for path in shell_paths(call.command):  # named, so a line about it is read as about a path
+                ground.ops_by_path.setdefault(path, set()).add("shell")
             line = first_command_line(call.command)
             ground.outcomes_by_command.setdefault(line.lower(), set()).add(call.state)
             ground.programs.add(line.split(" ", 1)[0].lower())

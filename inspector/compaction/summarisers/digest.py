@@ -15,18 +15,22 @@ with the turn it comes from:
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.compaction import snapshot as snap
-from inspector.compaction.outcomes import UNKNOWN, Outcome, read_outcome, tool_kind, with_exit_meaning
+from inspector.compaction.outcomes import OK, UNKNOWN, Outcome, read_outcome, result_text, tool_kind, with_exit_meaning
 from inspector.compaction.pairs import Pairing
 from inspector.compaction.prompts import is_earlier_snapshot, is_request_text, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses, workspace_of
+from inspector.compaction.summarisers.findings import error_line, reason_sentences, result_lines, shows_content
 from inspector.session.figures import pair_key
 
 REFERENCED_FILES = "--- Content from referenced files ---"  # Gemini CLI appends @file contents after this
+REASONS_HELD = 24  # the newest of the agent's stated reasons kept while reading
 TEXT_LIMIT = 20_000  # characters of one prompt read for goals and rules
 PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path", "directory", "notebook_path")
 PATH_LIST_KEYS = ("paths", "file_paths", "absolute_paths")
@@ -45,6 +49,9 @@ class Call:
     args: dict[str, Any]
     outcome: Outcome = NOT_RECORDED
     result_turn: int | None = None  # the turn holding its result (None: no result recorded)
+    findings: tuple[str, ...] = ()  # a shell command's output lines that carry a result (``findings``)
+    said: str = ""  # a failed shell command's output line that says what went wrong
+    opening: str = ""  # a read file's first line of text (a task file's title says what the task is)
     paths: list[str] = field(init=False)  # read once (functools.cached_property locks on every read in 3.11)
 
     def __post_init__(self) -> None:
@@ -96,6 +103,7 @@ class Digest:
     previous: snap.Snapshot | None = None
     previous_turn: int | None = None
     agent_last: Prompt | None = None
+    reasons: list[Prompt] = field(default_factory=list)  # the agent's sentences stating a reason or decision
     turns: int = 0
     workspace: str | None = None  # the one workspace directory Gemini CLI's session context names
 
@@ -169,6 +177,8 @@ def _model_turn(digest: Digest, index: int, parts: list[Any], pairing: Pairing[C
             last = text
     if last is not None:
         digest.agent_last = Prompt(index, last[:TEXT_LIMIT])
+        digest.reasons.extend(Prompt(index, s) for s in reason_sentences(last))
+        del digest.reasons[:-REASONS_HELD]
 
 
 def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolStatuses,
@@ -183,6 +193,42 @@ def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolSta
     outcome = read_outcome(target.kind, response.get("response"), status, target.name,
                            statuses.display(index, number))
     target.outcome = with_exit_meaning(outcome, target.command()) if target.kind == "shell" else outcome
+    if target.kind == "read":
+        kept = result_text(response.get("response"))
+        if kept is not None:
+            target.opening = opening_line(kept.head[:2000])
+    if target.kind == "shell":
+        kept = result_text(response.get("response"))
+        if kept is not None:
+            text = kept.head if kept.head == kept.tail else f"{kept.head}\n{kept.tail}"
+            target.findings = result_lines(text)
+            if target.outcome.went_wrong:
+                target.said = error_line(text)
+            elif target.outcome.state == OK and not shows_content(target.command() or ""):
+                said = error_line(text)  # failure text under exit 0 (curl's 404 page, `tool | head`): as printed
+                if said and said not in target.findings:
+                    target.findings = (*target.findings, said)
+
+
+_JSON_OUTPUT = re.compile(r'\{\s*"(?:output|content)"\s*:\s*"')
+
+
+def opening_line(text: str) -> str:
+    """A file's first line of text, as a read result holds it (a Markdown heading's marks left out);
+    in a result that is itself a JSON object's ``output`` string (the form masking's preview can
+    keep), that string's first line."""
+    found = _JSON_OUTPUT.match(text.lstrip())
+    if found is not None:
+        first = text.lstrip()[found.end():].split("\\n", 1)[0].split('"', 1)[0]
+        try:
+            text = json.loads(f'"{first}"')
+        except ValueError:
+            text = first
+    for line in text.split("\n"):
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:200]
+    return ""
 
 
 def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str, Any] | None) -> None:

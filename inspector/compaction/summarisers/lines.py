@@ -4,16 +4,18 @@
 history's own words (``words``): the user's quoted, commands and paths verbatim
 (long commands cut after their first line's first 200 characters, a commit's
 message always kept), outcomes as ``outcomes.Outcome.text`` words, error
-texts quoted.  The priorities decide what a short budget drops first (see
-the ``offline`` module doc).
+texts quoted.  Beside them: what commands printed that carries a result and
+the line that says why one failed (``findings``), the agent's stated reasons,
+files the shell made, moved or deleted and how an edit changed its file
+(``artifacts``), the requests and their status (``requests``).  The
+priorities decide what a short budget drops first (see the ``offline``
+module doc).
 """
 
 from __future__ import annotations
 
 import json
-import posixpath
 import re
-import shlex
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -21,11 +23,14 @@ from dataclasses import dataclass
 from inspector.compaction import snapshot as snap
 from inspector.compaction.outcomes import CANCELLED, FAILED, NOT_AS_ASKED, OK, TERMINATED, UNKNOWN, Outcome
 from inspector.compaction.prompts import SECTIONS
+from inspector.compaction.summarisers.artifacts import edit_words, final_states, shell_events, state_words
 from inspector.compaction.summarisers.digest import Call, Digest, Prompt
+from inspector.compaction.summarisers.findings import looks_only
+from inspector.compaction.summarisers.removals import folder_of, gone_after, path_root, resolve, shell_removals
+from inspector.compaction.summarisers.requests import requests
 from inspector.compaction.summarisers.words import (
     COMMAND_CHARS,
     GIVE_UP,
-    TAKE_BACK,
     clean,
     code,
     command_line,
@@ -36,8 +41,6 @@ from inspector.compaction.summarisers.words import (
     neutral,
     quote,
     rule_sentences,
-    said_again,
-    substantial,
 )
 from inspector.format import plural
 
@@ -55,6 +58,11 @@ OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
 EARLIER, SINCE_PREVIOUS = 601, 921  # the lowest: newer requests rank higher, below the next tier up
 RULE_SINCE = LATEST - 1  # a rule said since an earlier snapshot: above all it carried (it may undo its rules)
 FIXED, AGENT = 300, 200
+SHELL_FILE = 775  # a file the shell made, moved or deleted: beside the changed paths
+STATUS = 855  # the latest request's status: below the rules and the earlier snapshot, above the plan
+REASON, REASONS = 740, 6  # the agent's stated reasons and decisions: the newest six
+LOOKUP, LOOKUPS, LOOKUPS_SAID = 590, 655, 3  # a read-only command's line; the count of them; said from 3 on
+FINDING, LOOP_RUNS = 790, 5  # what a command printed; a command run this often with no edit between is a loop
 FOCUS_BONUS, FOCUS_CAP = 250, 940
 
 # What each item states, in the words the budget report uses (``offline.fit`` drops the lowest tiers first).
@@ -63,6 +71,8 @@ K_PLAN, K_PENDING, K_MEMORY, K_FAILURE = "plan", "call without result", "memory"
 K_CHANGED, K_COMMIT, K_COMMAND_FAILED, K_COMMAND = "changed path", "commit", "failed command", "command"
 K_OTHER_TOOL, K_READ_PATH, K_WEB = "other tool", "read/listed/searched path", "web lookup"
 K_EARLIER, K_AGENT, K_FIXED = "earlier request", "agent's last words", "fixed failure"
+K_FINDING, K_REASON, K_STATUS = "command finding", "agent's reason", "request status"
+K_SHELL_FILE = "file the shell changed"
 # The "path base" line (it sits in file_system_state, after artifact_trail and key_knowledge, which use it too).
 ROOT_WORDS = "In this snapshot, a path in backticks without a leading `/` is relative to"
 
@@ -112,8 +122,8 @@ def build_items(digest: Digest, focus: str | None = None, names: Sequence[int | 
     """Every line the digest may write; ``names``: the recorded turn each digested turn is (none: the same)."""
     out = _Items(focus, names)
     _previous(out, digest)
-    _prompts(out, digest)
-    root = _root(digest.calls)
+    requests(out, digest)
+    root = path_root(digest.calls)
     if root:
         first = next(c.turn for c in digest.calls if any(p.startswith(root + "/") for p in c.paths))
         carried = " (lines the earlier snapshot had excepted)" if digest.previous is not None else ""
@@ -205,92 +215,21 @@ def _rooted(text: str, root: str) -> str:
     return text
 
 
-def _prompts(out: _Items, digest: Digest) -> None:
-    prompts = digest.prompts
-    if not prompts:
-        return
-    previous = digest.previous
-    since = digest.previous_turn if previous is not None else None
-    takers = [(p, content_words(p.text)) for p in prompts if TAKE_BACK.search(p.text)]
-    if previous is None or not previous.lines("overall_goal"):
-        first = next((n for n, p in enumerate(prompts) if substantial(p.text)), 0)
-        goal = prompts[first]
-        if goal is prompts[-1]:
-            said = "The user asked"
-        elif first:  # "hi", "whoami" came first: this is not their first request, and is not said to be
-            said = f"The user's first request after {plural(first, 'shorter one')}"
-        else:
-            said = "The user's first request"
-        text, turns = f"{said}: {lead(goal.text)}", [goal.turn]
-        words = content_words(goal.text)
-        later = next((p for p, theirs in reversed(takers)
-                      if p.turn > goal.turn and words & theirs and GIVE_UP.search(p.text)), None)
-        if later is not None:  # the user came back to it ("Forget the login bug; ..."): said with it
-            text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
-            turns.append(later.turn)
-        out.add("overall_goal", K_GOAL, GOAL, goal.turn, text, turns)
-    else:
-        goal = None
-    latest = prompts[-1]
-    latest_line = f"Latest request: {lead(latest.text, 300)}"
-    for prompt in prompts:
-        for sentence, intro in rule_sentences(prompt.text):
-            text, turns = quote(sentence, 300), [prompt.turn]
-            if intro is not None:  # not the user's own words: handed over, and said so
-                text += f" (in text the user handed over after {quote(intro, 120)})"
-            words = content_words(sentence)
-            again = said_again(prompt.text, sentence, words)
-            if again is not None:  # taken back or changed further on in the same prompt
-                text += f"; further on the same request says: {quote(again, 200)}"
-            later = next((p for p, said in reversed(takers) if p.turn > prompt.turn and words & said), None)
-            if later is not None:  # the user came back to it: their later words, not a guess at what they meant
-                text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
-                turns.append(later.turn)
-            priority = RULE
-            if since is not None and prompt.turn > since and quote(sentence, 300)[1:-1] not in latest_line:
-                priority = RULE_SINCE  # the user's newer word outranks the earlier snapshot's rules
-            out.add("active_constraints", K_RULE, priority, prompt.turn, text, turns)
-    out.add("task_state", K_LATEST, LATEST, latest.turn, latest_line, [latest.turn])
-    for prompt in prompts[:-1]:
-        if prompt is goal or prompt.text == latest.text:
-            continue
-        # Newer requests rank higher; those since an earlier snapshot above all it carried (they may undo it).
-        newer = prompt.turn / max(1, digest.turns)
-        if since is not None and prompt.turn > since:
-            priority = SINCE_PREVIOUS + int(newer * (LATEST - 1 - SINCE_PREVIOUS))
-        else:
-            priority = EARLIER + int(newer * (COMMAND_OK - 1 - EARLIER))
-        out.add("task_state", K_EARLIER, priority, prompt.turn, f"Earlier request: {lead(prompt.text, 160)}",
-                [prompt.turn])
-
-
 def _display(path: str, root: str | None) -> str:
     if root and path.startswith(root + "/"):
         return path[len(root) + 1:]
     return path
 
 
-def _root(calls: list[Call]) -> str | None:
-    """The folder above the common folder of the paths (so every shown path keeps two parts), where
-    every path a call names is absolute: one given relative to the workspace, shown as it was given,
-    would read as relative to that folder (None: paths are shown whole)."""
-    paths = [p for c in calls for p in c.paths]
-    if not all(p.startswith("/") for p in paths):
-        return None
-    dirs = {posixpath.dirname(p) for p in paths}
-    if len(dirs) < 2:
-        return None
-    common = posixpath.commonpath(sorted(dirs))
-    parent = posixpath.dirname(common)
-    return parent if parent.count("/") >= 2 else None
-
-
 def _commands(out: _Items, calls: list[Call]) -> None:
+    edits = {c.turn for c in calls if c.kind in ("write", "edit") and c.outcome.state == OK}
+    lookups: dict[str, int] = {}  # read-only commands that ended as asked, by program: said as counts
+    first_look = 1 << 62
     runs: dict[tuple[str, str], list[Call]] = {}  # the runs of one command in one folder, the whole command alike
     for call in calls:
         command = call.command() if call.kind == "shell" else None
         if command:
-            runs.setdefault((command, _folder(call)), []).append(call)
+            runs.setdefault((command, folder_of(call)), []).append(call)
     lines = {key: command_line(key[0]) for key in runs}
     shown = Counter(lines.values())
     shown_in = Counter((text, key[1]) for key, text in lines.items())  # alike lines in one folder
@@ -310,13 +249,40 @@ def _commands(out: _Items, calls: list[Call]) -> None:
         turns = [t for c in group for t in c.turns]
         states = [c.outcome for c in group]
         bad = any(o.went_wrong for o in states)
-        out.add("recent_actions", K_COMMAND_FAILED if bad else K_COMMAND, COMMAND_FAILED if bad else COMMAND_OK,
+        loop = ""
+        if len(group) >= LOOP_RUNS and not any(group[0].turn < t < last.turn for t in edits):
+            loop = f"; ran {len(group):,} times from turn {out.name(group[0].turn):,} with no file edit between"
+        looked = all(o.state == OK for o in states) and not group[0].findings and looks_only(key[0])
+        if looked:
+            lookups[key[0].split()[0]] = lookups.get(key[0].split()[0], 0) + len(group)
+            first_look = min(first_look, group[0].turn)
+        out.add("recent_actions", K_COMMAND_FAILED if bad else K_COMMAND,
+                COMMAND_FAILED if bad else LOOKUP if looked else COMMAND_OK,
                 last.turn,
-                f"{line} -> {_outcomes(states)}", turns)
+                f"{line} -> {_outcomes(states)}{loop}", turns)
+        found = [c for c in group if c.findings]
+        for n, call in enumerate(found[-2:] if len(found) > 1 and found[0].findings != found[-1].findings
+                                 else found[-1:]):
+            said = "; ".join(quote(f, 170) for f in call.findings)
+            out.add("key_knowledge", K_FINDING, FINDING - (len(found) - n), call.turn,
+                    f"{line} in turn {out.name(call.turn):,} ({call.outcome.text()}) printed: {said}", call.turns)
         for call in group:
             message = commit_message(call.command() or "")
             if message:
                 out.add("artifact_trail", K_COMMIT, COMMIT, call.turn, _commit_line(message, call.outcome), call.turns)
+    _lookups_line(out, lookups, calls)
+
+
+def _lookups_line(out: _Items, lookups: dict[str, int], calls: list[Call]) -> None:
+    """One line with how many read-only lookups each program made (the lines of each rank low)."""
+    if sum(lookups.values()) < LOOKUPS_SAID:
+        return
+    counts = ", ".join(f"{program} {plural(n, 'time')}" for program, n in
+                       sorted(lookups.items(), key=lambda item: (-item[1], item[0])))
+    turns = [c.turn for c in calls if c.kind == "shell" and (c.command() or "").split()[:1]
+             and (c.command() or "").split()[0] in lookups]
+    out.add("recent_actions", K_COMMAND, LOOKUPS, min(turns),
+            f"Read-only lookups (searches, listings, files shown): {counts}", turns[:1] + turns[-1:])
 
 
 def _commit_line(message: str, outcome: Outcome) -> str:
@@ -341,15 +307,6 @@ def _commit_line(message: str, outcome: Outcome) -> str:
 def _in_folder(folder: str) -> str:
     """The words that say which folder a command ran in ("" for the workspace)."""
     return f" (in {code(clean(folder, COMMAND_CHARS))})" if folder else ""
-
-
-def _folder(call: Call) -> str:
-    """The folder a shell call was asked to run in ("": the workspace, as Gemini CLI runs it then)."""
-    for key in ("dir_path", "directory"):
-        value = call.args.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
 
 
 def _outcomes(states: list[Outcome]) -> str:
@@ -385,131 +342,31 @@ def _paths(out: _Items, calls: list[Call], root: str | None, workspace: str | No
         for path in call.paths:
             touched.setdefault((op, path), []).append(call)
             last_named[path] = max(last_named.get(path, -1), call.turn)
-    removals = _removals(calls, workspace) if touched else []
+    removals = shell_removals(calls, workspace) if touched else []
     for (op, path), group in touched.items():
         section = "artifact_trail" if op in ("WROTE", "EDITED", "CREATED") else "file_system_state"
         times = f" ({len(group):,} times)" if len(group) > 1 and section == "artifact_trail" else ""
         changed = section == "artifact_trail"
         shown = _display(path, root)
-        gone = _gone_after(path, last_named[path], removals, workspace, out)
+        gone = gone_after(path, last_named[path], removals, workspace, out.name)
         out.add(section, K_CHANGED if changed else K_READ_PATH, CHANGED if changed else READ_PATH, group[-1].turn,
                 f"{code(shown)}{times}{gone[0]}", [t for c in group for t in c.turns] + gone[1], group=op,
                 relative=shown != path)
+        how = edit_words(group[-1]) if op == "EDITED" else ""
+        if how:  # its own line, with no word of what was done: the quoted words name no file it touched
+            out.add(section, K_CHANGED, CHANGED - 1, group[-1].turn,
+                    f"{code(shown)}: its last change, in turn {out.name(group[-1].turn):,}, as the call put it: {how}",
+                    list(group[-1].turns), relative=shown != path)
+    tools = {_resolve_key(path, workspace) for _, path in touched}
+    for event in final_states(shell_events(calls)):
+        if _resolve_key(event.path, workspace, folder_of(event.call)) in tools:
+            continue  # a file tool's line says it (and a later removal beside it)
+        out.add("artifact_trail", K_SHELL_FILE, SHELL_FILE, event.call.turn,
+                state_words(event, f"{out.name(event.call.turn):,}"), list(event.call.turns))
 
 
-@dataclass(frozen=True)
-class _Removal:
-    """A shell command recorded as ended ok that removed or moved paths away."""
-
-    call: Call
-    verb: str  # "removed" or "moved away"
-    targets: tuple[tuple[str, bool], ...]  # (path resolved, whether what is under it went too)
-
-
-# Only commands whose every part ran when the whole ended ok: parts joined by && and nothing else that
-# decides what runs or where (no ; || | & newline, substitution), and no path that is a pattern.
-_NOT_PLAIN = re.compile(r"[;\n`|$]|(?<![&<>])&(?![&>])")  # not the && between parts, nor 2>&1 or &>
-_PATTERN = re.compile(r"[*?\[\]{}~]")
-_WORKSPACE = "/\0workspace"  # where relative paths are resolved when the session names no workspace
-
-
-def _resolve(path: str, folder: str, workspace: str | None) -> str | None:
-    """``path`` as one absolute path, resolved as Gemini CLI's tools and shell resolve it; None for
-    a pattern, a variable or a home path (what it names is not known)."""
-    if not path or _PATTERN.search(path) or "$" in path:
-        return None
-    base = workspace or _WORKSPACE
-    if folder:
-        if _PATTERN.search(folder) or "$" in folder:
-            return None
-        base = posixpath.join(base, folder)
-    return posixpath.normpath(posixpath.join(base, path))
-
-
-def _removal_targets(words: list[str]) -> tuple[str, list[str], bool] | None:
-    """(verb, paths, recursive) of one simple command that removes or moves paths; None: not one."""
-    program, args = (f"git {words[1]}", words[2:]) if words[:1] == ["git"] and len(words) > 1 else (words[0], words[1:])
-    if program not in ("rm", "git rm", "mv", "git mv"):
-        return None
-    options, paths, ended = [], [], False
-    for arg in args:
-        if not ended and arg == "--":
-            ended = True
-        elif not ended and arg.startswith("-") and arg != "-":
-            options.append(arg)
-        else:
-            paths.append(arg)
-    flags = "".join(o[1:] for o in options if not o.startswith("--"))
-    longs = {o.split("=", 1)[0] for o in options if o.startswith("--")}
-    if program in ("rm", "git rm"):
-        if "i" in flags or "I" in flags or "--interactive" in longs or (program == "git rm" and (
-                "--cached" in longs or "n" in flags or "--dry-run" in longs)):
-            return None  # the file stays (only the index changes), nothing is done, or it asks first
-        recursive = bool({"r", "R"} & set(flags)) or "--recursive" in longs
-        return "removed", paths, recursive
-    if set(flags) & {"n", "u", "i", "k", "t", "T", "b", "S"} or longs - {"--force", "--verbose"}:
-        return None  # it may leave a source where it was, or its arguments are read otherwise
-    return ("moved away", paths[:-1], True) if len(paths) >= 2 else None
-
-
-def _without_redirections(words: list[str]) -> list[str]:
-    """A command's words without its redirections (``2>&1``, ``> log``, ``2>/dev/null``)."""
-    out: list[str] = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-        elif "<" in word or ">" in word:
-            skip = word.endswith((">", "<"))  # the file is the next word
-        else:
-            out.append(word)
-    return out
-
-
-def _removals(calls: list[Call], workspace: str | None) -> list[_Removal]:
-    """Every shell command recorded as ended ok that removed or moved a path, oldest first."""
-    out: list[_Removal] = []
-    for call in calls:
-        command = call.command() if call.kind == "shell" and call.outcome.state == OK else None
-        if not command or not re.search(r"\b(?:rm|mv)\b", command) or _NOT_PLAIN.search(command):
-            continue
-        for part in command.split("&&"):
-            try:
-                words = shlex.split(part)
-            except ValueError:
-                break
-            words = _without_redirections(words)
-            while words and re.fullmatch(r"[A-Za-z_]\w*=\S*", words[0]):
-                words = words[1:]
-            if not words:
-                break
-            if words[0] in ("cd", "pushd", "popd", "sudo", "exec", "command", "builtin", "eval", "source", "."):
-                break  # what follows runs elsewhere, or as something else
-            found = _removal_targets(words)
-            if found is None:
-                continue
-            verb, paths, recursive = found
-            targets = tuple((r, recursive) for r in (_resolve(p, _folder(call), workspace) for p in paths) if r)
-            if targets:
-                out.append(_Removal(call, verb, targets))
-    return out
-
-
-def _gone_after(path: str, after: int, removals: list[_Removal], workspace: str | None,
-                out: _Items) -> tuple[str, list[int]]:
-    """The words saying that a later command removed or moved ``path`` away, and its turns; ("", [])."""
-    resolved = _resolve(path, "", workspace)
-    if resolved is None:
-        return "", []
-    for removal in removals:
-        if removal.call.turn <= after:
-            continue
-        for target, below in removal.targets:
-            if resolved == target or (below and resolved.startswith(target.rstrip("/") + "/")):
-                command = removal.call.command() or ""
-                return (f" ({removal.verb} later by {code(command_line(command))} in turn "
-                        f"{out.name(removal.call.turn):,})", list(removal.call.turns))
-    return "", []
+def _resolve_key(path: str, workspace: str | None, folder: str = "") -> str:
+    return resolve(path, folder, workspace) or path
 
 
 _MAIN_ARGS = ("query", "url", "pattern", "prompt", "fact")
@@ -524,7 +381,7 @@ def _identity(call: Call) -> str:
     the same folder (the ``description`` the model writes beside each run says nothing of what ran)."""
     command = call.command() if call.kind == "shell" else None
     if command:
-        return f"{call.name} {json.dumps([command, _folder(call)], ensure_ascii=False)}"
+        return f"{call.name} {json.dumps([command, folder_of(call)], ensure_ascii=False)}"
     return f"{call.name} {json.dumps(call.args, sort_keys=True, ensure_ascii=False, default=str)}"
 
 
@@ -537,7 +394,7 @@ def _subject(call: Call, root: str | None) -> tuple[str, bool]:
     """What a call did, in a few words, and whether that names a path relative to ``root``."""
     command = call.command() if call.kind == "shell" else None
     if command:
-        return code(command_line(command)) + _in_folder(_folder(call)), False
+        return code(command_line(command)) + _in_folder(folder_of(call)), False
     paths = call.paths
     if paths:
         shown = _display(paths[0], root)
@@ -566,7 +423,9 @@ def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
         fixed = again or other
         subject, relative = _subject(call, root)
         text = f"{subject} {outcome.text()}"
-        if outcome.tail:
+        if call.said and call.said != outcome.tail and call.said not in outcome.detail:
+            text += f"; its output says {quote(call.said, 160)}"
+        elif outcome.tail:
             text += f"; its output ended {quote(outcome.tail, 160)}"
         if again:
             text += "; a later run of it (the same arguments) succeeded"
@@ -607,6 +466,9 @@ def _others(out: _Items, digest: Digest, root: str | None) -> None:
         if any(c.turn > call.turn for c in digest.calls) or any(p.turn > call.turn for p in digest.prompts):
             text += " (none was recorded, though the session went on after it)"
         out.add("task_state", K_PENDING, PENDING, call.turn, text, call.turns, relative=relative)
+    for n, reason in enumerate(digest.reasons[-REASONS:]):
+        out.add("key_knowledge", K_REASON, REASON + n, reason.turn,
+                f"The agent said in turn {out.name(reason.turn):,}: {quote(reason.text, 300)}", [reason.turn])
     if digest.agent_last is not None:
         last: Prompt = digest.agent_last
         later = sum(1 for c in digest.calls if c.turn > last.turn)  # model turns of tool calls only, no text

@@ -25,20 +25,29 @@ session context names travel beside the history in a ``ToolStatuses`` map
 given to the constructor.  An earlier ``<state_snapshot>`` is merged section
 by section: its lines are kept while they fit.
 
-The snapshot is at most 15% of the estimated tokens it replaces, on any
-history (an earlier snapshot in it included), and never more than
-``CEILING_TOKENS`` (65,536): the longest answer Gemini 2.5 and 3 models give,
-so never a snapshot a model could not have written.  Past that a digest stops
-being a memory an agent can use: on a 10-million-token recording, 15% would be
-a snapshot larger than the whole window.  Whole lines are chosen by
+The snapshot takes 15% of the estimated tokens it replaces (an earlier
+snapshot in them included), and never more than ``CEILING_TOKENS`` (65,536):
+the longest answer Gemini 2.5 and 3 models give, so never a snapshot a model
+could not have written.  Past that a digest stops being a memory an agent
+can use: on a 10-million-token recording, 15% would be a snapshot larger
+than the whole window.  Where 15% cannot hold what an agent needs to carry
+on (the goal, the requests, the user's rules, an earlier snapshot's lines,
+open failures, what changed and what commands found), the budget grows to
+what those take (``room``), never past Gemini CLI's own rule (a snapshot
+smaller than what it replaces: at most ``RULE_MARGIN`` of it); where even
+that would leave out the goal, the latest request or most of the rules and
+earlier snapshot, the summariser fails saying so rather than write a snapshot
+that forgets them (``grow=False`` keeps the plain 15%).  Whole lines are chosen by
 priority until that budget is spent; a line is never cut to fit, a line
 that does not fit is left out, and a section with no line is left out.
 What goes first when the budget is short, in order (oldest first within
 each): the agent's last words, failures a later run fixed, earlier
 requests, web lookups, calls of other tools, paths that were only read,
 listed or searched, commands that did not fail, then failed commands,
-commits, changed paths, failures, memory, a call without its result, the
-plan, the user's constraints, the earlier snapshot's lines (a constraint
+the agent's stated reasons, commits, files the shell changed, changed paths
+(and how an edit changed each), what commands found, failures, memory, a
+call without its result, the latest request's status, the plan, the user's
+constraints, the earlier snapshot's lines (a constraint
 the user gave since it outlasts them), the latest
 request, and last the goal (lines that name the focus instruction's words
 rank higher).  A path shown relative to the "path base" line
@@ -60,17 +69,37 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.compaction import snapshot as snap
-from inspector.compaction.prompts import FOCUS_HEADING, SECTIONS, VERIFY_REQUEST, is_request_text
+from inspector.compaction.prompts import (
+    FOCUS_HEADING,
+    GEMINI_CLI_ACKNOWLEDGEMENT,
+    SECTIONS,
+    VERIFY_REQUEST,
+    is_request_text,
+)
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import NO_ROOM, SummariserError, env_secrets, mask_secrets
 from inspector.compaction.summarisers.digest import collect
-from inspector.compaction.summarisers.lines import K_ROOT, Item, build_items, focus_words
+from inspector.compaction.summarisers.lines import (
+    K_GOAL,
+    K_LATEST,
+    K_PREVIOUS,
+    K_ROOT,
+    K_RULE,
+    Item,
+    build_items,
+    focus_words,
+)
+from inspector.format import plural
 from inspector.progress import SILENT, Reporter
 from inspector.tokens import estimate_contents, text_quarters
 
 RATIO = 0.15
 CEILING_TOKENS = 65_536  # the most a Gemini 2.5 / 3 model writes in one answer (maxOutputTokens)
 DRAFT_SHARE = 0.8
+# At the rule's limit, a snapshot that would leave out the goal or the latest request, or most of these, is refused.
+CORE_KINDS = frozenset({K_GOAL, K_LATEST, K_RULE, K_PREVIOUS})
+MUST_KEEP = 775  # lines.SHELL_FILE and above: what the budget grows to hold (``room``)
+RULE_MARGIN = 0.9  # of the tokens replaced: the most a grown budget takes
 
 
 def render(items: Sequence[Item]) -> tuple[str, tuple[snap.LineSource, ...]]:
@@ -209,6 +238,38 @@ def budget_quarters(history: Sequence[dict[str, Any]], ratio: float = RATIO, tok
     return min(int(replaced * 4 * ratio), CEILING_TOKENS * 4)
 
 
+@dataclass(frozen=True)
+class Room:
+    """The budget a history gets (quarter tokens), and why."""
+
+    budget: int
+    needed: int  # what the lines an agent needs to carry on take (``MUST_KEEP``), with the frame
+    cap: int  # the most a grown budget may take: Gemini CLI's rule, at most ``CEILING_TOKENS``
+    ruled: bool  # the cap is Gemini CLI's rule (not the ceiling)
+
+    @property
+    def short(self) -> bool:
+        """Whether even the most the rule allows cannot hold what an agent needs."""
+        return self.ruled and self.needed > self.cap
+
+
+def room(items: Sequence[Item], budget: int, replaced_tokens: int) -> Room:
+    """The budget, grown where it cannot hold what an agent needs to carry on (``MUST_KEEP``: the goal, the
+    latest request, the user's rules, failures no later run fixed, a call without its result; and every
+    line of an earlier snapshot): up to what those take, never past Gemini CLI's rule (the snapshot and the model's
+    acknowledgement together no larger than the turns they replace, with ``RULE_MARGIN`` for the
+    estimate) nor ``CEILING_TOKENS``."""
+    must = [it.priority for it in items if it.priority >= MUST_KEEP or it.kind == K_PREVIOUS]
+    floor = min(must, default=MUST_KEEP)  # ``fit`` takes lines by priority: all above the lowest it must keep
+    tally = _Tally()
+    for item in items:
+        if item.priority >= floor:
+            tally.add(item)
+    rule = int(replaced_tokens * 4 * RULE_MARGIN) - text_quarters(GEMINI_CLI_ACKNOWLEDGEMENT)
+    cap = min(rule, CEILING_TOKENS * 4)
+    return Room(max(budget, min(tally.quarters, cap)), tally.quarters, cap, rule <= CEILING_TOKENS * 4)
+
+
 def split_request(contents: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], str | None, str | None, str]:
     """(history, draft or None, focus or None, mode) from a call's contents."""
     items = list(contents)
@@ -253,6 +314,7 @@ class _Run:
     history: list[dict[str, Any]]  # held so that the ids in ``key`` stay theirs
     items: list[Item]
     budget: int
+    room: Room
     draft_text: str = ""
     full: list[Item] | None = None  # the items that fit the whole budget (both calls use them)
 
@@ -280,8 +342,10 @@ class OfflineSummariser:
         statuses: ToolStatuses = NO_STATUSES,
         reporter: Reporter = SILENT,
         ratio: float = RATIO,
+        grow: bool = True,
     ) -> None:
         self.model = model
+        self.grow = grow  # let the budget grow to hold what an agent needs (``room``); off until its tests are in
         self.statuses = statuses
         self.reporter = reporter
         self.ratio = ratio
@@ -317,6 +381,17 @@ class OfflineSummariser:
                 f"the snapshot ({self.ratio:.0%}), less than even an empty one takes ({FRAME / 4:,.1f})",
                 kind=NO_ROOM)
         full = run.fitted()
+        if self.grow and run.room.short:
+            kept = {id(it) for it in full}
+            core = [it for it in run.items if it.kind in CORE_KINDS]
+            lost = [it for it in core if id(it) not in kept]
+            if any(it.kind in (K_GOAL, K_LATEST) for it in lost) or 2 * len(lost) > len(core):
+                raise SummariserError(
+                    f"the goal, the requests, the user's rules and an earlier snapshot's lines take "
+                    f"{run.room.needed / 4:,.0f} tokens with the open failures; a snapshot of these "
+                    f"{run.room.cap / 4 / RULE_MARGIN:,.0f} tokens may take at most {run.room.cap / 4:,.0f} (it must "
+                    f"be smaller than what it replaces), and would leave out {plural(len(lost), 'of those line')}: "
+                    "compaction refused rather than forget them", kind=NO_ROOM)
         if run.items and not full:
             shortest = min((_Tally().cost(item) for item in run.items if not item.relative), default=0)
             raise SummariserError(
@@ -349,6 +424,8 @@ class OfflineSummariser:
 
         digest = collect(history, self.statuses, tick)
         reporter.report("offline digest", total, total)
+        items = build_items(digest, focus, self.names)
         budget = budget_quarters(history, self.ratio, self.tokens)
-        self._run = _Run(key, history, build_items(digest, focus, self.names), budget)
+        grown = room(items, budget, estimate_contents(history) if self.tokens is None else self.tokens)
+        self._run = _Run(key, history, items, grown.budget if self.grow else budget, grown)
         return self._run

@@ -17,6 +17,7 @@ from textual.widgets import Footer, Input, Label, ProgressBar, Select, Static
 
 from inspector.format import Literal, plural, visible
 from inspector.progress import Progress
+from inspector.quality.forgetting import Forgetting
 from inspector.tui.running import STRATEGIES, RunOptions, parse_target
 from inspector.tui.widgets.text_field import TextField
 
@@ -81,6 +82,35 @@ class ConfirmScreen(DialogScreen[bool]):
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
+
+
+def forgetting_text(forgets: Forgetting | None) -> Text:
+    """The apply question's line on what the snapshot forgets (the independent check's recall)."""
+    if forgets is None:
+        return Text("")
+    return Text(forgets.sentence() + "\n", style="bold red" if forgets.below else "")
+
+
+class ForgettingScreen(ConfirmScreen):
+    """The second question, under the recall threshold: only ``y`` applies (Enter does not), so a
+    confirmation typed ahead does not answer it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Apply anyway", id="forget.yes", tooltip="apply and forget these facts"),
+        Binding("n,escape,enter", "answer(False)", "No", id="forget.no", tooltip="do nothing"),
+    ]
+
+    def __init__(self, forgets: Forgetting) -> None:
+        body = Text.assemble((f"It {forgets.refusal().removeprefix('the snapshot ')}.\n", "bold red"),
+                             forgets.sentence())
+        super().__init__("Apply although it forgets this?", body)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text(self.title_text, style="bold"), markup=False)
+            yield Static(Literal(self.body), id="confirm-body", markup=False)
+            yield Static(Text("y: apply anyway    n / Esc / Enter: no", style="dim"), markup=False)
+        yield Footer()
 
 
 class FocusScreen(DialogScreen[RunOptions | None]):

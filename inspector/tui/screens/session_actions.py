@@ -18,13 +18,14 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.context import Verdict
 from inspector.format import before_after, turn_span
+from inspector.quality.forgetting import forgetting
 from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
 from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, Reverted
 from inspector.tui.preview import Preview
 from inspector.tui.running import STRATEGIES, RunOptions, run_one, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
-from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, RunningScreen
+from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, ForgettingScreen, RunningScreen, forgetting_text
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
 from inspector.tui.widgets.status_line import StatusLine
@@ -232,9 +233,12 @@ class SessionActions(InspectorScreen):
         if refusal is not None:
             self.notify(refusal, title="Not applied", severity="warning")
             return
+        facts = preview.result.facts
+        forgets = forgetting(facts) if facts is not None else None
         body = Text.assemble(
             (self.path.name, "bold"), "\n",
             "estimate: ", (preview.tokens_text(), "bold"), "\n",
+            forgetting_text(forgets),
             (f"{note}\n" if (note := preview.before_note()) else "", "dim"),
             preview.what_it_does(), "\n",
             saving_text(preview.source.analysis if preview.source else None, *preview.tokens),  # tui/cost_lines.py
@@ -244,6 +248,16 @@ class SessionActions(InspectorScreen):
         def answered(yes: bool | None) -> None:
             self._apply_dialog = None
             if yes and (refusal := preview.refusal()) is not None:  # it went stale while asked
+                self.notify(refusal, title="Not applied", severity="warning")
+            elif yes and forgets is not None and forgets.below:  # under the recall threshold: asked twice
+                self._apply_dialog = ForgettingScreen(forgets)
+                self.app.push_screen(self._apply_dialog, callback=answered_again)
+            elif yes:
+                self.apply_preview(preview)
+
+        def answered_again(yes: bool | None) -> None:
+            self._apply_dialog = None
+            if yes and (refusal := preview.refusal()) is not None:
                 self.notify(refusal, title="Not applied", severity="warning")
             elif yes:
                 self.apply_preview(preview)
