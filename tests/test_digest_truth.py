@@ -16,7 +16,8 @@ from typing import Any
 
 from inspector.compaction import snapshot as snap
 from inspector.compaction.prompts import anchor_text
-from inspector.compaction.summarisers.lines import AS_OF_PREVIOUS, ROOT_WORDS, commit_message, lead
+from inspector.compaction.summarisers.items import AS_OF_PREVIOUS, ROOT_WORDS
+from inspector.compaction.summarisers.lines import commit_message, lead
 from inspector.compaction.summarisers.offline import OfflineSummariser
 
 ROOMY = 50.0

@@ -25,7 +25,7 @@ from inspector.compaction.request import compaction_context, compaction_request
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.strategies import run_request
 from inspector.compaction.summarisers.base import SummariserError
-from inspector.compaction.summarisers.lines import AS_OF_PREVIOUS, ROOT_WORDS, TIME_BOUND
+from inspector.compaction.summarisers.items import AS_OF_PREVIOUS, ROOT_WORDS, TIME_BOUND
 from inspector.compaction.summarisers.offline import RULE_MARGIN, OfflineSummariser
 from inspector.progress import Cancelled, Progress, Reporter
 from inspector.quality.grade import mentions
@@ -191,7 +191,7 @@ async def test_where_even_gemini_clis_rule_cannot_hold_what_an_agent_needs_the_c
     history = [{"role": "user", "parts": [{"text": ask}]}, {"role": "model", "parts": [{"text": "Understood."}]},
                {"role": "user", "parts": [{"text": "Thanks, go on."}]},
                {"role": "model", "parts": [{"text": "On it."}]}]
-    result = await compress(history, OfflineSummariser(), force=True, split=2)
+    result = await compress(history, OfflineSummariser(), CompressOptions(force=True, split=2))
     assert result.status is CompressionStatus.COMPRESSION_FAILED_SUMMARISER_ERROR, result.status
     assert "compaction refused rather than forget them" in result.message
     assert "must be smaller than what it replaces" in result.message

@@ -15,7 +15,7 @@ import pytest
 
 from inspector.cli import main
 from inspector.compaction import snapshot as snap
-from inspector.compaction.summarisers.lines import ROOT_WORDS
+from inspector.compaction.summarisers.items import ROOT_WORDS
 from tests.test_snapshot_truth import Recording, line_with, shell, shell_text
 
 

@@ -46,7 +46,7 @@ from inspector.compaction.outcomes import FAILED, error_field, result_text, shel
 from inspector.compaction.pairs import Pairing
 from inspector.compaction.prompts import is_earlier_snapshot, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
-from inspector.compaction.summarisers.lines import ROOT_WORDS
+from inspector.compaction.summarisers.items import ROOT_WORDS
 from inspector.progress import SILENT, Reporter
 from inspector.session.figures import pair_key
 

@@ -17,8 +17,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 
 from inspector.compaction import snapshot as snap
 from inspector.compaction.outcomes import CANCELLED, FAILED, NOT_AS_ASKED, OK, TERMINATED, UNKNOWN, Outcome
@@ -26,6 +25,57 @@ from inspector.compaction.prompts import SECTIONS
 from inspector.compaction.summarisers.artifacts import edit_words, final_states, shell_events, state_words
 from inspector.compaction.summarisers.digest import Call, Digest, Prompt
 from inspector.compaction.summarisers.findings import looks_only
+from inspector.compaction.summarisers.items import (
+    AGENT,
+    AS_OF_PREVIOUS,
+    CHANGED,
+    COMMAND_FAILED,
+    COMMAND_OK,
+    COMMIT,
+    FAILURE,
+    FINDING,
+    FIXED,
+    GOAL,
+    K_AGENT,
+    K_CHANGED,
+    K_COMMAND,
+    K_COMMAND_FAILED,
+    K_COMMIT,
+    K_FAILURE,
+    K_FINDING,
+    K_FIXED,
+    K_MEMORY,
+    K_OTHER_TOOL,
+    K_PENDING,
+    K_PLAN,
+    K_PREVIOUS,
+    K_READ_PATH,
+    K_REASON,
+    K_ROOT,
+    K_SHELL_FILE,
+    K_WEB,
+    LOOKUP,
+    LOOKUPS,
+    LOOKUPS_SAID,
+    LOOP_RUNS,
+    MEMORY,
+    OTHER_TOOL,
+    PENDING,
+    PLAN,
+    PREVIOUS,
+    PREVIOUS_RULE,
+    PREVIOUS_STATE,
+    READ_PATH,
+    REASON,
+    REASONS,
+    ROOT,
+    ROOT_WORDS,
+    SHELL_FILE,
+    TIME_BOUND,
+    WEB,
+    Item,
+    Items,
+)
 from inspector.compaction.summarisers.removals import folder_of, gone_after, path_root, resolve, shell_removals
 from inspector.compaction.summarisers.requests import requests
 from inspector.compaction.summarisers.words import (
@@ -44,83 +94,12 @@ from inspector.compaction.summarisers.words import (
 )
 from inspector.format import plural
 
-__all__ = ["AS_OF_PREVIOUS", "ROOT_WORDS", "TIME_BOUND", "Item", "build_items", "clean", "code", "command_line",
-           "commit_message", "focus_words", "lead", "neutral", "quote", "rule_sentences"]
-
-# Tiers: higher stays longer when the budget is short.
-GOAL, LATEST, RULE, ROOT = 1000, 950, 910, 990
-PREVIOUS, PREVIOUS_RULE, PREVIOUS_STATE = 900, 920, 640
-TIME_BOUND = frozenset({"task_state", "recent_actions"})  # sections that say where the work stood
-AS_OF_PREVIOUS = "As the earlier snapshot had it:"
-PLAN, PENDING, MEMORY, FAILURE = 860, 850, 820, 800
-CHANGED, COMMIT, COMMAND_FAILED, COMMAND_OK = 780, 760, 700, 650
-OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
-EARLIER, SINCE_PREVIOUS = 601, 921  # the lowest: newer requests rank higher, below the next tier up
-RULE_SINCE = LATEST - 1  # a rule said since an earlier snapshot: above all it carried (it may undo its rules)
-FIXED, AGENT = 300, 200
-SHELL_FILE = 775  # a file the shell made, moved or deleted: beside the changed paths
-STATUS = 855  # the latest request's status: below the rules and the earlier snapshot, above the plan
-REASON, REASONS = 740, 6  # the agent's stated reasons and decisions: the newest six
-LOOKUP, LOOKUPS, LOOKUPS_SAID = 590, 655, 3  # a read-only command's line; the count of them; said from 3 on
-FINDING, LOOP_RUNS = 790, 5  # what a command printed; a command run this often with no edit between is a loop
-FOCUS_BONUS, FOCUS_CAP = 250, 940
-
-# What each item states, in the words the budget report uses (``offline.fit`` drops the lowest tiers first).
-K_GOAL, K_LATEST, K_RULE, K_ROOT, K_PREVIOUS = "goal", "latest request", "constraint", "path base", "earlier snapshot"
-K_PLAN, K_PENDING, K_MEMORY, K_FAILURE = "plan", "call without result", "memory", "failure"
-K_CHANGED, K_COMMIT, K_COMMAND_FAILED, K_COMMAND = "changed path", "commit", "failed command", "command"
-K_OTHER_TOOL, K_READ_PATH, K_WEB = "other tool", "read/listed/searched path", "web lookup"
-K_EARLIER, K_AGENT, K_FIXED = "earlier request", "agent's last words", "fixed failure"
-K_FINDING, K_REASON, K_STATUS = "command finding", "agent's reason", "request status"
-K_SHELL_FILE = "file the shell changed"
-# The "path base" line (it sits in file_system_state, after artifact_trail and key_knowledge, which use it too).
-ROOT_WORDS = "In this snapshot, a path in backticks without a leading `/` is relative to"
-
-
-@dataclass(frozen=True)
-class Item:
-    section: str
-    priority: int
-    seq: int  # reading order within the section
-    text: str
-    turns: tuple[int, ...]
-    group: str = ""  # items of one group share a line: "<group>: a; b"
-    focused: bool = False
-    kind: str = ""  # what it states (``K_*``)
-    relative: bool = False  # names a path relative to the "path base" line: useless without it
-
-
-class _Items:
-    def __init__(self, focus: str | None, names: Sequence[int | None]) -> None:
-        self.items: list[Item] = []
-        self.focus = focus_words(focus)
-        self.names = names
-        self._seen: set[tuple[str, str, str]] = set()
-
-    def name(self, turn: int) -> int:
-        """How a line's text names turn ``turn`` of the digested history: its number as recorded
-        (``names``, where the history is not the recorded one: staged stages drop turns)."""
-        found = self.names[turn] if 0 <= turn < len(self.names) else None
-        return turn if found is None else found
-
-    def add(self, section: str, kind: str, priority: int, turn: int, text: str, turns: Iterable[int],
-            group: str = "", *, relative: bool = False) -> None:
-        text = neutral(text)  # every piece of history text in it, whatever made the line
-        key = (section, group, snap.normalise_line(text))
-        if not text or key in self._seen:
-            return
-        self._seen.add(key)
-        low = text.lower()
-        focused = bool(self.focus) and any(w in low for w in self.focus)
-        if focused:
-            priority = max(priority, min(priority + FOCUS_BONUS, FOCUS_CAP))
-        self.items.append(Item(section, priority, turn * 64 + len(self.items) % 64, text,
-                               tuple(sorted(set(turns))), group, focused, kind, relative))
-
+__all__ = ["Item", "build_items", "clean", "code", "command_line", "commit_message", "focus_words", "lead", "neutral",
+           "quote", "rule_sentences"]
 
 def build_items(digest: Digest, focus: str | None = None, names: Sequence[int | None] = ()) -> list[Item]:
     """Every line the digest may write; ``names``: the recorded turn each digested turn is (none: the same)."""
-    out = _Items(focus, names)
+    out = Items(focus, names)
     _previous(out, digest)
     requests(out, digest)
     root = path_root(digest.calls)
@@ -136,7 +115,7 @@ def build_items(digest: Digest, focus: str | None = None, names: Sequence[int | 
     return out.items
 
 
-def _previous(out: _Items, digest: Digest) -> None:
+def _previous(out: Items, digest: Digest) -> None:
     previous, turn = digest.previous, digest.previous_turn
     if previous is None or turn is None:
         return
@@ -221,7 +200,7 @@ def _display(path: str, root: str | None) -> str:
     return path
 
 
-def _commands(out: _Items, calls: list[Call]) -> None:
+def _commands(out: Items, calls: list[Call]) -> None:
     edits = {c.turn for c in calls if c.kind in ("write", "edit") and c.outcome.state == OK}
     lookups: dict[str, int] = {}  # read-only commands that ended as asked, by program: said as counts
     first_look = 1 << 62
@@ -273,7 +252,7 @@ def _commands(out: _Items, calls: list[Call]) -> None:
     _lookups_line(out, lookups, calls)
 
 
-def _lookups_line(out: _Items, lookups: dict[str, int], calls: list[Call]) -> None:
+def _lookups_line(out: Items, lookups: dict[str, int], calls: list[Call]) -> None:
     """One line with how many read-only lookups each program made (the lines of each rank low)."""
     if sum(lookups.values()) < LOOKUPS_SAID:
         return
@@ -329,7 +308,7 @@ _OPS = {"read": ("file_system_state", "READ"), "list": ("file_system_state", "LI
         "write": ("artifact_trail", "WROTE"), "edit": ("artifact_trail", "EDITED")}
 
 
-def _paths(out: _Items, calls: list[Call], root: str | None, workspace: str | None = None) -> None:
+def _paths(out: Items, calls: list[Call], root: str | None, workspace: str | None = None) -> None:
     touched: dict[tuple[str, str], list[Call]] = {}
     last_named: dict[str, int] = {}  # a path -> the last turn a call that went as asked named it
     for call in calls:
@@ -403,7 +382,7 @@ def _subject(call: Call, root: str | None) -> tuple[str, bool]:
     return (f"{code(call.name)} {quote(arg, 120)}" if arg else code(call.name)), False
 
 
-def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
+def _failures(out: Items, calls: list[Call], root: str | None) -> None:
     if not any(call.outcome.went_wrong for call in calls):
         return
     last_ok: dict[str, int] = {}
@@ -435,7 +414,7 @@ def _failures(out: _Items, calls: list[Call], root: str | None) -> None:
                 call.turns, relative=relative)
 
 
-def _others(out: _Items, digest: Digest, root: str | None) -> None:
+def _others(out: Items, digest: Digest, root: str | None) -> None:
     for call in digest.calls:
         args = call.args
         if call.kind in ("memory", "web_search", "fetch") and call.outcome.state in NOT_AS_ASKED:
@@ -477,7 +456,7 @@ def _others(out: _Items, digest: Digest, root: str | None) -> None:
         out.add("recent_actions", K_AGENT, AGENT, last.turn, f"{said}: {lead(last.text, 200)}", [last.turn])
 
 
-def _plan(out: _Items, call: Call) -> None:
+def _plan(out: Items, call: Call) -> None:
     todos = call.args.get("todos")
     for i, todo in enumerate(todos if isinstance(todos, list) else []):
         if isinstance(todo, dict) and isinstance(todo.get("description"), str):

@@ -79,16 +79,8 @@ from inspector.compaction.prompts import (
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.summarisers.base import NO_ROOM, SummariserError, env_secrets, mask_secrets
 from inspector.compaction.summarisers.digest import collect
-from inspector.compaction.summarisers.lines import (
-    K_GOAL,
-    K_LATEST,
-    K_PREVIOUS,
-    K_ROOT,
-    K_RULE,
-    Item,
-    build_items,
-    focus_words,
-)
+from inspector.compaction.summarisers.items import K_GOAL, K_LATEST, K_PREVIOUS, K_ROOT, K_RULE, Item
+from inspector.compaction.summarisers.lines import build_items, focus_words
 from inspector.format import plural
 from inspector.progress import SILENT, Reporter
 from inspector.tokens import estimate_contents, text_quarters

@@ -16,9 +16,24 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import TYPE_CHECKING
 
 from inspector.compaction.summarisers.digest import Digest, Prompt
+from inspector.compaction.summarisers.items import (
+    COMMAND_OK,
+    EARLIER,
+    GOAL,
+    K_EARLIER,
+    K_GOAL,
+    K_LATEST,
+    K_RULE,
+    K_STATUS,
+    LATEST,
+    RULE,
+    RULE_SINCE,
+    SINCE_PREVIOUS,
+    STATUS,
+    Items,
+)
 from inspector.compaction.summarisers.words import (
     GIVE_UP,
     TAKE_BACK,
@@ -31,9 +46,6 @@ from inspector.compaction.summarisers.words import (
     substantial,
 )
 from inspector.format import plural
-
-if TYPE_CHECKING:
-    from inspector.compaction.summarisers.lines import _Items
 
 WHOLE_CHARS = 600  # a request up to this long is quoted whole: its most specific part is often in its middle
 _TASK_FILE = re.compile(r"\.(?:md|markdown|txt|rst)$", re.I)
@@ -51,7 +63,7 @@ def _task_files(digest: Digest, prompt: Prompt, until: int) -> list[tuple[str, i
     return out[:3]
 
 
-def _files_words(out: _Items, files: list[tuple[str, int, str, tuple[int, ...]]]) -> str:
+def _files_words(out: Items, files: list[tuple[str, int, str, tuple[int, ...]]]) -> str:
     """"; the text file the agent took in next: `TASK.md` (turn 3), which begins "..."" (where the task
     may be written; no word of what was done to a file, so the quoted words name none it touched)."""
     said = [f"{code(posixpath.basename(p))} (turn {out.name(t):,})" + (f", which begins {quote(first, 160)}"
@@ -60,7 +72,7 @@ def _files_words(out: _Items, files: list[tuple[str, int, str, tuple[int, ...]]]
              "next: ") + ", ".join(said))
 
 
-def _status(out: _Items, digest: Digest, prompt: Prompt) -> tuple[str, list[int]]:
+def _status(out: Items, digest: Digest, prompt: Prompt) -> tuple[str, list[int]]:
     """What the record shows after the latest request, in its words."""
     calls = [c for c in digest.calls if c.turn > prompt.turn]
     last = digest.agent_last
@@ -77,22 +89,7 @@ def _status(out: _Items, digest: Digest, prompt: Prompt) -> tuple[str, list[int]
     return f"in progress: {made} after it, the last in turn {out.name(final.turn):,}", [final.turn]
 
 
-def requests(out: _Items, digest: Digest) -> None:
-    from inspector.compaction.summarisers.lines import (
-        COMMAND_OK,
-        EARLIER,
-        GOAL,
-        K_EARLIER,
-        K_GOAL,
-        K_LATEST,
-        K_RULE,
-        K_STATUS,
-        LATEST,
-        RULE,
-        RULE_SINCE,
-        SINCE_PREVIOUS,
-        STATUS,
-    )
+def requests(out: Items, digest: Digest) -> None:
 
     prompts = digest.prompts
     if not prompts:
