@@ -5,14 +5,14 @@
 Writes ``--sessions`` JSONL recordings (deterministic: prompts, replies, tool
 calls with their results, in about 40 projects) under a temporary
 ``.gemini/tmp``, then times, each as the app and ``session-inspector search``
-run it (``inspector.search``):
+run it (``inspector.search.index``):
 
 * cold: the on-disk index built from nothing (every file read);
 * warm: the same files again (a stat each, nothing read);
 * one changed: one session appended to, then brought up to date;
 * queries: a rare word, a common word, two words, a word with a short one
   (median of 7 runs each, hits counted);
-* the session list: every file read and arranged (``inspector.catalog``), for scale.
+* the session list: every file read and arranged (``inspector.catalog.listing``), for scale.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from inspector.catalog import catalog, find_files
-from inspector.search import SearchIndex
+from inspector.catalog.listing import catalog, find_files
+from inspector.search.index import SearchIndex
 
 WORDS = (
     "parser", "config", "build", "deploy", "cache", "token", "window", "history", "split", "budget", "model",

@@ -8,7 +8,6 @@ from rich.text import Text
 from inspector.analysis import Analysis, turn_kind
 from inspector.commands.output import Fields, terminal_console
 from inspector.compaction.masking import MaskingPlan
-from inspector.cost import SessionCost, session_words
 from inspector.deciding import estimate_gap
 from inspector.format import (
     USAGE_HEADER,
@@ -23,6 +22,7 @@ from inspector.format import (
     usage_text,
     visible,
 )
+from inspector.pricing.cost import SessionCost, session_words
 from inspector.session import Session
 from inspector.settings import ConfiguredModel, Threshold
 

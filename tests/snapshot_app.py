@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from textual.screen import Screen
 
-from inspector.catalog import Candidate
+from inspector.catalog.candidate import Candidate
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen

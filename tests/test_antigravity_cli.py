@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inspector.antigravity.catalog import transcript_candidates
-from inspector.catalog import catalog
+from inspector.catalog.listing import catalog
 from inspector.cli import main
 from scripts.make_antigravity_sample import BROKEN, sample_lines, write
 

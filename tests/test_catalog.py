@@ -1,4 +1,4 @@
-"""The session list follows /resume's rules (inspector.catalog), on real files in a temporary GEMINI_CLI_HOME."""
+"""The session list follows /resume's rules (catalog.listing), on real files in a temporary GEMINI_CLI_HOME."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.catalog import catalog, find_files, folder_name_for, short_project, subagent_files
+from inspector.catalog.listing import catalog, find_files, folder_name_for, short_project, subagent_files
 from tests.test_tui_list import write_session
 
 
@@ -135,7 +135,7 @@ def test_what_is_not_listed_is_counted_by_why(chats: Path) -> None:
 
 
 def test_relative_times() -> None:
-    from inspector.catalog import relative_time
+    from inspector.catalog.listing import relative_time
 
     now = 1_800_000_000.0
     assert [relative_time(now - ago, now) for ago in (5, 300, 7200, 90_000, 5 * 86_400)] == [
@@ -146,7 +146,7 @@ def test_relative_times() -> None:
 def test_the_project_is_named_by_its_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import hashlib
 
-    from inspector.projects import folder_label, read_registry
+    from inspector.catalog.projects import folder_label, read_registry
 
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path))
     old = "/home/ana/old-shop"
@@ -168,7 +168,7 @@ def test_the_project_is_named_by_its_folder(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_the_resume_command_is_gemini_cli_s() -> None:
-    from inspector.projects import resume_command
+    from inspector.catalog.projects import resume_command
 
     assert resume_command("9d41b7e2-55c0", "/home/ana/my shop") == \
         "cd '/home/ana/my shop' && gemini --resume 9d41b7e2-55c0"
@@ -177,7 +177,7 @@ def test_the_resume_command_is_gemini_cli_s() -> None:
 
 
 def test_delete_moves_aside_and_puts_back(tmp_path: Path) -> None:
-    from inspector.trash import TrashError, move_aside, put_back
+    from inspector.catalog.trash import TrashError, move_aside, put_back
 
     chats = tmp_path / "chats"
     session = chats / "session-a.jsonl"

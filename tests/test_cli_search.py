@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from inspector import cli
-from inspector.search import SearchIndex, default_index_path, session_turns
+from inspector.search.index import SearchIndex, default_index_path, session_turns
 from inspector.session import load
 from tests.test_tui_list import write_session
 
@@ -56,7 +56,7 @@ def test_text_output_shows_session_text_literally(home: Path, capsys: pytest.Cap
 
 def test_unchanged_files_are_not_read_again(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["search", "quokka"]) == 0
-    from inspector.catalog import find_files
+    from inspector.catalog.listing import find_files
 
     with SearchIndex(default_index_path()) as index:
         assert index.update(find_files()).read == 0  # the first search indexed both

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector import cli
-from inspector.cost import CostSwitch, price_usage, prompt_saving, resolve_cost, session_cost
+from inspector.pricing.cost import CostSwitch, price_usage, prompt_saving, resolve_cost, session_cost
 from tests.test_masking import write_session
 
 GEMINI = ["gemini-2.5-pro", "gemini-2.5-flash", "gemini-3-pro-preview", "gemini-3-flash-preview",

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from inspector import search
-from inspector.catalog import find_files
-from inspector.search import SearchError, SearchIndex, search_sessions
+from inspector.catalog.listing import find_files
+from inspector.search import index as search
+from inspector.search.index import SearchError, SearchIndex, search_sessions
 from tests.as_user import NOBODY, as_user, needs_root
 from tests.test_tui_list import write_session
 

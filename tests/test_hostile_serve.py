@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.serve import RedactingFormatter, redacted, token_matches
+from inspector.serve.server import RedactingFormatter, redacted, token_matches
 from tests.browser import Chromium, evaluate, free_port, served, served_url, stop_group
 from tests.test_serve import SAMPLE, _status, needs_browser
 

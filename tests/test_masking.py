@@ -18,9 +18,9 @@ from inspector.compaction.masking import (
     masking_settings,
     outputs_folder,
     plan_masking,
-    read_saved_output,
     session_masking,
 )
+from inspector.compaction.saved_outputs import read_saved_output
 from inspector.session import Session, SessionError, history, load
 from tests.conftest import session_files
 from tests.reference.client import RefServer

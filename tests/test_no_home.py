@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from inspector import cli
-from inspector.catalog import searched_where
+from inspector.catalog.listing import searched_where
 from tests.as_user import as_user, needs_root
 from tests.snapshot_app import SAMPLES
 

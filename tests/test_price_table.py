@@ -21,13 +21,13 @@ from genai_prices import Usage, calc_price
 from genai_prices.data import providers
 from genai_prices.types import ModelPrice
 
-from inspector.price_table import CACHE_NAME, table_key
+from inspector.pricing.table import CACHE_NAME, table_key
 
 REPO = Path(__file__).resolve().parents[1]
 
 PRINT = """
 import json, sys
-from inspector.price_table import model_prices
+from inspector.pricing.table import model_prices
 out = {}
 for name in sys.argv[1:]:
     p = model_prices(name)
@@ -58,7 +58,7 @@ def _run(cache: Path, *models: str) -> dict[str, Any]:
 
 def _table(model: str) -> list[Any] | None:
     """What the table itself says, in the form ``PRINT`` gives."""
-    from inspector.price_table import _rate_from_table
+    from inspector.pricing.table import _rate_from_table
 
     try:
         found = calc_price(Usage(input_tokens=0, output_tokens=0), model, provider_id="google")
@@ -150,7 +150,7 @@ def test_kept_tiers_price_a_turn_as_the_table_does(tmp_path: Path) -> None:
     _run(tmp_path, model)  # keeps it
     script = """
 import json, sys
-from inspector.cost import price_usage
+from inspector.pricing.cost import price_usage
 out = [str(price_usage({"input": p, "output": 1000, "cached": 100, "thoughts": 10, "tool": 0}, sys.argv[1]).usd)
        for p in (1000, 200_000, 200_001, 900_000)]
 print(json.dumps({"usd": out, "imported_table": "genai_prices" in sys.modules}))

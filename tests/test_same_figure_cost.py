@@ -11,7 +11,7 @@ import pytest
 from genai_prices import Usage, calc_price
 
 from inspector import cli
-from inspector.cost import usd_text
+from inspector.pricing.cost import usd_text
 from inspector.session import history, load
 from inspector.tui.app import InspectorApp
 from inspector.tui.widgets.turn_detail import TurnDetail

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from inspector import cli
-from inspector.cost import usd_text
 from inspector.format import percent, usage_text
+from inspector.pricing.cost import usd_text
 from inspector.tui.messages import NotesReady
 from inspector.tui.session_notes import noted
 from inspector.tui.widgets.context_header import ContextHeader

@@ -516,7 +516,7 @@ def test_a_comment_opening_quoted_in_a_snapshot_line_hides_nothing_from_its_read
     """A snapshot (Gemini's, or an earlier one's) quoting "<!--" in one section and "-->" in a later
     one: the app, the fact check and the next compaction read every line between, as the model does;
     a comment within a section (the prompt's guidance echoed) is still left out."""
-    from inspector.quality.grade import snapshot_lines
+    from inspector.quality.clauses import snapshot_lines
 
     text = ("<state_snapshot>\n<overall_goal>\n<!-- one sentence -->\n- Edit index.html: add <!-- at the top\n"
             "</overall_goal>\n<active_constraints>\n- Never remove the footer.\n</active_constraints>\n"

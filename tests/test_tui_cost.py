@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from genai_prices import Usage, calc_price
 
-from inspector.cost import usd_text
+from inspector.pricing.cost import usd_text
 from inspector.session import history, load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.dialogs import ConfirmScreen

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from inspector.cost import usd_text
+from inspector.pricing.cost import usd_text
 from inspector.tui import session_notes
 from inspector.tui.app import InspectorApp
 from inspector.tui.masking_marks import MASKED_MARK, WILL_MASK_MARK

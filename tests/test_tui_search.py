@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from inspector.search import session_turns
+from inspector.search.index import session_turns
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.search import SearchScreen

@@ -16,7 +16,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from inspector.catalog import Candidate
+from inspector.catalog.candidate import Candidate
 from inspector.settings import gemini_home
 
 ROOTS = ("antigravity-cli", "antigravity")  # folders under ~/.gemini: the CLI's and the desktop app's

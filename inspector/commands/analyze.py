@@ -31,7 +31,7 @@ def json_report(session: Session, result: Analysis, *, lazy: bool = False, cost:
     """The ``analyze --json`` object: the analysis, what masking does next turn, and cost."""
     from inspector.breakdown import session_breakdown
     from inspector.compaction.masking import masking_of
-    from inspector.cost import cost_of, prompt_saving, resolve_cost
+    from inspector.pricing.cost import cost_of, prompt_saving, resolve_cost
 
     data = result.to_json(session.path, session.format, session.session_id, lazy=lazy)
     masking = masking_of(session, result.turns)
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
             say(line)
     else:
         from inspector.compaction.masking import masking_of
-        from inspector.cost import cost_of, resolve_cost
+        from inspector.pricing.cost import cost_of, resolve_cost
         from inspector.report import print_analysis
 
         cost = cost_of(session, result, resolve_cost(args.cost))

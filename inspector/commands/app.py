@@ -4,7 +4,7 @@
 ``serve`` extra), on 127.0.0.1 only: each browser tab runs this same command,
 with the same PATH and options, in its own process.  The server, its guards
 (a token, the page's origin, the host), its page and its logging are in
-``inspector.serve``.
+``inspector.serve.server``.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import shlex
 import sys
 from pathlib import Path
 
-from inspector.catalog import unreachable
+from inspector.catalog.listing import unreachable
 from inspector.commands.common import _fraction
 from inspector.commands.output import say_error
 from inspector.format import describe_os_error
-from inspector.serve import SERVE_HOST, guarded_server
+from inspector.serve.server import SERVE_HOST, guarded_server
 
 DEFAULT_PORT = 8000
 

@@ -1,7 +1,7 @@
 """``session-inspector search TEXT [--json] [--folder DIR]``: the turns of every session that hold some words.
 
 Searches every session under ``~/.gemini/tmp/*/chats`` (or in ``--folder``)
-through the on-disk index of ``inspector.search`` (built on the first run,
+through the on-disk index of ``inspector.search.index`` (built on the first run,
 then only new or changed files are read).  One line a hit: the file, the
 turn, who spoke and the words around the match, shown literally.
 """
@@ -28,9 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from inspector.catalog import find_files, is_folder, unreachable
+    from inspector.catalog.listing import find_files, is_folder, unreachable
     from inspector.format import plural, visible
-    from inspector.search import SearchError, search_sessions, unreadable_words
+    from inspector.search.index import SearchError, search_sessions, unreadable_words
     from inspector.user_cache import HomeUnknown
 
     folder: Path | None = args.folder

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from inspector.catalog import is_folder
+from inspector.catalog.listing import is_folder
 from inspector.format import visible
 from inspector.tui.commands import InspectorCommands
 from inspector.tui.loading import Cancelled

@@ -1,6 +1,6 @@
 """Cost in the session view: a table column, a line in the detail pane, a line in the apply confirmation.
 
-The figures are ``inspector.cost``'s, noted once per analysis in the loading
+The figures are ``inspector.pricing.cost``'s, noted once per analysis in the loading
 worker (``tui/session_notes.py``); nothing is shown when cost is off or the
 model is unknown.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from inspector.analysis import Analysis
-from inspector.cost import prompt_saving, session_words, usd_text
 from inspector.format import visible
+from inspector.pricing.cost import prompt_saving, session_words, usd_text
 from inspector.tui.session_notes import carried_words, noted
 
 

@@ -6,7 +6,7 @@ a big recording block by block, in two processes) and calls
 ``analysis.analyze``; it only passes on the reader's progress and a way to
 stop it between blocks.  Masking and cost are worked out after the table is
 on screen (``tui/session_notes.py``).  Finding and listing sessions is
-``inspector.catalog``.
+``inspector.catalog.listing``.
 """
 
 from __future__ import annotations

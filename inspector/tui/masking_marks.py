@@ -15,7 +15,8 @@ from rich.style import Style
 from rich.text import Text
 
 from inspector.analysis import Analysis
-from inspector.compaction.masking import MaskingPlan, read_saved_output
+from inspector.compaction.masking import MaskingPlan
+from inspector.compaction.saved_outputs import read_saved_output
 from inspector.format import masking_words, plural, visible
 from inspector.tui.session_notes import carried_words, noted
 

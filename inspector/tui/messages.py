@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from inspector.catalog import SessionEntry
+    from inspector.catalog.listing import SessionEntry
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.strategies import Comparison
     from inspector.progress import Progress

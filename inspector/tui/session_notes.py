@@ -15,7 +15,7 @@ from pathlib import Path
 
 from inspector.analysis import Analysis
 from inspector.compaction.masking import MaskingPlan, masking_of
-from inspector.cost import SessionCost, cost_of, resolve_cost
+from inspector.pricing.cost import SessionCost, cost_of, resolve_cost
 from inspector.session import Session
 
 # Held strongly (a compiled Analysis takes no weak reference): the newest few only, which

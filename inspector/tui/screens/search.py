@@ -1,6 +1,6 @@
 """Search the text of every session: type words, Enter; each hit names its session and turn; Enter opens it there.
 
-A thread worker brings the on-disk index up to date first (``inspector.search``:
+A thread worker brings the on-disk index up to date first (``inspector.search.index``:
 only new or changed files are read), showing how far it is; a search typed
 meanwhile runs as soon as the index is ready.  Searching runs in a worker too.
 """
@@ -18,9 +18,10 @@ from textual.events import Resize
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from inspector.catalog import Candidate, find_files, searched_where
+from inspector.catalog.candidate import Candidate
+from inspector.catalog.listing import find_files, searched_where
 from inspector.format import plural, visible
-from inspector.search import Hit, IndexReport, SearchError, opened_index, query_words, unreadable_words
+from inspector.search.index import Hit, IndexReport, SearchError, opened_index, query_words, unreadable_words
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.screens.session_list import named_in_full
 from inspector.tui.widgets.text_field import TextField

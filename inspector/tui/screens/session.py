@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from inspector.catalog import subagent_files
+from inspector.catalog.listing import subagent_files
 from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.long_lived import keep_long_lived

@@ -1,7 +1,7 @@
 """The session browser: the sessions ``/resume`` would list, newest first, subagents under their parent.
 
 Finding the files takes a stat each; a thread worker then reads them one by
-one (``inspector.catalog.describe``) and the list is arranged as ``/resume``
+one (``inspector.catalog.listing.describe``) and the list is arranged as ``/resume``
 arranges it (``catalog.arrange``).  Files already read are not read again
 unless their size or time changed, so coming back from a session (the list
 is rescanned on every return) costs a stat per file.  ``/`` filters the rows,
@@ -23,7 +23,7 @@ from textual.events import Resize
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from inspector.catalog import (
+from inspector.catalog.listing import (
     Candidate,
     Catalog,
     CatalogRow,
@@ -36,9 +36,9 @@ from inspector.catalog import (
     searched_where,
     short_project,
 )
+from inspector.catalog.projects import ProjectNames, folder_label, read_registry, resume_command
+from inspector.catalog.trash import Deletion, TrashError, move_aside, put_back
 from inspector.format import plural, visible
-from inspector.projects import ProjectNames, folder_label, read_registry, resume_command
-from inspector.trash import Deletion, TrashError, move_aside, put_back
 from inspector.tui.messages import SessionListed
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.widgets.text_field import TextField
@@ -282,7 +282,7 @@ class SessionListScreen(InspectorScreen):
         return time.time()
 
     def project_path(self, entry: SessionEntry) -> str | None:
-        """The project's own folder, where Gemini CLI's records say it (``inspector.projects``)."""
+        """The project's own folder, where Gemini CLI's records say it (``inspector.catalog.projects``)."""
         chats = entry.path.parent if entry.candidate.parent_folder is None else entry.path.parent.parent
         temp = chats.parent if chats.name == "chats" else chats
         if temp not in self.project_paths:
@@ -434,7 +434,7 @@ class SessionListScreen(InspectorScreen):
                              lambda yes: self.delete(entry) if yes else None)
 
     def delete(self, entry: SessionEntry) -> None:
-        from inspector.catalog import folder_name_for
+        from inspector.catalog.listing import folder_name_for
 
         subagents = entry.path.parent / folder_name_for(entry.session_id) if entry.session_id else None
         try:

@@ -14,7 +14,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from inspector.catalog import Candidate, SessionEntry, describe
+from inspector.catalog.candidate import Candidate
+from inspector.catalog.listing import SessionEntry, describe
 from inspector.format import plural, visible
 
 BOX_WIDTH = 96  # #subagents-box in app.tcss

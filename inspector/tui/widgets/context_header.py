@@ -18,7 +18,7 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from inspector.analysis import Analysis
-from inspector.catalog import human_size
+from inspector.catalog.listing import human_size
 from inspector.context import ContextFigures, Verdict
 from inspector.deciding import EstimateGap, estimate_gap
 from inspector.format import compact_number, count_text, noun_for, percent, plural, uncut_split_words, visible

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from inspector.catalog import Candidate, describe_session
+from inspector.catalog.candidate import Candidate
+from inspector.catalog.listing import describe_session
 from inspector.format import describe_os_error
 from inspector.session import Session, SessionError, history
 from inspector.session.loader import open_session_file, read_open

@@ -35,6 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from inspector.catalog.candidate import SESSION_PREFIX, Candidate
 from inspector.format import describe_os_error
 from inspector.jsjson import js_to_string
 from inspector.session import Session, SessionError, history, load
@@ -43,7 +44,6 @@ from inspector.session.loader import not_a_file
 from inspector.settings import gemini_home
 from inspector.user_cache import HomeUnknown
 
-SESSION_PREFIX = "session-"
 SESSION_SUFFIXES = (".jsonl", ".json")
 _UNSAFE_NAME = re.compile(r"[^a-zA-Z0-9_-]")
 
@@ -68,21 +68,6 @@ def folder_name_for(session_id: str) -> str:
     """The folder Gemini CLI puts a session's subagents in: its id with every character but
     letters, digits, ``_`` and ``-`` made ``_`` (``sanitizeFilenamePart``)."""
     return _UNSAFE_NAME.sub("_", session_id)
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A file that may be a session: found by name and stat, not read yet."""
-
-    path: Path
-    project: str  # the project's temp folder name (a short name, or a 64-character hash)
-    size: int
-    mtime_ns: int
-    parent_folder: str | None = None  # chats/<parent_folder>/<id>.jsonl: a subagent's place
-
-    @property
-    def named_like_session(self) -> bool:
-        return self.path.name.startswith((SESSION_PREFIX, "checkpoint-"))
 
 
 @dataclass(frozen=True)

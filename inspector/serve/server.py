@@ -85,7 +85,7 @@ def guarded_server(command: str, *, port: int, title: str, token: str) -> Server
     from aiohttp import web
     from textual_serve.server import Server
 
-    from inspector.serve_page import PAGE
+    from inspector.serve.page import PAGE
 
     hosts = {f"{SERVE_HOST}:{port}", f"localhost:{port}"}
     origins = {f"http://{host}" for host in hosts}

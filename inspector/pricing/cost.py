@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from inspector.analysis import Rows, row_batches
-from inspector.price_table import ModelPrices, Rate, model_prices
+from inspector.pricing.table import ModelPrices, Rate, model_prices
 from inspector.session.figures import PackedUsage, UsageColumn, recorded_model, usage_dict
 
 if TYPE_CHECKING:
