@@ -26,13 +26,14 @@ group also says what the split would summarise (turns before it) and keep.
 
 from __future__ import annotations
 
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from inspector.session.figures import NULL_PART, OutputFigures, recorded_model
+from inspector.compaction.pairs import Pairing
+from inspector.session.figures import NULL_PART, OutputFigures, pair_key, recorded_model
 from inspector.tokens import IMAGE_QUARTERS, content_parts, media_quarters, part_quarters
 
 if TYPE_CHECKING:
@@ -203,32 +204,22 @@ def _file_of(call: Mapping[str, Any]) -> str | None:
 
 
 class _Files:
-    """Pairs each tool result with the call that named a file: by id (every result of that id), else
-    the oldest call of that name not yet answered."""
+    """The file each tool result's call named, paired as every face pairs calls and results
+    (``pairs.Pairing``: by id, a repeated result to its call again; without an id, the oldest call
+    of that name not yet answered)."""
 
     def __init__(self) -> None:
-        self.by_id: dict[str, tuple[str, str]] = {}
-        self.by_name: dict[str, deque[tuple[str, str]]] = defaultdict(deque)
+        self.pairing: Pairing[tuple[str, str] | None] = Pairing()
 
     def called(self, call: Mapping[str, Any]) -> tuple[str, str] | None:
         path = _file_of(call)
-        name = _name(call.get("name"))
-        if path is None:
-            return None
-        found = (path, _FILE_ACTIONS.get(name, name))
-        ident = call.get("id")
-        if isinstance(ident, str) and ident:
-            self.by_id[ident] = found
-        else:
-            self.by_name[name].append(found)
+        found = None if path is None else (path, _FILE_ACTIONS.get(_name(call.get("name")), _name(call.get("name"))))
+        self.pairing.call(pair_key(call), found)
         return found
 
     def answered(self, response: Mapping[str, Any]) -> tuple[str, str] | None:
-        ident = response.get("id")
-        if isinstance(ident, str) and ident in self.by_id:
-            return self.by_id[ident]  # (a result recorded twice, as Gemini CLI does, is counted twice)
-        waiting = self.by_name.get(_name(response.get("name")))
-        return waiting.popleft() if waiting else None
+        paired = self.pairing.answer(pair_key(response))
+        return paired[0] if paired is not None else None  # (a result recorded twice is counted twice)
 
 
 def _measured_results(index: TurnIndex, i: int) -> tuple[OutputFigures, ...] | None:
