@@ -21,7 +21,7 @@ from inspector.analysis import analyze
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.messages import SessionLoaded
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.turn_table import TurnTable
 from tests.snapshot_app import settle
@@ -152,10 +152,10 @@ async def test_an_appended_turn_shows_as_new_rows_with_the_header_and_split_foll
         assert loaded.analysis.split_point != before.analysis.split_point  # the append moved the reference...
         assert view.split == loaded.analysis.split_point and not view.split_chosen  # ...and the view followed
         # compact --agentic's split reads every turn: looked for when asked (A), not on every append
-        assert view.agentic_point is None
+        assert view.agentic.point is None
         await pilot.press("A")
         await settle(pilot)
-        assert view.agentic_point is not None
+        assert view.agentic.point is not None
 
 
 async def test_the_last_message_written_again_is_extended(tmp_path: Path) -> None:

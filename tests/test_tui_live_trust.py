@@ -24,7 +24,7 @@ from inspector.analysis import analyze
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.messages import FileChanged, NotesReady, SessionLoaded
-from inspector.tui.screens.session import LOAD_GROUP, SessionScreen
+from inspector.tui.session.screen import LOAD_GROUP, SessionScreen
 from inspector.tui.session_notes import noted
 from tests.snapshot_app import settle
 from tests.test_tui_live import (
@@ -175,7 +175,7 @@ async def test_lines_appended_during_a_long_read_wait_for_it_and_are_not_read_tw
         view = app.screen if app.screen_stack else None
         if isinstance(view, SessionScreen) and view.loaded is not None:
             if appends(message):
-                appended_while_reading.append(view._reading)
+                appended_while_reading.append(view.follower.reading)
             if live_loads(message) and isinstance(message, SessionLoaded) and message.loaded.changed_from is None:
                 read_whole.set()
 
@@ -197,7 +197,7 @@ async def test_lines_appended_during_a_long_read_wait_for_it_and_are_not_read_tw
         await asyncio.wait_for(gemini_cli_writes(), 60)
         expected = len(analyze(load(path), threshold=THRESHOLD).turns)  # the file as it is now, read fresh
         await seen.until(pilot, lambda: view.loaded is not None and len(view.loaded.analysis.turns) == expected
-                         and view.live_settled, "the appends never reached the screen", timeout=60)
+                         and view.follower.settled, "the appends never reached the screen", timeout=60)
         await idle(pilot)
         assert True in appended_while_reading, "no append arrived while the file was read (the case is not met)"
         assert seen.count(load_workers(WorkerState.CANCELLED)) == 0, "an append restarted the read"
@@ -210,8 +210,8 @@ async def test_masking_and_cost_come_back_on_a_run_that_never_pauses_and_say_the
     at the latest ``NOTES_LONGEST`` after, however busy the run."""
     seen = Seen()
     async with watched(tmp_path, "session-busy.jsonl", conversation(6), seen) as (pilot, view, path):
-        view.NOTES_QUIET = 3_600.0  # the appends never pause...
-        view.NOTES_LONGEST = 0.2  # ...so only the longest wait brings them back
+        view.notes.NOTES_QUIET = 3_600.0  # the appends never pause...
+        view.notes.NOTES_LONGEST = 0.2  # ...so only the longest wait brings them back
         before = len(view.loaded.analysis.turns)
         worked_out = seen.count(lambda m: isinstance(m, NotesReady))  # (once already, after the first read)
         append(path, prompt(6) + answer(6))
@@ -234,15 +234,15 @@ async def test_an_append_after_the_longest_wait_has_masking_and_cost_worked_out_
     Textual, and they stayed the older version's for the rest of the run)."""
     seen = Seen()
     async with watched(tmp_path, "session-long-run.jsonl", conversation(6), seen) as (pilot, view, path):
-        view.NOTES_QUIET = 3_600.0  # the appends never pause
-        view.NOTES_LONGEST = 3_600.0
+        view.notes.NOTES_QUIET = 3_600.0  # the appends never pause
+        view.notes.NOTES_LONGEST = 3_600.0
         before = len(view.loaded.analysis.turns)
         worked_out = seen.count(lambda m: isinstance(m, NotesReady))
         append(path, prompt(6) + answer(6))
         await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the first append was not shown")
         carried = noted(view.loaded.analysis)
         assert carried is not None and carried.as_of == before  # carried over, waiting for a pause
-        view.NOTES_LONGEST = 0.0  # the run has now gone on for longer than the longest wait
+        view.notes.NOTES_LONGEST = 0.0  # the run has now gone on for longer than the longest wait
         append(path, prompt(7) + answer(7))
         await seen.until(pilot, lambda: seen.count(live_loads) >= 2, "the second append was not shown")
         await seen.until(pilot, lambda: seen.count(lambda m: isinstance(m, NotesReady)) > worked_out,
@@ -279,18 +279,18 @@ async def test_a_search_that_found_nothing_looks_again_at_what_is_appended(tmp_p
         app = pilot.app
         await pilot.press("slash", *"zebra", "enter")
         await settle(pilot)
-        assert view.matches == [] and "no turn holds 'zebra'" in view.status.get("search")
+        assert view.navigator.matches == [] and "no turn holds 'zebra'" in view.status.get("search")
         count = len(view.loaded.analysis.turns)
         append(path, json.dumps({"id": "u-z", "timestamp": "2026-11-20T09:00:05.000Z", "type": "user",
                                  "content": [{"text": "a Zebra crossed"}]}) + "\n")
         await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the append was not shown")
         await idle(pilot)
-        assert view.matches == [count]
+        assert view.navigator.matches == [count]
         assert "1 turn holds 'zebra'" in view.status.get("search")
         append(path, answer(77) + prompt(78))
         await seen.until(pilot, lambda: seen.count(live_loads) >= 2, "the second append was not shown")
         await idle(pilot)
-        assert view.matches == [count]  # kept, and nothing new matched
+        assert view.navigator.matches == [count]  # kept, and nothing new matched
         assert not [n for n in app._notifications if "No turn holds" in n.message]  # no toast per append
 
 

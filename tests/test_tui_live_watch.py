@@ -24,8 +24,8 @@ from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.messages import FileChanged
 from inspector.tui.screens.dialogs import ConfirmScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.warnings import WarningsScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from tests.test_tui_live import THRESHOLD, conversation, plain, prompt, shown_as_read_again
 from tests.test_tui_live_trust import Seen, append, idle, live_loads, notes, watched
@@ -115,7 +115,7 @@ async def test_a_line_still_being_written_is_counted_as_analyze_counts_it(tmp_pa
         await idle(pilot)
         fresh = analyze(load(path), threshold=THRESHOLD).warnings
         assert len(fresh) == 1 and "incomplete last line" in fresh[0].message
-        assert view.shown_warnings(view.loaded) == fresh
+        assert view.follower.shown_warnings(view.loaded) == fresh
         assert f"{len(fresh)} warning (w)" in header(view)
         await pilot.press("w")
         assert isinstance(pilot.app.screen, WarningsScreen) and pilot.app.screen.warnings == fresh
@@ -125,7 +125,7 @@ async def test_a_line_still_being_written_is_counted_as_analyze_counts_it(tmp_pa
         await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the finished line was not extended")
         await idle(pilot)
         shown_as_read_again(view, path)
-        assert view.shown_warnings(view.loaded) == [] and "warning" not in header(view)
+        assert view.follower.shown_warnings(view.loaded) == [] and "warning" not in header(view)
 
 
 async def test_lines_appended_while_apply_is_asked_withdraw_the_question(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from inspector.compaction.summarisers import pick_summariser
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.ask import AskScreen
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.turn_table import TurnTable
 from tests.snapshot_app import SAMPLES, copy_sample, settle
 
@@ -134,7 +134,7 @@ async def test_search_finds_every_turn_holding_the_words_and_steps_through_them(
         await pilot.press("slash")
         await pilot.press(*"Pelican", "enter")
         await settle(pilot)
-        assert view.matches == expected
+        assert view.navigator.matches == expected
         assert table.cursor == expected[0]
         assert f"{len(expected):,} turns hold 'Pelican'" in view.status.get("search")
         await pilot.press("n")
@@ -143,7 +143,7 @@ async def test_search_finds_every_turn_holding_the_words_and_steps_through_them(
         assert table.cursor == expected[-1]  # wraps around
         await pilot.press("slash", *["backspace"] * 7, *"zebra", "enter")
         await settle(pilot)
-        assert view.matches == [] and "no turn holds 'zebra'" in view.status.get("search")
+        assert view.navigator.matches == [] and "no turn holds 'zebra'" in view.status.get("search")
 
 
 HOSTILE = "title\x1b]2;pwned\x07 clip\x1b]52;c;Zm9v\x07 wipe\x1b[2J bell\x07 bidi\u202eTXT.exe"
@@ -214,4 +214,4 @@ async def test_filter_and_order_the_table(session_file: Path) -> None:
         hidden = next(i for i in range(len(analysis.turns)) if i not in big)
         await pilot.press("colon", *str(hidden), "enter")  # a hidden turn: the filter goes
         await settle(pilot)
-        assert table.shown is None and table.cursor == hidden and view.turn_filter is None
+        assert table.shown is None and table.cursor == hidden and view.navigator.turn_filter is None

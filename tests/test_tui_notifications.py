@@ -9,7 +9,7 @@ from textual.pilot import Pilot
 from textual.widgets._toast import Toast
 
 from inspector.tui.app import InspectorApp
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from tests.snapshot_app import copy_sample, settle
 
 SIZE = (80, 24)
