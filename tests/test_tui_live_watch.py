@@ -39,7 +39,7 @@ def header(view: SessionScreen) -> str:
     return plain(view.query_one(ContextHeader).content)
 
 
-async def test_a_file_that_cannot_be_read_for_a_while_is_watched_on(tmp_path: Path) -> None:
+async def test_a_file_that_cannot_be_read_for_a_while_is_watched_on(tmp_path: Path, machine_load: str) -> None:
     seen = Seen()
     async with watched(tmp_path, "session-away.jsonl", conversation(5), seen) as (pilot, view, path):
         app = pilot.app
@@ -69,7 +69,7 @@ async def test_a_file_that_cannot_be_read_for_a_while_is_watched_on(tmp_path: Pa
         shown_as_read_again(view, path)
 
 
-async def test_a_line_written_again_at_the_same_length_is_read_again(tmp_path: Path) -> None:
+async def test_a_line_written_again_at_the_same_length_is_read_again(tmp_path: Path, machine_load: str) -> None:
     """An early prompt's ASCII becomes CJK of the same byte length: the file's size and its last
     bytes are as they were, its figures are not."""
     seen = Seen()
@@ -89,7 +89,7 @@ async def test_a_line_written_again_at_the_same_length_is_read_again(tmp_path: P
         assert view.status.get("live") == "live: read again"
 
 
-async def test_a_file_only_touched_keeps_its_preview(tmp_path: Path) -> None:
+async def test_a_file_only_touched_keeps_its_preview(tmp_path: Path, machine_load: str) -> None:
     seen = Seen()
     async with watched(tmp_path, "session-touch.jsonl", conversation(8), seen) as (pilot, view, path):
         await pilot.press("c")
@@ -105,7 +105,7 @@ async def test_a_file_only_touched_keeps_its_preview(tmp_path: Path) -> None:
         assert not notes(pilot.app, "Live"), "no notification for a file that did not change"
 
 
-async def test_a_line_still_being_written_is_counted_as_analyze_counts_it(tmp_path: Path) -> None:
+async def test_a_line_still_being_written_is_counted_as_analyze_counts_it(tmp_path: Path, machine_load: str) -> None:
     seen = Seen()
     async with watched(tmp_path, "session-half.jsonl", conversation(4), seen) as (pilot, view, path):
         assert "warning" not in header(view)
@@ -128,7 +128,7 @@ async def test_a_line_still_being_written_is_counted_as_analyze_counts_it(tmp_pa
         assert view.follower.shown_warnings(view.loaded) == [] and "warning" not in header(view)
 
 
-async def test_lines_appended_while_apply_is_asked_withdraw_the_question(tmp_path: Path) -> None:
+async def test_lines_appended_while_apply_is_asked_withdraw_the_question(tmp_path: Path, machine_load: str) -> None:
     seen = Seen()
     async with watched(tmp_path, "session-ask.jsonl", conversation(8), seen) as (pilot, view, path):
         app = pilot.app
@@ -149,7 +149,7 @@ async def test_lines_appended_while_apply_is_asked_withdraw_the_question(tmp_pat
         assert view.preview is not None and view.preview.stale
 
 
-async def test_an_apply_the_store_refuses_is_said_as_a_refusal(tmp_path: Path) -> None:
+async def test_an_apply_the_store_refuses_is_said_as_a_refusal(tmp_path: Path, machine_load: str) -> None:
     """Not watching (``--no-watch``), the file changes after the preview; the store refuses to
     write over it, and the person reads why, titled as a refusal."""
     path = tmp_path / "chats" / "session-refused.jsonl"
@@ -176,7 +176,7 @@ async def test_an_apply_the_store_refuses_is_said_as_a_refusal(tmp_path: Path) -
         assert view.preview is not None and view.preview.stale, "the preview no longer fits the file"
 
 
-async def test_a_watch_that_ends_says_so_and_r_starts_it_again(tmp_path: Path) -> None:
+async def test_a_watch_that_ends_says_so_and_r_starts_it_again(tmp_path: Path, machine_load: str) -> None:
     """The session's folder is removed (the watcher cannot follow it back): the status says the
     file is not watched any more; once it is back, r reads it and watches it again."""
     seen = Seen()
@@ -199,3 +199,4 @@ async def test_a_watch_that_ends_says_so_and_r_starts_it_again(tmp_path: Path) -
         await seen.until(pilot, lambda: seen.count(changes("appended")) >= 1, "the new watch saw no append")
         await idle(pilot)
         shown_as_read_again(view, path)
+
