@@ -215,3 +215,28 @@ async def test_filter_and_order_the_table(session_file: Path) -> None:
         await pilot.press("colon", *str(hidden), "enter")  # a hidden turn: the filter goes
         await settle(pilot)
         assert table.shown is None and table.cursor == hidden and view.navigator.turn_filter is None
+
+
+async def test_largest_first_puts_the_cursor_on_the_largest_turn_at_the_top(tmp_path: Path) -> None:
+    """Issue 40: ``o`` left the cursor mid-list on its turn, the largest turns off screen.  Largest
+    first shows them from the top, the cursor on the largest when its own turn is not among them;
+    back in turn order the cursor stays on its turn, in view."""
+    path = copy_sample(tmp_path, "long-migration.jsonl")
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = await opened(pilot)
+        table = view.table
+        start = table.cursor  # where the view opens: at the split, far down the list
+        assert start > 20
+        await pilot.press("o")
+        await settle(pilot)
+        assert table.by_tokens and table.shown is not None
+        largest = table.shown[0]
+        assert view.loaded.analysis.turn_tokens(largest) == max(map(view.loaded.analysis.turn_tokens,
+                                                                    range(len(view.loaded.analysis.turns))))
+        assert table.cursor == largest and largest != start
+        assert table.scroll_y == 0  # the largest turns fill the view from the top
+        await pilot.press("o")  # turn order again: the cursor stays on the turn, in view
+        await settle(pilot)
+        assert table.shown is None and table.cursor == largest
+        assert 0 <= table.row_of(largest) - int(table.scroll_y) < table.scrollable_content_region.height

@@ -40,6 +40,7 @@ class Navigator(Part):
         self._search_from: int | None = None  # the first turn changed since ``matches`` were found (None: none)
         self.turn_filter: TurnFilter | None = None
         self.by_tokens = False
+        self._to_largest = False  # the order was just switched to largest first
 
     def loaded_shown(self, loaded: Loaded) -> None:
         """The screen shows ``loaded``: the filter, the order and the search, on the turns as read now."""
@@ -168,6 +169,7 @@ class Navigator(Part):
         if self.loaded is None:
             return
         self.by_tokens = not self.by_tokens
+        self._to_largest = self.by_tokens  # once shown, the cursor goes to the largest turn, at the top
         self.apply_view()
 
     def clear_view(self) -> bool:
@@ -220,6 +222,12 @@ class Navigator(Part):
             self.apply_view()
             return
         self.table.set_view(shown, by_tokens=message.by_tokens)
+        if message.by_tokens and self._to_largest:  # the largest turns fill the view from the top; the
+            self._to_largest = False  # cursor stays on its turn when it is among them, else goes to the largest
+            table = self.table
+            if (table.position_of(table.cursor) or 0) >= table.scrollable_content_region.height:
+                table.move_to(shown[0])
+            table.scroll_to(y=0, animate=False, immediate=True)
         what = []
         if self.turn_filter is not None:
             noun = "turn" if total == 1 else "turns"
