@@ -17,7 +17,11 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets._footer import FooterKey
 
 from inspector.analysis import analyze
 from inspector.session import load
@@ -200,3 +204,72 @@ async def test_a_watch_that_ends_says_so_and_r_starts_it_again(tmp_path: Path, m
         await idle(pilot)
         shown_as_read_again(view, path)
 
+
+async def test_what_a_change_did_is_said_for_a_while_and_then_the_status_says_live_again(
+        tmp_path: Path, machine_load: str) -> None:
+    """Issue 40: "live: read again" stayed in the status line for good, long after the change it
+    told of.  A change is said for ``SAID_SECONDS``, then the line says "live" again; a state that
+    lasts (a file that cannot be read) stays."""
+    seen = Seen()
+    async with watched(tmp_path, "session-said.jsonl", conversation(5), seen) as (pilot, view, path):
+        view.follower.SAID_SECONDS = 3.0
+        spare = path.with_name("spare.tmp")
+        spare.write_text(conversation(6), encoding="utf-8")
+        os.replace(spare, path)  # written again whole
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the rewrite was not read")
+        assert view.status.get("live") == "live: read again"
+        await condition(pilot, lambda: view.status.get("live") == "live", "'live: read again' stayed")
+        append(path, prompt(60))  # an append, extended: said, then "live" again
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 2, "the append was not shown")
+        assert view.status.get("live") in ("live: 1 new turn", "live: appended")
+        await condition(pilot, lambda: view.status.get("live") == "live", "the append's words stayed")
+
+        path.unlink()
+        path.mkdir()  # cannot be read: said in red, and it stays
+        await seen.until(pilot, lambda: seen.count(changes("unreadable")) == 1, "the unreadable file was not said")
+        assert "cannot read the file now" in view.status.get("live")
+        view.follower.say("live: appended")
+        view.follower.status.set("live", "live: cannot read the file now", "red")
+        await condition(pilot, lambda: view.follower._saying is None, "the words' time did not end")
+        assert view.status.get("live") == "live: cannot read the file now"
+
+
+async def condition(pilot: object, test: Callable[[], bool], what: str, timeout: float = 20) -> None:
+    """Wait until ``test()`` holds, looking again each time the app has handled what was pending."""
+    assert isinstance(pilot, Pilot)
+
+    async def wait() -> None:
+        while not test():
+            await pilot.pause(0.05)
+
+    try:
+        await asyncio.wait_for(wait(), timeout)
+    except TimeoutError:
+        raise AssertionError(f"not within {timeout:g} s: {what}") from None
+
+
+def footer_keys(view: SessionScreen) -> list[str]:
+    """The keys the footer offers now, as "key description"."""
+    return [f"{key.key_display} {key.description}" for key in view.query(FooterKey) if key.display]
+
+
+async def test_a_stale_preview_is_not_offered_to_apply_and_a_says_why(tmp_path: Path, machine_load: str) -> None:
+    """Issue 40: the footer offered "a Apply" for a preview the file no longer fits (pressed, it
+    refused).  It is offered only while the preview fits; pressed anyway, ``a`` says why not."""
+    seen = Seen()
+    async with watched(tmp_path, "session-stale.jsonl", conversation(8), seen) as (pilot, view, path):
+        await pilot.press("c")
+        await idle(pilot)
+        await pilot.press("escape")
+        await idle(pilot)
+        assert view.preview is not None and not view.preview.stale
+        assert "a Apply" in footer_keys(view)
+        append(path, prompt(90))
+        await seen.until(pilot, lambda: view.preview is not None and bool(view.preview.stale), "not made stale")
+        await idle(pilot)
+        assert "a Apply" not in footer_keys(view), footer_keys(view)
+        assert "p Preview" in footer_keys(view) or view.check_action("show_preview", ())  # still there to look at
+        await pilot.press("a")
+        await idle(pilot)
+        told = notes(pilot.app, "Not applied")
+        assert told and "the preview is stale" in told[-1], told

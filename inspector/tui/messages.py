@@ -227,3 +227,9 @@ class WholeRead(Message):
     started: bool
     waiting: int = 0
 
+
+@dataclass
+class StoreDone(Message):
+    """This view's own apply or undo ended (``wrote``: it changed the file, and the view reads it again)."""
+
+    wrote: bool

@@ -29,6 +29,7 @@ from inspector.tui.messages import (
     CompactionProgress,
     LoadRequested,
     Reverted,
+    StoreDone,
 )
 from inspector.tui.preview import Preview
 from inspector.tui.running import STRATEGIES, ProviderSettings, RunOptions, run_one, summariser_for, target_text
@@ -63,6 +64,7 @@ class CompactionController(Part):
         self.back_to_preview = False  # the cursor came here from a preview's line or fact: Esc goes back to it
         self._run_options = RunOptions()  # the strategy and target the next run uses (S, the f dialog)
         self.can_undo = False  # an apply of this file can be undone (read from the journal at each load)
+        self._wrote = False  # the apply or undo under way changed the file
 
     # -- compaction -----------------------------------------------------------------------
     def set_run_options(self, options: RunOptions) -> None:
@@ -279,6 +281,7 @@ class CompactionController(Part):
         from inspector.tui.screens.compare import CompareScreen
 
         self.preview = None
+        self._wrote = True
         self.show_preview_status()
         while isinstance(self.app.screen, (SnapshotScreen, CompareScreen)):
             self.app.pop_screen()
@@ -338,6 +341,7 @@ class CompactionController(Part):
         self.post_message(Reverted(self.path, results[0]))
 
     def on_reverted(self, message: Reverted) -> None:
+        self._wrote = True
         result = message.detail
         note = f" {result.note}" if result.note else ""
         kept = f" {result.kept_bytes:,} bytes recorded since were kept." if result.kept_bytes else ""
@@ -379,6 +383,9 @@ class CompactionController(Part):
     def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
         if worker.group == COMPACT_GROUP and state in (WorkerState.ERROR, WorkerState.CANCELLED):
             self._close_running()
+        if worker.group == STORE_GROUP and worker.is_finished:  # (Applied / Reverted came before)
+            self.post_message(StoreDone(self._wrote))
+            self._wrote = False
 
     def why_stale(self, source: Loaded, previous: Loaded, loaded: Loaded) -> str:
         """Why a preview computed from ``source`` no longer fits the file ``loaded`` read, where

@@ -49,11 +49,14 @@ from inspector.tui.messages import (
     WholeRead,
 )
 from inspector.tui.screens.base import inspector_of
+from inspector.tui.session.compaction import STORE_GROUP
 from inspector.tui.session.live_words import change_report, skipped_notice, skipped_since
 from inspector.tui.session.part import Part
 from inspector.tui.session_notes import carry_notes, release_notes
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from inspector.live import Declined, LiveState
     from inspector.session.errors import LoadWarning
     from inspector.tui.widgets.status_line import StatusLine
@@ -93,6 +96,7 @@ class LiveFollower(Part):
 
     # An append that takes longer than this to read would stall the screen: it goes to a worker.
     LOOP_BYTES = 1 << 20
+    SAID_SECONDS = 10.0  # a change on disk is said this long in the status line, then "live" again
 
     def __init__(self, path: Path, status: StatusLine, *, model: str | None) -> None:
         super().__init__()
@@ -116,6 +120,8 @@ class LiveFollower(Part):
         # A last line still without its newline, as a whole read would report it, and where it starts: shown
         # with the version that ends there (``analyze`` at this moment says the same).
         self._unfinished: tuple[int, LoadWarning] | None = None
+        self._held: list[FileChanged] = []  # changes seen while this app's own apply or undo ran
+        self._saying: Timer | None = None  # "live" again once a change was said long enough
 
     @property
     def live(self) -> bool:
@@ -156,6 +162,20 @@ class LiveFollower(Part):
         # The watch ends by itself only when its folder is gone (the watcher cannot follow it back).
         self.watch_ended(f"{self.path.parent.name or self.path.parent} is gone")
 
+    def say(self, words: str) -> None:
+        """What a change on disk did, in the status line for ``SAID_SECONDS``; then "live" again (a
+        state that lasts, such as a file that cannot be read, is set in red and stays)."""
+        self.status.set("live", words)
+        if self._saying is not None:
+            self._saying.stop()
+
+        def said() -> None:
+            self._saying = None
+            if self.status.get("live") == words and not self._watch_stopped:
+                self.status.set("live", "live")
+
+        self._saying = self.set_timer(self.SAID_SECONDS, said)
+
     def watch_ended(self, why: str) -> None:
         self._watch_stopped = True
         self.status.set("live", f"not watching: {why}; r reads the file again and watches it", "red")
@@ -164,7 +184,28 @@ class LiveFollower(Part):
         message.stop()
         if message.own:
             return  # our own apply / revert: already reloading
+        if self.store_writing:  # ours too, most likely: the store notes what it wrote only once done
+            self._held.append(message)
+            return
         self.changed(message)
+
+    @property
+    def store_writing(self) -> bool:
+        """This app's own apply or undo is under way (its worker runs)."""
+        return any(w.group == STORE_GROUP and not w.is_finished for w in self.workers)
+
+    @property
+    def held_changes(self) -> int:
+        """Changes seen while this app's own apply or undo wrote the file, waiting for it to end."""
+        return len(self._held)
+
+    def store_done(self, wrote: bool) -> None:
+        """This app's own apply or undo ended: when it wrote, the whole read after it shows every
+        change held meanwhile (one notice, the store's); else they are followed now."""
+        held, self._held = self._held, []
+        if not wrote:
+            for message in held:
+                self.changed(message)
 
     def changed(self, message: FileChanged) -> None:
         """Follow a change on disk another process made."""
@@ -194,7 +235,7 @@ class LiveFollower(Part):
             self.status.set("live", f"live: appended, and still cannot be read ({self._unreadable}); "
                                     "r reads it again", "red")
             return
-        self.status.set("live", f"live: {message.kind}")
+        self.say(f"live: {message.kind}")
         if message.appended is not None and loaded is not None and (
                 self.reading or self._extending or loaded.live is not None or self._priming is loaded):
             self._appends.append(message.appended)
@@ -420,7 +461,7 @@ class LiveFollower(Part):
         skipped (but the last line while it is still being written)."""
         report = change_report(previous, loaded, self.path.name, self._read_kind, self._read_reason)
         if report.status is not None:
-            self.status.set("live", report.status)
+            self.say(report.status)
         if report.notice is not None:
             self.notify(report.notice, title="Live", severity=report.severity, timeout=report.timeout)
         skipped = skipped_notice(self.path.name, skipped_since(previous, loaded))

@@ -37,6 +37,7 @@ from inspector.tui.messages import (
     PreviewOutdated,
     SessionLoaded,
     ShowTurn,
+    StoreDone,
     TableColumns,
     TableDrawn,
     TurnSelected,
@@ -232,6 +233,9 @@ class SessionScreen(TurnsScreen):
     def on_preview_outdated(self, message: PreviewOutdated) -> None:
         self.compaction.mark_stale(message.why)
 
+    def on_store_done(self, message: StoreDone) -> None:
+        self.follower.store_done(message.wrote)
+
     def on_warnings_changed(self, message: WarningsChanged) -> None:
         self.refresh_figures()
 
@@ -301,7 +305,9 @@ class SessionScreen(TurnsScreen):
             return False if self.failed is not None else None
         if action == "revert":
             return self.can_undo  # u is offered only while an apply can be undone
-        return not (action in ("apply", "show_preview") and self.preview is None)
+        if action == "apply":  # offered only for a preview that still fits the file (pressed, a says why not)
+            return self.preview is not None and not self.preview.stale
+        return not (action == "show_preview" and self.preview is None)
 
     def action_unavailable(self, action: str) -> None:
         """A key whose own binding is off just now (``check_action``: not shown in the footer) says why."""
