@@ -55,7 +55,7 @@ async def measure(path: Path, seconds: float, options: WatchOptions) -> tuple[fl
 async def measure_app(path: Path, seconds: float) -> float:
     """The whole app (headless, the same screens and timers) with the session open and watched."""
     from inspector.tui.app import InspectorApp
-    from inspector.tui.screens.session import SessionScreen
+    from inspector.tui.session.screen import SessionScreen
 
     app = InspectorApp(path, live=True)
     async with app.run_test(size=(120, 40)) as pilot:

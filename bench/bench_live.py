@@ -120,7 +120,7 @@ async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: P
                     leak_check: bool = False, paced: bool = False) -> None:
     from inspector.tui.app import InspectorApp
     from inspector.tui.messages import FileChanged, SessionLoaded
-    from inspector.tui.screens.session import SessionScreen
+    from inspector.tui.session.screen import SessionScreen
 
     events: dict[str, float] = {}
     arrived = asyncio.Event()
@@ -145,7 +145,7 @@ async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: P
         print(f"app: loaded and primed, RSS {rss_mb():,.0f} MB", flush=True)
         if settled:  # the passes that follow a full read (agentic candidates, masking and cost) done first
             started = time.perf_counter()
-            while not view.live_settled:
+            while not view.follower.settled:
                 await pilot.pause(0.05)
             print(f"app: background passes after the load finished {time.perf_counter() - started:.1f} s later, "
                   f"RSS {rss_mb():,.0f} MB", flush=True)
@@ -182,7 +182,7 @@ async def bench_app(path: Path, appends: int, *, settled: bool = True, marker: P
         base = 100_000
         with path.open("ab") as handle:
             for n in range(appends):
-                while paced and not view.live_settled:
+                while paced and not view.follower.settled:
                     await pilot.pause(0.005)  # waiting for the previous append's work to end, not timing it
                 events.clear()
                 arrived.clear()

@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from inspector.tui.app import InspectorApp  # noqa: E402
 from inspector.tui.messages import LoadProgress, NotesReady, SessionLoaded  # noqa: E402
-from inspector.tui.screens.session import SessionScreen  # noqa: E402
+from inspector.tui.session.screen import SessionScreen  # noqa: E402
 from inspector.tui.widgets.context_header import ContextHeader  # noqa: E402
 
 OUT = REPO / "bench" / "out"

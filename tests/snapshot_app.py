@@ -11,8 +11,8 @@ from textual.screen import Screen
 
 from inspector.catalog.candidate import Candidate
 from inspector.tui.app import InspectorApp
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
+from inspector.tui.session.screen import SessionScreen
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_sessions"

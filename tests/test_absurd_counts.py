@@ -15,7 +15,7 @@ from inspector.cli import main
 from inspector.format import EXACT_COUNTS, compact_number, count_text
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.figures import FiguresScreen
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from tests.snapshot_app import SAMPLES, screen_after, settle
 
 ABSURD = 1.7e308

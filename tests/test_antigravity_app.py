@@ -9,8 +9,8 @@ from textual.widgets import DataTable, Static
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.checkpoints import STATUS, CheckpointsScreen
 from inspector.tui.screens.dialogs import ConfirmScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.turn_table import TurnTable
 from scripts.make_antigravity_sample import sample_rows, write
 from tests.snapshot_app import settle

@@ -15,7 +15,7 @@ from inspector.analysis import analyze
 from inspector.format import count_text, percent
 from inspector.session import load
 from inspector.tui.app import InspectorApp
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from tests.snapshot_app import settle
 from tests.test_absurd_counts import ABSURD, absurd_session

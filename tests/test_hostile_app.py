@@ -22,10 +22,10 @@ from textual.pilot import Pilot
 
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.dialogs import ConfirmScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.turn_table import TurnTable
 from tests.hostile import hostile_copy
 from tests.snapshot_app import idle

@@ -26,7 +26,7 @@ async def test_after_an_append_the_app_says_what_analyze_says(
     monkeypatch.setenv("COLUMNS", "250")
     seen = Seen()
     async with watched(tmp_path, "session-appended.jsonl", conversation(6), seen) as (pilot, view, path):
-        view.NOTES_QUIET = 0.05  # the appends pause at once: masking and cost are worked out again
+        view.notes.NOTES_QUIET = 0.05  # the appends pause at once: masking and cost are worked out again
         worked_out = seen.count(lambda m: isinstance(m, NotesReady))
         appended = json.loads(answer(6, calls=2, size=9_000))
         del appended["model"]  # a turn that names no model: priced as the session's, on both faces

@@ -17,7 +17,7 @@ import pytest
 from inspector.cli import main
 from inspector.session import SessionError, load
 from inspector.tui.app import InspectorApp
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 
 META = {"sessionId": "s-1", "projectHash": "p", "startTime": "2026-01-01T00:00:00.000Z",
         "lastUpdated": "2026-01-01T00:00:02.000Z", "kind": "main"}

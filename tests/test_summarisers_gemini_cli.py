@@ -299,8 +299,8 @@ async def test_the_app_runs_gemini_cli_when_chosen_with_p(tmp_path: Path, home: 
     """P in the app reaches gemini-cli (offline -> gemini -> gemini-cli); c then runs it: the snapshot shown
     is its verified answer, and its sessions are gone."""
     from inspector.tui.app import InspectorApp
-    from inspector.tui.screens.session import SessionScreen
     from inspector.tui.screens.snapshot import SnapshotScreen
+    from inspector.tui.session.screen import SessionScreen
     from tests.snapshot_app import screen_after
     from tests.test_tui_compaction import settle
 

@@ -11,8 +11,8 @@ from inspector.session.loader import STREAM_MIN_BYTES
 from inspector.tui.app import InspectorApp
 from inspector.tui.loading import Cancelled, read_session
 from inspector.tui.messages import LoadProgress, SessionLoaded
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.turn_table import TurnTable
 
 SIZE = (160, 45)

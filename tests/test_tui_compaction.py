@@ -18,9 +18,9 @@ from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.messages import SessionLoaded
 from inspector.tui.screens.dialogs import ConfirmScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.facts_table import FactsTable
 from inspector.tui.widgets.snapshot_lines import SnapshotLines
 from tests.snapshot_app import SAMPLES, screen_after

@@ -12,7 +12,7 @@ from inspector.analysis import analyze
 from inspector.breakdown import session_breakdown
 from inspector.session import load
 from inspector.tui.screens.context_view import ContextViewScreen
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from tests.snapshot_app import build_app, copy_sample, screen_after, session_read, settle
 
 

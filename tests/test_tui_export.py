@@ -18,8 +18,8 @@ from inspector.format import visible
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.export import ExportScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
+from inspector.tui.session.screen import SessionScreen
 from tests.snapshot_app import idle, screen_after, settle
 
 SIZE = (100, 32)

@@ -18,8 +18,8 @@ from inspector.tui.running import chosen_split
 from inspector.tui.screens.compare import CompareScreen
 from inspector.tui.screens.dialogs import ConfirmScreen
 from inspector.tui.screens.figures import FiguresScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from tests.snapshot_app import SAMPLES, copy_sample, screen_after, settle
 

@@ -11,7 +11,7 @@ import pytest
 
 from inspector.format import plural
 from inspector.tui.app import InspectorApp
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.turn_table import TurnTable
 from tests.snapshot_app import SAMPLES, settle

@@ -10,7 +10,7 @@ from textual.widget import Widget
 
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.compare import CompareScreen
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from tests.snapshot_app import SAMPLES, screen_after, settle
 
 

@@ -10,9 +10,9 @@ import pytest
 from textual.widgets import TabbedContent
 
 from inspector.tui.screens.compare import CompareScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.facts_table import FactsTable
 from inspector.tui.widgets.snapshot_lines import SnapshotLines
 from tests.snapshot_app import SAMPLES, build_app, copy_sample, session_read, settle

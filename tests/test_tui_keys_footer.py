@@ -102,7 +102,7 @@ async def test_a_snapshot_lines_turns_are_read_whole_with_the_keyboard(folder: P
     scroll it, Enter goes to the first turn in the session view (it scrolled with the mouse only)."""
     from textual.widgets import OptionList
 
-    from inspector.tui.screens.session import SessionScreen
+    from inspector.tui.session.screen import SessionScreen
     from inspector.tui.widgets.snapshot_lines import SnapshotLines
 
     app = build_app(folder / "coding-task.jsonl")

@@ -17,7 +17,7 @@ from inspector.format import plural
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.messages import SessionLoaded
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.turn_detail import TurnDetail
 from inspector.tui.widgets.turn_table import TurnTable, layout
 from tests.snapshot_app import SAMPLES, screen_after, settle

@@ -12,8 +12,8 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from inspector.tui.app import InspectorApp
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
+from inspector.tui.session.screen import SessionScreen
 from tests.conftest import SAMPLES
 from tests.snapshot_app import idle
 

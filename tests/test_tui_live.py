@@ -21,7 +21,7 @@ from inspector.analysis import analyze
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.messages import SessionLoaded
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.turn_table import TurnTable
 from tests.snapshot_app import settle
@@ -122,7 +122,8 @@ def row_text(table: TurnTable, turn: int) -> str:
     return table.render_line(y).text
 
 
-async def test_an_appended_turn_shows_as_new_rows_with_the_header_and_split_following(tmp_path: Path) -> None:
+async def test_an_appended_turn_shows_as_new_rows_with_the_header_and_split_following(
+        tmp_path: Path, machine_load: str) -> None:
     path = session_file(tmp_path, "session-live.jsonl", conversation(8))
     loads = Loads()
     app = InspectorApp(path, threshold=THRESHOLD, live=True)
@@ -152,13 +153,13 @@ async def test_an_appended_turn_shows_as_new_rows_with_the_header_and_split_foll
         assert loaded.analysis.split_point != before.analysis.split_point  # the append moved the reference...
         assert view.split == loaded.analysis.split_point and not view.split_chosen  # ...and the view followed
         # compact --agentic's split reads every turn: looked for when asked (A), not on every append
-        assert view.agentic_point is None
+        assert view.agentic.point is None
         await pilot.press("A")
         await settle(pilot)
-        assert view.agentic_point is not None
+        assert view.agentic.point is not None
 
 
-async def test_the_last_message_written_again_is_extended(tmp_path: Path) -> None:
+async def test_the_last_message_written_again_is_extended(tmp_path: Path, machine_load: str) -> None:
     """Gemini CLI writes a model message when its tool calls start and again, same id, when they end."""
     started = conversation(4) + prompt(4) + answer(4, calls=2, done=False)
     path = session_file(tmp_path, "session-tools.jsonl", started)
@@ -175,7 +176,7 @@ async def test_the_last_message_written_again_is_extended(tmp_path: Path) -> Non
         shown_as_read_again(view, path)
 
 
-async def test_a_rewrite_is_read_again_whole(tmp_path: Path) -> None:
+async def test_a_rewrite_is_read_again_whole(tmp_path: Path, machine_load: str) -> None:
     path = session_file(tmp_path, "session-rewrite.jsonl", conversation(8))
     loads = Loads()
     app = InspectorApp(path, threshold=THRESHOLD, live=True)
@@ -190,7 +191,7 @@ async def test_a_rewrite_is_read_again_whole(tmp_path: Path) -> None:
         shown_as_read_again(view, path)
 
 
-async def test_a_truncate_and_restore_keeps_following_gemini_clis_split(tmp_path: Path) -> None:
+async def test_a_truncate_and_restore_keeps_following_gemini_clis_split(tmp_path: Path, machine_load: str) -> None:
     """Issue 14.3: the file cut short in place, then its lines written back: the split the user did not
     move follows the reference each time, and is never called "chosen"."""
     whole = conversation(10)
@@ -219,7 +220,7 @@ async def test_a_truncate_and_restore_keeps_following_gemini_clis_split(tmp_path
         assert "chosen" not in context and "(reference)" in context
 
 
-async def test_turn_after_turn_each_comes_from_copies_made_ahead(tmp_path: Path) -> None:
+async def test_turn_after_turn_each_comes_from_copies_made_ahead(tmp_path: Path, machine_load: str) -> None:
     """Gemini CLI appends turn after turn.  Each is shown as it comes, extended from copies made
     once the one before was drawn (nothing of the session is copied on the way to the screen),
     and equals a fresh read; the turn open in the detail pane keeps its place."""

@@ -17,15 +17,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.widgets._footer import FooterKey
 
 from inspector.analysis import analyze
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.messages import FileChanged
 from inspector.tui.screens.dialogs import ConfirmScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.warnings import WarningsScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from tests.test_tui_live import THRESHOLD, conversation, plain, prompt, shown_as_read_again
 from tests.test_tui_live_trust import Seen, append, idle, live_loads, notes, watched
@@ -39,7 +43,7 @@ def header(view: SessionScreen) -> str:
     return plain(view.query_one(ContextHeader).content)
 
 
-async def test_a_file_that_cannot_be_read_for_a_while_is_watched_on(tmp_path: Path) -> None:
+async def test_a_file_that_cannot_be_read_for_a_while_is_watched_on(tmp_path: Path, machine_load: str) -> None:
     seen = Seen()
     async with watched(tmp_path, "session-away.jsonl", conversation(5), seen) as (pilot, view, path):
         app = pilot.app
@@ -69,7 +73,7 @@ async def test_a_file_that_cannot_be_read_for_a_while_is_watched_on(tmp_path: Pa
         shown_as_read_again(view, path)
 
 
-async def test_a_line_written_again_at_the_same_length_is_read_again(tmp_path: Path) -> None:
+async def test_a_line_written_again_at_the_same_length_is_read_again(tmp_path: Path, machine_load: str) -> None:
     """An early prompt's ASCII becomes CJK of the same byte length: the file's size and its last
     bytes are as they were, its figures are not."""
     seen = Seen()
@@ -89,7 +93,7 @@ async def test_a_line_written_again_at_the_same_length_is_read_again(tmp_path: P
         assert view.status.get("live") == "live: read again"
 
 
-async def test_a_file_only_touched_keeps_its_preview(tmp_path: Path) -> None:
+async def test_a_file_only_touched_keeps_its_preview(tmp_path: Path, machine_load: str) -> None:
     seen = Seen()
     async with watched(tmp_path, "session-touch.jsonl", conversation(8), seen) as (pilot, view, path):
         await pilot.press("c")
@@ -105,7 +109,7 @@ async def test_a_file_only_touched_keeps_its_preview(tmp_path: Path) -> None:
         assert not notes(pilot.app, "Live"), "no notification for a file that did not change"
 
 
-async def test_a_line_still_being_written_is_counted_as_analyze_counts_it(tmp_path: Path) -> None:
+async def test_a_line_still_being_written_is_counted_as_analyze_counts_it(tmp_path: Path, machine_load: str) -> None:
     seen = Seen()
     async with watched(tmp_path, "session-half.jsonl", conversation(4), seen) as (pilot, view, path):
         assert "warning" not in header(view)
@@ -115,7 +119,7 @@ async def test_a_line_still_being_written_is_counted_as_analyze_counts_it(tmp_pa
         await idle(pilot)
         fresh = analyze(load(path), threshold=THRESHOLD).warnings
         assert len(fresh) == 1 and "incomplete last line" in fresh[0].message
-        assert view.shown_warnings(view.loaded) == fresh
+        assert view.follower.shown_warnings(view.loaded) == fresh
         assert f"{len(fresh)} warning (w)" in header(view)
         await pilot.press("w")
         assert isinstance(pilot.app.screen, WarningsScreen) and pilot.app.screen.warnings == fresh
@@ -125,10 +129,10 @@ async def test_a_line_still_being_written_is_counted_as_analyze_counts_it(tmp_pa
         await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the finished line was not extended")
         await idle(pilot)
         shown_as_read_again(view, path)
-        assert view.shown_warnings(view.loaded) == [] and "warning" not in header(view)
+        assert view.follower.shown_warnings(view.loaded) == [] and "warning" not in header(view)
 
 
-async def test_lines_appended_while_apply_is_asked_withdraw_the_question(tmp_path: Path) -> None:
+async def test_lines_appended_while_apply_is_asked_withdraw_the_question(tmp_path: Path, machine_load: str) -> None:
     seen = Seen()
     async with watched(tmp_path, "session-ask.jsonl", conversation(8), seen) as (pilot, view, path):
         app = pilot.app
@@ -149,7 +153,7 @@ async def test_lines_appended_while_apply_is_asked_withdraw_the_question(tmp_pat
         assert view.preview is not None and view.preview.stale
 
 
-async def test_an_apply_the_store_refuses_is_said_as_a_refusal(tmp_path: Path) -> None:
+async def test_an_apply_the_store_refuses_is_said_as_a_refusal(tmp_path: Path, machine_load: str) -> None:
     """Not watching (``--no-watch``), the file changes after the preview; the store refuses to
     write over it, and the person reads why, titled as a refusal."""
     path = tmp_path / "chats" / "session-refused.jsonl"
@@ -176,7 +180,7 @@ async def test_an_apply_the_store_refuses_is_said_as_a_refusal(tmp_path: Path) -
         assert view.preview is not None and view.preview.stale, "the preview no longer fits the file"
 
 
-async def test_a_watch_that_ends_says_so_and_r_starts_it_again(tmp_path: Path) -> None:
+async def test_a_watch_that_ends_says_so_and_r_starts_it_again(tmp_path: Path, machine_load: str) -> None:
     """The session's folder is removed (the watcher cannot follow it back): the status says the
     file is not watched any more; once it is back, r reads it and watches it again."""
     seen = Seen()
@@ -199,3 +203,73 @@ async def test_a_watch_that_ends_says_so_and_r_starts_it_again(tmp_path: Path) -
         await seen.until(pilot, lambda: seen.count(changes("appended")) >= 1, "the new watch saw no append")
         await idle(pilot)
         shown_as_read_again(view, path)
+
+
+async def test_what_a_change_did_is_said_for_a_while_and_then_the_status_says_live_again(
+        tmp_path: Path, machine_load: str) -> None:
+    """Issue 40: "live: read again" stayed in the status line for good, long after the change it
+    told of.  A change is said for ``SAID_SECONDS``, then the line says "live" again; a state that
+    lasts (a file that cannot be read) stays."""
+    seen = Seen()
+    async with watched(tmp_path, "session-said.jsonl", conversation(5), seen) as (pilot, view, path):
+        view.follower.SAID_SECONDS = 3.0
+        spare = path.with_name("spare.tmp")
+        spare.write_text(conversation(6), encoding="utf-8")
+        os.replace(spare, path)  # written again whole
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the rewrite was not read")
+        assert view.status.get("live") == "live: read again"
+        await condition(pilot, lambda: view.status.get("live") == "live", "'live: read again' stayed")
+        append(path, prompt(60))  # an append, extended: said, then "live" again
+        await seen.until(pilot, lambda: seen.count(live_loads) >= 2, "the append was not shown")
+        assert view.status.get("live") in ("live: 1 new turn", "live: appended")
+        await condition(pilot, lambda: view.status.get("live") == "live", "the append's words stayed")
+
+        path.unlink()
+        path.mkdir()  # cannot be read: said in red, and it stays
+        await seen.until(pilot, lambda: seen.count(changes("unreadable")) == 1, "the unreadable file was not said")
+        assert "cannot read the file now" in view.status.get("live")
+        view.follower.say("live: appended")
+        view.follower.status.set("live", "live: cannot read the file now", "red")
+        await condition(pilot, lambda: view.follower._saying is None, "the words' time did not end")
+        assert view.status.get("live") == "live: cannot read the file now"
+
+
+async def condition(pilot: object, test: Callable[[], bool], what: str, timeout: float = 20) -> None:
+    """Wait until ``test()`` holds, looking again each time the app has handled what was pending."""
+    assert isinstance(pilot, Pilot)
+
+    async def wait() -> None:
+        while not test():
+            await pilot.pause(0.05)
+
+    try:
+        await asyncio.wait_for(wait(), timeout)
+    except TimeoutError:
+        raise AssertionError(f"not within {timeout:g} s: {what}") from None
+
+
+def footer_keys(view: SessionScreen) -> list[str]:
+    """The keys the footer offers now, as "key description"."""
+    return [f"{key.key_display} {key.description}" for key in view.query(FooterKey) if key.display]
+
+
+async def test_a_stale_preview_is_not_offered_to_apply_and_a_says_why(tmp_path: Path, machine_load: str) -> None:
+    """Issue 40: the footer offered "a Apply" for a preview the file no longer fits (pressed, it
+    refused).  It is offered only while the preview fits; pressed anyway, ``a`` says why not."""
+    seen = Seen()
+    async with watched(tmp_path, "session-stale.jsonl", conversation(8), seen) as (pilot, view, path):
+        await pilot.press("c")
+        await idle(pilot)
+        await pilot.press("escape")
+        await idle(pilot)
+        assert view.preview is not None and not view.preview.stale
+        assert "a Apply" in footer_keys(view)
+        append(path, prompt(90))
+        await seen.until(pilot, lambda: view.preview is not None and bool(view.preview.stale), "not made stale")
+        await idle(pilot)
+        assert "a Apply" not in footer_keys(view), footer_keys(view)
+        assert "p Preview" in footer_keys(view) or view.check_action("show_preview", ())  # still there to look at
+        await pilot.press("a")
+        await idle(pilot)
+        told = notes(pilot.app, "Not applied")
+        assert told and "the preview is stale" in told[-1], told

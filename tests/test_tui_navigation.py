@@ -15,7 +15,7 @@ from inspector.compaction.summarisers import pick_summariser
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.ask import AskScreen
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.turn_table import TurnTable
 from tests.snapshot_app import SAMPLES, copy_sample, settle
 
@@ -134,7 +134,7 @@ async def test_search_finds_every_turn_holding_the_words_and_steps_through_them(
         await pilot.press("slash")
         await pilot.press(*"Pelican", "enter")
         await settle(pilot)
-        assert view.matches == expected
+        assert view.navigator.matches == expected
         assert table.cursor == expected[0]
         assert f"{len(expected):,} turns hold 'Pelican'" in view.status.get("search")
         await pilot.press("n")
@@ -143,7 +143,7 @@ async def test_search_finds_every_turn_holding_the_words_and_steps_through_them(
         assert table.cursor == expected[-1]  # wraps around
         await pilot.press("slash", *["backspace"] * 7, *"zebra", "enter")
         await settle(pilot)
-        assert view.matches == [] and "no turn holds 'zebra'" in view.status.get("search")
+        assert view.navigator.matches == [] and "no turn holds 'zebra'" in view.status.get("search")
 
 
 HOSTILE = "title\x1b]2;pwned\x07 clip\x1b]52;c;Zm9v\x07 wipe\x1b[2J bell\x07 bidi\u202eTXT.exe"
@@ -214,4 +214,29 @@ async def test_filter_and_order_the_table(session_file: Path) -> None:
         hidden = next(i for i in range(len(analysis.turns)) if i not in big)
         await pilot.press("colon", *str(hidden), "enter")  # a hidden turn: the filter goes
         await settle(pilot)
-        assert table.shown is None and table.cursor == hidden and view.turn_filter is None
+        assert table.shown is None and table.cursor == hidden and view.navigator.turn_filter is None
+
+
+async def test_largest_first_puts_the_cursor_on_the_largest_turn_at_the_top(tmp_path: Path) -> None:
+    """Issue 40: ``o`` left the cursor mid-list on its turn, the largest turns off screen.  Largest
+    first shows them from the top, the cursor on the largest when its own turn is not among them;
+    back in turn order the cursor stays on its turn, in view."""
+    path = copy_sample(tmp_path, "long-migration.jsonl")
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = await opened(pilot)
+        table = view.table
+        start = table.cursor  # where the view opens: at the split, far down the list
+        assert start > 20
+        await pilot.press("o")
+        await settle(pilot)
+        assert table.by_tokens and table.shown is not None
+        largest = table.shown[0]
+        assert view.loaded.analysis.turn_tokens(largest) == max(map(view.loaded.analysis.turn_tokens,
+                                                                    range(len(view.loaded.analysis.turns))))
+        assert table.cursor == largest and largest != start
+        assert table.scroll_y == 0  # the largest turns fill the view from the top
+        await pilot.press("o")  # turn order again: the cursor stays on the turn, in view
+        await settle(pilot)
+        assert table.shown is None and table.cursor == largest
+        assert 0 <= table.row_of(largest) - int(table.scroll_y) < table.scrollable_content_region.height

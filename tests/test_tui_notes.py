@@ -28,7 +28,7 @@ from inspector.tui import session_notes
 from inspector.tui.app import InspectorApp
 from inspector.tui.masking_marks import MASKED_MARK, WILL_MASK_MARK
 from inspector.tui.messages import NotesReady, SessionLoaded
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.turn_table import TurnTable
 from tests.snapshot_app import SAMPLES, settle
 

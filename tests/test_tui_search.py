@@ -11,7 +11,7 @@ from inspector.search.index import session_turns
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.search import SearchScreen
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from tests.snapshot_app import idle, screen_after
 from tests.test_tui_list import SIZE, listed, write_session
 

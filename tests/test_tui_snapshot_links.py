@@ -8,8 +8,8 @@ from rich.text import Text
 from textual.widgets import DataTable, Input, OptionList, Static
 
 from inspector.tui.app import InspectorApp
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.snapshot_lines import SnapshotLines
 from tests.test_tui_compaction import plain, settle
 

@@ -23,8 +23,8 @@ from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.compare import CompareScreen
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
+from inspector.tui.session.screen import SessionScreen
 from tests.snapshot_app import SAMPLES, screen_after
 from tests.test_tui_compaction import plain, settle
 

@@ -14,7 +14,7 @@ from textual.binding import Binding
 from inspector.analysis import analyze
 from inspector.session import load
 from inspector.tui.app import InspectorApp
-from inspector.tui.screens.session import SessionScreen
+from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.turn_detail import TurnDetail
 from inspector.tui.widgets.turn_table import TurnTable
@@ -260,7 +260,7 @@ async def test_the_empty_palette_lists_the_apps_commands_then_textuals_the_same_
 
 async def test_palette_discover_offers_every_session_action() -> None:
     from inspector.tui.commands import InspectorCommands
-    from inspector.tui.screens.session import SessionScreen
+    from inspector.tui.session.screen import SessionScreen
 
     path = pick_sample()
     app = build_app(path)

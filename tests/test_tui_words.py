@@ -12,9 +12,9 @@ from inspector.format import plural, written_by
 from inspector.tui.app import InspectorApp
 from inspector.tui.screens.compare import CompareScreen
 from inspector.tui.screens.dialogs import FocusScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.warnings import WarningsScreen
+from inspector.tui.session.screen import SessionScreen
 from tests.conftest import write_agent_run
 from tests.snapshot_app import SAMPLES, copy_sample, screen_after, settle
 from tests.test_tui_idle import redrawing

@@ -169,7 +169,7 @@ class Watch:
         await asyncio.wait_for(self.task, 10)
 
 
-async def test_each_change_is_reported_once(tmp_path: Path) -> None:
+async def test_each_change_is_reported_once(tmp_path: Path, machine_load: str) -> None:
     # The OS's own notifications (inotify): watchfiles' polling fallback
     # compares modification times too coarsely to see changes made within
     # the same second, so it cannot be tested fast.
@@ -207,7 +207,8 @@ async def test_each_change_is_reported_once(tmp_path: Path) -> None:
     assert watch.events.empty(), "nothing reported twice"
 
 
-async def test_an_append_is_reported_at_once_and_a_rewrite_after_the_quiet_period(tmp_path: Path) -> None:
+async def test_an_append_is_reported_at_once_and_a_rewrite_after_the_quiet_period(
+        tmp_path: Path, machine_load: str) -> None:
     """New complete lines need no quiet period (the user sees them as soon as they are written);
     a change the app must read whole waits until the file has been quiet (the injected clock)."""
     path = tmp_path / "s.jsonl"
@@ -232,7 +233,7 @@ async def test_an_append_is_reported_at_once_and_a_rewrite_after_the_quiet_perio
         assert isinstance(event, Truncated) and event.size == 10
 
 
-async def test_own_writes_are_marked(tmp_path: Path) -> None:
+async def test_own_writes_are_marked(tmp_path: Path, machine_load: str) -> None:
     from inspector.session import history, load
     from inspector.store import apply_history, revert
     from tests.test_store import PATHS, compacted, copy_session
@@ -257,7 +258,7 @@ async def test_own_writes_are_marked(tmp_path: Path) -> None:
 
 
 
-async def test_a_file_that_cannot_be_read_keeps_being_watched(tmp_path: Path) -> None:
+async def test_a_file_that_cannot_be_read_keeps_being_watched(tmp_path: Path, machine_load: str) -> None:
     """A folder takes the session's name (or its permissions change): the watch says so once and
     goes on; when a readable session is back, it is read whole."""
     path = tmp_path / "s.jsonl"

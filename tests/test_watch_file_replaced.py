@@ -58,7 +58,7 @@ def _looks(tmp_path: Path, replace: str) -> list[str]:
     return _child(LOOKS.format(replace=replace), str(path), str(SAMPLE))
 
 
-def test_a_fifo_in_the_files_place_is_said_not_waited_on(tmp_path: Path) -> None:
+def test_a_fifo_in_the_files_place_is_said_not_waited_on(tmp_path: Path, machine_load: str) -> None:
     said, quiet, first_look, back = _looks(tmp_path, "os.mkfifo(path)")
     assert said.startswith("Unreadable(") and "it is a FIFO (named pipe) now, not a session file" in said
     assert quiet == "None"
@@ -67,7 +67,7 @@ def test_a_fifo_in_the_files_place_is_said_not_waited_on(tmp_path: Path) -> None
     assert back == f"Rewritten {lines}"
 
 
-def test_a_device_in_the_files_place_is_said_not_read_for_ever(tmp_path: Path) -> None:
+def test_a_device_in_the_files_place_is_said_not_read_for_ever(tmp_path: Path, machine_load: str) -> None:
     said, quiet, first_look, back = _looks(tmp_path, "os.symlink('/dev/zero', path)")
     assert said.startswith("Unreadable(") and "it is a character device now, not a session file" in said
     assert quiet == "None"
@@ -101,7 +101,7 @@ asyncio.run(main())
 """
 
 
-def test_the_watch_goes_on_past_a_fifo_and_reads_the_file_put_back(tmp_path: Path) -> None:
+def test_the_watch_goes_on_past_a_fifo_and_reads_the_file_put_back(tmp_path: Path, machine_load: str) -> None:
     path = tmp_path / "session.jsonl"
     shutil.copy(SAMPLE, path)
     first, then = _child(WATCHED, str(path), str(SAMPLE))

@@ -12,17 +12,15 @@ from textual.dom import DOMNode
 from textual.notifications import Notify, SeverityLevel
 from textual.screen import Screen
 from textual.widgets import Input
-from textual.worker import Worker, WorkerState
 
 from inspector.catalog.listing import is_folder
 from inspector.format import visible
 from inspector.tui.commands import InspectorCommands
-from inspector.tui.loading import Cancelled
 from inspector.tui.running import ProviderSettings
 from inspector.tui.screens.help import LIST_INTRO, OTHER_INTRO, SEARCH_INTRO, SESSION_INTRO, HelpScreen
 from inspector.tui.screens.search import SearchScreen
-from inspector.tui.screens.session import SessionScreen
 from inspector.tui.screens.session_list import SessionListScreen
+from inspector.tui.session.screen import SessionScreen
 
 TOASTS_SHOWN = 3  # toasts on screen at once, at most (fewer on a short screen: InspectorApp.toasts_shown)
 TOAST_ROWS = 6  # one toast's rows with its margin: a title and a message of two or three lines
@@ -122,15 +120,6 @@ class InspectorApp(App[None]):
     def action_open_list(self) -> None:
         if not isinstance(self.screen, SessionListScreen):
             self.show_session_list(self.screen)
-
-    # -- failures: the one handler --------------------------------------------------------
-    def report_worker(self, worker: Worker[object], state: WorkerState) -> None:
-        """Every worker's failure becomes a notification (never a traceback)."""
-        if state != WorkerState.ERROR or isinstance(worker.error, Cancelled):
-            return
-        what = worker.description or worker.name or "background work"
-        self.notify(str(worker.error) or type(worker.error).__name__, title=f"Failed: {what}",
-                    severity="error", timeout=8)
 
     # -- help ---------------------------------------------------------------------------------
     def help_rows(self, screen: Screen[object]) -> list[tuple[str, str, str, str, str]]:

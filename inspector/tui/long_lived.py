@@ -12,7 +12,7 @@ goes.  The price: an object of the interface alive at that moment that later
 dies in a cycle is not collected (about 10,000 small objects, ~1 MB, per
 freeze).  So the app freezes after each step of a full read, never per
 append: an append's copies are collected in the worker that made them
-(``SessionLive.settle_live``).
+(``LiveFollower.settle_live``, tui/session/live.py).
 """
 
 from __future__ import annotations

@@ -182,3 +182,54 @@ class ShowTurn(Message):
     """Show this turn of the history in the session view (from a snapshot line or a lost fact)."""
 
     index: int
+
+
+# -- the session view's parts tell the view (tui/session/): messages up, calls down ----------------
+@dataclass
+class LoadRequested(Message):
+    """A part of the session view needs the file read whole again (``reason``: "reload" after an apply
+    or an undo, "live" after a change on disk an append cannot extend)."""
+
+    reason: str
+
+
+@dataclass
+class PreviewOutdated(Message):
+    """The file changed on disk (``why``, in words): a preview computed before no longer fits it."""
+
+    why: str
+
+
+@dataclass
+class WarningsChanged(Message):
+    """What a whole read would skip changed (a last line still being written): the header counts it."""
+
+
+@dataclass
+class NotesShown(Message):
+    """Masking and cost of ``loaded`` are ready (or carried over to it): the marks, cost and detail redraw."""
+
+    loaded: Loaded
+
+
+@dataclass
+class NotesFinished(Message):
+    """The pass working out masking and cost for ``loaded`` ended, done or failed: a next long pass may start."""
+
+    loaded: Loaded
+
+
+@dataclass
+class WholeRead(Message):
+    """The live view started (``started``) or ended a whole read of the file after a change on disk;
+    ``waiting``: the appends seen meanwhile, held for it (extended from where it ends)."""
+
+    started: bool
+    waiting: int = 0
+
+
+@dataclass
+class StoreDone(Message):
+    """This view's own apply or undo ended (``wrote``: it changed the file, and the view reads it again)."""
+
+    wrote: bool

@@ -16,8 +16,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from textual.app import App
-
 from inspector.compaction.compress import CompressionResult
 from inspector.compaction.request import STRATEGIES as STRATEGIES  # the dialog offers these
 from inspector.compaction.request import (
@@ -119,19 +117,10 @@ class Counting:
         return self.inner.cite(snapshot) if isinstance(self.inner, Grounded) else None
 
 
-def provider_settings(app: App[Any]) -> ProviderSettings:
-    """The provider the running app was started with."""
-    from inspector.tui.app import InspectorApp
-
-    if not isinstance(app, InspectorApp):
-        raise TypeError(f"compaction runs inside the session-inspector app, not {type(app).__name__}")
-    return app.provider_settings
-
-
-def summariser_for(app: App[Any], loaded: Loaded, progress: Step) -> Counting:
+def summariser_for(settings: ProviderSettings, loaded: Loaded, progress: Step) -> Counting:
+    """The summariser ``settings`` name, counting its calls for the running dialog."""
     from inspector.compaction.summarisers import pick_summariser
 
-    settings = provider_settings(app)
     inner = pick_summariser(settings.provider, model=loaded.analysis.model, base_url=settings.base_url)
     return Counting(inner, progress, settings)
 

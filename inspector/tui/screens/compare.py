@@ -114,7 +114,7 @@ class CompareScreen(InspectorScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPARE_GROUP, description="comparing strategies")
     def run_both(self) -> Comparison:
         worker = get_current_worker()
-        summariser = summariser_for(self.app, self.loaded,
+        summariser = summariser_for(self.inspector.provider_settings, self.loaded,
                                     lambda text, progress: self.post_message(CompactionProgress(text, progress)))
         comparison = run_compare(self.loaded, self.split, self.options, summariser, lambda: worker.is_cancelled)
         if not worker.is_cancelled:

@@ -24,21 +24,11 @@ from inspector.format import percent, plural, share_bar, visible
 
 if TYPE_CHECKING:
     from inspector.tui.loading import Loaded
-    from inspector.tui.screens.session import SessionScreen
 
 DIMENSIONS = tuple(Dimension)
 _FIGURE_COLUMNS = (("tokens", 10), ("share", 6), ("turns", 5), ("kept", 9))
 _FRAME = 2 + 2 + 2  # border, padding, the table's scrollbar
 _CELL_PADDING = 2  # a DataTable cell has one column of padding a side
-
-
-def open_context_view(screen: SessionScreen) -> None:
-    """``v`` on the session screen: the view of its loaded session; Enter on a turn moves its table there."""
-    if screen.loaded is None:
-        screen.notify("The session is still being read.", severity="warning", timeout=3)
-        return
-    screen.app.push_screen(ContextViewScreen(screen.loaded, screen.split),
-                           lambda turn: screen.table.move_to(turn) if turn is not None else None)
 
 
 class ContextViewScreen(ModalScreen[int | None]):

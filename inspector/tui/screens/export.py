@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import ClassVar
 
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -22,10 +21,7 @@ from textual.events import Key
 from textual.widgets import Checkbox, Footer, Input, Label, Select, Static
 
 from inspector.export import FORMATS, Format, default_name
-from inspector.format import describe_os_error, plural, visible
-from inspector.tui.loading import Loaded
-from inspector.tui.preview import Preview
-from inspector.tui.screens.base import InspectorScreen
+from inspector.format import visible
 from inspector.tui.screens.dialogs import DialogScreen
 from inspector.tui.widgets.text_field import TextField
 from inspector.user_cache import HomeUnknown, home
@@ -130,61 +126,3 @@ class ExportScreen(DialogScreen[ExportChoice | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
-
-
-class SessionExport(InspectorScreen):
-    """``x`` exports the session (and the previewed compaction); ``y`` copies the turn at the cursor."""
-
-    path: Path
-    loaded: Loaded | None
-    preview: Preview | None = None
-
-    def cursor_turn(self) -> int | None:
-        raise NotImplementedError  # SessionScreen: the turn under the table's cursor
-
-    def action_export(self) -> None:
-        preview = self.preview
-        what = None
-        if preview is not None:
-            what = f"{preview.status}, {preview.strategy}" + (", stale" if preview.stale else "")
-
-        def chosen(choice: ExportChoice | None) -> None:
-            if choice is not None:
-                self.write_export(choice)
-
-        self.app.push_screen(ExportScreen(self.path, export_folder(), preview=what), callback=chosen)
-
-    @work(thread=True, exit_on_error=False, group="export", description="exporting")
-    def write_export(self, choice: ExportChoice) -> None:
-        from inspector.export import ExportRefused, build, render, write_export
-
-        loaded, result = self.loaded, None
-        if choice.with_preview and self.preview is not None and self.preview.source is not None:
-            loaded, result = self.preview.source, self.preview.result  # the history the preview was made from
-        if loaded is None:
-            return
-        text = render(build(loaded.session, loaded.analysis, result), choice.fmt)
-        try:
-            size = write_export(text, choice.out, self.path)
-        except ExportRefused as exc:
-            self.app.call_from_thread(self.notify, str(exc), title="Not exported", severity="error")
-            return
-        except OSError as exc:
-            self.app.call_from_thread(self.notify, f"{choice.out}: {describe_os_error(exc)}",
-                                      title="Not exported", severity="error")
-            return
-        turns = plural(len(loaded.analysis.turns), "turn")
-        snapshot = " and the compaction snapshot" if result is not None else ""
-        self.app.call_from_thread(self.notify, f"Wrote {choice.out} ({size:,} bytes: {turns}{snapshot}).",
-                                  title="Exported", timeout=8)
-
-    def action_copy(self) -> None:
-        from inspector.export import turn_markdown
-
-        index = self.cursor_turn()
-        if self.loaded is None or index is None:
-            return
-        text = turn_markdown(self.loaded.analysis, index)
-        self.app.copy_to_clipboard(text)
-        self.notify(f"Turn {index:,} copied as Markdown ({len(text):,} characters), if the terminal "
-                    "passes copies on to the clipboard.", title="Copied", timeout=5)

@@ -23,7 +23,7 @@ from inspector.catalog.listing import find_files, searched_where
 from inspector.format import plural, visible
 from inspector.search.index import Hit, IndexReport, SearchError, opened_index, query_words, unreadable_words
 from inspector.tui.screens.base import InspectorScreen
-from inspector.tui.screens.session_list import named_in_full
+from inspector.tui.widgets.session_line import named_in_full
 from inspector.tui.widgets.text_field import TextField
 from inspector.user_cache import HomeUnknown
 

@@ -41,6 +41,7 @@ from inspector.catalog.trash import Deletion, TrashError, move_aside, put_back
 from inspector.format import plural, visible
 from inspector.tui.messages import SessionListed
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.widgets.session_line import named_in_full
 from inspector.tui.widgets.text_field import TextField
 from inspector.user_cache import HomeUnknown
 
@@ -103,18 +104,6 @@ def layout(width: int, wanted: dict[str, int] | None = None) -> list[tuple[ListC
 
 def _key(candidate: Candidate) -> tuple[Path, int, int]:
     return (candidate.path, candidate.size, candidate.mtime_ns)
-
-
-def named_in_full(file_name: str, session_id: str | None, title: str, width: int) -> Text:
-    """One session as the line under a list shows it: its file name first, then its id and title,
-    cut only at the line's end (``width``)."""
-    text = Text(visible(file_name, one_line=True), style="bold")
-    if session_id:
-        text.append(f"  {visible(session_id, one_line=True)}", style="dim")
-    if title:
-        text.append(f"  {visible(title, one_line=True)}")
-    text.truncate(max(width, 1), overflow="ellipsis")
-    return text
 
 
 class SessionListScreen(InspectorScreen):

@@ -23,6 +23,7 @@ from inspector.compaction.snapshot import diff
 from inspector.format import count_text, plural, split_words, turn_span, visible, written_by
 from inspector.tui.messages import ShowTurn
 from inspector.tui.preview import Preview
+from inspector.tui.screens.base import TurnsScreen
 from inspector.tui.widgets.facts_table import FactsTable
 from inspector.tui.widgets.snapshot_lines import SnapshotLines
 from inspector.tui.widgets.snapshot_view import RenderPane, diff_renderable, snapshot_renderable, stages_renderable
@@ -217,14 +218,12 @@ class SnapshotScreen(Screen[None]):
     def on_show_turn(self, message: ShowTurn) -> None:
         """A snapshot line or a fact asked for its turn: close the preview, and whatever stands between it and
         the session view (the comparison it was opened from), and show the turn there."""
-        from inspector.tui.screens.session import SessionScreen  # it opens this screen: imported when used
-
         message.stop()
         stack = self.app.screen_stack
         if self not in stack:
             return
         below = stack[: stack.index(self)]
-        sessions = [screen for screen in below if isinstance(screen, SessionScreen)]
+        sessions = [screen for screen in below if isinstance(screen, TurnsScreen)]
         target = sessions[-1] if sessions else (below[-1] if below else None)
         while self.app.screen is not target and len(self.app.screen_stack) > 1 and target is not None:
             self.app.pop_screen()

@@ -1,9 +1,12 @@
 """What the session view does beyond showing: compaction, apply, revert, timeline.
 
-A mixin of ``SessionScreen`` (kept apart so neither file grows past a screenful
-of concerns).  Every step calls the core: ``compaction.compress``,
-``store.apply_compaction`` / ``store.revert``; slow ones run in workers and
-come back as messages.  Live updates are ``SessionLive`` (session_live.py).
+``CompactionController`` is a part of ``SessionScreen``: it owns the preview,
+the strategy and the summariser chosen, the dialogs it opens and whether an
+apply can be undone.  Every step calls the core: ``compaction.compress``,
+``store.apply_compaction`` / ``store.revert``; slow ones run in its workers
+and come back to it as messages.  The screen tells it each version it shows
+(``loaded_shown``) and the split to compact at; it asks the screen to read the
+file again after an apply or an undo (``LoadRequested``).
 """
 
 from __future__ import annotations
@@ -17,17 +20,25 @@ from textual import work
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.context import Verdict
-from inspector.format import before_after, turn_span
+from inspector.format import before_after, plural, turn_span
 from inspector.quality.forgetting import forgetting
 from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
-from inspector.tui.messages import Applied, CompactionFinished, CompactionProgress, Reverted
+from inspector.tui.messages import (
+    Applied,
+    CompactionFinished,
+    CompactionProgress,
+    LoadRequested,
+    Reverted,
+    StoreDone,
+)
 from inspector.tui.preview import Preview
-from inspector.tui.running import STRATEGIES, RunOptions, run_one, summariser_for, target_text
-from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.running import STRATEGIES, ProviderSettings, RunOptions, run_one, summariser_for, target_text
+from inspector.tui.screens.base import inspector_of
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, ForgettingScreen, RunningScreen, forgetting_text
 from inspector.tui.screens.snapshot import SnapshotScreen
 from inspector.tui.screens.timeline import TimelineScreen
+from inspector.tui.session.part import Part
 from inspector.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
@@ -39,30 +50,22 @@ COMPACT_GROUP = "compact"
 STORE_GROUP = "store"
 
 
-class SessionActions(InspectorScreen):
+class CompactionController(Part):
     """Compaction preview, apply / revert for the session view (SessionScreen)."""
 
-    path: Path
-    model: str | None
-    split: int
-    loaded: Loaded | None
-    preview: Preview | None = None
-    _running_dialog: RunningScreen | None = None
-    _apply_dialog: ConfirmScreen | None = None  # "Apply?" while open: closed if its preview goes stale
-    _last_focus: str = ""
-    back_to_preview: bool = False  # the cursor came here from a preview's line or fact: Esc goes back to it
-    _run_options: RunOptions = RunOptions()  # the strategy and target the next run uses (S, the f dialog)
-    can_undo: bool = False  # an apply of this file can be undone (read from the journal at each load)
-
-    @property
-    def status(self) -> StatusLine:
-        return self.query_one(StatusLine)
-
-    def load_session(self, reason: str = "open") -> object:
-        raise NotImplementedError  # SessionScreen's loading worker
-
-    def refresh_figures(self) -> None:
-        raise NotImplementedError  # SessionScreen redraws its header and table
+    def __init__(self, path: Path, status: StatusLine) -> None:
+        super().__init__()
+        self.path = path
+        self.status = status  # its "strategy", "provider" and "preview" slots are this part's
+        self.loaded: Loaded | None = None  # the version shown (the screen says, ``loaded_shown``)
+        self.preview: Preview | None = None
+        self._running_dialog: RunningScreen | None = None
+        self._apply_dialog: ConfirmScreen | None = None  # "Apply?" while open: closed if its preview goes stale
+        self._last_focus = ""
+        self.back_to_preview = False  # the cursor came here from a preview's line or fact: Esc goes back to it
+        self._run_options = RunOptions()  # the strategy and target the next run uses (S, the f dialog)
+        self.can_undo = False  # an apply of this file can be undone (read from the journal at each load)
+        self._wrote = False  # the apply or undo under way changed the file
 
     # -- compaction -----------------------------------------------------------------------
     def set_run_options(self, options: RunOptions) -> None:
@@ -74,7 +77,7 @@ class SessionActions(InspectorScreen):
         extra = f", {target_text(options.target)}" if options.strategy == "staged" else ""
         self.status.set("strategy", f"strategy {options.strategy}{extra} (S)")
 
-    def action_strategy(self) -> None:
+    def strategy(self) -> None:
         """Toggle reference <-> staged (the target stays as chosen in the f dialog)."""
         current = self._run_options
         following = STRATEGIES[(STRATEGIES.index(current.strategy) + 1) % len(STRATEGIES)]
@@ -82,11 +85,16 @@ class SessionActions(InspectorScreen):
         self.notify(f"Compaction strategy: {following}", timeout=3)
 
     # -- who writes the snapshot ------------------------------------------------------------
+    @property
+    def settings(self) -> ProviderSettings:
+        """Who writes snapshots in the app (``--provider``, then P)."""
+        return inspector_of(self).provider_settings
+
     def provider_choice(self) -> ProviderChoice:
         """Which summariser the next run uses and why (the core's ``choose_provider``), before anything is sent."""
         from inspector.compaction.summarisers import choose_provider
 
-        return choose_provider(self.inspector.provider_settings.provider)
+        return choose_provider(self.settings.provider)
 
     def provider_text(self) -> tuple[str, str]:
         """The status line's words for ``provider_choice`` (text, style)."""
@@ -106,22 +114,21 @@ class SessionActions(InspectorScreen):
         text, style = self.provider_text()
         self.status.set("provider", text, style)
 
-    def action_provider(self) -> None:
+    def provider(self) -> None:
         """offline -> gemini -> gemini-cli -> auto -> offline; the notification says why that one runs."""
         order = ("offline", "gemini", "gemini-cli", "auto")
-        app = self.inspector
-        current = app.provider_settings.provider
+        current = self.settings.provider
         following = order[(order.index(current) + 1) % len(order)] if current in order else "offline"
-        app.provider_settings = replace(app.provider_settings, provider=following)
+        inspector_of(self).provider_settings = replace(self.settings, provider=following)  # for the whole app
         self.show_provider()
         choice = self.provider_choice()
         self.notify(choice.problem or choice.reason, title=f"Summariser: {following}",
                     severity="error" if choice.problem else "information", timeout=6)
 
-    def action_compact(self) -> None:
-        self.start_compaction(self._run_options)
+    def compact(self, split: int) -> None:
+        self.start_compaction(self._run_options, split)
 
-    def action_compact_focus(self) -> None:
+    def compact_focus(self, split: int) -> None:
         if self.loaded is None:
             return
 
@@ -129,16 +136,16 @@ class SessionActions(InspectorScreen):
             if options is not None:
                 self._last_focus = options.focus
                 self.set_run_options(options)
-                self.start_compaction(options)
+                self.start_compaction(options, split)
 
         offline = not self.provider_choice().sends
-        self.app.push_screen(FocusScreen(self.split, self._last_focus, self._run_options, offline=offline),
+        self.app.push_screen(FocusScreen(split, self._last_focus, self._run_options, offline=offline),
                              callback=chosen)
 
-    def start_compaction(self, options: RunOptions) -> None:
+    def start_compaction(self, options: RunOptions, split: int) -> None:
         if self.loaded is None:
             return
-        what = f"{turn_span(0, self.split)} of {self.path.name}" if self.split else self.path.name
+        what = f"{turn_span(0, split)} of {self.path.name}" if split else self.path.name
         said = self.loaded.analysis.verdict
         if said is not Verdict.COMPRESS:
             self.notify(f"{said.explained} c compacts it anyway, at the split shown.",
@@ -148,7 +155,7 @@ class SessionActions(InspectorScreen):
         self._running_dialog = RunningScreen(label, cancel=self.cancel_compaction)
         self.app.push_screen(self._running_dialog)
         self._running_dialog.step("summarising" if options.strategy == "reference" else "running the stages")
-        self.run_compaction(self.loaded, self.split, options)
+        self.run_compaction(self.loaded, split, options)
 
     def cancel_compaction(self) -> None:
         self.workers.cancel_group(self, COMPACT_GROUP)
@@ -158,7 +165,7 @@ class SessionActions(InspectorScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPACT_GROUP, description="the compaction")
     def run_compaction(self, loaded: Loaded, split: int, options: RunOptions) -> CompressionResult:
         worker = get_current_worker()
-        summariser = summariser_for(self.app, loaded,
+        summariser = summariser_for(self.settings, loaded,
                                     lambda text, progress: self.post_message(CompactionProgress(text, progress)))
         result = run_one(loaded, split, options, summariser, lambda: worker.is_cancelled)
         if not worker.is_cancelled:
@@ -172,17 +179,17 @@ class SessionActions(InspectorScreen):
             else:
                 self._running_dialog.step(message.text)
 
-    def action_compare(self) -> None:
+    def compare(self, split: int) -> None:
         from inspector.tui.screens.compare import CompareScreen
 
         if self.loaded is not None:
-            self.app.push_screen(CompareScreen(self.loaded, self.split, self._run_options, self.open_preview))
+            self.app.push_screen(CompareScreen(self.loaded, split, self._run_options, self.open_preview))
 
     def open_preview(self, result: CompressionResult, split: int, source: Loaded, recall: float | None = None) -> None:
         """Make ``result`` (computed from ``source``) the preview - ``a`` applies it - and show it."""
         self.preview = self.make_preview(result, split, source, recall=recall)
         self.show_preview_status()
-        self.action_show_preview()
+        self.show_preview()
 
     def make_preview(self, result: CompressionResult, split: int, source: Loaded, focus: str = "",
                      recall: float | None = None) -> Preview:
@@ -199,14 +206,14 @@ class SessionActions(InspectorScreen):
         self.show_preview_status()
         if self.preview.status.startswith("COMPRESSION_FAILED"):
             self.notify(message.result.message or self.preview.status, title="Compaction failed", severity="warning")
-        self.action_show_preview()
+        self.show_preview()
 
-    def action_show_preview(self) -> None:
+    def show_preview(self) -> None:
         self.back_to_preview = False
         if self.preview is None:
             self.notify("No preview yet: press c to run the compaction.", severity="warning")
             return
-        self.app.push_screen(SnapshotScreen(self.preview, apply=self.action_apply))
+        self.app.push_screen(SnapshotScreen(self.preview, apply=self.apply))
 
     def show_preview_status(self) -> None:
         self.refresh_bindings()  # a is offered only while there is a preview
@@ -224,7 +231,7 @@ class SessionActions(InspectorScreen):
             running.dismiss(None)
 
     # -- apply and revert ------------------------------------------------------------------
-    def action_apply(self) -> None:
+    def apply(self) -> None:
         preview = self.preview
         if preview is None:
             self.notify("Nothing to apply: press c to preview a compaction first.", severity="warning")
@@ -289,6 +296,7 @@ class SessionActions(InspectorScreen):
         from inspector.tui.screens.compare import CompareScreen
 
         self.preview = None
+        self._wrote = True
         self.show_preview_status()
         while isinstance(self.app.screen, (SnapshotScreen, CompareScreen)):
             self.app.pop_screen()
@@ -297,7 +305,7 @@ class SessionActions(InspectorScreen):
         notes = "".join(f" Note: {note}." for note in message.detail.notes())
         self.notify(f"{figures}Backup: {message.backup}. Press u to undo.{notes}", title="Compaction applied",
                     severity="warning" if message.detail.lost_bytes else "information", timeout=10)
-        self.load_session("reload")
+        self.post_message(LoadRequested("reload"))
 
     def check_undo(self) -> None:
         """Read the journal: can an apply be undone?  (u is offered only then.)"""
@@ -311,7 +319,7 @@ class SessionActions(InspectorScreen):
         if self.can_undo != was:
             self.refresh_bindings()  # the footer is built again: not on every live append
 
-    def action_revert(self) -> None:
+    def revert(self) -> None:
         from inspector.store import StoreError, undoable
 
         try:
@@ -348,15 +356,16 @@ class SessionActions(InspectorScreen):
         self.post_message(Reverted(self.path, results[0]))
 
     def on_reverted(self, message: Reverted) -> None:
+        self._wrote = True
         result = message.detail
         note = f" {result.note}" if result.note else ""
         kept = f" {result.kept_bytes:,} bytes recorded since were kept." if result.kept_bytes else ""
         lost = f" Note: {result.lost_note}." if result.lost_note else ""
         self.notify(f"Apply #{result.entry.seq:,} undone; the file is {result.size:,} bytes again.{kept}{note}{lost}",
                     title="Reverted", severity="warning" if result.lost_note else "information", timeout=10)
-        self.load_session("reload")
+        self.post_message(LoadRequested("reload"))
 
-    def action_timeline(self) -> None:
+    def timeline(self) -> None:
         if self.loaded is not None and self.loaded.session.transcript is not None:  # Antigravity: its checkpoints
             from inspector.tui.screens.checkpoints import CheckpointsScreen
 
@@ -365,6 +374,18 @@ class SessionActions(InspectorScreen):
         self.app.push_screen(TimelineScreen(self.path))
 
     # -- the preview and the file ---------------------------------------------------------------
+    def loaded_shown(self, previous: Loaded | None, loaded: Loaded) -> None:
+        """The screen shows ``loaded``: a preview it no longer fits is stale; after a whole read the
+        journal says whether an apply can be undone (an append does not change it)."""
+        self.loaded = loaded
+        if loaded.changed_from is None:
+            self.check_undo()
+        if previous is None:
+            return
+        source = self.preview.source if self.preview is not None and not self.preview.stale else None
+        if source is not None and source.session.sha256 != loaded.session.sha256:
+            self.mark_stale(self.why_stale(source, previous, loaded))
+
     def mark_stale(self, why: str) -> None:
         if self.preview is None or self.preview.stale:
             return
@@ -379,6 +400,36 @@ class SessionActions(InspectorScreen):
             if isinstance(screen, SnapshotScreen) and screen.preview is self.preview:
                 screen.refresh_state()
 
-    def compaction_worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
+    def worker_changed(self, worker: Worker[object], state: WorkerState) -> None:
         if worker.group == COMPACT_GROUP and state in (WorkerState.ERROR, WorkerState.CANCELLED):
             self._close_running()
+        if worker.group == STORE_GROUP and worker.is_finished:  # (Applied / Reverted came before)
+            self.post_message(StoreDone(self._wrote))
+            self._wrote = False
+
+    def why_stale(self, source: Loaded, previous: Loaded, loaded: Loaded) -> str:
+        """Why a preview computed from ``source`` no longer fits the file ``loaded`` read, where
+        ``previous`` was shown before it.
+
+        Any change makes it stale: an apply writes the file the preview was
+        computed from, and the kept part runs to the end of the history.  The
+        reason says what changed, from what the extension found changed
+        (``changed_from``); after a whole read, or a preview older than the
+        version before, only that the file changed."""
+        preview = self.preview
+        if loaded.changed_from is None or preview is None or source is not previous:
+            return "the file changed on disk since the preview was computed"
+        changed = loaded.changed_from
+        before = len(previous.analysis.turns)
+        added = len(loaded.analysis.turns) - before
+        if changed < preview.split:
+            return f"turn {changed:,}, which the snapshot summarises, was written again on disk"
+        what = []
+        if changed < before:
+            what.append(f"turn {changed:,}, in the kept part, was written again")
+        if added > 0:
+            what.append(f"{plural(added, 'turn')} appended after it" if what else f"{plural(added, 'turn')} appended")
+        if not what:
+            return ("a line that changes no turn (metadata, such as the session's summary) was appended: "
+                    "the preview was computed from the file without it")
+        return " and ".join(what) + " on disk: the kept part changed, so the new history and its figures differ"
