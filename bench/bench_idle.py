@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from inspector.watch import WatchOptions, watch_session  # noqa: E402
+from inspector.live.watch import WatchOptions, watch_session  # noqa: E402
 
 SAMPLE = ROOT / "sample_sessions" / "coding-task.jsonl"
 

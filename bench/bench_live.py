@@ -42,8 +42,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from inspector import live  # noqa: E402
 from inspector.analysis import analyze  # noqa: E402
+from inspector.live import extend as live  # noqa: E402
 from inspector.session import load  # noqa: E402
 
 OUT = REPO / "bench" / "out"

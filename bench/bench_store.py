@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from inspector.analysis import analyze
+from inspector.live.watch import classify, initial_state, observe
 from inspector.session import history, load
 from inspector.store import apply_history, revert
-from inspector.watch import classify, initial_state, observe
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "sample_sessions" / "long-migration.jsonl"

@@ -72,7 +72,7 @@ class Analysis:
     _prefix_quarters: list[int] = field(default_factory=list, repr=False)
 
     def __post_init__(self) -> None:
-        if len(self._prefix_quarters) != len(self.quarters) + 1:  # not given (``inspector.live`` keeps them)
+        if len(self._prefix_quarters) != len(self.quarters) + 1:  # not given (``inspector.live.extend`` keeps them)
             self._prefix_quarters = [0, *accumulate(self.quarters)]
         if len(self.kinds) != len(self.turns):
             self.kinds = [turn_kind(t.content) for t in self.turns]

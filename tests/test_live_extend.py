@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector import live
 from inspector.analysis import Analysis, analyze
+from inspector.live import extend as live
 from inspector.session import Session, SessionError, load
 from inspector.session.records import MessageList
 
@@ -57,7 +57,7 @@ def figures_of(session: Session, analysis: Analysis) -> dict[str, Any]:
 
 
 def declined_for_a_reason(appended: bytes) -> bool:
-    """A line ``extend`` must leave to a full read (see inspector.live)."""
+    """A line ``extend`` must leave to a full read (see inspector.live.extend)."""
     for raw in appended.splitlines():
         try:
             record = orjson.loads(raw)

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from inspector.analysis import analyze
+from inspector.live.watch import state_of
 from inspector.session import load
 from inspector.session.errors import ReadCancelled
 from inspector.session.reader import ReadWatch
 from inspector.session.records import MessageList
 from inspector.tui.loading import Cancelled, read_session
-from inspector.watch import state_of
 
 META = {"sessionId": "s", "projectHash": "p"}
 

@@ -1,7 +1,7 @@
 """Live updates as a person meets them: Gemini CLI writes to the open session, the app follows.
 
 Real files, the real watcher (watchfiles) and Textual's Pilot.  An append is
-extended (the new rows and figures come from ``inspector.live``, not from a
+extended (the new rows and figures come from ``inspector.live.extend``, not from a
 new read); a rewrite or a truncation is read again whole.  Either way what is
 shown equals a fresh ``analyze`` of the file.  Nothing sleeps: the tests wait
 for the app's own ``SessionLoaded`` messages, with a deadline.

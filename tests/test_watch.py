@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.watch import (
+from inspector.live.watch import (
     Appended,
     Debouncer,
     Deleted,

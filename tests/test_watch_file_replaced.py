@@ -35,7 +35,7 @@ def _child(code: str, *args: str) -> list[str]:
 
 LOOKS = """
 import os, sys, json
-from inspector.watch import classify, initial_state, observe
+from inspector.live.watch import classify, initial_state, observe
 path = sys.argv[1]
 state = initial_state(path)
 os.unlink(path)
@@ -77,7 +77,7 @@ def test_a_device_in_the_files_place_is_said_not_read_for_ever(tmp_path: Path, m
 
 WATCHED = """
 import asyncio, os, sys, json
-from inspector.watch import WatchOptions, watch_session
+from inspector.live.watch import WatchOptions, watch_session
 path = sys.argv[1]
 
 async def main():
@@ -111,7 +111,7 @@ def test_the_watch_goes_on_past_a_fifo_and_reads_the_file_put_back(tmp_path: Pat
 
 STARTED = """
 import os, sys, json
-from inspector import live
+from inspector.live import extend as live
 from inspector.analysis import analyze
 from inspector.session import load
 path = sys.argv[1]

@@ -179,7 +179,7 @@ def walk_budget(
 ) -> BudgetWalk:
     """The walk of ``plan_budget``, newest to oldest; ``stop(turn, part, saturated)``, asked before
     each output is counted with whether the counted tokens already exceed the budget, may end it
-    early (``inspector.live`` reuses the rest of an earlier plan).
+    early (``inspector.live.extend`` reuses the rest of an earlier plan).
 
     Once the counted tokens exceed the budget every older output is cut and
     every older part moves the counter by one, whatever the outputs hold.

@@ -83,7 +83,7 @@ class MessageList(Sequence[dict[str, Any]]):
         return self._fd is not None
 
     def copies(self) -> tuple[list[dict[str, Any] | tuple[int, int]], list[str] | None]:
-        """Copies of the lists ``extended`` would copy, made ahead of time (``inspector.live.prepare``)."""
+        """Copies of the lists ``extended`` would copy, made ahead of time (``inspector.live.extend.prepare``)."""
         return list(self._items), list(self._ids) if self._ids is not None else None
 
     def extended(self, keep: int, items: list[dict[str, Any] | tuple[int, int]], ids: list[str],

@@ -20,7 +20,8 @@ from pathlib import Path
 from inspector.analysis import Analysis
 from inspector.compaction.split import split_kind
 from inspector.configured import analyse_configured
-from inspector.live import LiveState
+from inspector.live.extend import LiveState
+from inspector.live.watch import CHECK_BYTES, FileState, state_of
 from inspector.session import Session
 from inspector.session.errors import ReadCancelled
 from inspector.session.loader import open_session_file, paused_gc, read_open
@@ -29,7 +30,6 @@ from inspector.session.records import MessageList
 from inspector.settings import ConfiguredModel, Threshold
 from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.turn_set import TurnSet
-from inspector.watch import CHECK_BYTES, FileState, state_of
 
 Progress = Callable[[str, int, int], None]
 
@@ -47,7 +47,7 @@ class Loaded:
     file_state: FileState | None = None  # what the watcher starts from: the bytes analysed
     agentic: list[int] | None = None  # agentic split candidates (model turns), sorted; None: not yet found
     agentic_set: TurnSet = field(default_factory=lambda: TurnSet(()), init=False, repr=False)
-    live: LiveState | None = None  # what an append extends (``inspector.live``); None until primed
+    live: LiveState | None = None  # what an append extends (``inspector.live.extend``); None until primed
     changed_from: int | None = None  # after an append: the first turn that is new or written again
 
     def __post_init__(self) -> None:

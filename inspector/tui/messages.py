@@ -17,12 +17,12 @@ if TYPE_CHECKING:
     from inspector.catalog.listing import SessionEntry
     from inspector.compaction.compress import CompressionResult
     from inspector.compaction.strategies import Comparison
+    from inspector.live.watch import Appended
     from inspector.progress import Progress
     from inspector.session.errors import LoadWarning
     from inspector.store.journal import JournalEntry
     from inspector.store.revert import RevertResult
     from inspector.tui.loading import Loaded
-    from inspector.watch import Appended
 
 
 @dataclass

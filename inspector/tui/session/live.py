@@ -2,7 +2,7 @@
 
 ``LiveFollower`` is a part of ``SessionScreen`` (``tui/session/part.py``).
 The watcher's events come in as ``FileChanged``; an append extends the loaded
-session (``inspector.live.extend``) and the extended version goes up as
+session (``inspector.live.extend.extend``) and the extended version goes up as
 ``SessionLoaded``; anything else asks the screen to read the whole file again
 (``LoadRequested``).
 
@@ -57,10 +57,10 @@ from inspector.tui.session_notes import carry_notes, release_notes
 if TYPE_CHECKING:
     from textual.timer import Timer
 
-    from inspector.live import Declined, LiveState
+    from inspector.live.extend import Declined, LiveState
+    from inspector.live.watch import Appended, FileState
     from inspector.session.errors import LoadWarning
     from inspector.tui.widgets.status_line import StatusLine
-    from inspector.watch import Appended, FileState
 
 WATCH_GROUP = "watch"
 LIVE_GROUP = "live"
@@ -136,8 +136,8 @@ class LiveFollower(Part):
 
     @work(exclusive=True, exit_on_error=False, group=WATCH_GROUP, description="watching the file")
     async def watch_file(self, state: FileState | None) -> None:
+        from inspector.live.watch import Appended, Deleted, Rewritten, Unreadable, watch_session
         from inspector.session.jsonl import unfinished_line
-        from inspector.watch import Appended, Deleted, Rewritten, Unreadable, watch_session
 
         try:
             async for event in watch_session(self.path, state=state, ready=self.watch_ready):
@@ -317,7 +317,7 @@ class LiveFollower(Part):
     def _unread(self, loaded: Loaded) -> list[Appended] | None:
         """The waiting appends, less what the version shown already read (lines appended while it was
         read whole); None when one cannot be lined up with it."""
-        from inspector.live import unread
+        from inspector.live.extend import unread
 
         size = loaded.session.size
         batch: list[Appended] = []
@@ -333,7 +333,7 @@ class LiveFollower(Part):
 
     def extend_batch(self, job: LiveWork) -> Loaded | Declined:
         """What is shown, extended by the batch's lines, or why only a full read will do."""
-        from inspector.live import Declined, LiveState, extend
+        from inspector.live.extend import Declined, LiveState, extend
 
         loaded, batch = job.take()
         state: LiveState | Declined | None = loaded.live
@@ -394,7 +394,7 @@ class LiveFollower(Part):
 
     @work(thread=True, exit_on_error=False, group=SETTLE_GROUP, description="copying ahead for the next append")
     def settle_live(self, job: Retired) -> None:
-        from inspector.live import prepare
+        from inspector.live.extend import prepare
 
         versions, state = job.take()
         versions.clear()  # freed here
@@ -410,7 +410,7 @@ class LiveFollower(Part):
 
     @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="preparing for live updates")
     def prime_live(self, loaded: Loaded) -> None:
-        from inspector.live import start
+        from inspector.live.extend import start
 
         state = start(loaded.session, loaded.analysis, model=self.model)
         keep_long_lived()

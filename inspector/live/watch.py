@@ -66,7 +66,7 @@ class Appended:
     start: int  # byte offset of the first new line
     size: int  # file size now
     own: bool = False  # the state this process itself wrote (an apply/revert)
-    data: bytes = b""  # the new complete lines' bytes, from ``start`` on (``inspector.live`` extends with them)
+    data: bytes = b""  # the new complete lines' bytes, from ``start`` on (``inspector.live.extend`` extends with them)
     pending: bytes = b""  # after them, a last line still without its newline (being written)
     pending_line: int = 0  # that line's number (0: none)
 

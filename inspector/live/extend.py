@@ -3,7 +3,7 @@
 When Gemini CLI appends lines to the open session, only the new lines are
 scanned (with the loader's own ``scan``), and the session and its analysis
 are extended: per-turn columns, prefix sums, split candidates, the split
-points, agentic candidates, the tool-output budget (see ``live_budget``),
+points, agentic candidates, the tool-output budget (see ``live.budget``),
 recorded usage, the checksum.  ``extend`` declines (a ``Declined`` that
 says why, naming the line) whenever it cannot prove the result equal to
 reading the whole file again; the caller then reads it all.  That is the
@@ -53,7 +53,7 @@ from inspector.compaction.budget import (
 from inspector.compaction.pairs import AgenticCandidates
 from inspector.compaction.view import SplitColumns
 from inspector.context import environment_quarters
-from inspector.live_budget import ShiftedTruncations, as_shifted, changed_weights, replan
+from inspector.live.budget import ShiftedTruncations, as_shifted, changed_weights, replan
 from inspector.session import Session, Turn
 from inspector.session.figures import CallKey, response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
@@ -97,7 +97,7 @@ class _Index:
     answers: list[tuple[CallKey, ...]]
     pairing: AgenticCandidates  # after every turn, marked at the last message's first turn
     saturated: tuple[int, int] | None  # where the budget walk went over
-    weights: dict[int, tuple[int, tuple[tuple[int, str], ...]]]  # live_budget.changed_weights's memory
+    weights: dict[int, tuple[int, tuple[tuple[int, str], ...]]]  # budget.changed_weights's memory
     max_chars: int
     environment: int | None  # position of the environment-context message
     spent: bool = False
