@@ -1,12 +1,22 @@
-"""Build hook: compile the core's hot modules with mypyc, or install them as plain Python.
+"""Build hook: compile the core's hottest modules with mypyc, or install them as plain Python.
 
-Everything else about the package is in ``pyproject.toml``.  The modules
-listed in ``COMPILED`` do the per-message work on a 100 MB recording (parse
-checks, conversion to turns, token and JSON-length figures, the pairing of
-tool calls and the tool-output budget); mypyc turns their type-annotated
-Python into C extensions, together about 1.7x as fast (``bench/bench_mypyc.py``
-times each module left out; one that did not pay is not listed).  One small
-hand-written C module, ``inspector/_kernel.c``, measures a string as
+Everything else about the package is in ``pyproject.toml``.  A module is in
+``COMPILED`` only where ``bench/`` shows it matters to a user (``bench/bench_mypyc.py``
+builds the package several ways; ``bench/README.md`` has the figures): they read
+each message of a recording (parse checks, conversion to turns, JavaScript
+string and JSON lengths), so ``analyze`` on a 107 MB recording, and the app's
+table on it, which waits for the same read, take about 3.2 s of CPU with
+them against 5.1 s without (load average 9-11).  Left out one at a time
+(``--leave-one-out``), each cost more CPU on that file: ``session/figures.py``
++0.47 s, ``session/validate.py`` +0.19 s, ``jsjson.py`` +0.14 s,
+``session/jsonl.py`` +0.11 s; ``session/history.py`` is compiled with them
+(without it the others do not build).  ``tokens.py``, ``compaction/agentic.py``,
+``compaction/budget.py`` and ``analysis.py`` were compiled too until 2026-11-28:
+all four together saved 0-0.2 s of ``analyze``'s 3 s of CPU and nothing of a
+live append (27-28 ms of CPU with or without them), and the compile took about
+twice as long.  The app's first screen draws before any of this runs.
+
+One small hand-written C module, ``inspector/_kernel.c``, measures a string as
 JavaScript does (UTF-16 length, ASCII units, ``JSON.stringify`` length) in one
 pass and counts newlines; ``jsjson.py`` holds its Python definition.  The
 same ``.py`` files stay the source of truth, and the package works without
@@ -14,7 +24,8 @@ the extensions:
 
 * ``SESSION_INSPECTOR_PURE=1`` at install time skips compiling;
 * if mypyc or a C compiler is missing, or compiling fails, the install goes on
-  with pure Python and says so (``inspector.build_info()`` tells which one runs).
+  with pure Python and says so (``session-inspector --version`` tells which one
+  runs, and from where).
 """
 
 from __future__ import annotations
@@ -28,14 +39,10 @@ from setuptools.command.build_ext import build_ext
 
 COMPILED = [
     "inspector/jsjson.py",
-    "inspector/tokens.py",
     "inspector/session/figures.py",
     "inspector/session/history.py",
     "inspector/session/validate.py",
     "inspector/session/jsonl.py",
-    "inspector/compaction/agentic.py",
-    "inspector/compaction/budget.py",
-    "inspector/analysis.py",
 ]
 
 

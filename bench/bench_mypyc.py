@@ -20,7 +20,10 @@ across variants, so load from other work hits all alike) of
 
 * the core: ``load`` + ``analyze`` + the ``--json`` rows written (what the
   reference does, plus the rows), wall and CPU (both processes);
-* the whole ``analyze --json`` (adds the masking plan and cost), wall.
+* the whole ``analyze --json`` (adds the masking plan and cost), wall;
+* with ``--live N``: a live append, the median CPU time of N ``live.extend`` calls on a copy of FILE
+  (what the app does with each turn Gemini CLI appends; ``bench/bench_live.py`` times it with
+  the app and the watcher).
 """
 
 from __future__ import annotations
@@ -56,7 +59,38 @@ print_json(result.to_json(session.path, session.format, session.session_id, lazy
 wall = time.perf_counter() - start
 own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
 cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-sys.stderr.write(f"{wall} {cpu} {inspector.build_info()}\\n")
+sys.stderr.write(f"{wall} {cpu} {inspector.build_info().kind}\\n")
+os._exit(0)
+"""
+
+# A live append as the app handles it (``bench/bench_live.py``'s core part, shorter): the session
+# loaded and analysed, the live state primed, then appends of one turn (three lines, the model
+# message written twice) each read with ``live.extend``, the copies made ahead as the app does.
+LIVE = """
+import os, statistics, sys, time
+from inspector import live
+from inspector.analysis import analyze
+from inspector.session import load
+sys.path.insert(0, sys.argv[3])
+from bench_live import turn_lines  # after inspector: the variant's package is the one imported
+path, appends = sys.argv[1], int(sys.argv[2])
+session = load(path)
+state = live.start(session, analyze(session))
+assert state is not None, "the session cannot be extended"
+del session
+spans = []
+with open(path, "ab") as handle:
+    for n in range(appends):
+        data = turn_lines(n)
+        offset = state.session.size
+        live.prepare(state)
+        handle.write(data)
+        handle.flush()
+        started = time.process_time()  # CPU: a busy machine's waits are not the append's cost
+        state = live.extend(state, data, offset)
+        spans.append(time.process_time() - started)
+        assert isinstance(state, live.LiveState), f"append {n} was not extended: {state}"
+sys.stderr.write(f"{statistics.median(spans) * 1000}\\n")
 os._exit(0)
 """
 
@@ -116,6 +150,7 @@ def main() -> int:
     parser.add_argument("--leave-one-out", action="store_true")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     parser.add_argument("--core-only", action="store_true", help="skip the whole analyze --json runs")
+    parser.add_argument("--live", type=int, default=0, metavar="N", help="also time N live appends a run")
     args = parser.parse_args()
     args.file = args.file.resolve()
     if not args.file.is_file():
@@ -142,6 +177,7 @@ def main() -> int:
             folder.mkdir()
             figures[name] = {"build_s": build(name, folder, mypyc, kernel)}
             print(f"built {name} in {figures[name]['build_s']:.0f} s", flush=True)
+        growing = root / "live-session.jsonl"
         for _ in range(args.runs):
             for name in plans:
                 folder = root / f"v{list(plans).index(name)}"
@@ -149,18 +185,24 @@ def main() -> int:
                 wall, cpu, build_info = said.split(" ", 2)
                 whole = 0.0 if args.core_only else run(folder, ["-m", "inspector", "analyze", "--json",
                                                                   str(args.file)])[0]
+                append_ms = 0.0
+                if args.live:
+                    shutil.copyfile(args.file, growing)  # each run appends to the same file as it was
+                    append_ms = float(run(folder, ["-c", LIVE, str(growing), str(args.live), str(BENCH)])[2])
                 row = figures[name]
                 row["build_info"] = build_info
-                for key, value in (("core_wall_s", float(wall)), ("core_cpu_s", float(cpu)), ("whole_wall_s", whole)):
+                for key, value in (("core_wall_s", float(wall)), ("core_cpu_s", float(cpu)), ("whole_wall_s", whole),
+                                   ("live_append_ms", append_ms)):
                     row[key] = min(float(row.get(key, value)), value)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     size = args.file.stat().st_size / 1e6
     print(f"\n{args.file.name} ({size:.0f} MB), best of {args.runs}; load average {os.getloadavg()[0]:.1f}")
-    print(f"{'variant':34s} {'build':>7s} {'core wall':>10s} {'core cpu':>9s} {'analyze --json':>15s}  build_info")
+    print(f"{'variant':34s} {'build':>7s} {'core wall':>10s} {'core cpu':>9s} {'analyze --json':>15s} "
+          f"{'append cpu':>12s}  build_info")
     for name, row in figures.items():
         print(f"{name:34s} {row['build_s']:6.0f}s {row['core_wall_s']:9.2f}s {row['core_cpu_s']:8.2f}s "
-              f"{row['whole_wall_s']:14.2f}s  {row['build_info']}")
+              f"{row['whole_wall_s']:14.2f}s {row['live_append_ms']:10.1f}ms  {row['build_info']}")
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))
     return 0

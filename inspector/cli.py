@@ -44,6 +44,19 @@ def _available(name: str) -> bool:
     return importlib.util.find_spec(f"inspector.commands.{name}") is not None
 
 
+class _Version(argparse.Action):
+    """``--version``: the version and the build that runs, with the folder it runs from (a checkout's own
+    folder can stand in for the installed package when Python is started there; the console script's cannot)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[object] | None, option_string: str | None = None) -> None:
+        print(f"{parser.prog} {__version__} ({build_info()})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="session-inspector",
@@ -52,7 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
                "default: every session under ~/.gemini/tmp), or serves it to a browser tab with "
                "--serve [--port N]. See session-inspector PATH --help.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__} ({build_info()} core)")
+    parser.add_argument("--version", action=_Version, help="show the version, which build of the core runs and "
+                        "where it was installed, and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, help_text in COMMANDS.items():
         if not _available(name):

@@ -17,7 +17,7 @@ import pytest
 
 from tests.cpu_load import machine_load  # noqa: F401  (a fixture, offered to every test)
 from tests.reference.client import RefServer
-from tests.reference.install import Missing, reference_src
+from tests.reference.install import Missing, ensure, reference_src
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_sessions"
@@ -95,6 +95,25 @@ def pytest_configure(config: pytest.Config) -> None:
             f"the compiled core is older than {', '.join(stale)}; "
             "run `.venv/bin/pip install -e '.[dev]'` again (or install with SESSION_INSPECTOR_PURE=1)"
         )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Once per run, before any test (in the main process, not in each pytest-xdist worker): the
+    reference package the differential tests need is installed if missing, and one line says so and where."""
+    if hasattr(session.config, "workerinput"):
+        return
+    try:
+        found = ensure(announce=True)
+    except RuntimeError as exc:  # no network: the differential tests fail alone, saying why
+        line = f"reference: {exc}"
+    else:
+        if isinstance(found, Missing):
+            line = f"reference: the differential tests will skip: {found.reason}"
+        else:
+            line = found.line()
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(line)
 
 
 @pytest.fixture(scope="session")

@@ -42,16 +42,42 @@ def pure_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_pure_copy_runs_as_plain_python(pure_copy: Path) -> None:
     found = _run(pure_copy, "-c", "import inspector; print(inspector.build_info())")
-    assert found.stdout.strip() == "pure Python", found.stderr
-    assert _run(pure_copy, "-m", "inspector", "--version").stdout.strip().endswith("(pure Python core)")
+    assert found.stdout.strip() == f"pure Python core in {pure_copy / 'inspector'}", found.stderr
+    version = _run(pure_copy, "-m", "inspector", "--version").stdout.strip()
+    assert version.endswith(f"(pure Python core in {pure_copy / 'inspector'})")
 
 
-def test_version_names_the_installed_build() -> None:
+def _installed_package(tmp_path: Path) -> str:
+    """The package folder this Python imports when the working folder holds no ``inspector/``."""
+    found = subprocess.run([sys.executable, "-c", "import inspector; print(inspector.PACKAGE)"],
+                           capture_output=True, text=True, cwd=tmp_path, timeout=120, check=True)
+    return found.stdout.strip()
+
+
+def test_version_names_the_installed_build_and_where_it_runs_from(tmp_path: Path) -> None:
     found = _run(None, "-m", "inspector", "--version")
-    assert found.stdout.strip() == f"session-inspector {inspector.__version__} ({inspector.build_info()} core)"
+    assert found.stdout.strip() == f"session-inspector {inspector.__version__} ({inspector.build_info()})"
+    assert found.stdout.strip().endswith(f" in {inspector.PACKAGE})")
 
 
-@pytest.mark.skipif(inspector.build_info() != "compiled", reason="the core is installed as pure Python "
+def test_the_console_script_reports_the_installed_package_from_a_checkout(pure_copy: Path, tmp_path: Path) -> None:
+    """Run from a folder holding another ``inspector/`` (a checkout beside a non-editable install),
+    ``python -c "import inspector"`` imports that folder; ``session-inspector --version`` does not, and says
+    which folder it ran."""
+    script = Path(sys.executable).parent / "session-inspector"
+    assert script.is_file(), f"{script}: the console script is not installed"
+    installed = _installed_package(tmp_path)
+    assert installed != str(pure_copy / "inspector")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    by_script = subprocess.run([str(script), "--version"], capture_output=True, text=True, cwd=pure_copy, env=env,
+                               timeout=120)
+    assert by_script.stdout.strip().endswith(f" core in {installed})"), by_script
+    shadowed = subprocess.run([sys.executable, "-c", "import inspector; print(inspector.build_info())"],
+                              capture_output=True, text=True, cwd=pure_copy, env=env, timeout=120)
+    assert shadowed.stdout.strip() == f"pure Python core in {pure_copy / 'inspector'}", shadowed  # and says so
+
+
+@pytest.mark.skipif(inspector.build_info().kind != "compiled", reason="the core is installed as pure Python "
                     "(SESSION_INSPECTOR_PURE or no compiler): there is no compiled build to compare")
 def test_compiled_and_pure_give_identical_analyses(pure_copy: Path) -> None:
     files = session_files()

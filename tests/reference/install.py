@@ -1,22 +1,30 @@
 """Install the reference package (Gemini CLI's core) into ``<repo>/.cache/reference``.
 
-    python -m tests.reference.install      # prints the dist/src folder, or why not
+    python -m tests.reference.install      # installs it if missing; prints where it is, or why not
 
 ``reference_src()`` returns the ``dist/src`` folder, installing the package
 first when node and npm are present; when they are not, it returns a
-``Missing`` carrying the reason a test should give for skipping.
+``Missing`` carrying the reason a test should give for skipping.  An install
+holds a file lock (``.cache/reference.lock``), so two processes (pytest-xdist
+workers, two test runs) never install it at once: the second waits and finds
+it installed.  ``ensure()`` does the same and also says what it did, in one
+line (the test run prints it at its start).
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = "@google/gemini-cli-core"
 VERSION = "0.61.0"
+SIZE = "377 MB"  # what npm installs for it, dependencies included
 REPO = Path(__file__).resolve().parents[2]
 CACHE = REPO / ".cache" / "reference"
 DIST_SRC = CACHE / "node_modules" / "@google" / "gemini-cli-core" / "dist" / "src"
@@ -29,55 +37,96 @@ class Missing:
     reason: str
 
 
+@dataclass(frozen=True)
+class Found:
+    """The reference installed in ``cache``, and how long this process spent installing it (None: it was there)."""
+
+    cache: Path
+    installed_seconds: float | None = None
+
+    @property
+    def dist_src(self) -> Path:
+        return dist_src(self.cache)
+
+    def line(self) -> str:
+        """What a test run says of it, once."""
+        where = f"{PACKAGE}@{VERSION} (Gemini CLI's code, for the differential tests) in {self.cache}"
+        if self.installed_seconds is not None:
+            return f"reference: installed {where} from npm ({SIZE}) in {self.installed_seconds:.0f} s"
+        return f"reference: {where}"
+
+
+def dist_src(cache: Path = CACHE) -> Path:
+    return cache / "node_modules" / "@google" / "gemini-cli-core" / "dist" / "src"
+
+
 def node_path() -> str | None:
     return shutil.which("node")
 
 
-def installed_version() -> str | None:
-    manifest = DIST_SRC.parent.parent / "package.json"
+def installed_version(cache: Path = CACHE) -> str | None:
+    manifest = dist_src(cache).parent.parent / "package.json"
     if not manifest.is_file():
         return None
-    import json
-
     try:
         return str(json.loads(manifest.read_text(encoding="utf-8")).get("version"))
     except (OSError, ValueError):
         return None
 
 
-def reference_src(install: bool = True) -> Path | Missing:
-    """The reference's ``dist/src`` folder, installing it if needed."""
+def _installed(cache: Path) -> bool:
+    return installed_version(cache) == VERSION and (dist_src(cache) / "utils" / "tokenCalculation.js").is_file()
+
+
+def ensure(install: bool = True, announce: bool = False, cache: Path = CACHE) -> Found | Missing:
+    """The reference in ``cache``, installed first if needed, under a lock beside it (``reference.lock``)
+    so that concurrent processes install it once; ``announce`` says so on stderr before npm starts."""
     if node_path() is None:
         return Missing("node is not installed: the differential tests need Node 20+ to run Gemini CLI's code")
-    if installed_version() == VERSION and (DIST_SRC / "utils" / "tokenCalculation.js").is_file():
-        return DIST_SRC
+    if _installed(cache):  # no lock needed to read a finished install (a shared one may be read-only)
+        return Found(cache)
     if not install:
-        return Missing(f"{PACKAGE}@{VERSION} is not installed in {CACHE}")
+        return Missing(f"{PACKAGE}@{VERSION} is not installed in {cache}")
     npm = shutil.which("npm")
     if npm is None:
         return Missing("npm is not installed: cannot install the reference package")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    if not (CACHE / "package.json").exists():
-        (CACHE / "package.json").write_text('{"name": "reference", "private": true}\n', encoding="utf-8")
-    done = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", f"{PACKAGE}@{VERSION}"],
-        cwd=CACHE,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0 or installed_version() != VERSION:
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise RuntimeError(f"npm install {PACKAGE}@{VERSION} failed: {tail[0]}")
-    return DIST_SRC
+    cache.mkdir(parents=True, exist_ok=True)
+    with cache.with_name(cache.name + ".lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the process dies)
+        if _installed(cache):  # another process installed it while this one waited
+            return Found(cache)
+        if announce:
+            print(f"reference: installing {PACKAGE}@{VERSION} from npm ({SIZE}, once) into {cache} ...",
+                  file=sys.stderr, flush=True)
+        started = time.monotonic()
+        if not (cache / "package.json").exists():
+            (cache / "package.json").write_text('{"name": "reference", "private": true}\n', encoding="utf-8")
+        done = subprocess.run(
+            [npm, "install", "--no-audit", "--no-fund", f"{PACKAGE}@{VERSION}"],
+            cwd=cache,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0 or installed_version(cache) != VERSION:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise RuntimeError(f"npm install {PACKAGE}@{VERSION} failed: {tail[0]}")
+        return Found(cache, time.monotonic() - started)
+
+
+def reference_src(install: bool = True) -> Path | Missing:
+    """The reference's ``dist/src`` folder, installing it if needed."""
+    found = ensure(install)
+    return found if isinstance(found, Missing) else found.dist_src
 
 
 def main() -> int:
-    found = reference_src()
+    found = ensure(announce=True)
     if isinstance(found, Missing):
         print(f"not installed: {found.reason}", file=sys.stderr)
         return 1
-    print(found)
+    print(found.line(), file=sys.stderr)
+    print(found.dist_src)
     return 0
 
 
