@@ -23,6 +23,7 @@ from typing import Any, Final, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
 from inspector.session.history import is_valid_model_content, message_contents, message_id, strip_thoughts
+from inspector.session.usage_store import PackedUsage, PackedUsages
 from inspector.tokens import function_response_quarters, media_quarters, quarters_of
 
 USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
@@ -185,9 +186,8 @@ def _plain_entry(j: int, fr: dict[str, Any], units: int, ascii_units: int) -> Re
     return (j, True, tool, quarters_of(units, ascii_units) // 4, units, True)
 
 
-# Usage as kept per turn: the six values when the record has exactly USAGE_KEYS in
-# that order (what Gemini CLI writes; a tuple is a third of a dict's size), else a copy.
-PackedUsage = tuple[Any, ...] | dict[str, Any] | None
+# Usage as kept per turn (usage_store.PackedUsage): the six values when the record has exactly
+# USAGE_KEYS in that order (what Gemini CLI writes; a tuple is a third of a dict's size), else a copy.
 
 
 def usage_of(message: dict[str, Any]) -> PackedUsage:
@@ -207,12 +207,13 @@ def usage_dict(packed: PackedUsage) -> dict[str, Any] | None:
 
 
 class UsageColumn(Sequence[dict[str, Any] | None]):
-    """Every turn's recorded usage, kept packed and handed out as objects."""
+    """Every turn's recorded usage, kept packed in machine integers (``usage_store.PackedUsages``)
+    and handed out as objects."""
 
     __slots__ = ("_packed",)
 
-    def __init__(self, packed: list[PackedUsage]) -> None:
-        self._packed = packed
+    def __init__(self, packed: Sequence[PackedUsage]) -> None:
+        self._packed = packed if type(packed) is PackedUsages else PackedUsages(packed)
 
     def __len__(self) -> int:
         return len(self._packed)
@@ -238,7 +239,7 @@ class UsageColumn(Sequence[dict[str, Any] | None]):
     def __repr__(self) -> str:
         return f"UsageColumn({list(self)!r})"
 
-    def packed(self) -> list[PackedUsage]:
+    def packed(self) -> PackedUsages:
         """Every turn's usage as kept (see ``usage_dict``), for a fast pass over all of them."""
         return self._packed
 
