@@ -23,7 +23,7 @@ from typing import Any, Final, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
 from inspector.session.history import is_valid_model_content, message_contents, message_id, strip_thoughts
-from inspector.session.usage_store import PackedUsage, PackedUsages
+from inspector.session.usage_store import PackedUsage, PackedUsages, packed_row
 from inspector.tokens import function_response_quarters, media_quarters, quarters_of
 
 USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
@@ -212,7 +212,7 @@ class UsageColumn(Sequence[dict[str, Any] | None]):
 
     __slots__ = ("_packed",)
 
-    def __init__(self, packed: Sequence[PackedUsage]) -> None:
+    def __init__(self, packed: Sequence[bytes | PackedUsage]) -> None:
         self._packed = packed if type(packed) is PackedUsages else PackedUsages(packed)
 
     def __len__(self) -> int:
@@ -339,7 +339,7 @@ def shared(text: str) -> str:
 
 def content_figures(
     content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
-    usage: PackedUsage = None, model: str | None = None,
+    usage: bytes | PackedUsage = None, model: str | None = None,
 ) -> TurnRow:
     """Every figure of one Content, in one pass over its parts: its row.
 
@@ -473,7 +473,7 @@ def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
         return ()
     ident = message_id(message)
     gemini = message.get("type") == "gemini"
-    usage = usage_of(message) if gemini else None
+    usage = packed_row(usage_of(message)) if gemini else None  # (the row's form; TurnIndex unpacks it)
     model = recorded_model(message) if gemini else None
     return tuple(
         content_figures(content, ident, is_result, None if is_result else usage, None if is_result else model)

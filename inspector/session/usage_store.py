@@ -19,6 +19,21 @@ from typing import Any, overload
 # that order (what Gemini CLI writes), else a copy of the object; None: no usage.
 PackedUsage = tuple[Any, ...] | dict[str, Any] | None
 
+def packed_row(usage: PackedUsage) -> bytes | PackedUsage:
+    """How the reader's row carries a usage: six whole numbers within 64 bits as their 48 machine bytes
+    (one small object instead of a tuple and six ints, while the reader's rows exist), else as it is."""
+    if type(usage) is tuple and len(usage) == _WIDTH:
+        a, b, c, d, e, f = usage
+        # whole numbers only (not bools: array("q") takes True as 1), within 64 bits
+        if type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int \
+                and type(f) is int:
+            try:
+                return array("q", usage).tobytes()
+            except OverflowError:
+                pass
+    return usage
+
+
 _NONE = -1  # a turn's slot: no usage
 _OTHER = -2  # a turn's slot: its usage is in ``_other`` (not six whole numbers)
 _WIDTH = 6  # len(figures.USAGE_KEYS)
@@ -29,33 +44,26 @@ class PackedUsages(Sequence[PackedUsage]):
 
     __slots__ = ("_other", "_slots", "_values")
 
-    def __init__(self, packed: Iterable[PackedUsage] = ()) -> None:
+    def __init__(self, packed: Iterable[bytes | PackedUsage] = ()) -> None:
         self._slots = array("q")  # per turn: where its six values start in _values, or _NONE / _OTHER
         self._values = array("q")
         self._other: dict[int, PackedUsage] = {}
         self.extend(packed)
 
-    def append(self, packed: PackedUsage) -> None:
+    def append(self, packed: bytes | PackedUsage) -> None:
+        """One more turn's usage: a ``PackedUsage``, or a reader's row's (``packed_row``)."""
         if packed is None:
             self._slots.append(_NONE)
             return
-        if type(packed) is tuple and len(packed) == _WIDTH:
-            a, b, c, d, e, f = packed
-            # whole numbers only (not bools: array("q") takes True as 1), within 64 bits
-            if type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int \
-                    and type(f) is int:
-                try:
-                    row = array("q", packed)
-                except OverflowError:
-                    pass
-                else:
-                    self._slots.append(len(self._values))
-                    self._values.extend(row)
-                    return
-        self._other[len(self._slots)] = packed
+        row = packed if type(packed) is bytes else packed_row(packed)  # type: ignore[arg-type]
+        if type(row) is bytes:
+            self._slots.append(len(self._values))
+            self._values.frombytes(row)
+            return
+        self._other[len(self._slots)] = row  # type: ignore[assignment]
         self._slots.append(_OTHER)
 
-    def extend(self, packed: Iterable[PackedUsage]) -> None:
+    def extend(self, packed: Iterable[bytes | PackedUsage]) -> None:
         for value in packed:
             self.append(value)
 
