@@ -137,16 +137,16 @@ def main() -> int:
             if args.appends:
                 path.unlink()
         rows = [r["rows_s"] for r in runs]
-        print(f"{source.name} ({size_mb:,.0f} MB), {len(runs)} runs, load average {os.getloadavg()[0]:.1f}")
+        print(f"{source.name} ({size_mb:,.0f} MiB), {len(runs)} runs, load average {os.getloadavg()[0]:.1f}")
         print(f"  launch to first rows: best {min(rows):.2f} s, median {statistics.median(rows):.2f} s "
               f"(app CPU by then {min(r['rows_cpu_s'] for r in runs):.2f} s)")
         print(f"  app CPU to idle after the load: {min(r['loaded_cpu_s'] for r in runs):.2f} s")
         rss, hwm = max(r["rss_mb"] for r in runs), max(r["hwm_mb"] for r in runs)
-        print(f"  memory after the load: RSS {rss:,.0f} MB ({rss / size_mb:.1f}x), peak {hwm:,.0f} MB "
+        print(f"  memory after the load: RSS {rss:,.0f} MiB ({rss / size_mb:.1f}x), peak {hwm:,.0f} MiB "
               f"({hwm / size_mb:.1f}x)")
         if args.appends:
             rss, hwm = max(r["appended_rss_mb"] for r in runs), max(r["appended_hwm_mb"] for r in runs)
-            print(f"  after {args.appends:,} appends: RSS {rss:,.0f} MB ({rss / size_mb:.1f}x), peak {hwm:,.0f} MB "
+            print(f"  after {args.appends:,} appends: RSS {rss:,.0f} MiB ({rss / size_mb:.1f}x), peak {hwm:,.0f} MiB "
                   f"({hwm / size_mb:.1f}x)")
     return 0
 
