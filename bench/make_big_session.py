@@ -2,6 +2,7 @@
 
     python bench/make_big_session.py                  # ~100 MB, ~170k turns -> bench/out/big-session.jsonl
     python bench/make_big_session.py --turns 20000 --out bench/out/small.jsonl
+    python bench/make_big_session.py --shape inline   # the other shape -> bench/out/inline-session.jsonl
 
 The file looks like what Gemini CLI 0.61 writes: a metadata line, the
 environment-context checkpoint on line 2, then user prompts, model messages
@@ -9,6 +10,12 @@ with thoughts and tool calls (first appended without results, then appended
 again under the same id once the tools finish), tool results small and big,
 ``$set`` updates, some non-ASCII text and the odd emoji.  Deterministic for a
 given seed.
+
+``--shape inline`` writes the other shape met in long agent runs: every model
+message written once, its ``toolCalls`` already carrying their results (no
+first copy without them), 10% of the results plain strings (``"result":
+"text"``, which Gemini CLI turns into ``{"output": text}``), more model
+messages a prompt and more calls a message.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import random
 from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "out" / "big-session.jsonl"
+INLINE_OUT = OUT.with_name("inline-session.jsonl")
 _WORD_TEXT = (
     "the a function file test error value return import class module config path read write update check "
     "result list string number token context session model user tool call output build install run shell "
@@ -50,8 +58,9 @@ def code_block(rng: random.Random, lines: int) -> str:
 
 
 class Writer:
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, inline: bool = False) -> None:
         self.rng = rng
+        self.inline = inline
         self.lines: list[str] = []
         self.turns = 0
         self.seq = 0
@@ -110,24 +119,27 @@ class Writer:
                   "tokens": usage, "model": "gemini-2.5-pro"}
         if calls:
             record["toolCalls"] = [{**c, "status": "executing", "timestamp": self.stamp()} for c in calls]
-            if rng.random() < 0.3:
+            if not self.inline and rng.random() < 0.3:
                 self.add(record)  # sometimes first without results ...
             finished = []
             for c in calls:
                 result = self.tool_result()
+                parts: str | list[dict] = [{"functionResponse": {"id": c["id"], "name": c["name"],
+                                                                 "response": {"output": result}}}]
+                if self.inline and rng.random() < 0.1:
+                    parts = result  # a plain string result
                 finished.append({**c, "status": "success", "timestamp": self.stamp(), "displayName": c["name"],
-                                 "result": [{"functionResponse": {"id": c["id"], "name": c["name"],
-                                                                  "response": {"output": result}}}],
-                                 "resultDisplay": result[:80]})
+                                 "result": parts, "resultDisplay": result[:80]})
             record = {**record, "toolCalls": finished}
             self.turns += 1
         self.add(record)  # ... then again, same id, once the tools finished
         self.turns += 1
 
 
-def build(turns: int, seed: int) -> list[str]:
+def build(turns: int, seed: int, shape: str = "bench") -> list[str]:
     rng = random.Random(seed)
-    writer = Writer(rng)
+    inline = shape == "inline"
+    writer = Writer(rng, inline)
     writer.add({"sessionId": "3fa2c1d0-bench-4000-8000-000000000000", "projectHash": "b" * 64,
                 "startTime": writer.stamp(), "lastUpdated": writer.stamp(), "kind": "main"})
     context = (
@@ -137,7 +149,7 @@ def build(turns: int, seed: int) -> list[str]:
                                        "content": [{"text": context}]}]}})
     while writer.turns < turns:
         writer.user()
-        for _ in range(rng.randint(0, 4)):
+        for _ in range(rng.randint(1, 6) if inline else rng.randint(0, 4)):
             writer.model(final=False)
         writer.model(final=True)
         if rng.random() < 0.02:
@@ -150,9 +162,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=170_000, help="history turns to write (default 170,000)")
     parser.add_argument("--seed", type=int, default=2026)
-    parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--shape", choices=("bench", "inline"), default="bench",
+                        help="inline: toolCalls written once with their results, 10%% of them plain strings")
+    parser.add_argument("--out", type=Path, default=None, help=f"default {OUT} (inline: {INLINE_OUT})")
     args = parser.parse_args()
-    lines = build(args.turns, args.seed)
+    if args.out is None:
+        args.out = INLINE_OUT if args.shape == "inline" else OUT
+    lines = build(args.turns, args.seed, args.shape)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     data = ("\n".join(lines) + "\n").encode("utf-8")
     args.out.write_bytes(data)

@@ -5,8 +5,7 @@ costs several times the file's size in memory.  So the reader computes, for
 each message record as it parses it, the figures every later step needs
 (estimate, JSON length, split flags, kind, recorded usage, the sizes of its
 tool outputs) with the same functions the rest of the core uses, then keeps
-only these figures and the line's place in the file.  Contents are rebuilt
-from the line when someone asks for them.
+only these figures and the line's place in the file (rebuilt from it on demand).
 
 The turns are built by ``history.message_contents`` (the only definition of
 how a message becomes turns) and measured here, a string at a time through
@@ -23,6 +22,7 @@ from typing import Any, Final, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
 from inspector.session.history import is_valid_model_content, message_contents, message_id, strip_thoughts
+from inspector.session.usage_store import PackedUsage, PackedUsages, packed_row
 from inspector.tokens import function_response_quarters, media_quarters, quarters_of
 
 USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
@@ -185,10 +185,6 @@ def _plain_entry(j: int, fr: dict[str, Any], units: int, ascii_units: int) -> Re
     return (j, True, tool, quarters_of(units, ascii_units) // 4, units, True)
 
 
-# Usage as kept per turn: the six values when the record has exactly USAGE_KEYS in
-# that order (what Gemini CLI writes; a tuple is a third of a dict's size), else a copy.
-PackedUsage = tuple[Any, ...] | dict[str, Any] | None
-
 
 def usage_of(message: dict[str, Any]) -> PackedUsage:
     tokens = message.get("tokens")
@@ -207,12 +203,13 @@ def usage_dict(packed: PackedUsage) -> dict[str, Any] | None:
 
 
 class UsageColumn(Sequence[dict[str, Any] | None]):
-    """Every turn's recorded usage, kept packed and handed out as objects."""
+    """Every turn's recorded usage, kept packed in machine integers (``usage_store.PackedUsages``)
+    and handed out as objects."""
 
     __slots__ = ("_packed",)
 
-    def __init__(self, packed: list[PackedUsage]) -> None:
-        self._packed = packed
+    def __init__(self, packed: Sequence[bytes | PackedUsage]) -> None:
+        self._packed = packed if type(packed) is PackedUsages else PackedUsages(packed)
 
     def __len__(self) -> int:
         return len(self._packed)
@@ -238,7 +235,7 @@ class UsageColumn(Sequence[dict[str, Any] | None]):
     def __repr__(self) -> str:
         return f"UsageColumn({list(self)!r})"
 
-    def packed(self) -> list[PackedUsage]:
+    def packed(self) -> PackedUsages:
         """Every turn's usage as kept (see ``usage_dict``), for a fast pass over all of them."""
         return self._packed
 
@@ -280,19 +277,21 @@ def marker_path(response: Any) -> str | None:
     return str(hits[-1]) if hits else None
 
 
-def _output_entry(j: int, part: dict[str, Any], fr: dict[str, Any], quarters: int) -> OutputFigures:
+def _output_entry(j: int, part: dict[str, Any], fr: dict[str, Any], quarters: int,
+                  key_id: str | None = None) -> OutputFigures:
     """The ``OutputFigures`` of a part ``{..., "functionResponse": fr}`` whose response is truthy:
     its tool name and call id as written (masking names its file from them, or throws as the
-    reference does on one that is not text)."""
+    reference does on one that is not text); ``key_id``: its pairing key's id, kept once when equal."""
     response = fr.get("response")
     name = fr.get("name")
     if type(name) is str:
         name = shared(name)
+    ident = key_id if type(fr.get("id")) is str and fr.get("id") == key_id else fr.get("id")
     if holds_masking_tag(response):
-        return (j, MASKED_OUTPUT, quarters, name, fr.get("id"), marker_path(response))
+        return (j, MASKED_OUTPUT, quarters, name, ident, marker_path(response))
     plain = (len(part) == 1 and "parts" not in fr and type(response) is dict and len(response) == 1
              and type(response.get("output")) is str)
-    return (j, PLAIN_OUTPUT if plain else OUTPUT, quarters, name, fr.get("id"), None)
+    return (j, PLAIN_OUTPUT if plain else OUTPUT, quarters, name, ident, None)
 
 
 _SHARED: dict[str, str] = {}
@@ -338,7 +337,7 @@ def shared(text: str) -> str:
 
 def content_figures(
     content: dict[str, Any], record_id: str | None = None, is_tool_result: bool = False,
-    usage: PackedUsage = None, model: str | None = None,
+    usage: bytes | PackedUsage = None, model: str | None = None, keys: dict[CallKey, CallKey] | None = None,
 ) -> TurnRow:
     """Every figure of one Content, in one pass over its parts: its row.
 
@@ -347,7 +346,8 @@ def content_figures(
     JSON length is measured once and serves both (the estimate of a part that
     is neither text, tool result nor media is its JSON length), and each tool
     output's estimate serves masking (``outputs``).  ``model``: the model the
-    turn's record names.
+    turn's record names.  ``keys``: the call keys met so far in one message's
+    turns; a response that answers one shares its key (and id text), no copy.
     """
     found = content.get("parts")
     parts: list[Any] = found if isinstance(found, list) else []
@@ -411,13 +411,17 @@ def content_figures(
                 has_response = True
                 key = pair_key(response)
                 if key is not None:
+                    if keys is not None:
+                        key = keys.setdefault(key, key)
                     answers.append(key)
                     if truthy(response.get("response")):
-                        outputs.append(_output_entry(j, part, response, quarters - before))
+                        outputs.append(_output_entry(j, part, response, quarters - before, key[0]))
             if call is not None and truthy(call):
                 has_call = True
                 key = pair_key(call)
                 if key is not None:
+                    if keys is not None:
+                        key = keys.setdefault(key, key)
                     calls.append(key)
             if "thought" in part and truthy(part["thought"]):
                 thoughts = True
@@ -472,10 +476,11 @@ def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
         return ()
     ident = message_id(message)
     gemini = message.get("type") == "gemini"
-    usage = usage_of(message) if gemini else None
+    usage = packed_row(usage_of(message)) if gemini else None  # (the row's form; TurnIndex unpacks it)
     model = recorded_model(message) if gemini else None
+    keys: dict[CallKey, CallKey] = {}  # a call's key, shared with the response that answers it
     return tuple(
-        content_figures(content, ident, is_result, None if is_result else usage, None if is_result else model)
+        content_figures(content, ident, is_result, None if is_result else usage, None if is_result else model, keys)
         for content, is_result in built
     )
 

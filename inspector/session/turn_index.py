@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from inspector.session.figures import ROW_LENGTH, CallKey, OutputFigures, ResponseFigures, UsageColumn, transpose
+from inspector.session.usage_store import PackedUsages
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +61,7 @@ class TurnIndex:
         return cls._of_columns(columns, starts)
 
     @classmethod
-    def _of_columns(cls, columns: Sequence[list[Any]], starts: list[int]) -> TurnIndex:
+    def _of_columns(cls, columns: Sequence[Any], starts: list[int]) -> TurnIndex:
         """An index of per-turn columns given in ``ROW_FIELDS`` order (``usage`` as the packed list)."""
         named: dict[str, Any] = dict(zip(ROW_FIELDS, columns, strict=True))
         named["usage"] = UsageColumn(named["usage"])
@@ -83,15 +84,15 @@ class TurnIndex:
 
     def head(self, turns: int, messages: int) -> TurnIndex:
         """A new index of the first ``turns`` turns, the first ``messages`` messages'."""
-        return TurnIndex._of_columns([column[:turns] for column in self._columns()],
-                                     self.message_starts[:messages + 1])
+        return TurnIndex._of_columns([column.head(turns) if isinstance(column, PackedUsages) else column[:turns]
+                                      for column in self._columns()], self.message_starts[:messages + 1])
 
     def copy(self) -> TurnIndex:
         """A new index with columns of its own (``extended`` may then change them in place)."""
         return self.head(len(self), len(self.message_starts) - 1)
 
-    def _columns(self) -> tuple[list[Any], ...]:
-        """Every per-turn column as a list (``usage`` as the list it packs), in ``ROW_FIELDS`` order."""
+    def _columns(self) -> tuple[Any, ...]:
+        """Every per-turn column as a list (``usage`` as the PackedUsages it packs), in ``ROW_FIELDS`` order."""
         return tuple(self.usage.packed() if name == "usage" else getattr(self, name) for name in ROW_FIELDS)
 
     def turns_of(self, message: int) -> range:

@@ -1,0 +1,120 @@
+"""Every turn's recorded usage in machine integers: what ``figures.UsageColumn`` keeps.
+
+A model turn's usage as Gemini CLI writes it is six whole numbers (``input``,
+``output``, ``cached``, ``thoughts``, ``tool``, ``total``).  Kept as a tuple of
+Python ints it costs ~280 bytes a turn (the tuple and six int objects); kept
+here it costs 48 bytes and 8 for its slot.  A usage of any other shape (keys
+missing or in another order, a number that is not a whole one, one beyond 64
+bits) is kept as it was given, beside them.  Each turn's usage is handed out
+as the same ``PackedUsage`` value it was given (a new tuple of equal ints).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+from typing import Any, overload
+
+# Usage as kept per turn: the six values when the record has exactly USAGE_KEYS in
+# that order (what Gemini CLI writes), else a copy of the object; None: no usage.
+PackedUsage = tuple[Any, ...] | dict[str, Any] | None
+
+def packed_row(usage: PackedUsage) -> bytes | PackedUsage:
+    """How the reader's row carries a usage: six whole numbers within 64 bits as their 48 machine bytes
+    (one small object instead of a tuple and six ints, while the reader's rows exist), else as it is."""
+    if type(usage) is tuple and len(usage) == _WIDTH:
+        a, b, c, d, e, f = usage
+        # whole numbers only (not bools: array("q") takes True as 1), within 64 bits
+        if type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int \
+                and type(f) is int:
+            try:
+                return array("q", usage).tobytes()
+            except OverflowError:
+                pass
+    return usage
+
+
+_NONE = -1  # a turn's slot: no usage
+_OTHER = -2  # a turn's slot: its usage is in ``_other`` (not six whole numbers)
+_WIDTH = 6  # len(figures.USAGE_KEYS)
+
+
+class PackedUsages(Sequence[PackedUsage]):
+    """Every turn's ``PackedUsage``, turn ``i`` at ``i``, held in arrays of machine integers."""
+
+    __slots__ = ("_other", "_slots", "_values")
+
+    def __init__(self, packed: Iterable[bytes | PackedUsage] = ()) -> None:
+        self._slots = array("q")  # per turn: where its six values start in _values, or _NONE / _OTHER
+        self._values = array("q")
+        self._other: dict[int, PackedUsage] = {}
+        self.extend(packed)
+
+    def append(self, packed: bytes | PackedUsage) -> None:
+        """One more turn's usage: a ``PackedUsage``, or a reader's row's (``packed_row``)."""
+        if packed is None:
+            self._slots.append(_NONE)
+            return
+        row = packed if type(packed) is bytes else packed_row(packed)  # type: ignore[arg-type]
+        if type(row) is bytes:
+            self._slots.append(len(self._values))
+            self._values.frombytes(row)
+            return
+        self._other[len(self._slots)] = row  # type: ignore[assignment]
+        self._slots.append(_OTHER)
+
+    def extend(self, packed: Iterable[bytes | PackedUsage]) -> None:
+        for value in packed:
+            self.append(value)
+
+    def __len__(self) -> int:
+        return len(self._slots)
+
+    def _at(self, index: int) -> PackedUsage:
+        slot = self._slots[index]
+        if slot >= 0:
+            return tuple(self._values[slot:slot + _WIDTH])
+        return None if slot == _NONE else self._other[index]
+
+    @overload
+    def __getitem__(self, index: int) -> PackedUsage: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[PackedUsage]: ...
+
+    def __getitem__(self, index: int | slice) -> PackedUsage | list[PackedUsage]:
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(len(self._slots))[index]]
+        if index < 0:
+            index += len(self._slots)
+        if not 0 <= index < len(self._slots):
+            raise IndexError("usage index out of range")
+        return self._at(index)
+
+    def __delitem__(self, index: slice) -> None:
+        """``del usages[start:]``: every turn from ``start`` on dropped (the only deletion a grown
+        recording needs)."""
+        if not isinstance(index, slice) or index.stop is not None or index.step is not None:
+            raise TypeError("only del usages[start:] is supported")
+        start = range(len(self._slots))[index].start
+        for i in range(start, len(self._slots)):
+            slot = self._slots[i]
+            if slot >= 0:
+                del self._values[slot:]
+                break
+        for i in [k for k in self._other if k >= start]:
+            del self._other[i]
+        del self._slots[start:]
+
+    def head(self, count: int) -> PackedUsages:
+        """A new column of the first ``count`` turns' usage."""
+        head = PackedUsages()
+        head._slots = self._slots[:count]
+        end = len(self._values)
+        for i in range(count, len(self._slots)):
+            if self._slots[i] >= 0:
+                end = self._slots[i]
+                break
+        head._values = self._values[:end]
+        head._other = {k: v for k, v in self._other.items() if k < count}
+        return head

@@ -1,0 +1,85 @@
+"""Recorded usage is kept in machine integers, not as a Python tuple of ints per turn."""
+
+from __future__ import annotations
+
+import gc
+import json
+from array import array
+from pathlib import Path
+
+from inspector.session import load
+from inspector.session.usage_store import PackedUsages
+
+USAGE = {"input": 1000, "output": 20, "cached": 300, "thoughts": 4, "tool": 0, "total": 1024}
+ODD = [  # usages Gemini CLI does not write, kept exactly as recorded
+    {"input": 1.5, "output": 20, "cached": 0, "thoughts": 0, "tool": 0, "total": 21.5},
+    {"input": -3, "output": 1, "cached": 0, "thoughts": 0, "tool": 0, "total": -2.0},
+    {"input": 2**63 + 5, "output": 1, "cached": 0, "thoughts": 0, "tool": 0, "total": 2**63 + 6},
+    {"output": 5, "input": 7},
+]
+
+
+def _recording(tmp_path: Path, usages: list[dict[str, object]]) -> Path:
+    lines = [{"sessionId": "s-1", "projectHash": "p" * 64, "startTime": "2026-11-28T00:00:00.000Z",
+              "lastUpdated": "2026-11-28T00:00:00.000Z", "kind": "main"}]
+    for k, usage in enumerate(usages):
+        lines.append({"id": f"u{k}", "timestamp": "2026-11-28T00:00:00.000Z", "type": "user",
+                      "content": [{"text": f"question {k}"}]})
+        lines.append({"id": f"m{k}", "timestamp": "2026-11-28T00:00:00.000Z", "type": "gemini",
+                      "content": f"answer {k}", "tokens": usage, "model": "gemini-2.5-pro"})
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_a_recordings_usage_holds_no_tuple_per_turn(tmp_path: Path) -> None:
+    """Every model turn's usage, as Gemini CLI writes it, lives in arrays of machine integers: the
+    column refers to no tuple and no int object, and hands each usage out as recorded."""
+    usages = [{**USAGE, "input": 1000 + k * 7919, "total": 1024 + k * 7919} for k in range(50)]
+    session = load(_recording(tmp_path, usages))
+    index = session.turn_index
+    assert index is not None
+    column = index.usage.packed()
+    assert type(column) is PackedUsages
+    held = [obj for obj in gc.get_referents(column) if obj is not PackedUsages]  # (its class is one)
+    assert all(type(obj) in (array, dict) for obj in held), [type(obj) for obj in held]
+    assert all(not obj for obj in held if type(obj) is dict)  # nothing kept aside: every usage fits
+    assert [u for u in index.usage if u is not None] == usages
+    assert [index.usage[i] is None for i in range(len(index))] == [k % 2 == 0 for k in range(100)]
+
+
+def test_usage_of_any_other_shape_is_kept_as_recorded(tmp_path: Path) -> None:
+    """A usage with a number that is not a whole one, one beyond 64 bits, or other keys reads
+    back exactly as recorded (type too), beside the ones held as machine integers."""
+    usages = [USAGE, *ODD, USAGE]
+    session = load(_recording(tmp_path, usages))
+    index = session.turn_index
+    assert index is not None
+    found = [u for u in index.usage if u is not None]
+    assert found == usages
+    assert [type(u["input"]) for u in found] == [int, float, int, int, int, int]
+
+
+def test_a_grown_recording_keeps_its_usage_when_cut_and_extended(tmp_path: Path) -> None:
+    """``TurnIndex.extended`` and ``head`` cut the arrays at the right turn: usage before the cut stays,
+    usage after it is the new one."""
+    usages = [USAGE, ODD[0], {**USAGE, "input": 5}, ODD[3]]
+    index = load(_recording(tmp_path, usages)).turn_index
+    assert index is not None
+    grown_rows = load(_recording(tmp_path, [{**USAGE, "input": 99}, ODD[2]])).turn_index
+    assert grown_rows is not None
+    per_message = [tuple(rows) for rows in _rows_of(grown_rows)]
+    grown = index.extended(5, per_message)  # messages 0-4 kept: u0 m0 u1 m1 u2
+    assert [u for u in grown.usage if u is not None] == [USAGE, ODD[0], {**USAGE, "input": 99}, ODD[2]]
+    head = index.head(4, 4)
+    assert list(head.usage) == [None, USAGE, None, ODD[0]]
+    assert [u for u in index.usage if u is not None] == usages  # the index itself is as it was
+
+
+def _rows_of(index: object) -> list[list[tuple[object, ...]]]:
+    from inspector.session.turn_index import ROW_FIELDS, TurnIndex
+
+    assert isinstance(index, TurnIndex)
+    columns = [index.usage.packed() if name == "usage" else getattr(index, name) for name in ROW_FIELDS]
+    rows = [tuple(column[i] for column in columns) for i in range(len(index))]
+    return [rows[index.message_starts[m]:index.message_starts[m + 1]] for m in range(len(index.message_starts) - 1)]
