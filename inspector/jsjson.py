@@ -286,6 +286,11 @@ def js_to_string(value: Any) -> str:
         return "null"
     if isinstance(value, str):
         return value
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+        try:  # JSON.parse made a double of it: past a double's range, that is Infinity
+            value = float(value)
+        except OverflowError:
+            return "Infinity" if value > 0 else "-Infinity"
     if isinstance(value, (bool, int, float)):
         return js_number(value) if not (isinstance(value, float) and not math.isfinite(value)) else (
             "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")

@@ -52,3 +52,20 @@ def test_truthiness_and_string_conversion() -> None:
         True, True, False, False, False, False, True, False]
     assert [js_to_string(v) for v in (None, True, 1.0, [1, None, "a"], {})] == [
         "null", "true", "1", "1,,a", "[object Object]"]
+
+
+def test_to_string_of_parsed_numbers_matches_node() -> None:
+    """``String(JSON.parse(text))``: a number past a double's range parses to Infinity in JavaScript, so
+    a recorded ``exitCode`` of 401 digits reads "Infinity" (JSON.stringify writes it "null")."""
+    import json
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: String() is checked against Node itself")
+    texts = ["1" + "0" * 400, "-" + "9" * 400, "[[1" + "0" * 400 + "]]", str(2**60), "12345678901234567890123",
+             "1e400", "[1,[2,null],3]", "-0", "0.1"]
+    script = "for (const t of JSON.parse(process.argv[1])) console.log(String(JSON.parse(t)))"
+    done = subprocess.run([node, "-e", script, json.dumps(texts)], capture_output=True, text=True, check=True)
+    assert [js_to_string(json.loads(t)) for t in texts] == done.stdout.splitlines()
