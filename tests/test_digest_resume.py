@@ -145,13 +145,23 @@ def test_compact_apply_under_the_recall_threshold_says_what_it_forgets_and_write
     assert main(["compact", str(path), "--provider", "offline", "--force", "--json"]) == 0
     recall = json.loads(capsys.readouterr().out)["fact_recall"]
     assert recall < 0.8  # the budget holds the requests, not every command: the independent check says so
-    assert main(["compact", str(path), "--provider", "offline", "--force", "--apply"]) == 1
+    # past the threshold (a tiny one given), no --force: refused, saying what it forgets
+    assert main(["compact", str(path), "--provider", "offline", "--threshold", "0.0001", "--apply"]) == 1
     err = capsys.readouterr().err
+    assert "nothing was written" in err and "under the 80% threshold" in err and "--force" in err, err
+    assert path.read_bytes() == before
+    assert main(["compact", str(path), "--provider", "offline", "--force", "--apply", "--min-recall", "80%"]) == 1
+    err = capsys.readouterr().err  # a threshold the user gives holds even with --force
     assert "nothing was written" in err and "under the 80% threshold" in err and "; forgets: " in err, err
     assert path.read_bytes() == before
     assert main(["compact", str(path), "--provider", "offline", "--force", "--apply", "--json",
                  "--min-recall", f"{recall - 0.01:.2f}"]) == 0  # a threshold the user lowers lets it through
     assert json.loads(capsys.readouterr().out)["applied"]["written"] is True
+    assert path.read_bytes() != before
+    path.write_bytes(before)
+    assert main(["compact", str(path), "--provider", "offline", "--force", "--apply"]) == 0  # --force answers it
+    err = capsys.readouterr().err
+    assert "applied with --force although" in err and "; forgets: " in err, err
     assert path.read_bytes() != before
     with pytest.raises(SystemExit) as exit_code:
         main(["compact", str(path), "--min-recall", "150%"])

@@ -16,6 +16,7 @@ from inspector.commands.output import (
     SNAPSHOT_LINES_SHOWN,
     Fields,
     print_snapshot,
+    say,
     say_error,
     say_warnings,
     terminal_console,
@@ -73,7 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--apply", action="store_true", help="write a COMPRESSED result to the session (undo: revert)")
     parser.add_argument("--min-recall", type=_fraction, default=None, metavar="FRACTION",
                         help="--apply refuses a snapshot that keeps less than this share of the facts the "
-                             "independent check finds (0.8 or 80%%; default 80%%; 0 applies any)")
+                             "independent check finds (0.8 or 80%%; default 80%%, which --force answers; "
+                             "0 applies any)")
 
 
 _target = number(float, lambda v: v > 0, "must be above 0")  # (the core's rule: request.target_problem)
@@ -156,13 +158,19 @@ def run(args: argparse.Namespace) -> int:
 
     code = EXIT_FAILED if result.status.failed or result.snapshot_problem else 0
     refusal = result.apply_refusal() if args.apply else None
+    forced_note: str | None = None
     if args.apply and refusal is None and result.facts is not None:
         from inspector.quality.forgetting import MIN_RECALL, forgetting
 
         forgets = forgetting(result.facts, MIN_RECALL if args.min_recall is None else args.min_recall)
-        if forgets.below:  # the apply question: what it forgets, said; refused (--force only forces a compaction)
-            refusal = f"{forgets.refusal()} (--min-recall; 0 applies it anyway). {forgets.sentence()}"
+        # The apply question: what it forgets, always said; under the threshold refused, unless --force
+        # answers it (a --min-recall the user gave holds even then).
+        if forgets.below and (args.min_recall is not None or not args.force):
+            refusal = (f"{forgets.refusal()} (--force, or a lower --min-recall, applies it anyway). "
+                       f"{forgets.sentence()}")
             code = EXIT_FAILED
+        elif forgets.below:  # said once it is written
+            forced_note = f"{args.file}: applied with --force although {forgets.refusal()}. {forgets.sentence()}"
     if refusal is not None:
         say_error(f"{args.file}: nothing was written: {refusal}")
     if args.json:
@@ -178,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
                 say_error(applied.refusal or "")
             report["applied"] = applied.to_json(session.path)
             code = applied.code
+            if applied.entry is not None and forced_note is not None:
+                say(forced_note, file=sys.stderr)
         print_json(report)
         return code
     print_report(session, result, len(turns), applying=args.apply,
@@ -187,7 +197,9 @@ def run(args: argparse.Namespace) -> int:
     if args.apply and refusal is None:
         from inspector.commands.apply import apply_from_cli
 
-        return apply_from_cli(session, turns, result)
+        code = apply_from_cli(session, turns, result)
+        if code == 0 and forced_note is not None:
+            say(forced_note, file=sys.stderr)
     return code
 
 
