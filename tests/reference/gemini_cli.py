@@ -16,12 +16,11 @@ from __future__ import annotations
 import json
 import shlex
 import shutil
-import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.reference.install import Missing, node_path
+from tests.reference.install import Missing, node_path, npm_install
 
 PACKAGE = "@google/gemini-cli"
 VERSION = "0.61.0"
@@ -49,22 +48,9 @@ def gemini_cli(install: bool = True) -> Path | Missing:
         return BIN
     if not install:
         return Missing(f"{PACKAGE}@{VERSION} is not installed in {CACHE}")
-    npm = shutil.which("npm")
-    if npm is None:
+    if shutil.which("npm") is None:
         return Missing("npm is not installed: cannot install Gemini CLI")
-    CACHE.mkdir(parents=True, exist_ok=True)
-    if not (CACHE / "package.json").exists():
-        (CACHE / "package.json").write_text('{"name": "gemini-cli-under-test", "private": true}\n', encoding="utf-8")
-    done = subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", f"{PACKAGE}@{VERSION}"],
-        cwd=CACHE,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0 or installed_version() != VERSION or not BIN.exists():
-        tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-        raise RuntimeError(f"npm install {PACKAGE}@{VERSION} failed: {tail[0]}")
+    npm_install(PACKAGE, VERSION, CACHE, lambda: installed_version() == VERSION and BIN.exists())
     return BIN
 
 

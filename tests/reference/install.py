@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,31 +88,38 @@ def ensure(install: bool = True, announce: bool = False, cache: Path = CACHE) ->
         return Found(cache)
     if not install:
         return Missing(f"{PACKAGE}@{VERSION} is not installed in {cache}")
-    npm = shutil.which("npm")
-    if npm is None:
+    if shutil.which("npm") is None:
         return Missing("npm is not installed: cannot install the reference package")
+    seconds = npm_install(PACKAGE, VERSION, cache, lambda: _installed(cache),
+                          f"{SIZE}, once" if announce else None)
+    return Found(cache, seconds)
+
+
+def npm_install(package: str, version: str, cache: Path, installed: Callable[[], bool],
+                announce: str | None = None) -> float | None:
+    """``npm install package@version`` into ``cache`` unless ``installed()`` already, under a lock beside
+    it (``<cache>.lock``) so that concurrent processes install it once.  Returns the seconds this process
+    spent installing (None: it was there).  ``announce``: said on stderr before npm starts (its size)."""
+    npm = shutil.which("npm")
+    assert npm is not None, "checked by the caller, which says why it skips"
     cache.mkdir(parents=True, exist_ok=True)
     with cache.with_name(cache.name + ".lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes (or the process dies)
-        if _installed(cache):  # another process installed it while this one waited
-            return Found(cache)
-        if announce:
-            print(f"reference: installing {PACKAGE}@{VERSION} from npm ({SIZE}, once) into {cache} ...",
+        if installed():  # another process installed it while this one waited
+            return None
+        if announce is not None:
+            print(f"reference: installing {package}@{version} from npm ({announce}) into {cache} ...",
                   file=sys.stderr, flush=True)
         started = time.monotonic()
         if not (cache / "package.json").exists():
-            (cache / "package.json").write_text('{"name": "reference", "private": true}\n', encoding="utf-8")
-        done = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", f"{PACKAGE}@{VERSION}"],
-            cwd=cache,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0 or installed_version(cache) != VERSION:
+            (cache / "package.json").write_text(json.dumps({"name": cache.name, "private": True}) + "\n",
+                                                encoding="utf-8")
+        done = subprocess.run([npm, "install", "--no-audit", "--no-fund", f"{package}@{version}"], cwd=cache,
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0 or not installed():
             tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            raise RuntimeError(f"npm install {PACKAGE}@{VERSION} failed: {tail[0]}")
-        return Found(cache, time.monotonic() - started)
+            raise RuntimeError(f"npm install {package}@{version} failed: {tail[0]}")
+        return time.monotonic() - started
 
 
 def reference_src(install: bool = True) -> Path | Missing:
