@@ -27,13 +27,14 @@ group also says what the split would summarise (turns before it) and keep.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from inspector.compaction.pairs import Pairing
 from inspector.session.figures import NULL_PART, OutputFigures, pair_key, recorded_model
+from inspector.session.turns import content_reader
 from inspector.tokens import IMAGE_QUARTERS, content_parts, media_quarters, part_quarters
 
 if TYPE_CHECKING:
@@ -234,11 +235,12 @@ def _measured_results(index: TurnIndex, i: int) -> tuple[OutputFigures, ...] | N
 
 
 def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, split: int | None = None,
-              index: TurnIndex | None = None) -> Breakdown:
+              index: TurnIndex | None = None, read: Callable[[Turn], dict[str, Any]] | None = None) -> Breakdown:
     """The history of ``analysis`` grouped by kind, tool, file and model.  ``models``: the model
     each turn's record names (``turn_models``); ``split``: the split to show (default: the one
     Gemini CLI's compression would use); ``index``: the reader's figures of these turns, which
-    spare reading the turns of tool results again."""
+    spare reading the turns of tool results again; ``read``: a turn's content (default: kept on the
+    turn; ``turns.content_reader`` reads a big session's turns once without keeping them)."""
     cut = analysis.compress_split_point if split is None else split
     kinds, tools, files, by_model = _Tally(cut), _Tally(cut), _Tally(cut), _Tally(cut)
     pairing = _Files()
@@ -253,7 +255,7 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
         turn_quarters = 0
         included: str | None = None  # the file an @path is including, part by part
         referencing = False
-        for part in content_parts(turn.content):
+        for part in content_parts(turn.content if read is None else read(turn)):
             quarters = part_quarters(part)
             turn_quarters += quarters
             kind = part_kind(part, role)
@@ -334,4 +336,4 @@ def turn_models(session: Session, turns: Iterable[Turn]) -> list[str | None]:
 
 def session_breakdown(session: Session, analysis: Analysis, split: int | None = None) -> Breakdown:
     """``breakdown`` of a loaded session's analysis, with the models its records name."""
-    return breakdown(analysis, turn_models(session, analysis.turns), split, session.turn_index)
+    return breakdown(analysis, turn_models(session, analysis.turns), split, session.turn_index, content_reader(session))

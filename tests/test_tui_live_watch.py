@@ -27,7 +27,7 @@ from inspector.analysis import analyze
 from inspector.session import load
 from inspector.tui.app import InspectorApp
 from inspector.tui.messages import FileChanged
-from inspector.tui.screens.dialogs import ConfirmScreen
+from inspector.tui.screens.dialogs import ConfirmScreen, ForgettingScreen
 from inspector.tui.screens.warnings import WarningsScreen
 from inspector.tui.session.screen import SessionScreen
 from inspector.tui.widgets.context_header import ContextHeader
@@ -171,6 +171,9 @@ async def test_an_apply_the_store_refuses_is_said_as_a_refusal(tmp_path: Path, m
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
         await idle(pilot)
+        if isinstance(app.screen, ForgettingScreen):  # under the recall threshold the apply is asked twice
+            await pilot.press("y")
+            await idle(pilot)
         refused = notes(app, "Not applied")
         assert refused and "bytes were appended since it was made" in refused[-1], refused
         assert refused[-1].endswith("Nothing was written")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -71,11 +72,21 @@ class RedactingFormatter(logging.Formatter):
 
 def quiet_logging(token: str) -> None:
     """Every log record of this process goes to stderr through one ``RedactingFormatter``."""
-    import sys
-
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(RedactingFormatter(token))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    sys.unraisablehook = _logged_unraisable  # what Python prints itself ("Exception ignored in ...") goes there too
+
+
+def _logged_unraisable(unraisable: sys.UnraisableHookArgs) -> None:
+    """An exception Python could not raise (a finaliser's), as one redacted log line, never a raw traceback.
+    A child's pipe closed after the event loop at shutdown is no news: said only at debug level."""
+    exc = unraisable.exc_value
+    log = logging.getLogger("inspector.serve")
+    if isinstance(exc, RuntimeError) and str(exc) == "Event loop is closed":
+        log.debug("at shutdown, after the event loop closed: %s", exc)
+        return
+    log.warning("ignored %s: %s", type(exc).__name__, exc)
 
 
 def guarded_server(command: str, *, port: int, title: str, token: str) -> Server:

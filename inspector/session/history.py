@@ -59,6 +59,11 @@ class Turn:
         self._content = value
 
     @property
+    def has_content(self) -> bool:
+        """Whether the content is held (given, or read and kept), not still to be rebuilt from its record."""
+        return self._content is not None
+
+    @property
     def role(self) -> str:
         if self._role is not None:
             return self._role

@@ -7,10 +7,12 @@ the other's module.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from inspector.session.history import Turn, contents_to_turns, message_contents, messages_to_turns
 from inspector.session.loader import Session
+from inspector.session.records import MessageList
 
 
 def history(session: Session) -> list[Turn]:
@@ -39,3 +41,17 @@ def lazy_turns(session: Session) -> list[Turn]:
         for i in range(starts[position], starts[position + 1]):
             turns.append(Turn(i, None, record_ids[i], position, results[i], role=roles[i], source=source))
     return turns
+
+
+def content_reader(session: Session) -> Callable[[Turn], dict[str, Any]]:
+    """A turn's content for one pass over a big session, neither kept on the turn nor its record kept
+    parsed (``MessageList.peek``): a content already kept is used as it is."""
+    messages = session.messages
+    peek = messages.peek if isinstance(messages, MessageList) else None
+
+    def read(turn: Turn) -> dict[str, Any]:
+        if peek is None or turn.has_content or turn.message_index is None:
+            return turn.content
+        return message_contents(peek(turn.message_index))[1 if turn.is_tool_result else 0][0]
+
+    return read
