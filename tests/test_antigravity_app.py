@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import DataTable, Static
 
 from inspector.tui.app import InspectorApp
@@ -81,3 +82,24 @@ async def test_apply_is_refused_with_why(tmp_path: Path) -> None:
         assert refused and "never reads this file back" in refused[0]
         assert not isinstance(app.screen, ConfirmScreen)
     assert (sorted(p.name for p in path.parent.iterdir()), path.read_bytes()) == before
+
+
+async def test_the_gauge_is_drawn_against_antigravitys_compaction_point(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opened with no threshold given, a transcript's gauge and deciding figure are measured against
+    Antigravity's compaction point (150,000 tokens by default, or the setting), not Gemini CLI's 50%."""
+    for setting, point in ((None, 150_000), ("100000", 100_000)):
+        if setting is None:
+            monkeypatch.delenv("SESSION_INSPECTOR_COMPACTION_POINT", raising=False)
+        else:
+            monkeypatch.setenv("SESSION_INSPECTOR_COMPACTION_POINT", setting)
+        app = InspectorApp(_sample(tmp_path), live=False)
+        async with app.run_test(size=(200, 50)) as pilot:  # (wide enough for the header to name the threshold)
+            await settle(pilot)
+            view = app.screen
+            assert isinstance(view, SessionScreen) and view.loaded is not None
+            context = view.loaded.analysis.context
+            assert context.threshold_tokens == point
+            assert "Antigravity's compaction point" in view.loaded.threshold.source
+            header = " ".join(str(w.render()) for w in view.query(Static))
+            assert f"{point:,}" in header, header
