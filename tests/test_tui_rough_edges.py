@@ -142,3 +142,32 @@ async def test_at_80x24_a_notification_covers_whole_rows_to_the_right_edge() -> 
             await pilot.pause()
         toast = wide.screen.query_one(Toast)
         assert toast.region.right == 200 and toast.region.width < 100  # aside on a wide screen
+
+
+async def test_live_shares_the_status_row_at_80x24(tmp_path: Path) -> None:
+    """A whole 80x24 row held only "live": the strategy and the summariser filled the first. On a narrow
+    line the summariser's words take their short form, and the three fit one row."""
+    import shutil
+
+    from inspector.tui.app import InspectorApp
+    from inspector.tui.session.screen import SessionScreen
+    from tests.snapshot_app import settle
+
+    path = tmp_path / "chats" / "coding-task.jsonl"
+    path.parent.mkdir()
+    shutil.copyfile(SAMPLES / "coding-task.jsonl", path)
+    app = InspectorApp(path, threshold=0.5, live=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen)
+        assert view.status.get("live") == "live"
+        shown = str(view.status.render())
+        assert "\n" not in shown and shown.rstrip().endswith("live"), shown
+        assert "summariser offline (P)" in shown and "strategy reference (S)" in shown
+    app = InspectorApp(path, threshold=0.5, live=True)
+    async with app.run_test(size=(200, 50)) as pilot:  # where there is room, the whole words
+        await settle(pilot)
+        view = app.screen
+        assert isinstance(view, SessionScreen)
+        assert "nothing leaves this machine" in str(view.status.render())

@@ -96,23 +96,25 @@ class CompactionController(Part):
 
         return choose_provider(self.settings.provider)
 
-    def provider_text(self) -> tuple[str, str]:
-        """The status line's words for ``provider_choice`` (text, style)."""
+    def provider_text(self) -> tuple[str, str, str]:
+        """The status line's words for ``provider_choice`` (text, style, a shorter text for a narrow line)."""
         from inspector.compaction.summarisers import DEFAULT_MODEL
 
         choice = self.provider_choice()
         asked = "" if choice.requested == choice.provider else f"{choice.requested} -> "
         if choice.problem:
             missing = "no gemini on PATH" if choice.provider == "gemini-cli" else "no credentials found"
-            return f"summariser {choice.requested}: {missing}, a run fails (P)", "red"
+            return f"summariser {choice.requested}: {missing}, a run fails (P)", "red", ""
         if not choice.sends:
-            return f"summariser {asked}offline: nothing leaves this machine (P)", ""
+            return (f"summariser {asked}offline: nothing leaves this machine (P)", "",
+                    f"summariser {asked}offline (P)")
         model = (self.loaded.analysis.model if self.loaded is not None else None) or DEFAULT_MODEL
-        return f"summariser {asked}{choice.label()} {model}: the turns are sent (P)", "yellow"
+        return (f"summariser {asked}{choice.label()} {model}: the turns are sent (P)", "yellow",
+                f"summariser {asked}{choice.label()}: sent (P)")
 
     def show_provider(self) -> None:
-        text, style = self.provider_text()
-        self.status.set("provider", text, style)
+        text, style, short = self.provider_text()
+        self.status.set("provider", text, style, short)
 
     def provider(self) -> None:
         """offline -> gemini -> gemini-cli -> auto -> offline; the notification says why that one runs."""

@@ -222,12 +222,10 @@ class Navigator(Part):
             self.apply_view()
             return
         self.table.set_view(shown, by_tokens=message.by_tokens)
-        if message.by_tokens and self._to_largest:  # the largest turns fill the view from the top; the
-            self._to_largest = False  # cursor stays on its turn when it is among them, else goes to the largest
-            table = self.table
-            if (table.position_of(table.cursor) or 0) >= table.scrollable_content_region.height:
-                table.move_to(shown[0])
-            table.scroll_to(y=0, animate=False, immediate=True)
+        if message.by_tokens and self._to_largest and shown:  # the largest turns fill the view from the top,
+            self._to_largest = False  # the cursor on the largest
+            self.table.move_to(shown[0])
+            self.table.scroll_to(y=0, animate=False, immediate=True)
         what = []
         if self.turn_filter is not None:
             noun = "turn" if total == 1 else "turns"

@@ -10,8 +10,9 @@ SEPARATOR = "  │  "
 
 
 class StatusLine(Static):
-    """Named slots of short text, shown left to right; when they do not fit one line, the next
-    line starts with a slot (never with a separator or in the middle of a short slot)."""
+    """Named slots of short text, shown left to right.  When they do not fit one line, the slots that
+    have a shorter form (``short``) take it; what still does not fit goes on to the next line, which
+    starts with a slot (never with a separator or in the middle of a short slot)."""
 
     DEFAULT_CSS = """
     StatusLine { height: 1; padding: 0 1; background: $boost; color: $text-muted; }
@@ -19,13 +20,13 @@ class StatusLine(Static):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id, markup=False)
-        self.slots: dict[str, tuple[str, str]] = {}
+        self.slots: dict[str, tuple[str, str, str]] = {}  # slot -> (text, style, shorter text or "")
 
-    def set(self, slot: str, text: str, style: str = "") -> None:
-        if self.slots.get(slot) == ((text, style) if text else None):
+    def set(self, slot: str, text: str, style: str = "", short: str = "") -> None:
+        if self.slots.get(slot) == ((text, style, short) if text else None):
             return  # unchanged: no new layout
         if text:
-            self.slots[slot] = (text, style)
+            self.slots[slot] = (text, style, short)
         else:
             self.slots.pop(slot, None)
         self._show()
@@ -35,9 +36,12 @@ class StatusLine(Static):
 
     def _show(self) -> None:
         width = self.content_size.width or max(self.app.size.width - 2, 1)
+        values = list(self.slots.values())
+        whole = sum(len(text) for text, _, _ in values) + len(SEPARATOR) * max(len(values) - 1, 0)
+        shown = [((short or text) if whole > width else text, style) for text, style, short in values]
         line = Text()
         used = 0
-        for value, value_style in self.slots.values():
+        for value, value_style in shown:
             if used and used + len(SEPARATOR) + len(value) > width:
                 line.append("\n")
                 used = 0
