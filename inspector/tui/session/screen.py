@@ -72,8 +72,7 @@ class SessionScreen(TurnsScreen):
     BINDINGS: ClassVar[list[BindingType]] = SESSION_BINDINGS
 
     DEFAULT_CLASSES = "-loading"
-    # Side by side from 150 columns; below that the detail pane goes under the table,
-    # or, when the terminal is short as well, takes the table's place on ``d`` / Enter.
+    # Side by side from 150 columns; narrower, the detail pane goes under the table (short too: in its place on d)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 - typed as Textual declares it
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]  # noqa: RUF012 - typed as Textual declares it
 
@@ -100,7 +99,6 @@ class SessionScreen(TurnsScreen):
         self.exporter = Exporter(self.path)
         self.agentic = AgenticFinder()
 
-    # -- layout -----------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield ContextHeader(Text(visible(str(self.path), one_line=True), style="bold"), id="context")
         with Horizontal(id="body"):
@@ -118,7 +116,6 @@ class SessionScreen(TurnsScreen):
         self.sub_title = visible(str(self.path), one_line=True)
         self.load_session()
 
-    # -- what the parts hold, as the view's own ------------------------------------------------
     @property
     def preview(self) -> Preview | None:
         """The last compaction preview (``a`` applies it)."""
@@ -161,6 +158,10 @@ class SessionScreen(TurnsScreen):
         self.query_one(LoadingPane).show(message)
 
     def on_session_loaded(self, message: SessionLoaded) -> None:
+        if self.loaded is None and self.has_class("-loading"):  # the body is laid out first, so that the table
+            self.remove_class("-loading")  # fits its columns and scrolls to the split at its real size
+            self.call_after_refresh(self.on_session_loaded, message)
+            return
         previous = self.loaded
         loaded = message.loaded
         self.loaded = loaded
@@ -178,7 +179,6 @@ class SessionScreen(TurnsScreen):
         self.compaction.loaded_shown(previous, loaded)  # a preview it no longer fits is stale
         if previous is None:
             self.query_one(LoadingPane).done()
-        self.remove_class("-loading")
         self.status.set("load", "")
         self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set,
                                 same_before=loaded.changed_from or 0)
