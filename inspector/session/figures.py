@@ -61,8 +61,8 @@ OTHER_TURN = 1  # any other shape, or thoughts that carry a call or response: jo
 INVALID_MODEL_TURN = 2  # a model turn isValidContent rejects: its run of model turns is left out
 
 
-# (id, name) by which a function call and its response are paired: text, or None for none.
-CallKey = tuple[str | None, str | None]
+# (id, name) by which a function call and its response are paired: text, or None for none.  Typed as a tuple
+CallKey = tuple[str | None, ...]  # object, not a pair mypyc unboxes, so that one key serves a call and its response
 
 
 def _key_text(value: Any) -> str | None:
