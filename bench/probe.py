@@ -39,14 +39,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from probe_questions import KINDS, Question, questions, read_turns  # noqa: E402
+from snapshot_quality import chosen_summariser, provider_arguments  # noqa: E402
 
-from inspector.compaction.summarisers import DEFAULT_MODEL, choose_provider, pick_summariser  # noqa: E402
+from inspector.compaction.summarisers import choose_provider  # noqa: E402
 from inspector.compaction.summarisers.base import Summariser  # noqa: E402
-from inspector.compaction.summarisers.gemini import GeminiSummariser  # noqa: E402
 from inspector.compaction.summarisers.offline import OfflineSummariser  # noqa: E402
 
 SHARED = ROOT.parent / "shared" if (ROOT.parent / "shared").is_dir() else ROOT.parent.parent / "shared"
-LOOPBACK_KEY = "loopback-stand-in-not-a-key"  # only ever sent to 127.0.0.1
 
 
 @dataclass(frozen=True)
@@ -221,8 +220,7 @@ async def run(args: argparse.Namespace, base_url: str | None) -> list[Result]:
     files = [Path(f) for f in args.files] or session_files()
     out = []
     for path in files:
-        summariser: Summariser = GeminiSummariser(DEFAULT_MODEL, api_key=LOOPBACK_KEY, base_url=base_url) \
-            if args.serve_loopback else pick_summariser(args.provider, base_url=base_url)
+        summariser = chosen_summariser(args, base_url)
         if args.grow and isinstance(summariser, OfflineSummariser):
             summariser = OfflineSummariser(grow=True)
         try:
@@ -238,11 +236,7 @@ async def run(args: argparse.Namespace, base_url: str | None) -> list[Result]:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("files", nargs="*")
-    parser.add_argument("--provider", choices=("offline", "gemini", "auto"), default="offline")
-    parser.add_argument("--base-url", help="send Gemini requests here (a proxy, a local server)")
-    parser.add_argument("--serve-loopback", action="store_true",
-                        help="run the Gemini provider against the stand-in of bench/snapshot_quality.py")
+    provider_arguments(parser)
     parser.add_argument("-v", "--verbose", action="store_true", help="each question, its score and what it missed")
     parser.add_argument("--show", action="store_true", help="print each snapshot")
     parser.add_argument("--grow", action="store_true",

@@ -152,8 +152,7 @@ async def run(args: argparse.Namespace, base_url: str | None) -> list[Row]:
         jobs = [(p, None) for p in session_files()] + [(p, a) for p, a in planted_files(args.planted)]
     rows = []
     for path, answers in jobs:
-        summariser: Summariser = GeminiSummariser(DEFAULT_MODEL, api_key=LOOPBACK_KEY, base_url=base_url) \
-            if args.serve_loopback else pick_summariser(args.provider, base_url=base_url)
+        summariser = chosen_summariser(args, base_url)
         try:
             row = await evaluate(path, summariser, planted=answers)
         except Exception as exc:  # a file that cannot be read is a row, not the end of the run
@@ -162,13 +161,25 @@ async def run(args: argparse.Namespace, base_url: str | None) -> list[Row]:
     return rows
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def provider_arguments(parser: argparse.ArgumentParser) -> None:
+    """The files and who summarises them, as both benchmarks (this one and probe.py) take them."""
     parser.add_argument("files", nargs="*")
     parser.add_argument("--provider", choices=("offline", "gemini", "auto"), default="offline")
     parser.add_argument("--base-url", help="send Gemini requests here (a proxy, a local server)")
     parser.add_argument("--serve-loopback", action="store_true",
-                        help="run the Gemini provider against a stand-in on 127.0.0.1 (see the module doc)")
+                        help="run the Gemini provider against a stand-in on 127.0.0.1 (see snapshot_quality.py)")
+
+
+def chosen_summariser(args: argparse.Namespace, base_url: str | None) -> Summariser:
+    """The summariser the arguments ask for: Gemini at the loopback stand-in, or the provider named."""
+    if args.serve_loopback:
+        return GeminiSummariser(DEFAULT_MODEL, api_key=LOOPBACK_KEY, base_url=base_url)
+    return pick_summariser(args.provider, base_url=base_url)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    provider_arguments(parser)
     parser.add_argument("--planted", type=int, default=6, help="how many planted-fact sessions to generate")
     parser.add_argument("--claims", action="store_true", help="list every false claim")
     args = parser.parse_args(argv)
