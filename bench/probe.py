@@ -27,7 +27,6 @@ size column is the snapshot's tokens as a share of the tokens it replaces
 from __future__ import annotations
 
 import argparse
-import asyncio
 import re
 import sys
 from dataclasses import dataclass
@@ -39,9 +38,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from probe_questions import KINDS, Question, questions, read_turns  # noqa: E402
-from snapshot_quality import chosen_summariser, provider_arguments  # noqa: E402
+from snapshot_quality import chosen_summariser, provider_arguments, run_with_provider  # noqa: E402
 
-from inspector.compaction.summarisers import choose_provider  # noqa: E402
 from inspector.compaction.summarisers.base import Summariser  # noqa: E402
 from inspector.compaction.summarisers.offline import OfflineSummariser  # noqa: E402
 
@@ -242,16 +240,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--grow", action="store_true",
                         help="offline: let the budget grow to hold the goal, rules, earlier snapshot and open failures")
     args = parser.parse_args(argv)
-    if args.serve_loopback:
-        from snapshot_quality import loopback
-
-        with loopback() as url:
-            print(f"provider: gemini through the loopback stand-in at {url} (nothing leaves this machine)")
-            results = asyncio.run(run(args, url))
-    else:
-        choice = choose_provider(args.provider)
-        print(f"provider: {choice.provider} ({choice.reason})")
-        results = asyncio.run(run(args, args.base_url))
+    results = run_with_provider(parser, args, run)
     print(table(results))
     for r in results:
         if args.verbose:

@@ -38,11 +38,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -57,6 +57,7 @@ from inspector.quality.ground import KINDS  # noqa: E402
 from inspector.quality.planted import Planted, planted_sessions  # noqa: E402
 
 SHARED = ROOT.parent / "shared" if (ROOT.parent / "shared").is_dir() else ROOT.parent.parent / "shared"
+T = TypeVar("T")
 LOOPBACK_KEY = "loopback-stand-in-not-a-key"  # only ever sent to 127.0.0.1
 
 
@@ -177,23 +178,29 @@ def chosen_summariser(args: argparse.Namespace, base_url: str | None) -> Summari
     return pick_summariser(args.provider, base_url=base_url)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    provider_arguments(parser)
-    parser.add_argument("--planted", type=int, default=6, help="how many planted-fact sessions to generate")
-    parser.add_argument("--claims", action="store_true", help="list every false claim")
-    args = parser.parse_args(argv)
+def run_with_provider(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                      run: Callable[[argparse.Namespace, str | None], Awaitable[list[T]]]) -> list[T]:
+    """``run`` with the Gemini URL the arguments give: the loopback stand-in's (started here), or --base-url;
+    says first who writes the snapshots (both benchmarks)."""
     if args.serve_loopback:
         if args.base_url:
             parser.error("--serve-loopback starts its own server; leave out --base-url")
         args.provider = "gemini"
         with loopback() as url:
             print(f"provider: gemini through the loopback stand-in at {url} (nothing leaves this machine)")
-            rows = asyncio.run(run(args, url))
-    else:
-        choice = choose_provider(args.provider)
-        print(f"provider: {choice.provider} ({choice.reason})")
-        rows = asyncio.run(run(args, args.base_url))
+            return asyncio.run(run(args, url))
+    choice = choose_provider(args.provider)
+    print(f"provider: {choice.provider} ({choice.reason})")
+    return asyncio.run(run(args, args.base_url))
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    provider_arguments(parser)
+    parser.add_argument("--planted", type=int, default=6, help="how many planted-fact sessions to generate")
+    parser.add_argument("--claims", action="store_true", help="list every false claim")
+    args = parser.parse_args(argv)
+    rows = run_with_provider(parser, args, run)
     print(table(rows))
     for row in rows:
         for claim in row.false_claims if args.claims else ():
