@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 from inspector import build_info  # noqa: E402
 from inspector.analysis import analyze  # noqa: E402
 from inspector.compaction.compress import CompressionResult  # noqa: E402
-from inspector.compaction.request import compaction_context, compaction_request  # noqa: E402
+from inspector.compaction.request import CompactionRequest, compaction_context  # noqa: E402
 from inspector.compaction.strategies import run_request  # noqa: E402
 from inspector.compaction.summarisers.offline import OfflineSummariser  # noqa: E402
 from inspector.progress import Progress, Reporter  # noqa: E402
@@ -60,7 +60,7 @@ def measure(path: Path, strategy: str) -> dict[str, Any]:
     cpu = time.process_time()
     context = compaction_context(session, analysis)
     marks.append((time.perf_counter(), "context"))
-    request = compaction_request(strategy=strategy, force=True)
+    request = CompactionRequest(strategy=strategy, force=True)
 
     async def timed() -> CompressionResult:
         out = await run_request(request, context, analysis.turns, OfflineSummariser(), Reporter(heard))

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from inspector.analysis import analyze  # noqa: E402
-from inspector.compaction.request import compaction_context, compaction_request  # noqa: E402
+from inspector.compaction.request import CompactionRequest, compaction_context  # noqa: E402
 from inspector.compaction.strategies import compare  # noqa: E402
 from inspector.compaction.summarisers.offline import OfflineSummariser  # noqa: E402
 from inspector.session import SessionError, load  # noqa: E402
@@ -51,7 +51,7 @@ def main() -> None:
         analysis = analyze(session)
         turns = analysis.turns
         started = time.monotonic()
-        comparison = asyncio.run(compare(compaction_request(force=True, compare=True),
+        comparison = asyncio.run(compare(CompactionRequest(force=True, compare=True),
                                          compaction_context(session, analysis), turns,
                                          OfflineSummariser(model=session.model)))
         ref, staged = comparison.results["reference"], comparison.results["staged"]

@@ -147,7 +147,7 @@ async def probe(path: Path, summariser: Summariser) -> Result:
     from inspector import quality
     from inspector.analysis import analyze
     from inspector.compaction.compress import CompressionStatus
-    from inspector.compaction.request import compaction_context, compaction_request
+    from inspector.compaction.request import CompactionRequest, compaction_context
     from inspector.compaction.strategies import run_request
     from inspector.session import load
     from inspector.tokens import estimate_contents, text_quarters
@@ -157,9 +157,9 @@ async def probe(path: Path, summariser: Summariser) -> Result:
     turns = analysis.turns
     context = compaction_context(session, analysis)
     provider = str(summariser.name)
-    result = await run_request(compaction_request(force=True), context, turns, summariser)
+    result = await run_request(CompactionRequest(force=True), context, turns, summariser)
     if result.status is CompressionStatus.NOOP and result.split_point == 0:
-        result = await run_request(compaction_request(force=True, agentic=True), context, turns, summariser)
+        result = await run_request(CompactionRequest(force=True, agentic=True), context, turns, summariser)
     if not result.snapshot or not result.split_point:
         return Result(path.name, provider, result.status.value, message=result.message)
     older = [t.content for t in turns[: result.split_point]]

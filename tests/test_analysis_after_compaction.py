@@ -11,7 +11,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.compaction.agentic import agentic_candidates
 from inspector.compaction.compress import CompressionStatus
-from inspector.compaction.request import compaction_request
+from inspector.compaction.request import CompactionRequest
 from inspector.compaction.strategies import compact_session
 from inspector.compaction.summarisers.offline import OfflineSummariser
 from inspector.session import history, load
@@ -33,7 +33,7 @@ def compacted(path: Path) -> None:
     session = load(path)
     figures = analyze(session)
     split = max(c for c in [*figures.candidates, *figures.agentic_candidates] if 0 < c < len(figures.turns))
-    result = asyncio.run(compact_session(session, compaction_request(force=True, split=split),
+    result = asyncio.run(compact_session(session, CompactionRequest(force=True, split=split),
                                          OfflineSummariser(model=session.model)))
     assert result.status is CompressionStatus.COMPRESSED, result.message
     apply_compaction(session, history(session), result)

@@ -54,13 +54,13 @@ def test_before_is_explained_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert note in report
     if strategy == "staged":
         assert stages
-        from inspector.compaction.request import compaction_context, compaction_request  # the same run's stages
+        from inspector.compaction.request import CompactionRequest, compaction_context  # the same run's stages
         from inspector.compaction.strategies import run_request
         from inspector.compaction.summarisers import pick_summariser
 
         session = load(path)
         analysis = analyze(session, threshold=0.5)
-        request = compaction_request(strategy="staged", force=True, provider="offline")
+        request = CompactionRequest(strategy="staged", force=True, provider="offline")
         result = asyncio.run(run_request(request, compaction_context(session, analysis), analysis.turns,
                                          pick_summariser("offline")))
         line = stages_sum(result.stages or [])

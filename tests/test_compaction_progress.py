@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from inspector.analysis import analyze
-from inspector.compaction.request import compaction_context, compaction_request
+from inspector.compaction.request import CompactionRequest, compaction_context
 from inspector.compaction.strategies import run_request
 from inspector.compaction.summarisers.offline import OfflineSummariser
 from inspector.progress import Cancelled, Progress, Reporter
@@ -37,7 +37,7 @@ def run(path: Path, reporter: Reporter, strategy: str = "reference") -> object:
     session = load(path)
     analysis = analyze(session)
     context = compaction_context(session, analysis)
-    request = compaction_request(strategy=strategy, force=True)
+    request = CompactionRequest(strategy=strategy, force=True)
     return asyncio.run(run_request(request, context, analysis.turns, OfflineSummariser(), reporter))
 
 

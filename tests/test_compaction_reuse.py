@@ -23,7 +23,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.compaction import reading
 from inspector.compaction.compress import CompressOptions, compress, contents_of
-from inspector.compaction.request import compaction_context, compaction_request
+from inspector.compaction.request import CompactionRequest, compaction_context
 from inspector.compaction.strategies import run_request
 from inspector.compaction.summarisers.offline import OfflineSummariser
 from inspector.progress import SILENT
@@ -53,7 +53,7 @@ async def _both(path: Path, **options: Any) -> tuple[dict[str, Any], dict[str, A
     session = load(path)
     analysis = analyze(session)
     context = compaction_context(session, analysis)
-    reused = await run_request(compaction_request(force=True, **options), context, analysis.turns,
+    reused = await run_request(CompactionRequest(force=True, **options), context, analysis.turns,
                                OfflineSummariser())
     plain = await compress(contents_of(analysis.turns), OfflineSummariser(), CompressOptions(
         model=context.model, force=True, threshold=context.threshold,
@@ -134,7 +134,7 @@ def test_a_compaction_cancelled_midway_stops_its_child(long_session: Path, monke
     reporter = Reporter(on_progress=heard.append,
                         is_cancelled=lambda: any(p.stage == "offline digest" and p.done > 0 for p in heard))
     with pytest.raises(Cancelled):
-        asyncio.run(run_request(compaction_request(force=True), context, analysis.turns, OfflineSummariser(),
+        asyncio.run(run_request(CompactionRequest(force=True), context, analysis.turns, OfflineSummariser(),
                                 reporter))
     assert started
     with pytest.raises(ProcessLookupError):

@@ -10,7 +10,7 @@ import pytest
 
 from inspector.compaction.compress import CompressionStatus, CompressOptions, InvalidSplit, compress
 from inspector.compaction.prompts import ACKNOWLEDGEMENT
-from inspector.compaction.request import compaction_request
+from inspector.compaction.request import CompactionRequest
 from inspector.compaction.strategies import compact_session
 from inspector.compaction.summarisers.offline import OfflineSummariser
 from inspector.session import load
@@ -197,7 +197,7 @@ async def test_compress_session_reads_what_the_session_says() -> None:
     if not path.exists():
         pytest.skip("sample session missing")
     session = load(path)
-    result = await compact_session(session, compaction_request(force=True), OfflineSummariser())
+    result = await compact_session(session, CompactionRequest(force=True), OfflineSummariser())
     assert result.source_sha256 == session.sha256
     assert result.recorded_prompt_tokens is not None
     assert result.previous_snapshot is not None and "<state_snapshot>" in result.previous_snapshot

@@ -171,7 +171,7 @@ async def test_a_compaction_flags_a_path_its_snapshot_invents(tmp_path: Path) ->
     """The model's snapshot names a file the summarised turns never mention: the compaction's own fact
     check (what ``compact --json`` and the app's Lost facts tab show) calls it a false claim.  A path the
     history does name, written from the project (``./``) or lower-case, is not one."""
-    from inspector.compaction.request import compaction_request
+    from inspector.compaction.request import CompactionRequest
     from inspector.compaction.strategies import compact_session
 
     planted = planted_sessions(1)[0]
@@ -184,7 +184,7 @@ async def test_a_compaction_flags_a_path_its_snapshot_invents(tmp_path: Path) ->
                 "- MODIFIED: `src/invented_module.py`\n</file_system_state>\n</state_snapshot>")
     with GeminiServer([reply(snapshot), reply(snapshot)]) as server:
         summariser = GeminiSummariser("gemini-2.5-flash", api_key="AIza-test-key-000", base_url=server.url)
-        result = await compact_session(session, compaction_request(force=True, split=len(history(session))),
+        result = await compact_session(session, CompactionRequest(force=True, split=len(history(session))),
                                        summariser, threshold=0.5)
     assert result.facts is not None and result.snapshot == snapshot
     reasons = [c.reason for c in result.facts.false_claims]

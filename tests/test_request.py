@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from inspector.analysis import analyze
 from inspector.cli import main
 from inspector.compaction.agentic import agentic_candidates
-from inspector.compaction.request import RequestError, compaction_context, compaction_request
+from inspector.compaction.request import CompactionRequest, RequestError, compaction_context
 from inspector.context import ContextFigures
 from inspector.session import load
 from inspector.tokens import estimate_contents
@@ -155,15 +155,15 @@ def test_gemini_asked_for_without_credentials_is_refused_before_anything(
 
 def test_a_request_is_checked_once_for_both_faces() -> None:
     with pytest.raises(RequestError):
-        compaction_request(strategy="fastest")
+        CompactionRequest(strategy="fastest")
     with pytest.raises(RequestError):
-        compaction_request(provider="openai")
-    request = compaction_request(strategy="staged", target=0.2, instruction="   ", compare=False)
+        CompactionRequest(provider="openai")
+    request = CompactionRequest(strategy="staged", target=0.2, instruction="   ", compare=False)
     assert request.instruction is None and request.target == 0.2
-    assert compaction_request(compare=True, target=0.2).target == 0.2  # compare runs staged too
+    assert CompactionRequest(compare=True, target=0.2).target == 0.2  # compare runs staged too
     for target in (math.inf, math.nan, 0.0, -3.0):  # the CLI's --target 1e400 is inf: refused, never an overflow
         with pytest.raises(RequestError, match="the target must be"):
-            compaction_request(strategy="staged", target=target)
+            CompactionRequest(strategy="staged", target=target)
         with pytest.raises(ValueError, match="the target must be"):
             parse_target(repr(target))
 

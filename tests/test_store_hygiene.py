@@ -254,13 +254,13 @@ def test_a_failed_apply_leaves_no_folder_it_made_for_the_outputs(tmp_path: Path,
 
     import asyncio
 
-    from inspector.compaction.request import compaction_request
+    from inspector.compaction.request import CompactionRequest
     from inspector.compaction.strategies import compact_session
     from inspector.compaction.summarisers.offline import OfflineSummariser
     from inspector.store.plan import apply_compaction
 
     session = load(path)
-    result = asyncio.run(compact_session(session, compaction_request(force=True), OfflineSummariser()))
+    result = asyncio.run(compact_session(session, CompactionRequest(force=True), OfflineSummariser()))
     assert result.truncations  # an output over the budget: the apply saves it in full
     with pytest.raises(StoreError, match="no space left on device"):
         apply_compaction(session, history(session), result, hook=full)

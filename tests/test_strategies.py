@@ -14,7 +14,7 @@ from inspector.analysis import analyze
 from inspector.cli import main
 from inspector.compaction.agentic import agentic_candidates
 from inspector.compaction.compress import CompressionStatus
-from inspector.compaction.request import compaction_context, compaction_request
+from inspector.compaction.request import CompactionRequest, compaction_context
 from inspector.compaction.strategies import compact_session, compare, resolve_target
 from inspector.compaction.summarisers.offline import OfflineSummariser
 from inspector.jsjson import js_stringify
@@ -30,7 +30,7 @@ AGENT_RUN = REAL / "BrianV1981__aim__docs__benchmarks__raw_logs__control_flash_r
 def run(strategy: str, path: Path, **options: Any) -> tuple[Any, Any, Any]:
     session = load(path)
     turns = history(session)
-    request = compaction_request(strategy=strategy, force=True, **options)
+    request = CompactionRequest(strategy=strategy, force=True, **options)
     result = asyncio.run(compact_session(session, request, OfflineSummariser(model=session.model)))
     return session, turns, result
 
@@ -103,7 +103,7 @@ def test_compare_runs_both_strategies_on_the_same_history() -> None:
     session = load(source)
     turns = history(session)
     context = compaction_context(session, analyze(session))
-    comparison = asyncio.run(compare(compaction_request(compare=True), context, turns,
+    comparison = asyncio.run(compare(CompactionRequest(compare=True), context, turns,
                                      OfflineSummariser(model=session.model)))
     assert set(comparison.results) == {"reference", "staged"}
     for name, result in comparison.results.items():

@@ -356,7 +356,7 @@ def test_a_history_past_the_pipe_buffer_reaches_the_model_whole(
 def test_gemini_cli_option_names_the_program_and_only_where_it_runs(
         tmp_path: Path, home: Path, session: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from inspector.compaction.request import RequestError, compaction_request
+    from inspector.compaction.request import CompactionRequest, RequestError
 
     monkeypatch.setenv("PATH", os.pathsep.join(["/usr/bin", "/bin"]))  # no gemini on it
     answer = json.dumps({"session_id": "s", "response": FINAL.replace("\n", " ")})
@@ -365,7 +365,7 @@ def test_gemini_cli_option_names_the_program_and_only_where_it_runs(
     assert code == 0, err
     assert data["provider_choice"]["program"] == str(given) and "the checked goal" in data["snapshot"]
     with pytest.raises(RequestError, match="--gemini-cli names the Gemini CLI to run"):
-        compaction_request(provider="offline", gemini_cli=str(given))
+        CompactionRequest(provider="offline", gemini_cli=str(given))
     monkeypatch.chdir(given.parent)  # a relative path is taken from here, not from the folder it runs in
     code, data, err = compact(capsys, str(session), "--provider", "gemini-cli", "--gemini-cli", "./gemini", "--force")
     assert code == 0 and data["provider_choice"]["program"] == str(given), err

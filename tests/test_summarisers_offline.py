@@ -21,7 +21,7 @@ from inspector.analysis import analyze
 from inspector.compaction import snapshot as snap
 from inspector.compaction.compress import CompressionStatus, CompressOptions
 from inspector.compaction.prompts import VERIFY_REQUEST, anchor_text, focus_text
-from inspector.compaction.request import compaction_context, compaction_request
+from inspector.compaction.request import CompactionRequest, compaction_context
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses
 from inspector.compaction.strategies import run_request
 from inspector.compaction.summarisers.base import SummariserError
@@ -53,9 +53,9 @@ async def compacted(path: Path):  # type: ignore[no-untyped-def]
     turns = analysis.turns
     context = compaction_context(session, analysis)
     summariser = OfflineSummariser()
-    result = await run_request(compaction_request(force=True), context, turns, summariser)
+    result = await run_request(CompactionRequest(force=True), context, turns, summariser)
     if result.status is CompressionStatus.NOOP and result.split_point == 0:
-        result = await run_request(compaction_request(force=True, agentic=True), context, turns, summariser)
+        result = await run_request(CompactionRequest(force=True, agentic=True), context, turns, summariser)
     if not result.snapshot:
         pytest.skip(f"nothing to summarise: {result.message}")
     return result, [t.content for t in turns][: result.split_point], context.statuses

@@ -21,7 +21,7 @@ import pytest
 from inspector.analysis import analyze
 from inspector.compaction.budget import TOOL_OUTPUTS_DIR, output_file_name
 from inspector.compaction.compress import CompressionResult, CompressOptions, compress
-from inspector.compaction.request import CompactionContext, compaction_context, compaction_request, next_truncation_id
+from inspector.compaction.request import CompactionContext, CompactionRequest, compaction_context, next_truncation_id
 from inspector.compaction.strategies import run_request
 from inspector.compaction.summarisers.offline import OfflineSummariser
 from inspector.session import history, load
@@ -165,7 +165,7 @@ def test_a_compaction_numbers_after_the_files_in_tool_outputs(tmp_path: Path) ->
     folder = tmp_path / "project" / TOOL_OUTPUTS_DIR
     session = load(path)
     analysis = analyze(session)
-    request = compaction_request(force=True)
+    request = CompactionRequest(force=True)
 
     context = compaction_context(session, analysis)
     empty = asyncio.run(run_request(request, context, analysis.turns, OfflineSummariser()))
@@ -194,7 +194,7 @@ def test_a_name_taken_after_the_preview_is_refused_then_a_new_preview_applies(tm
     session = load(path)
     analysis = analyze(session)
     context = compaction_context(session, analysis)
-    preview = asyncio.run(run_request(compaction_request(force=True), context, analysis.turns, OfflineSummariser()))
+    preview = asyncio.run(run_request(CompactionRequest(force=True), context, analysis.turns, OfflineSummariser()))
     [cut] = preview.truncations
     taken = Path(cut.output_file)
     taken.parent.mkdir(parents=True)
@@ -209,7 +209,7 @@ def test_a_name_taken_after_the_preview_is_refused_then_a_new_preview_applies(tm
     session = load(path)
     analysis = analyze(session)
     context = compaction_context(session, analysis)
-    again = asyncio.run(run_request(compaction_request(force=True), context, analysis.turns, OfflineSummariser()))
+    again = asyncio.run(run_request(CompactionRequest(force=True), context, analysis.turns, OfflineSummariser()))
     entry = apply_compaction(session, history(session), again)
     [saved] = entry.outputs_new
     assert _number(saved) == _number(str(taken)) + 1
@@ -222,7 +222,7 @@ def test_the_numbering_is_the_contexts(tmp_path: Path) -> None:
     session = load(path)
     analysis = analyze(session)
     context = replace(compaction_context(session, analysis), first_truncation_id=123)
-    result = asyncio.run(run_request(compaction_request(force=True), context, analysis.turns, OfflineSummariser()))
+    result = asyncio.run(run_request(CompactionRequest(force=True), context, analysis.turns, OfflineSummariser()))
     assert [_number(t.output_file) for t in result.truncations] == [123]
 
 
@@ -234,7 +234,7 @@ def test_a_name_taken_while_applying_leaves_none_of_the_apply_s_outputs(tmp_path
     session = load(path)
     analysis = analyze(session)
     context = compaction_context(session, analysis)
-    preview = asyncio.run(run_request(compaction_request(force=True), context, analysis.turns, OfflineSummariser()))
+    preview = asyncio.run(run_request(CompactionRequest(force=True), context, analysis.turns, OfflineSummariser()))
     first, second = (Path(t.output_file) for t in preview.truncations)
 
     def meanwhile(stage: str) -> None:

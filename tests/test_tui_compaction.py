@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 from textual.widgets import DataTable, Static, TabbedContent
 
-from inspector.compaction.request import compaction_request
+from inspector.compaction.request import CompactionRequest
 from inspector.compaction.strategies import compact_session
 from inspector.compaction.summarisers import pick_summariser
 from inspector.session import load
@@ -53,7 +53,7 @@ def pane_text(screen: SnapshotScreen, pane: str) -> str:
 
 
 async def test_compaction_preview_matches_the_core(session_file: Path) -> None:
-    expected = await compact_session(load(session_file), compaction_request(force=True), pick_summariser("offline"),
+    expected = await compact_session(load(session_file), CompactionRequest(force=True), pick_summariser("offline"),
                                      threshold=0.5)
     app = InspectorApp(session_file, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from inspector.compaction.request import compaction_request
+from inspector.compaction.request import CompactionRequest
 from inspector.compaction.strategies import compact_session
 from inspector.compaction.summarisers import pick_summariser
 from inspector.session import load
@@ -41,7 +41,7 @@ async def opened(pilot) -> SessionScreen:  # type: ignore[no-untyped-def]
 
 
 async def test_agentic_key_takes_the_split_compact_agentic_takes(session_file: Path) -> None:
-    expected = await compact_session(load(session_file), compaction_request(force=True, agentic=True),
+    expected = await compact_session(load(session_file), CompactionRequest(force=True, agentic=True),
                                      pick_summariser("offline"), threshold=0.5)
     assert expected.split_kind == "agentic" and expected.split_point > 0
     app = InspectorApp(session_file, threshold=0.5, live=False)

@@ -16,7 +16,7 @@ import pytest
 from textual.widgets import DataTable, Select, TabbedContent
 
 from inspector.analysis import analyze
-from inspector.compaction.request import CompactionContext, compaction_context, compaction_request
+from inspector.compaction.request import CompactionContext, CompactionRequest, compaction_context
 from inspector.compaction.strategies import compare, run_request
 from inspector.compaction.summarisers import pick_summariser
 from inspector.session import load
@@ -55,7 +55,7 @@ def stage_rows(result: Any) -> list[tuple[str, bool, int, int, str]]:
 async def test_staged_from_the_dialog_shows_its_stages(tmp_path: Path) -> None:
     path = copy_sample(tmp_path, "coding-task.jsonl")
     turns, context = cli_context(path)
-    request = compaction_request(strategy="staged", target=0.02, instruction="the parser", force=True)
+    request = CompactionRequest(strategy="staged", target=0.02, instruction="the parser", force=True)
     expected = await run_request(request, context, turns, pick_summariser("offline"))
     assert [s.name for s in expected.stages if s.applied] == ["duplicates", "summarise"]
     app = InspectorApp(path, threshold=0.5, live=False)
@@ -95,7 +95,7 @@ async def test_staged_from_the_dialog_shows_its_stages(tmp_path: Path) -> None:
 async def test_staged_by_key_without_a_summary_has_no_snapshot_tabs(tmp_path: Path) -> None:
     path = copy_sample(tmp_path, "long-migration.jsonl")
     turns, context = cli_context(path)
-    expected = await run_request(compaction_request(strategy="staged", force=True), context, turns,
+    expected = await run_request(CompactionRequest(strategy="staged", force=True), context, turns,
                                  pick_summariser("offline"))
     assert expected.snapshot is None and expected.status.value == "COMPRESSED"
     app = InspectorApp(path, threshold=0.5, live=False)
@@ -115,7 +115,7 @@ async def test_compare_screen_matches_the_core_then_staged_applies_and_reverts(t
     path = copy_sample(tmp_path, "coding-task.jsonl")
     original = path.read_bytes()
     turns, context = cli_context(path)
-    expected = await compare(compaction_request(force=True, compare=True), context, turns, pick_summariser("offline"))
+    expected = await compare(CompactionRequest(force=True, compare=True), context, turns, pick_summariser("offline"))
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -199,7 +199,7 @@ async def test_agentic_split_steps_marks_and_compacts(tmp_path: Path) -> None:
         await pilot.press("right_curly_bracket")
         assert view.split == split
 
-        expected = await run_request(compaction_request(force=True, split=split), context, turns,
+        expected = await run_request(CompactionRequest(force=True, split=split), context, turns,
                                      pick_summariser("offline"))
         await pilot.press("c")
         await settle(pilot)

@@ -87,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.antigravity import refuse_path
     from inspector.compaction.compress import InvalidSplit
     from inspector.compaction.prompts import PromptFileError, load_prompt_file
-    from inspector.compaction.request import RequestError, compaction_context, compaction_request
+    from inspector.compaction.request import CompactionRequest, RequestError, compaction_context
     from inspector.compaction.strategies import compare, run_request
     from inspector.compaction.summarisers import pick_summariser
     from inspector.configured import analyse_configured
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        request = compaction_request(
+        request = CompactionRequest(
             strategy=args.strategy, split=args.split, agentic=args.agentic, target=args.target,
             provider=args.provider, model=args.model, base_url=args.base_url, timeout=args.timeout,
             instruction=args.instruction, system_prompt=system_prompt, force=args.force, compare=args.compare,

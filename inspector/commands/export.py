@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import asyncio
 
-    from inspector.compaction.request import compaction_context, compaction_request
+    from inspector.compaction.request import CompactionRequest, compaction_context
     from inspector.compaction.strategies import run_request
     from inspector.compaction.summarisers import pick_summariser
     from inspector.configured import analyse_configured
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     analysis = analyse_configured(session, args.model, args.threshold).analysis
     result = None
     if args.compaction:
-        request = compaction_request(force=True, provider=args.provider, model=args.model)
+        request = CompactionRequest(force=True, provider=args.provider, model=args.model)
         summariser = pick_summariser(request.provider, model=analysis.model)
         result = asyncio.run(run_request(request, compaction_context(session, analysis), analysis.turns, summariser))
     text = render(build(session, analysis, result), args.format)

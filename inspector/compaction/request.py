@@ -212,6 +212,3 @@ def next_truncation_id(folder: Path) -> int:
         return 1
     return highest + 1
 
-
-# The name the faces have built requests by: the request itself, which checks what it is given.
-compaction_request = CompactionRequest

@@ -51,7 +51,7 @@ class Row:
 async def evaluate(path: Path, summariser: Summariser, *, planted: Sequence[Planted] | None = None) -> Row:
     from inspector.analysis import analyze
     from inspector.compaction.compress import CompressionStatus
-    from inspector.compaction.request import compaction_context, compaction_request
+    from inspector.compaction.request import CompactionRequest, compaction_context
     from inspector.compaction.strategies import run_request
     from inspector.session import load
 
@@ -62,9 +62,9 @@ async def evaluate(path: Path, summariser: Summariser, *, planted: Sequence[Plan
     provider = str(summariser.name)
     started = time.perf_counter()
     split = len(turns) if planted is not None else None
-    result = await run_request(compaction_request(force=True, split=split), context, turns, summariser)
+    result = await run_request(CompactionRequest(force=True, split=split), context, turns, summariser)
     if result.status is CompressionStatus.NOOP and result.split_point == 0:
-        result = await run_request(compaction_request(force=True, agentic=True), context, turns, summariser)
+        result = await run_request(CompactionRequest(force=True, agentic=True), context, turns, summariser)
     took = time.perf_counter() - started
     if not result.snapshot or not result.split_point:
         return Row(path.name, provider, result.status.value, seconds=took, message=result.message)

@@ -1,7 +1,7 @@
 """Running a compaction for the app: the same calls, with the same typed values, as the CLI.
 
 ``compact`` and ``compact --compare`` build a ``CompactionRequest`` with
-``request.compaction_request``, read the session's ``CompactionContext``
+``request.CompactionRequest``, read the session's ``CompactionContext``
 from its analysis and call ``strategies.run_request`` / ``strategies.compare``;
 the app does exactly that here, so a figure the app shows is the figure the
 CLI prints.  Both functions block (they run in a
@@ -21,7 +21,6 @@ from inspector.compaction.request import STRATEGIES as STRATEGIES  # the dialog 
 from inspector.compaction.request import (
     CompactionRequest,
     compaction_context,
-    compaction_request,
     named_provider,
     named_strategy,
     target_problem,
@@ -74,7 +73,7 @@ def chosen_split(loaded: Loaded, split: int) -> int | None:
 
 def request_for(loaded: Loaded, split: int, options: RunOptions, provider: ProviderSettings) -> CompactionRequest:
     """``compact``'s request for this run (``--force``: the app always compacts on request)."""
-    return compaction_request(
+    return CompactionRequest(
         strategy=named_strategy(options.strategy), split=chosen_split(loaded, split),
         target=options.target if options.strategy == "staged" else None, provider=named_provider(provider.provider),
         model=loaded.analysis.model, base_url=provider.base_url, instruction=options.focus or None, force=True,
