@@ -24,6 +24,11 @@ def history(session: Session) -> list[Turn]:
     return messages_to_turns(session.messages)
 
 
+def content_from(message: dict[str, Any], turn: Turn) -> dict[str, Any]:
+    """The content a turn is, rebuilt from its message: the model turn, or the tool results after it."""
+    return message_contents(message)[1 if turn.is_tool_result else 0][0]
+
+
 def lazy_turns(session: Session) -> list[Turn]:
     """Turns whose content is rebuilt from the message when asked for."""
     index = session.turn_index
@@ -32,8 +37,7 @@ def lazy_turns(session: Session) -> list[Turn]:
 
     def source(turn: Turn) -> dict[str, Any]:
         assert turn.message_index is not None
-        built = message_contents(messages[turn.message_index])
-        return built[1 if turn.is_tool_result else 0][0]
+        return content_from(messages[turn.message_index], turn)
 
     record_ids, results, roles, starts = index.record_ids, index.is_tool_result, index.roles, index.message_starts
     turns: list[Turn] = []
@@ -52,6 +56,6 @@ def content_reader(session: Session) -> Callable[[Turn], dict[str, Any]]:
     def read(turn: Turn) -> dict[str, Any]:
         if peek is None or turn.has_content or turn.message_index is None:
             return turn.content
-        return message_contents(peek(turn.message_index))[1 if turn.is_tool_result else 0][0]
+        return content_from(peek(turn.message_index), turn)
 
     return read
