@@ -1,6 +1,7 @@
 """Fault injection, bounded in count and time: nothing is ever lost.
 
-* ``kill -9`` of a real apply or revert process at every step of its writes
+* ``kill -9`` of a real apply or revert process (forked from a server that has the project imported:
+  ``tests/fault_child.py``) at every step of its writes
   (the store's write hook sends the process SIGKILL at the chosen call) and at
   seeded random moments of the apply or revert itself (the child says when it
   starts; the kill comes a random share of the operation's measured span later);
@@ -22,7 +23,6 @@ import contextlib
 import errno
 import json
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -33,65 +33,24 @@ import pytest
 
 from inspector.session import history, load
 from inspector.store import StoreError, apply_history, read_history, revert, undoable
+from tests import fault_child
 from tests.test_store import compacted, same, sample_copy
 
 REPO = Path(__file__).resolve().parents[1]
 SEED = 1212
 NAMES = ("legacy-pomodoro.json", "coding-task.jsonl")
 
-# Applies (or reverts) FILE; the store's hook SIGKILLs the process at its
-# KILL_AT-th call (0: never).  Prints the hook calls it made when it lives.
-CHILD = r"""
-import os, signal, sys, time
-from pathlib import Path
-from inspector.session import history, load
-from inspector.store import apply_history, revert
-mode, path, kill_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
-calls = []
-def hook(step):
-    calls.append(step)
-    if len(calls) == kill_at:
-        os.kill(os.getpid(), signal.SIGKILL)
-if mode == "apply":
-    session = load(path)
-    turns = history(session)
-    snapshot = {"role": "user", "parts": [{"text": "<state_snapshot>kept</state_snapshot>"}]}
-    ack = {"role": "model", "parts": [{"text": "Got it."}]}
-    new = [snapshot, ack] + [t.content for t in turns[2:]]
-print("ready", flush=True)
-began = time.perf_counter()
-if mode == "apply":
-    apply_history(session, turns, new, [None, None, *turns[2:]], hook=hook)
-else:
-    revert(path, hook=hook)
-print(len(calls), time.perf_counter() - began, ",".join(calls), flush=True)
-"""
-
-
-
-
-def _child(mode: str, path: Path, kill_at: int) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", CHILD, mode, str(path), str(kill_at)], cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
 def _run(mode: str, path: Path, kill_at: int) -> tuple[bool, int, float]:
     """(killed, hook calls made, seconds the apply or revert itself took); raises if the child failed otherwise."""
-    child = _child(mode, path, kill_at)
-    out, err = child.communicate(timeout=120)
-    if child.returncode == -signal.SIGKILL:
-        return True, kill_at, 0.0
-    assert child.returncode == 0, err
-    calls, seconds, _ = out.split()[-3:]
-    return False, int(calls), float(seconds)
+    killed, calls, seconds, _ = fault_child.start(mode, path, kill_at).finish()
+    return killed, kill_at if killed else calls, seconds
 
 
 def _steps(mode: str, path: Path) -> list[str]:
     """The write steps an apply (or revert) of ``path`` goes through, in order (the file is used up)."""
-    child = _child(mode, path, 0)
-    out, err = child.communicate(timeout=120)
-    assert child.returncode == 0, err
-    return out.split()[-1].split(",")
+    killed, _, _, names = fault_child.start(mode, path, 0).finish()
+    assert not killed
+    return names
 
 
 def _apply_here(path: Path) -> None:
@@ -191,14 +150,14 @@ def test_kill_9_at_random_moments(name: str, mode: str, machine_load: str, tmp_p
         if mode == "revert":
             _apply_here(path)
         before = path.read_bytes()
-        child = _child(mode, path, 0)
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
+        child = fault_child.start(mode, path, 0)
+        child.ready()
         # the fault: SIGKILL after a seeded random share of the operation's span (not a wait for anything)
         time.sleep(rng.uniform(0.0, 1.2) * span)
-        child.send_signal(signal.SIGKILL)
-        child.communicate(timeout=120)
+        child.kill()
+        killed, *_ = child.finish()
         tries += 1
-        if child.returncode == 0:
+        if not killed:
             landed["finished first"] += 1
         else:
             landed["before any change" if path.read_bytes() == before else "mid-way"] += 1
