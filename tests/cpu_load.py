@@ -1,9 +1,15 @@
 """Keep the machine's cores busy while a test runs: a race that shows only under load is still a race.
 
 ``busy_cores()`` starts one spinning process per core (as two ``while :; do :; done`` loops would on a
-two-core machine) and stops them when the block ends.  The fixture ``machine_load`` runs a test twice,
-``quiet`` and ``busy``; concurrency, fault-injection and live tests take it so that each is proven on a
-loaded machine too.  Nothing here sleeps: the spinners are started before the test's body and killed after.
+two-core machine) and stops them when the block ends (``bench/bench_store_race.py`` uses it).
+
+The fixture ``machine_load`` runs a test twice, ``quiet`` and ``busy``; concurrency, fault-injection and
+live tests take it so that each is proven on a loaded machine too.  ``busy`` moves the test (every thread
+of its process, and every process it starts from then on) onto one core and keeps that core busy with a
+spinner: the test's processes are preempted at any moment, as on a machine whose every core spins, while
+the suite's other worker keeps the other core (spinning every core would take it from that worker too,
+and doubled the suite's time).  Where a process cannot be moved (not Linux, one core), every core spins.
+Nothing here sleeps: the spinners are started before the test's body and killed after.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import pytest
 
@@ -43,11 +49,49 @@ def busy_cores(count: int | None = None) -> Iterator[int]:
             spinner.wait()
 
 
+def _threads() -> list[int]:
+    """This process's thread ids (Linux), each of which has an affinity of its own."""
+    try:
+        return [int(tid) for tid in os.listdir("/proc/self/task")]
+    except OSError:
+        return [0]
+
+
+@contextmanager
+def busy_core() -> Iterator[int]:
+    """Run this process on one core, kept busy by a spinner, for the block's length (the core's number).
+
+    The core is chosen by the pytest-xdist worker's number, so that two workers each load a core of their
+    own.  Falls back to ``busy_cores()`` where affinity cannot be set."""
+    if not hasattr(os, "sched_setaffinity") or _cores() < 2:
+        with busy_cores() as count:
+            yield count
+        return
+    allowed = sorted(os.sched_getaffinity(0))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    core = allowed[int(worker) % len(allowed) if worker.isdigit() else 0]
+    threads = _threads()
+    before = {tid: os.sched_getaffinity(tid) for tid in threads}
+    for tid in threads:
+        with suppress(OSError):  # a thread that ended meanwhile
+            os.sched_setaffinity(tid, {core})
+    spinner = subprocess.Popen([sys.executable, "-c", SPIN], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield core
+    finally:
+        spinner.kill()
+        spinner.wait()
+        for tid, cores in before.items():
+            with suppress(OSError):
+                os.sched_setaffinity(tid, cores)
+
+
 @pytest.fixture(params=["quiet", "busy"])
 def machine_load(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The test runs once on a quiet machine and once with every core kept busy."""
+    """The test runs once on a quiet machine and once on a core kept busy."""
     if request.param == "quiet":
         yield "quiet"
         return
-    with busy_cores():
+    with busy_core():
         yield "busy"

@@ -25,8 +25,11 @@ _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(["inspector.session", "inspector.store", "tests.fault_child"])
 
 
-def _operate(mode: str, path: str, kill_at: int, conn: Connection) -> None:
-    """The child: apply (or revert) ``path``; its own hook SIGKILLs it at call ``kill_at`` (0: never)."""
+def _operate(mode: str, path: str, kill_at: int, cores: set[int] | None, conn: Connection) -> None:
+    """The child: apply (or revert) ``path``; its own hook SIGKILLs it at call ``kill_at`` (0: never).
+    It runs on the test's ``cores`` (forked from the server, it would otherwise run where the server may)."""
+    if cores is not None:
+        os.sched_setaffinity(0, cores)
     from inspector.session import history, load
     from inspector.store import apply_history, revert
 
@@ -95,7 +98,8 @@ class Child:
 def start(mode: str, path: Path, kill_at: int) -> Child:
     """Fork an apply (``mode`` "apply") or revert of ``path`` that SIGKILLs itself at hook call ``kill_at``."""
     reader, writer = _CONTEXT.Pipe(duplex=False)
-    process = _CONTEXT.Process(target=_operate, args=(mode, str(path), kill_at, writer), daemon=True)
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    process = _CONTEXT.Process(target=_operate, args=(mode, str(path), kill_at, cores, writer), daemon=True)
     process.start()
     writer.close()  # the child's end: once the child is gone, the test's end reads EOF
     return Child(process, reader)
