@@ -251,6 +251,21 @@ def test_a_failed_run_is_one_line(tmp_path: Path, body: str, words: str) -> None
     assert words in str(raised.value) and "\n" not in str(raised.value)
 
 
+@pytest.mark.parametrize(("theirs", "seen"), [(None, "true"), ("", ""), ("0", "0")])
+def test_gemini_cli_runs_without_relaunching_itself_unless_the_user_says(
+        tmp_path: Path, theirs: str | None, seen: str) -> None:
+    """One process, not a second one with a bigger heap (``GEMINI_CLI_NO_RELAUNCH``); the user's value stands."""
+    answer = 'cat > /dev/null; printf \'{"session_id": "x", "response": "relaunch=%s", "stats": {}}\' ' \
+             '"${GEMINI_CLI_NO_RELAUNCH-unset}"\n'
+    env = {k: v for k, v in os.environ.items() if k != "GEMINI_CLI_NO_RELAUNCH"}
+    if theirs is not None:
+        env["GEMINI_CLI_NO_RELAUNCH"] = theirs
+    summariser = GeminiCliSummariser("m", program=str(program(tmp_path, answer)), run_folder=tmp_path / "run",
+                                     env=env)
+    text = asyncio.run(summariser.summarise("system", [{"role": "user", "parts": [{"text": "hi"}]}]))
+    assert text == f"relaunch={seen}"
+
+
 def test_a_run_past_the_timeout_is_stopped(tmp_path: Path) -> None:
     marker = tmp_path / "still-running"
     script = program(tmp_path, f"sleep 30; touch {marker}\n")
