@@ -2,18 +2,21 @@
 that says what went wrong.
 
 ``result_lines`` keeps the lines of an output that state a result in a form
-programs print: test and change counts ("1 failed, 240 passed", "3 files
-changed"), an assertion's values ("4 != 2"), a URL, a port a service listens
-on, a version.  ``error_line`` picks, of a failed command's output, the last
-line that says what went wrong in the words programs use for it ("Error",
-"No such file", "denied", a Python exception) rather than its last line,
-which is often noise (a hint, a teardown message, a wrapped line).  Both
-quote the output's own lines, cut to ``LINE_CHARS``.
+programs print: git's line for a commit it made ("[main 1a2b3c4] Fix"), test
+and change counts ("1 failed, 240 passed", "3 files changed"), an assertion's
+values ("4 != 2"), a URL, a port a service listens on, a version.
+``error_line`` picks, of a failed command's output, the last line that says
+what went wrong in the words programs use for it ("Error", "No such file",
+"denied", a Python exception) rather than its last line, which is often noise
+(a hint, a teardown message, a wrapped line).  Both quote the output's own
+lines, cut to ``LINE_CHARS``.  ``chain_words`` says what the one exit code of
+several commands joined by ``&&`` or ``;`` is.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 
 LINE_CHARS = 160
 MOST = 3  # result lines kept of one output
@@ -24,8 +27,9 @@ _COUNT = re.compile(r"\b\d+ (?:passed|failed|failures?|errors?|tests?|skipped|xf
 _ASSERT = re.compile(r"\bassert(?:ion)?\w*\b.*(?:!=|==|<|>)|\bExpected\b.*\b(?:got|received|but was)\b", re.I)
 _ADDRESS = re.compile(r"https?://[^\s'\"<>]+|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::\]):\d{2,5}\b|"
                       r"\b(?:listening|running|serving|started)\b.*\b(?:port|on)\b\D{0,12}\d{2,5}\b", re.I)
+GIT_COMMIT = re.compile(r"^\[[\w./-]+(?: \(root-commit\))? [0-9a-f]{7,40}\] ")  # git's line for a commit it made
 _VERSION = re.compile(r"\b(?:version|v)\s*\d+\.\d+(?:\.\d+)*\b|^\S+ \d+\.\d+\.\d+\S*$", re.I)
-_KINDS = (_COUNT, _ASSERT, _ADDRESS, _VERSION)
+_KINDS = (GIT_COMMIT, _COUNT, _ASSERT, _ADDRESS, _VERSION)
 _ERROR = re.compile(r"\b\w*(?:Error|Exception)\b|\berror\b|\bERR!|\bfatal\b|\bFAILED\b|\bfailed\b|No such file|"
                     r"not found|[Pp]ermission denied|[Cc]onnection refused|[Cc]annot |[Uu]nable to|[Ii]nvalid |"
                     r"\bdenied\b|\brejected\b|\bconflict\b|Traceback|[Tt]imed? ?out", re.I)
@@ -130,3 +134,30 @@ def looks_only(command: str) -> bool:
         elif program not in _LOOK:
             return False
     return True
+
+
+_JOINS = frozenset({"&&", "||", ";", "&"})
+
+
+def chain_words(command: str) -> str:
+    """For a command line of several commands joined by ``&&``, ``||`` or ``;``, what its one recorded
+    exit code is ("" for one command, or a line the shell's quoting leaves unread).  Gemini CLI records
+    one exit code per call: after ``a && b`` it is the first failing command's (or the last one's),
+    after ``a; b`` the last one's; which command a failure came from, the record does not say."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|<>")
+        lexer.whitespace_split = True
+        tokens = list(lexer)
+    except ValueError:
+        return ""
+    joins = [t for t in tokens if t in _JOINS]
+    if not joins or any(t == "&" for t in joins):
+        return ""
+    count = len(joins) + 1
+    if set(joins) == {"&&"}:
+        return (f"one exit code for a chain of {count} commands joined by &&: the first that failed stopped it; "
+                "which one, the record does not say")
+    if set(joins) == {";"} and not re.search(r"\bset\s+-\w*e", command):
+        return f"the exit code of the last of {count} commands run one after another"
+    joined = ", ".join(dict.fromkeys(joins))
+    return f"one exit code for {count} commands joined by {joined}: which one it came from, the record does not say"

@@ -24,7 +24,7 @@ from inspector.compaction.outcomes import CANCELLED, FAILED, NOT_AS_ASKED, OK, T
 from inspector.compaction.prompts import SECTIONS
 from inspector.compaction.summarisers.artifacts import edit_words, final_states, shell_events, state_words
 from inspector.compaction.summarisers.digest import Call, Digest, Prompt
-from inspector.compaction.summarisers.findings import looks_only
+from inspector.compaction.summarisers.findings import GIT_COMMIT, chain_words, looks_only
 from inspector.compaction.summarisers.items import (
     AGENT,
     AS_OF_PREVIOUS,
@@ -235,10 +235,11 @@ def _commands(out: Items, calls: list[Call]) -> None:
         if looked:
             lookups[key[0].split()[0]] = lookups.get(key[0].split()[0], 0) + len(group)
             first_look = min(first_look, group[0].turn)
+        chained = _chained(last) if bad else ""
         out.add("recent_actions", K_COMMAND_FAILED if bad else K_COMMAND,
                 COMMAND_FAILED if bad else LOOKUP if looked else COMMAND_OK,
                 last.turn,
-                f"{line} -> {_outcomes(states)}{loop}", turns)
+                f"{line} -> {_outcomes(states)}{chained}{loop}", turns)
         found = [c for c in group if c.findings]
         for n, call in enumerate(found[-2:] if len(found) > 1 and found[0].findings != found[-1].findings
                                  else found[-1:]):
@@ -248,7 +249,7 @@ def _commands(out: Items, calls: list[Call]) -> None:
         for call in group:
             message = commit_message(call.command() or "")
             if message:
-                out.add("artifact_trail", K_COMMIT, COMMIT, call.turn, _commit_line(message, call.outcome), call.turns)
+                out.add("artifact_trail", K_COMMIT, COMMIT, call.turn, _commit_line(message, call), call.turns)
     _lookups_line(out, lookups, calls)
 
 
@@ -264,9 +265,21 @@ def _lookups_line(out: Items, lookups: dict[str, int], calls: list[Call]) -> Non
             f"Read-only lookups (searches, listings, files shown): {counts}", turns[:1] + turns[-1:])
 
 
-def _commit_line(message: str, outcome: Outcome) -> str:
+def _chained(call: Call) -> str:
+    """" (one exit code for a chain of 2 commands ...)" after a shell call that failed with the exit code of
+    several commands joined by ``&&`` or ``;`` ("" otherwise): which of them failed, the record does not say."""
+    if call.kind != "shell" or call.outcome.state != FAILED:
+        return ""
+    words = chain_words(call.command() or "")
+    return f" ({words})" if words else ""
+
+
+def _commit_line(message: str, call: Call) -> str:
     """A commit command's line: made only where its command ended ok; otherwise what the record says
-    of the command, and the last line of its output in its own words ("nothing to commit, ...")."""
+    of the command, and the last line of its output in its own words ("nothing to commit, ...").  In a
+    chain that failed (``git commit ... && git push``), the exit code may be another command's: said so,
+    with git's own line for a commit it made where the output has one."""
+    outcome = call.outcome
     if outcome.state == OK:
         return f"Commit {quote(message, 300)} (its command ended ok)"
     if outcome.state in (FAILED, TERMINATED):
@@ -277,7 +290,11 @@ def _commit_line(message: str, outcome: Outcome) -> str:
         ended = "how its command ended was not recorded"
     else:
         ended = f"its command was {outcome.text()}"
-    text = f"A commit {quote(message, 300)} was asked for; {ended}"
+    chained = _chained(call)
+    text = f"A commit {quote(message, 300)} was asked for; {ended}{chained}"
+    made = next((line for line in call.findings if GIT_COMMIT.match(line)), "") if chained else ""
+    if made:
+        text += f"; its output has git's line for a commit it made: {quote(made, 200)}"
     if outcome.tail:
         text += f"; its output ended {quote(outcome.tail, 160)}"
     return text
@@ -401,7 +418,7 @@ def _failures(out: Items, calls: list[Call], root: str | None) -> None:
         other = not again and target is not None and last_ok.get(target, -1) > n
         fixed = again or other
         subject, relative = _subject(call, root)
-        text = f"{subject} {outcome.text()}"
+        text = f"{subject} {outcome.text()}{_chained(call)}"
         if call.said and call.said != outcome.tail and call.said not in outcome.detail:
             text += f"; its output says {quote(call.said, 160)}"
         elif outcome.tail:
