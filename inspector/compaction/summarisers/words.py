@@ -88,15 +88,39 @@ _READING = re.compile(
     + r"|\bmy (?:reading|interpretation|understanding) (?:of|is)\b"
     + r"|^(?:interpreting|reading|taking|treating) (?:this|that|it|these|your|the)\b[^.!?\n]{0,200}?" + _AS,
     re.I)
-_READING_WORDS = re.compile(r"read|interpret|understand|assum|treat|construe|tak", re.I)
+_READ_VERBS = ("read", "interpret", "underst", "assum", "treat", "constru", "tak")
+_SUBJECT_TEXT = "i we my i'll i'm i'd i've we'll we're we've i’ll i’m i’d i’ve we’ll we’re we’ve"
+_SUBJECTS = frozenset(_SUBJECT_TEXT.split())
+_AUXILIARIES = frozenset({"will", "am", "would", "have", "are"})
+_AS_WORDS = (" as", "mean", " to be", "refer", "appl")  # what ``_AS`` needs after the verb
 READING_CHARS = 300
+
+
+def _may_read(low: str) -> bool:
+    """Whether a lower-cased text may hold a reading (``_READING``): one of its verbs after "I" or "we"
+    (an auxiliary between) or at a sentence's start, with one of the words ``_AS`` needs after it; or "my
+    reading / interpretation / understanding".  Plain
+    string search, cheap beside the sentence-by-sentence test it spares nearly every message."""
+    if "my reading" in low or "my interpretation" in low or "my understanding" in low:
+        return True
+    for verb in _READ_VERBS:
+        at = low.find(verb)
+        while at != -1:
+            if not (at and low[at - 1].isalpha()):
+                before = low[max(0, at - 24):at].split()
+                if ((not before or before[-1] in _SUBJECTS or before[-1][-1] in ".!?:"
+                     or (len(before) > 1 and before[-1] in _AUXILIARIES and before[-2] in _SUBJECTS))
+                        and any(word in low[at:at + 240] for word in _AS_WORDS)):
+                    return True
+            at = low.find(verb, at + 1)
+    return False
 
 
 def reading_sentences(text: str) -> list[str]:
     """The sentences of an agent's message in which it says how it reads something ("I take 'never
     push' to mean pushing to main only", "My reading of the rule is ..."), whole (at most
     ``READING_CHARS``)."""
-    if not _READING_WORDS.search(text):
+    if not _may_read(text[:20_000].lower()):
         return []
     out = []
     for piece in _SENTENCES.split(text[:20_000]):
