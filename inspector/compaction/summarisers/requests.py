@@ -173,7 +173,8 @@ def _goal(out: Items, digest: Digest, goal: Prompt) -> str:
     if len(prompts) == 1 and digest.previous is None:
         said = "The user asked"
     elif not substantial(goal.text):  # no prompt says more: the first one, whose task a file may hold
-        said = f"Current task (turn {out.name(goal.turn):,}, the user's first request; none later says more)"
+        first = "first request since the earlier snapshot" if digest.previous is not None else "first request"
+        said = f"Current task (turn {out.name(goal.turn):,}, the user's {first}; none later says more)"
     elif after:
         said = f"Current task (turn {out.name(goal.turn):,}, the user's latest request of four words or more)"
     else:  # said in few words: with a short budget, it is the line that stays
