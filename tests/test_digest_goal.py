@@ -157,6 +157,14 @@ def test_an_earlier_snapshots_goal_stays_the_goal_until_a_new_request_then_is_ca
         '- Current task (turn 2): "Now add a login audit log as well."',
         "- Status of the current task, as recorded: the agent answered in turn 3 with no tool call; nothing after it "
         "(waiting for the user)"]
+    gave_up = [*start, _text("user", "Change of plan: forget the rate limiting, add a login audit log instead."),
+               _text("model", "Switching. " * 40)]
+    snapshot = _summarise(gave_up)
+    assert snap.parse(snapshot).lines("overall_goal")[:2] == [
+        "- As the earlier snapshot had it: Add rate limiting to the login endpoint.; the current task (turn 2) is a "
+        "later request that names it",
+        '- Current task (turn 2): "Change of plan: forget the rate limiting, add a login audit log instead."']
+    assert snapshot.count("Change of plan") == 1  # quoted once, as the goal
     seen_alone = False
     for ratio in [n / 100 for n in range(25, 90, 5)]:
         goal = snap.parse(_summarise(asked, ratio, grow=False)).lines("overall_goal")

@@ -106,9 +106,10 @@ def _given_up(out: Items, digest: Digest, words: set[str], after: int,
                   if p.turn > after and GIVE_UP.search(p.text) and words & content_words(p.text)), None)
     if later is None:
         return "", [], None
+    turn = f"{out.name(later.turn):,}"
     if later is goal:
-        return f"; a later request (turn {out.name(later.turn):,}) is the current task", [later.turn], later
-    return f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}", [later.turn], later
+        return f"; the current task (turn {turn}) is a later request that names it", [later.turn], later
+    return f"; a later request (turn {turn}) says: {lead(later.text, 200)}", [later.turn], later
 
 
 def goal_words(line: str) -> set[str]:
