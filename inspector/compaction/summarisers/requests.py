@@ -38,6 +38,7 @@ right.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 
@@ -167,6 +168,13 @@ def _status(out: Items, digest: Digest, prompt: Prompt) -> tuple[str, list[int]]
     return f"in progress: {made} after it, the last in turn {out.name(final.turn):,}", [final.turn]
 
 
+def _calls_between(digest: Digest, start: int, end: int) -> int:
+    """How many tool calls the agent made after turn ``start`` and before turn ``end`` (the calls are in
+    turn order)."""
+    return bisect.bisect_left(digest.calls, end, key=lambda c: c.turn) - bisect.bisect_right(
+        digest.calls, start, key=lambda c: c.turn)
+
+
 def _goal(out: Items, digest: Digest, goal: Prompt) -> str:
     """The goal line: the current task, the shorter prompts after it, its task files and status. Returns its text."""
     prompts = digest.prompts
@@ -204,7 +212,7 @@ def _first(out: Items, digest: Digest, first: Prompt, goal: Prompt) -> set[int]:
     prompts = digest.prompts
     before = sum(1 for p in prompts if p.turn < first.turn)  # "hi", "whoami" came first: said, as it is no task
     following = next(p.turn for p in prompts if p.turn > first.turn)
-    calls = sum(1 for c in digest.calls if first.turn < c.turn < following)
+    calls = _calls_between(digest, first.turn, following)
     said = "The user's first request" + (f" after {plural(before, 'shorter one')}" if before else "")
     done = f", then {plural(calls, 'tool call')} before the next request" if calls else ""
     text = f"{said} (turn {out.name(first.turn):,}{done}): {lead(first.text, WHOLE_CHARS)}"
@@ -223,12 +231,11 @@ def _first(out: Items, digest: Digest, first: Prompt, goal: Prompt) -> set[int]:
     return {first.turn} | ({later.turn} if later is not None else set())
 
 
-def _reading(out: Items, digest: Digest, prompt: Prompt, words: set[str]) -> tuple[str, list[int]]:
-    """The agent's newest sentence, after ``prompt`` and before the next request, that says how it reads
-    something and shares the rule's words (two, or all it has): quoted with its turn."""
+def _reading(out: Items, digest: Digest, prompt: Prompt, following: int, words: set[str]) -> tuple[str, list[int]]:
+    """The agent's newest sentence, after ``prompt`` and before the next request (turn ``following``), that
+    says how it reads something and shares the rule's words (two, or all it has): quoted with its turn."""
     if not words or not digest.readings:
         return "", []
-    following = next((p.turn for p in digest.prompts if p.turn > prompt.turn), digest.turns)
     need = min(2, len(words))
     found = next((r for r in reversed(digest.readings)
                   if prompt.turn < r.turn < following and len(words & content_words(r.text)) >= need), None)
@@ -242,7 +249,9 @@ def _rules(out: Items, digest: Digest, asked: str) -> None:
     line that quotes the current task (a rule it holds whole is said there)."""
     since = digest.previous_turn if digest.previous is not None else None
     takers = [(p, content_words(p.text)) for p in digest.prompts if TAKE_BACK.search(p.text)]
-    for prompt in digest.prompts:
+    prompts = digest.prompts
+    for n, prompt in enumerate(prompts):
+        following = prompts[n + 1].turn if n + 1 < len(prompts) else digest.turns
         for sentence, intro in rule_sentences(prompt.text):
             text, turns = quote(sentence, 300), [prompt.turn]
             if intro is not None:  # not the user's own words: handed over, and said so
@@ -256,7 +265,7 @@ def _rules(out: Items, digest: Digest, asked: str) -> None:
                 text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
                 turns.append(later.turn)
             if intro is None:  # the agent's own word on how it reads it, beside the user's
-                reading, reading_turns = _reading(out, digest, prompt, words)
+                reading, reading_turns = _reading(out, digest, prompt, following, words)
                 text += reading
                 turns += reading_turns
             priority = RULE
@@ -306,8 +315,7 @@ def requests(out: Items, digest: Digest) -> None:
             priority = SINCE_PREVIOUS + int(newer * (LATEST - 1 - SINCE_PREVIOUS))
         else:
             priority = EARLIER + int(newer * (COMMAND_OK - 1 - EARLIER))
-        following = prompts[n + 1].turn
-        calls = sum(1 for c in digest.calls if prompt.turn < c.turn < following)
+        calls = _calls_between(digest, prompt.turn, prompts[n + 1].turn)
         done = f", then {plural(calls, 'tool call')} before the next request" if calls else ""
         out.add("task_state", K_EARLIER, priority, prompt.turn,
                 f"Earlier request (turn {out.name(prompt.turn):,}{done}): {lead(prompt.text, 300)}", [prompt.turn])
