@@ -138,6 +138,22 @@ EARLIER = """<state_snapshot>
 </state_snapshot>"""
 
 
+@pytest.mark.parametrize(("name", "turn", "answered"), [("after-compression.jsonl", 2, 12),
+                                                        ("checkpoint-rate-limit.json", 3, 10)])
+def test_a_request_since_an_earlier_snapshot_is_the_goal_and_its_goal_is_carried_above_it(
+        capsys: pytest.CaptureFixture[str], name: str, turn: int, answered: int) -> None:
+    """The samples resumed from an earlier snapshot: its goal (rate limiting) read as the goal, the user's
+    request since ("Now wire the limiter into login ...") only as the latest request in task_state."""
+    said = snap.parse(_compact(SAMPLES / name, capsys)["snapshot"])
+    assert said.lines("overall_goal") == [
+        "- As the earlier snapshot had it: Add rate limiting to the login endpoint (5 attempts/min/IP).",
+        f'- Current task (turn {turn}): "Now wire the limiter into login and add tests. Don\'t change the login() '
+        'signature."',
+        f"- Status of the current task, as recorded: 3 tool calls after it, then the agent's message in turn "
+        f"{answered} with no call after it (waiting for the user)"]
+    assert not any("Latest request" in line for line in said.lines("task_state"))
+
+
 def test_an_earlier_snapshots_goal_stays_the_goal_until_a_new_request_then_is_carried_beside_it() -> None:
     """After "go on" the earlier snapshot's goal is still the goal (the latest request and its status
     in task_state); after a request of its own the new request is the goal, the earlier goal carried
