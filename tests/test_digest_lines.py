@@ -151,7 +151,7 @@ def test_a_rule_the_latest_request_quotes_whole_leaves_room_for_the_earlier_rule
     sample = Path(__file__).resolve().parent.parent / "sample_sessions" / "after-compression.jsonl"
     snapshot = _compact(sample, capsys)["snapshot"]
     assert "Must not use Redis." in snapshot
-    assert "Don't change the login() signature." in line_with(snapshot, "Latest request:")
+    assert "Don't change the login() signature." in line_with(snapshot, "- Current task (turn 2):")
 
 
 def test_a_web_search_or_memory_that_did_not_happen_is_said_once_and_never_as_done(
@@ -180,25 +180,29 @@ def test_a_web_search_or_memory_that_did_not_happen_is_said_once_and_never_as_do
     assert 'Searched the web for "GL-BE3600 kernel" -> ok' in snapshot
 
 
-def test_the_goal_is_called_the_first_request_only_when_it_was(tmp_path: Path,
+def test_a_request_is_called_the_users_first_only_when_it_was(tmp_path: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """A published session began "whoami"; its snapshot called the next, longer prompt "The user's
-    first request"."""
+    first request".  The current task is the latest request (turn 36 here); the first one is context,
+    with the agent's answer to it."""
     session = Recording()
     session.user("whoami")
     session.model("You are mischa.")
     session.user("Create a new project folder called gemini-slate with a README and a CC0 license.")
     session.model("Created it.")
     session.padding(24)
-    goal = snap.parse(_compact(session.write(tmp_path / "short.jsonl"), capsys)["snapshot"]).lines("overall_goal")
-    assert goal == ['- The user\'s first request after 1 shorter one: "Create a new project folder called '
-                    'gemini-slate with a README and a CC0 license."'], goal
+    said = snap.parse(_compact(session.write(tmp_path / "short.jsonl"), capsys)["snapshot"])
+    assert said.lines("overall_goal")[0] == '- Current task (turn 36): "Next small step 16: keep going with the plan."'
+    assert said.lines("task_state")[:2] == [
+        '- Earlier request (turn 0): "whoami"',
+        '- The user\'s first request after 1 shorter one (turn 2): "Create a new project folder called gemini-slate '
+        'with a README and a CC0 license."; the agent\'s last words before the next request (turn 3): "Created it."']
     first = Recording()
     first.user("Create a new project folder called gemini-slate with a README and a CC0 license.")
     first.model("Created it.")
     first.padding(24)
-    goal = snap.parse(_compact(first.write(tmp_path / "long.jsonl"), capsys)["snapshot"]).lines("overall_goal")
-    assert goal[0].startswith("- The user's first request: \"Create a new project folder"), goal
+    state = snap.parse(_compact(first.write(tmp_path / "long.jsonl"), capsys)["snapshot"]).lines("task_state")
+    assert state[0].startswith("- The user's first request (turn 0): \"Create a new project folder"), state
 
 
 def test_a_tool_other_than_the_shell_that_takes_a_command_ends_as_it_was_recorded(
@@ -421,7 +425,9 @@ def test_the_fact_check_reads_what_the_snapshot_says_of_commits_windows_paths_an
 
 def test_a_goal_the_user_took_back_is_never_said_alone() -> None:
     """With a short budget the goal line stayed alone: "The user's first request: Fix the login bug",
-    though the user said next "Forget the login bug; work on the signup page instead"."""
+    though the user said next "Forget the login bug; work on the signup page instead".  The current
+    task is the latest request; the first one, context, is said with the words that gave it up (quoted
+    there only: no line of its own)."""
     from inspector.compaction.prompts import anchor_text
     from inspector.compaction.summarisers.offline import OfflineSummariser
 
@@ -437,17 +443,24 @@ def test_a_goal_the_user_took_back_is_never_said_alone() -> None:
                                                                      "response": {"output": "x = 1\n" * 100}}}]}]
     history += [text("user", "Also add tests for it."), text("model", "Adding them. " * 60)]
     for ratio in (0.02, 0.03, 0.05, 0.15):
-        out = snap.parse(OfflineSummariser(ratio=ratio).summarise_sync([*history, text("user", anchor_text(False))]))
-        goal = out.lines("overall_goal")
-        assert goal == ['- The user\'s first request: "Fix the login bug in the auth service."; a later request '
-                        '(turn 2) says: "Forget the login bug; work on the signup page instead."'], (ratio, goal)
+        text_of = OfflineSummariser(ratio=ratio).summarise_sync([*history, text("user", anchor_text(False))])
+        out = snap.parse(text_of)
+        assert out.lines("overall_goal")[0] == '- Current task (turn 64): "Also add tests for it."', ratio
+        first = [line for line in out.lines("task_state") if "Fix the login bug" in line]
+        assert len(first) == 1, (ratio, first)  # kept: the budget grows to hold it
+        assert first[0].startswith('- The user\'s first request (turn 0): "Fix the login bug in the auth service."; '
+                                   "the agent's last words before the next request (turn 1): \"Looking."), first
+        assert first[0].endswith('; a later request (turn 2) says: "Forget the login bug; work on the signup page '
+                                 'instead."'), first
+        assert text_of.count("work on the signup page") == 1, text_of
 
 
 def test_an_earlier_snapshots_goal_the_user_gave_up_since_is_said_with_their_words(
         capsys: pytest.CaptureFixture[str]) -> None:
     """The earlier snapshot's goal is carried as its word; where the user since said to drop it, the
-    line quotes them (with a short budget it could stand alone).  A request that goes on with the
-    goal ("... Don't change the login() signature") is no giving up."""
+    line quotes them (with a short budget it could stand alone), and that request has no line of its
+    own.  The current task is the latest request since.  A request that goes on with the goal ("...
+    Don't change the login() signature") is no giving up."""
     from inspector.compaction.prompts import GEMINI_CLI_ACKNOWLEDGEMENT, anchor_text
     from inspector.compaction.summarisers.offline import OfflineSummariser
 
@@ -460,9 +473,10 @@ def test_an_earlier_snapshots_goal_the_user_gave_up_since_is_said_with_their_wor
     whole = ("- As the earlier snapshot had it: Add rate limiting to the login endpoint.; a later request (turn 2) "
              'says: "Change of plan: forget the rate limiting, add a login audit log instead."')
     for ratio in (0.07, 0.08, 0.1, 0.15, 0.5):
-        out = snap.parse(OfflineSummariser(ratio=ratio).summarise_sync([*history, text("user", anchor_text(False))]))
-        assert out.lines("overall_goal") in ([], [whole]), ratio  # never the given-up goal alone
-        assert ratio < 0.5 or out.lines("overall_goal") == [whole]
+        snapshot = OfflineSummariser(ratio=ratio).summarise_sync([*history, text("user", anchor_text(False))])
+        goal = snap.parse(snapshot).lines("overall_goal")
+        assert goal[:2] == [whole, '- Current task (turn 4): "Make it rotate daily."'], (ratio, goal)
+        assert snapshot.count("Change of plan") == 1, snapshot  # quoted once, beside the goal it gave up
     sample = Path(__file__).resolve().parent.parent / "sample_sessions" / "after-compression.jsonl"
     assert "a later request" not in "\n".join(snap.parse(_compact(sample, capsys)["snapshot"]).lines("overall_goal"))
 
@@ -554,17 +568,18 @@ def test_a_diff_pasted_under_a_colon_is_handed_over_not_a_list_of_rules() -> Non
     assert found and all(intro == "Apply this diff:" for _sentence, intro in found), found
 
 
-def test_a_japanese_request_after_a_greeting_is_the_goal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A request written without spaces is one "word": after "こんにちは" the goal was the greeting."""
+def test_a_japanese_request_after_a_greeting_is_a_request(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A request written without spaces is one "word": after "こんにちは" the goal was the greeting.  Here
+    the user's first request, context for the current task (the latest request)."""
     session = Recording()
     session.user("こんにちは")
     session.model("こんにちは！")
     session.user("ログインのバグを直してください。テストも追加して。")
     session.model("直しました。")
     session.padding(24)
-    goal = snap.parse(_compact(session.write(tmp_path / "ja.jsonl"), capsys)["snapshot"]).lines("overall_goal")
+    goal = snap.parse(_compact(session.write(tmp_path / "ja.jsonl"), capsys)["snapshot"]).lines("task_state")[1:]
     said = "ログインのバグを直してください。テストも追加して。"
-    assert goal == [f'- The user\'s first request after 1 shorter one: "{said}"'], goal
+    assert f'- The user\'s first request after 1 shorter one (turn 2): "{said}"' in goal[0], goal
 
 
 def test_a_call_without_a_result_that_the_session_went_on_from_is_not_said_to_be_waiting(

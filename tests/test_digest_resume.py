@@ -120,9 +120,12 @@ def test_the_latest_request_has_its_status_as_the_record_shows_it() -> None:
                {"role": "user", "parts": [{"functionResponse": {"id": "1", "name": "read_file",
                                                                 "response": {"output": "app = App()"}}}]}]
     waiting = OfflineSummariser(ratio=ROOMY).summarise_sync([*answered, request()])
-    assert "(waiting for the user)" in line_with(waiting, "Status of the latest request"), waiting
+    assert snap.parse(waiting).lines("overall_goal") == [
+        '- The user asked: "Add a health check endpoint to the API."',
+        "- Status of the current task, as recorded: the agent answered in turn 1 with no tool call; nothing after it "
+        "(waiting for the user)"], waiting
     going = OfflineSummariser(ratio=ROOMY).summarise_sync([*working, request()])
-    assert "in progress: 1 tool call after it" in line_with(going, "Status of the latest request"), going
+    assert "in progress: 1 tool call after it" in line_with(going, "Status of the current task"), going
 
 
 def test_a_request_under_600_characters_is_quoted_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -133,8 +136,8 @@ def test_a_request_under_600_characters_is_quoted_whole(tmp_path: Path, capsys: 
     session.user(ask)
     session.padding(8)
     snapshot = snapshot_of(session.write(tmp_path / "long.jsonl"), capsys)
-    assert "settings_*.yaml under conf/" in snap.parse(snapshot).lines("overall_goal")[0]
-    assert "…" not in snap.parse(snapshot).lines("overall_goal")[0]
+    first = line_with(snapshot, "- The user's first request (turn 0)")  # context for the current task, a later one
+    assert f'"{ask.strip()}"' in first and "…" not in first, first
 
 
 def test_compact_apply_under_the_recall_threshold_says_what_it_forgets_and_writes_nothing(

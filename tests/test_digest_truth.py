@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from inspector.compaction import snapshot as snap
-from inspector.compaction.prompts import anchor_text
+from inspector.compaction.prompts import VERIFY_REQUEST, anchor_text
 from inspector.compaction.summarisers.items import AS_OF_PREVIOUS, ROOT_WORDS
 from inspector.compaction.summarisers.lines import commit_message, lead
 from inspector.compaction.summarisers.offline import OfflineSummariser
@@ -77,7 +77,13 @@ def test_what_an_earlier_snapshot_said_is_carried_as_its_word_and_what_the_user_
     for name in ("overall_goal", "active_constraints", "key_knowledge"):
         assert said.lines(name), (name, out)
         for line in said.lines(name):  # none of it stated as holding now: the user changed course since
-            assert line.startswith(f"- {AS_OF_PREVIOUS} "), (name, line)
+            assert line.startswith(f"- {AS_OF_PREVIOUS} ") or (name == "overall_goal" and (
+                line.startswith(("- Current task (turn 7): ", "- Status of the current task")))), (name, line)
+    # the goal is the latest request since; the earlier goal is carried as context, with the words that gave it up
+    assert said.lines("overall_goal")[:2] == [
+        f"- {AS_OF_PREVIOUS} Migrate the billing service from MySQL to PostgreSQL.; a later request (turn 2) says: "
+        '"Change of plan: cancel the PostgreSQL migration. Upgrade MySQL to 8.4 instead; you may edit migrations/ '
+        'for that."', '- Current task (turn 7): "Also update the README."']
     # With a budget that cannot hold everything, the request that undid it stays, read paths go.
     tight = OfflineSummariser(ratio=0.01)
     short = tight.summarise_sync([*_after_an_earlier_snapshot(30), _ask()])
@@ -86,7 +92,7 @@ def test_what_an_earlier_snapshot_said_is_carried_as_its_word_and_what_the_user_
     assert "cancel the PostgreSQL migration" in short
 
 
-def test_a_goal_the_user_gave_up_is_said_to_be_their_first_request_and_the_new_one_outlasts_read_paths() -> None:
+def test_a_first_request_the_user_gave_up_is_said_with_their_words_and_outlasts_read_paths() -> None:
     history = [_user("Build a REST API in Flask for the todo app, with SQLite storage."), _model("Starting.")]
     history += [_user("Forget the Flask API entirely. Instead, write a command-line todo app in Rust."),
                 _model("Switching to Rust.")]
@@ -94,13 +100,18 @@ def test_a_goal_the_user_gave_up_is_said_to_be_their_first_request_and_the_new_o
         history += _read(f"r{i}", f"/home/dev/proj/src/m{i}/impl.rs")
     history.append(_user("Add a unit test for the add command."))
     summariser = OfflineSummariser(ratio=0.01)
-    out = summariser.summarise_sync([*history, _ask()])
+    draft = summariser.summarise_sync([*history, _ask()])
+    out = summariser.summarise_sync([*history, _model(draft), _user(VERIFY_REQUEST)])  # the final snapshot
     provenance = summariser.cite(out)
     assert provenance is not None and dict(provenance.omitted).get("read/listed/searched path"), out
-    assert 'The user\'s first request: "Build a REST API in Flask' in out
-    assert "The user asked" not in out  # it was not the last word on what to build
-    assert "command-line todo app in Rust" in out
-    assert 'Latest request: "Add a unit test for the add command."' in out
+    said = snap.parse(out)
+    assert said.lines("overall_goal")[0] == '- Current task (turn 64): "Add a unit test for the add command."'
+    first = said.lines("task_state")[0]  # context: it was not the last word on what to build
+    assert first.startswith('- The user\'s first request (turn 0): "Build a REST API in Flask'), out
+    assert first.endswith('; a later request (turn 2) says: "Forget the Flask API entirely. Instead, write a '
+                          'command-line todo app in Rust."'), first
+    assert out.count("command-line todo app in Rust") == 1  # quoted once
+    assert "The user asked" not in out and "Latest request" not in out
 
 
 def test_a_prompt_that_changes_its_mind_at_the_end_is_quoted_with_its_end() -> None:

@@ -94,10 +94,10 @@ def snapshot_of(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> 
     return str(result["snapshot"])
 
 
-def goal_line(snapshot: str) -> str:
-    """The goal the snapshot gives (the user's first request, or their only one)."""
-    found = snap.parse(snapshot).lines("overall_goal")
-    assert found, snapshot
+def first_request(snapshot: str) -> str:
+    """The line that gives the user's first request, where the current task is a later one."""
+    found = [line for line in snap.parse(snapshot).lines("task_state") if line.startswith("- The user's first request")]
+    assert len(found) == 1, snapshot
     return found[0]
 
 
@@ -118,7 +118,7 @@ def test_a_file_the_user_references_is_not_what_happened(tmp_path: Path, capsys:
     session.padding(6)
     snapshot = snapshot_of(session.write(tmp_path / "review.jsonl"), capsys)
     assert SHOUTED_GOAL not in snapshot and "/srv/prod/db" not in snapshot
-    assert "Review @docs/compaction.md" in goal_line(snapshot)
+    assert "Review @docs/compaction.md" in first_request(snapshot)
 
 
 def test_a_prompt_that_names_the_tag_is_still_the_users_request(tmp_path: Path,
@@ -160,7 +160,7 @@ def test_a_call_without_a_result_is_not_paired_with_a_neighbours_repeated_result
     session.model("Writing the readme.", {"name": "write_file", "status": "success",
                                           "args": {"file_path": "/w/README.md", "content": "r"},
                                           "output": "Successfully created and wrote to new file: /w/README.md."})
-    session.padding(6)
+    session.padding(8)  # room for the command lines beside the requests
     snapshot = snapshot_of(session.write(tmp_path / "pairs.jsonl"), capsys)
     assert line_with(snapshot, "./deploy.sh --dry-run").rstrip().endswith("cancelled")
     assert "/w/DEPLOY.md" not in line_with(snapshot, "CREATED")  # never written: no result says so
@@ -251,7 +251,8 @@ def test_an_earlier_snapshot_right_before_the_split_is_not_the_users_request(
 def test_texts_gemini_cli_injects_are_not_the_users_requests_or_rules(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], injected: str) -> None:
     """Gemini CLI records its prompt to go on, its editor context (IDE mode), its loop feedback and
-    its nudges as user messages; none of them is something the user asked for or a rule they set."""
+    its nudges as user messages; none of them is something the user asked for or a rule they set, nor
+    ends the agent's answer to the request before it."""
     session = Recording()
     session.user("Port the billing service to the new queue.")
     session.model("Starting with the consumer.")
@@ -261,7 +262,9 @@ def test_texts_gemini_cli_injects_are_not_the_users_requests_or_rules(
     snapshot = snapshot_of(session.write(tmp_path / "injected.jsonl"), capsys)
     first_words = injected.split(".")[0][:40]
     assert first_words not in snapshot and "card number" not in snapshot and "Avoid repeating" not in snapshot
-    assert "Port the billing service" in goal_line(snapshot)
+    assert first_request(snapshot) == ('- The user\'s first request (turn 0): "Port the billing service to the new '
+                                       'queue."; the agent\'s last words before the next request (turn 3): "Consumer '
+                                       'ported; moving on to the producer."')
 
 
 def test_text_from_the_history_cannot_forge_snapshot_lines(tmp_path: Path,

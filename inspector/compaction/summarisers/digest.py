@@ -10,7 +10,9 @@ with the turn it comes from:
   it (``compaction.outcomes``), paired with its result by ``pairs.Pairing``;
 * the newest earlier ``<state_snapshot>`` (``prompts.is_earlier_snapshot``: one a compaction
   wrote, not a prompt that mentions the tag or an ``@``-file that holds one);
-* the agent's last visible words.
+* the agent's last visible words, its last words before each next prompt (its answer to a
+  request), and the sentences in which it says how it reads what the user asked
+  (``words.reading_sentences``).
 """
 
 from __future__ import annotations
@@ -27,10 +29,12 @@ from inspector.compaction.pairs import Pairing
 from inspector.compaction.prompts import is_earlier_snapshot, is_request_text, written_by_gemini_cli
 from inspector.compaction.statuses import NO_STATUSES, ToolStatuses, workspace_of
 from inspector.compaction.summarisers.findings import error_line, reason_sentences, result_lines, shows_content
+from inspector.compaction.summarisers.words import reading_sentences
 from inspector.session.figures import pair_key
 
 REFERENCED_FILES = "--- Content from referenced files ---"  # Gemini CLI appends @file contents after this
 REASONS_HELD = 24  # the newest of the agent's stated reasons kept while reading
+READINGS_HELD = 64  # the newest of the agent's sentences saying how it reads the user's words
 TEXT_LIMIT = 20_000  # characters of one prompt read for goals and rules
 PATH_KEYS = ("file_path", "absolute_path", "path", "dir_path", "directory", "notebook_path")
 PATH_LIST_KEYS = ("paths", "file_paths", "absolute_paths")
@@ -104,6 +108,9 @@ class Digest:
     previous_turn: int | None = None
     agent_last: Prompt | None = None
     reasons: list[Prompt] = field(default_factory=list)  # the agent's sentences stating a reason or decision
+    readings: list[Prompt] = field(default_factory=list)  # the agent's sentences saying how it reads the user
+    answers: dict[int, Prompt] = field(default_factory=dict)  # a prompt's turn -> the agent's last words before
+    # the next prompt (the last prompt's: ``agent_last``, when it is later)
     turns: int = 0
     workspace: str | None = None  # the one workspace directory Gemini CLI's session context names
 
@@ -179,6 +186,8 @@ def _model_turn(digest: Digest, index: int, parts: list[Any], pairing: Pairing[C
         digest.agent_last = Prompt(index, last[:TEXT_LIMIT])
         digest.reasons.extend(Prompt(index, s) for s in reason_sentences(last))
         del digest.reasons[:-REASONS_HELD]
+        digest.readings.extend(Prompt(index, s) for s in reading_sentences(last))
+        del digest.readings[:-READINGS_HELD]
 
 
 def _answer(index: int, number: int, response: dict[str, Any], statuses: ToolStatuses,
@@ -245,4 +254,7 @@ def _user_turn(digest: Digest, index: int, parts: list[Any], following: dict[str
             continue
         words = user_words(text)
         if words:
+            asked, last = digest.prompts[-1] if digest.prompts else None, digest.agent_last
+            if asked is not None and last is not None and last.turn > asked.turn:
+                digest.answers[asked.turn] = last
             digest.prompts.append(Prompt(index, words))

@@ -21,6 +21,11 @@ CHANGED, COMMIT, COMMAND_FAILED, COMMAND_OK = 780, 760, 700, 650
 OTHER_TOOL, READ_PATH, WEB = 560, 600, 500
 EARLIER, SINCE_PREVIOUS = 601, 921  # the lowest: newer requests rank higher, below the next tier up
 RULE_SINCE = LATEST - 1  # a rule said since an earlier snapshot: above all it carried (it may undo its rules)
+# Context for the goal (either may hold the ultimate aim the current task is a step of): an earlier
+# snapshot's goal once a request since is the goal, just below it; the user's first request, when it is not
+# the current task, below the rules and the earlier snapshot's lines.  Both above ``offline.MUST_KEEP``: the
+# budget grows to hold them.
+PREVIOUS_GOAL, FIRST_REQUEST = 980, 880
 FIXED, AGENT = 300, 200
 SHELL_FILE = 775  # a file the shell made, moved or deleted: beside the changed paths
 STATUS = 855  # the latest request's status: below the rules and the earlier snapshot, above the plan

@@ -35,7 +35,6 @@ from inspector.compaction.summarisers.items import (
     FAILURE,
     FINDING,
     FIXED,
-    GOAL,
     K_AGENT,
     K_CHANGED,
     K_COMMAND,
@@ -77,15 +76,13 @@ from inspector.compaction.summarisers.items import (
     Items,
 )
 from inspector.compaction.summarisers.removals import folder_of, gone_after, path_root, resolve, shell_removals
-from inspector.compaction.summarisers.requests import requests
+from inspector.compaction.summarisers.requests import carried_goal, requests
 from inspector.compaction.summarisers.words import (
     COMMAND_CHARS,
-    GIVE_UP,
     clean,
     code,
     command_line,
     commit_message,
-    content_words,
     focus_words,
     lead,
     neutral,
@@ -148,15 +145,10 @@ def _previous(out: Items, digest: Digest) -> None:
             if moved_on and name in TIME_BOUND:
                 priority = PREVIOUS_STATE
             else:
-                priority = {"overall_goal": GOAL, "active_constraints": PREVIOUS_RULE}.get(name, PREVIOUS)
+                priority = {"active_constraints": PREVIOUS_RULE}.get(name, PREVIOUS)
             text, turns = clean(text, 400), [turn]
-            if name == "overall_goal" and moved_on:  # a goal the user gave up since: said with their words
-                words = content_words(text)
-                later = next((p for p in reversed(digest.prompts) if p.turn > turn and GIVE_UP.search(p.text)
-                              and words & content_words(p.text)), None)
-                if later is not None:
-                    text += f"; a later request (turn {out.name(later.turn):,}) says: {lead(later.text, 200)}"
-                    turns.append(later.turn)
+            if name == "overall_goal":  # the goal, or context once a request since is (``requests``)
+                text, turns, priority = carried_goal(out, digest, line, text)
             out.add(name, K_PREVIOUS, priority, turn, text, turns)
 
 

@@ -3,8 +3,11 @@
 Every line it writes restates something the history records, and names the
 turns it comes from (``cite``):
 
-* ``overall_goal`` and ``active_constraints``: the user's own words, quoted
-  (an earlier snapshot's goal and rules are carried over first);
+* ``overall_goal``: the current task, the user's latest request of four words
+  or more, quoted, with its status (an earlier snapshot's goal stays the goal
+  until such a request comes, then is carried beside it: ``requests``);
+* ``active_constraints``: the user's rules, quoted (an earlier snapshot's are
+  carried over first);
 * ``key_knowledge``: calls that failed, with the error text Gemini CLI
   recorded, saying whether a later run of the same thing succeeded; facts
   saved to memory; web searches and fetches;
@@ -16,8 +19,8 @@ turns it comes from (``cite``):
   moved it away (``rm``, ``git rm``, ``mv``, ``git mv``), with its turn;
 * ``recent_actions``: every command with its recorded outcome, oldest first
   (an exit code 1 that is its program's answer reads so: grep's "no match");
-* ``task_state``: the latest request, the agent's latest ``write_todos`` plan,
-  a call still waiting for its result, earlier requests.
+* ``task_state``: the agent's latest ``write_todos`` plan, a call still waiting
+  for its result, the user's first request and the other earlier ones.
 
 An outcome is what Gemini CLI recorded (``compaction.outcomes``): the
 status of each call, the display its record kept and the workspace its
@@ -46,10 +49,10 @@ requests, web lookups, calls of other tools, paths that were only read,
 listed or searched, commands that did not fail, then failed commands,
 the agent's stated reasons, commits, files the shell changed, changed paths
 (and how an edit changed each), what commands found, failures, memory, a
-call without its result, the latest request's status, the plan, the user's
-constraints, the earlier snapshot's lines (a constraint
-the user gave since it outlasts them), the latest
-request, and last the goal (lines that name the focus instruction's words
+call without its result, the current task's status, the plan, the user's
+first request, the earlier snapshot's lines, the user's constraints (one
+given since an earlier snapshot outlasts its lines), the latest request, the
+earlier snapshot's goal, and last the goal (lines that name the focus instruction's words
 rank higher).  A path shown relative to the "path base" line
 (``lines.ROOT_WORDS``) is only written with that line.  How many lines of each kind were
 left out is part of the provenance (``Provenance.omitted``); the facts they

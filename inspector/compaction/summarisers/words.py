@@ -6,6 +6,8 @@
   handed over rather than said (``rule_sentences``);
 * the words with which a person takes back or changes what they asked
   (``TAKE_BACK``, ``GIVE_UP``, ``said_again``);
+* the sentences in which the agent says how it reads what the user asked
+  (``reading_sentences``: "I take 'never push' to mean ...");
 * a shell command's identifying line and a commit's message
   (``command_line``, ``commit_message``).
 """
@@ -71,6 +73,61 @@ TAKE_BACK = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no l
 GIVE_UP = re.compile(r"\b(actually|scratch that|never ?mind|forget|ignore|no longer|instead|cancel|revert|undo|"
                       r"on second thought|vergiss|stattdessen|en fait|oublie|plutôt|olvida|en lugar de|en vez de|"
                       r"dimentica|invece|esquece|em vez de)\b|算了|不用了|やっぱり|代わりに", re.I)
+
+
+# The words with which the agent says how it reads the user's words: "I read / interpret / take /
+# understand / treat ... as / to mean", "my reading of", "interpreting this as".  Not "take a look",
+# "read the file", "as well", "as soon as": no reading of anything.
+_READ_VERB = (r"(?:read(?:ing)?|interpret(?:ing)?|understand(?:ing)?|assum(?:e|ing)|treat(?:ing)?|construe|"
+              r"tak(?:e|ing)(?!\s+(?:a|another|the|some)\s+(?:look|step|moment|closer|peek)\b))")
+_AS = (r"\b(?:as(?!\s+(?:well|soon|far|long|much|needed|possible|follows|part|usual|expected)\b)|to mean|to be|"
+       r"means?|meant|refers? to|appl(?:y|ies)(?: only)? to)\b")
+_READING = re.compile(
+    r"\b(?:I(?:['’](?:ll|m|d|ve)| will| am| would| have)?|we(?:['’](?:ll|re)| will| are)?)\s+" + _READ_VERB
+    + r"\b[^.!?\n]{1,200}?" + _AS
+    + r"|\bmy (?:reading|interpretation|understanding) (?:of|is)\b"
+    + r"|^(?:interpreting|reading|taking|treating) (?:this|that|it|these|your|the)\b[^.!?\n]{0,200}?" + _AS,
+    re.I)
+_READ_VERBS = ("read", "interpret", "underst", "assum", "treat", "constru", "tak")
+_SUBJECT_TEXT = "i we my i'll i'm i'd i've we'll we're we've i’ll i’m i’d i’ve we’ll we’re we’ve"
+_SUBJECTS = frozenset(_SUBJECT_TEXT.split())
+_AUXILIARIES = frozenset({"will", "am", "would", "have", "are"})
+_AS_WORDS = (" as", "mean", " to be", "refer", "appl")  # what ``_AS`` needs after the verb
+READING_CHARS = 300
+
+
+def _may_read(low: str) -> bool:
+    """Whether a lower-cased text may hold a reading (``_READING``): one of its verbs after "I" or "we"
+    (an auxiliary between) or at a sentence's start, with one of the words ``_AS`` needs after it; or "my
+    reading / interpretation / understanding".  Plain
+    string search, cheap beside the sentence-by-sentence test it spares nearly every message."""
+    if "my reading" in low or "my interpretation" in low or "my understanding" in low:
+        return True
+    for verb in _READ_VERBS:
+        at = low.find(verb)
+        while at != -1:
+            if not (at and low[at - 1].isalpha()):
+                before = low[max(0, at - 24):at].split()
+                if ((not before or before[-1] in _SUBJECTS or before[-1][-1] in ".!?:"
+                     or (len(before) > 1 and before[-1] in _AUXILIARIES and before[-2] in _SUBJECTS))
+                        and any(word in low[at:at + 240] for word in _AS_WORDS)):
+                    return True
+            at = low.find(verb, at + 1)
+    return False
+
+
+def reading_sentences(text: str) -> list[str]:
+    """The sentences of an agent's message in which it says how it reads something ("I take 'never
+    push' to mean pushing to main only", "My reading of the rule is ..."), whole (at most
+    ``READING_CHARS``)."""
+    if not _may_read(text[:20_000].lower()):
+        return []
+    out = []
+    for piece in _SENTENCES.split(text[:20_000]):
+        sentence = " ".join(piece.strip(" *-#>").split())
+        if 12 <= len(sentence) <= READING_CHARS and _READING.search(sentence):
+            out.append(sentence)
+    return out
 
 
 _UNSPACED = re.compile("[\u3040-\u9fff]")  # kana and CJK ideographs
