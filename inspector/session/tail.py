@@ -34,6 +34,7 @@ the whole read reports it.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,13 +71,17 @@ class TailRead:
         """Turn ``k``'s estimate, as ``Analysis.turn_tokens`` gives the same turn."""
         return self.index.quarters[k] // 4
 
-    def find(self, record_id: str | None, is_tool_result: bool) -> int | None:
-        """The position among these turns of the turn built from ``record_id`` (its tool results
-        when ``is_tool_result``), or None."""
-        for k in range(len(self.turns) - 1, -1, -1):
-            turn = self.turns[k]
-            if turn.record_id == record_id and turn.is_tool_result == is_tool_result:
-                return k
+    def place_in(self, turns: Sequence[Turn], k: int) -> int | None:
+        """Where turn ``k`` of the tail is in ``turns`` (the history the whole read gives): the turn
+        built from the same record (its tool results, for a tool-result turn), looked for from the
+        end; None when it is not there (the file changed meanwhile) or ``k`` is no turn of the tail."""
+        if not 0 <= k < len(self.turns):
+            return None
+        wanted = self.turns[k]
+        for i in range(len(turns) - 1, -1, -1):
+            turn = turns[i]
+            if turn.record_id == wanted.record_id and turn.is_tool_result == wanted.is_tool_result:
+                return i
         return None
 
 
