@@ -167,8 +167,11 @@ class SessionScreen(SplitKeys):
         self.query_one(ContextHeader).show_tail(message.tail, self.model)
         if not message.tail.turns:  # a format read whole, or no whole line in the tail: the progress stays
             return
+        if self.has_class("-loading"):  # the body is laid out first: the columns are fitted at its real width
+            self.remove_class("-loading")
+            self.call_after_refresh(self.on_tail_shown, message)
+            return
         self.tail = message.tail
-        self.remove_class("-loading")
         self.table.show_tail(message.tail)
         self.table.focus()
         self.call_after_refresh(self.table.scroll_to_cursor)
