@@ -227,3 +227,41 @@ async def test_a_legacy_document_shows_the_reading_mark_and_the_progress(tmp_pat
         await pilot.pause()
         assert screen.loaded is not None and len(screen.loaded.analysis.turns) == 4000
         assert "reading…" not in str(screen.query_one(ContextHeader).render())
+
+
+async def test_masking_is_pending_until_it_is_worked_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the whole read, masking and cost take another pass: until it ends the masking column
+    says ``…`` and the detail pane says they are being worked out, never that nothing is masked."""
+    from inspector.tui.session import notes as notes_part
+
+    path = recording(tmp_path / "chats" / "session-big.jsonl")
+    gate = threading.Event()
+    real = notes_part.note_session
+
+    def note_session(analysis: Any, session: Any) -> Any:
+        assert gate.wait(60), "the test never let masking be worked out"
+        return real(analysis, session)
+
+    monkeypatch.setattr(notes_part, "note_session", note_session)
+    loaded_seen = asyncio.Event()
+
+    def hook(message: object) -> None:
+        if isinstance(message, SessionLoaded):
+            loaded_seen.set()
+
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await asyncio.wait_for(loaded_seen.wait(), 60)
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, SessionScreen) and screen.loaded is not None
+        table = screen.query_one(TurnTable)
+        assert cells(table, table.cursor)["mask"] == PENDING
+        assert "masking and cost: being worked out…" in plain(screen.query_one(TurnDetail).body.content)
+        gate.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert all(cells(table, i)["mask"] != PENDING for i in range(table.turn_count))
+        await pilot.press("up")  # the model turn before the tool results: its cost
+        detail = plain(screen.query_one(TurnDetail).body.content)
+        assert "being worked out" not in detail and "cost: $" in detail

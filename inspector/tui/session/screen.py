@@ -213,6 +213,8 @@ class SessionScreen(SplitKeys):
         if previous is None:
             self.query_one(LoadingPane).done()
         self.status.set("load", "")
+        if loaded.changed_from is None:  # read whole: masking and cost are worked out next (NotesKeeper)
+            self.table.notes_pending = True
         self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set,
                                 same_before=loaded.changed_from or 0)
         self.navigator.loaded_shown(loaded)  # the filter, the order and the search, on the turns as read now
@@ -305,7 +307,8 @@ class SessionScreen(SplitKeys):
 
     def show_detail(self, index: int) -> None:
         if self.loaded is not None:
-            self.detail.show(self.loaded.analysis, index, self.split, self.navigator.search_text)
+            self.detail.show(self.loaded.analysis, index, self.split, self.navigator.search_text,
+                             notes_pending=self.table.notes_pending)
         elif self.tail is not None:
             self.detail.show_tail(self.tail, index)
 

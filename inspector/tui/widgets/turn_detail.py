@@ -101,10 +101,13 @@ def part_renderables(part: Any) -> list[RenderableType]:
     return [_heading("part", tokens), json_block(part)]
 
 
-def turn_renderable(analysis: Analysis, index: int, split: int, highlight: str = "") -> RenderableType:
-    """The turn whole; the words of ``highlight`` (a search) marked wherever they appear as plain text."""
+def turn_renderable(analysis: Analysis, index: int, split: int, highlight: str = "",
+                    notes_pending: bool = False) -> RenderableType:
+    """The turn whole; the words of ``highlight`` (a search) marked wherever they appear as plain text;
+    ``notes_pending``: masking and cost are being worked out."""
     side = "summarised" if index < split else "kept"
-    notes = [*masking_lines(analysis, index), *cost_lines(analysis, index)]  # tui/masking_marks.py, cost_lines.py
+    notes: list[RenderableType] = [Text("masking and cost: being worked out…", style="dim")] if notes_pending \
+        else [*masking_lines(analysis, index), *cost_lines(analysis, index)]  # tui/masking_marks.py, cost_lines.py
     return _turn_group(analysis.turns[index], f"turn {index:,}", analysis.turn_tokens(index), side,
                        analysis.json_chars[index], notes, analysis.recorded[index], highlight)
 
@@ -160,12 +163,13 @@ class TurnDetail(VerticalScroll, can_focus=True):
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(Text("No turn selected.", style="dim"), id="detail-body", markup=False)
 
-    def show(self, analysis: Analysis, index: int, split: int, highlight: str = "") -> None:
+    def show(self, analysis: Analysis, index: int, split: int, highlight: str = "", *,
+             notes_pending: bool = False) -> None:
         body = self.query_one("#detail-body", Static)
         if not 0 <= index < len(analysis.turns):
             body.update(Text("No turn selected.", style="dim"))
             return
-        body.update(turn_renderable(analysis, index, split, highlight))
+        body.update(turn_renderable(analysis, index, split, highlight, notes_pending))
         self.scroll_home(animate=False)
 
     def show_tail(self, tail: TailRead, index: int) -> None:

@@ -10,7 +10,8 @@ reference's candidates), ``◆`` before a model turn (agentic candidates).
 While a big file is read, the table shows the newest turns read from its end
 (``show_tail``, ``session.tail``): each with its own figures (role, kind,
 estimate, recorded usage), and ``…`` where a figure needs the whole history
-(the turn's number, its share, the bar, masking); no divider, no marks.
+(the turn's number, its share, the bar, masking); no divider, no marks.  After a
+whole read, masking marks are ``…`` until they are worked out (``notes_pending``).
 """
 
 from __future__ import annotations
@@ -95,6 +96,7 @@ class TurnTable(ScrollView, can_focus=True):
         super().__init__(id=id)
         self.analysis: Analysis | None = None
         self.tail: TailRead | None = None  # the newest turns, shown until the whole file is read
+        self.notes_pending = False  # masking is being worked out for the analysis shown (its marks: …)
         self.split = 0
         self.reference_split = 0
         self.agentic: AbstractSet[int] = frozenset()
@@ -214,6 +216,7 @@ class TurnTable(ScrollView, can_focus=True):
 
     def notes_changed(self) -> None:
         """Masking and cost were worked out for the analysis shown: marks and the cost column."""
+        self.notes_pending = False
         self._lines.clear()
         self.fit_columns()
         self.refresh()
@@ -345,7 +348,8 @@ class TurnTable(ScrollView, can_focus=True):
             "cost": cost_cell(analysis, index),
         }
         extras = {"role": role_style if index >= self.split else None, "bar": role_style}
-        special = {"mark": mark, "mask": masking_cell(analysis, index)}
+        pending = (PENDING, self._style("turn-table--summarised"))
+        special = {"mark": mark, "mask": pending if self.notes_pending else masking_cell(analysis, index)}
         return self._strip(index, width, base, texts, special, extras, relative)
 
     def _tail_row(self, index: int, width: int) -> Strip:
