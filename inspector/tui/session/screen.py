@@ -4,8 +4,8 @@ Loading runs in a thread worker (progress shown, Esc cancels); every figure
 comes from the core's Analysis.  A big file's newest turns are shown first,
 read from its end (``TailShown``, ``session.tail``), with ``reading…`` for every
 figure that needs the whole history; a key that needs one says it is still
-being read.  The whole table then replaces them, the cursor on the same turn.  ``[`` / ``]`` step the split through the
-candidates (``Analysis.step``), ``{`` / ``}`` through the agentic ones (before
+being read.  The whole table then replaces them, the cursor on the same turn.
+``[`` / ``]`` step the split through the candidates (``Analysis.step``), ``{`` / ``}`` through the agentic ones (before
 a model turn, marked ◆), ``=`` returns to the reference's split.  ``S``
 switches the compaction strategy, ``C`` compares both side by side.
 
