@@ -108,7 +108,8 @@ async def test_newest_turns_at_once_then_the_whole_table_with_the_cursor_kept(tm
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE, message_hook=hook_for(seen, tail_shown)) as pilot:
         await asyncio.wait_for(tail_shown.wait(), 60)
-        await pilot.pause()
+        for _ in range(3):  # the body is laid out, then the rows are given to the table (after a refresh)
+            await pilot.pause()
         screen = app.screen
         assert isinstance(screen, SessionScreen)
         assert screen.loaded is None and screen.tail is not None  # the whole read is held
@@ -192,7 +193,8 @@ async def test_a_file_the_whole_read_refuses_shows_why_after_its_tail(tmp_path: 
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE, message_hook=hook_for([], tail_shown)) as pilot:
         await asyncio.wait_for(tail_shown.wait(), 60)
-        await pilot.pause()
+        for _ in range(3):  # the body is laid out, then the rows are given to the table (after a refresh)
+            await pilot.pause()
         screen = app.screen
         assert isinstance(screen, SessionScreen) and screen.tail is not None
         held.set()
@@ -217,7 +219,8 @@ async def test_a_legacy_document_shows_the_reading_mark_and_the_progress(tmp_pat
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE, message_hook=hook_for([], tail_shown)) as pilot:
         await asyncio.wait_for(tail_shown.wait(), 60)
-        await pilot.pause()
+        for _ in range(3):  # the body is laid out, then the rows are given to the table (after a refresh)
+            await pilot.pause()
         screen = app.screen
         assert isinstance(screen, SessionScreen)
         assert screen.tail is None and screen.has_class("-loading")  # no rows: the progress stays
@@ -235,23 +238,18 @@ async def test_masking_is_pending_until_it_is_worked_out(tmp_path: Path, monkeyp
     from inspector.tui.session import notes as notes_part
 
     path = recording(tmp_path / "chats" / "session-big.jsonl")
-    gate = threading.Event()
+    gate, started = threading.Event(), threading.Event()
     real = notes_part.note_session
 
     def note_session(analysis: Any, session: Any) -> Any:
+        started.set()  # the whole table is on screen: its masking is being worked out
         assert gate.wait(60), "the test never let masking be worked out"
         return real(analysis, session)
 
     monkeypatch.setattr(notes_part, "note_session", note_session)
-    loaded_seen = asyncio.Event()
-
-    def hook(message: object) -> None:
-        if isinstance(message, SessionLoaded):
-            loaded_seen.set()
-
     app = InspectorApp(path, threshold=0.5, live=False)
-    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
-        await asyncio.wait_for(loaded_seen.wait(), 60)
+    async with app.run_test(size=SIZE) as pilot:
+        assert await asyncio.get_running_loop().run_in_executor(None, started.wait, 60)
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, SessionScreen) and screen.loaded is not None
