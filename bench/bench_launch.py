@@ -5,7 +5,11 @@
 Each run starts ``python -m inspector FILE`` in a real terminal (a detached
 tmux session, 200x50) and polls ``tmux capture-pane -p`` until a turn row (a
 turn number, then ``user`` or ``model``) is on screen: that wall time is the
-launch-to-rows figure.  It then waits until the app is idle (its CPU time
+launch-to-rows figure.  The rows the app shows from the file's tail while the rest is read count (their
+turn number is still a pending ``…`` then); the whole table is on screen when a row with its number is
+and no figure says ``reading…`` any more: the launch-to-table figure.  Each run also times
+``python -m inspector analyze --json FILE`` (output to /dev/null), before or after the app in turn, so
+that both figures come from the same minutes of a shared machine.  It then waits until the app is idle (its CPU time
 stops growing for a second) and reads its memory from ``/proc/PID/status``:
 ``VmRSS`` now and ``VmHWM``, the peak.  With ``--appends N`` it appends N
 messages to a copy of the file (in batches of 100, as a running Gemini CLI
@@ -21,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -31,7 +36,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "bench" / "out"
 DEFAULT = OUT / "big-session.jsonl"
-ROW = re.compile(r"\b\d[\d,]*\s+(user|model)\b")
+ROW = re.compile(r"(?:\b\d[\d,]*|…)\s+(user|model)\b")  # a turn row, its number known or pending (…)
+NUMBERED_ROW = re.compile(r"\b\d[\d,]*\s+(user|model)\b")
+PENDING = "reading…"  # what a figure still being read says (tui/pending.py)
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -42,10 +49,12 @@ def _tmux(*args: str) -> str:
     return subprocess.run(["tmux", "-L", SOCKET, *args], check=True, capture_output=True, text=True).stdout
 
 
-def cpu_seconds(pid: int) -> float:
+def cpu_seconds(pid: int, children: bool = False) -> float:
+    """``pid``'s CPU time; ``children``: with its children's that have ended (the reader's second process)."""
     with open(f"/proc/{pid}/stat") as handle:
         fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime (fields 14 and 15)
+    own = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return (own + (int(fields[13]) + int(fields[14]) if children else 0)) / TICKS  # cutime, cstime
 
 
 def memory_mb(pid: int) -> tuple[float, float]:
@@ -94,17 +103,22 @@ def run_once(path: Path, appends: int) -> dict[str, float]:
     _tmux("new-session", "-d", "-x", "200", "-y", "50", "-s", name, "-c", str(Path.cwd()), command)
     try:
         pid = int(_tmux("display-message", "-p", "-t", name, "#{pane_pid}").strip())
+        rows_s = rows_cpu = None
         while True:
             screen = _tmux("capture-pane", "-p", "-t", name)
-            if ROW.search(screen):
+            if rows_s is None and ROW.search(screen):
                 rows_s = time.monotonic() - started
-                rows_cpu = cpu_seconds(pid)
+                rows_cpu = cpu_seconds(pid, children=True)  # (a reader process still running is not counted)
+            if rows_s is not None and NUMBERED_ROW.search(screen) and PENDING not in screen:
+                table_s = time.monotonic() - started
+                table_cpu = cpu_seconds(pid, children=True)
                 break
             if time.monotonic() - started > 300:
-                raise TimeoutError("no turn rows on screen after 300 s:\n" + screen)
+                raise TimeoutError("no whole table on screen after 300 s:\n" + screen)
             time.sleep(0.02)
         wait_idle(pid)
-        figures = {"rows_s": rows_s, "rows_cpu_s": rows_cpu, "loaded_cpu_s": cpu_seconds(pid)}
+        figures = {"rows_s": rows_s, "rows_cpu_s": rows_cpu, "table_s": table_s, "table_cpu_s": table_cpu,
+                   "loaded_cpu_s": cpu_seconds(pid)}
         figures["rss_mb"], figures["hwm_mb"] = memory_mb(pid)
         done = 0
         while done < appends:
@@ -117,6 +131,18 @@ def run_once(path: Path, appends: int) -> dict[str, float]:
         return figures
     finally:
         subprocess.run(["tmux", "-L", SOCKET, "kill-session", "-t", name], check=False, capture_output=True)
+
+
+def analyze_once(path: Path) -> tuple[float, float]:
+    """The wall time of ``python -m inspector analyze --json FILE`` (its output to /dev/null) and the
+    CPU time of its processes (its reader's second one included)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-m", "inspector", "analyze", "--json", str(path)], check=True,
+                   stdout=subprocess.DEVNULL, cwd=Path.cwd())
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def main() -> int:
@@ -133,13 +159,31 @@ def main() -> int:
             if args.appends:  # appended to a copy, never to the file given
                 path = OUT / f"launch-copy-{source.name}"
                 shutil.copyfile(source, path)
-            runs.append(run_once(path, args.appends))
+            analyze_first = len(runs) % 2 == 1  # in turn: neither always meets the machine first
+            analyzed = analyze_once(source) if analyze_first else (0.0, 0.0)
+            figures = run_once(path, args.appends)
+            figures["analyze_s"], figures["analyze_cpu_s"] = analyzed if analyze_first else analyze_once(source)
+            runs.append(figures)
             if args.appends:
                 path.unlink()
         rows = [r["rows_s"] for r in runs]
         print(f"{source.name} ({size_mb:,.0f} MiB), {len(runs)} runs, load average {os.getloadavg()[0]:.1f}")
         print(f"  launch to first rows: best {min(rows):.2f} s, median {statistics.median(rows):.2f} s "
-              f"(app CPU by then {min(r['rows_cpu_s'] for r in runs):.2f} s)")
+              f"(app CPU by then, with its ended processes, {min(r['rows_cpu_s'] for r in runs):.2f} s)")
+        table = [r["table_s"] for r in runs]
+        print(f"  launch to the whole table: best {min(table):.2f} s, median {statistics.median(table):.2f} s "
+              f"(app CPU by then, its reader's second process included, {min(r['table_cpu_s'] for r in runs):.2f} s)")
+        analyze = [r["analyze_s"] for r in runs]
+        print(f"  analyze --json, same runs: best {min(analyze):.2f} s, median {statistics.median(analyze):.2f} s "
+              f"(CPU, both processes, {min(r['analyze_cpu_s'] for r in runs):.2f} s)")
+        print("  per run (rows / table / analyze, s): " + "; ".join(
+            f"{r['rows_s']:.2f} / {r['table_s']:.2f} / {r['analyze_s']:.2f}" for r in runs))
+        print("  CPU by then / analyze's CPU, median of the runs' ratios: first rows "
+              f"{statistics.median(r['rows_cpu_s'] / r['analyze_cpu_s'] for r in runs):.2f}, whole table "
+              f"{statistics.median(r['table_cpu_s'] / r['analyze_cpu_s'] for r in runs):.2f}")
+        print(f"  first rows / analyze, median of the runs' ratios: "
+              f"{statistics.median(r['rows_s'] / r['analyze_s'] for r in runs):.2f}; "
+              f"whole table / analyze: {statistics.median(r['table_s'] / r['analyze_s'] for r in runs):.2f}")
         print(f"  app CPU to idle after the load: {min(r['loaded_cpu_s'] for r in runs):.2f} s")
         rss, hwm = max(r["rss_mb"] for r in runs), max(r["hwm_mb"] for r in runs)
         print(f"  memory after the load: RSS {rss:,.0f} MiB ({rss / size_mb:.1f}x), peak {hwm:,.0f} MiB "

@@ -7,6 +7,10 @@ a big recording block by block, in two processes) and calls
 stop it between blocks.  Masking and cost are worked out after the table is
 on screen (``tui/session_notes.py``).  Finding and listing sessions is
 ``inspector.catalog.listing``.
+
+With ``show_tail``, a file bigger than ``session.tail.TAIL_BYTES`` has its end
+read first, from the same descriptor, and handed over before the whole read
+starts (its newest turns go on screen at once).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from inspector.session.errors import ReadCancelled
 from inspector.session.loader import open_session_file, paused_gc, read_open
 from inspector.session.reader import ReadWatch, read_at
 from inspector.session.records import MessageList
+from inspector.session.tail import TailRead, read_tail
 from inspector.settings import ConfiguredModel, Threshold
 from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.turn_set import TurnSet
@@ -81,8 +86,10 @@ def read_session(
     threshold: float | None = None,
     progress: Progress = lambda phase, done, total: None,
     cancelled: Callable[[], bool] = lambda: False,
+    show_tail: Callable[[TailRead], None] | None = None,
 ) -> Loaded:
-    """``load`` + ``analyze`` with progress; raises SessionError or Cancelled."""
+    """``load`` + ``analyze`` with progress; raises SessionError or Cancelled.  ``show_tail``: given
+    the file's tail (``session.tail.read_tail``) before the whole read, when the file has one."""
     progress("reading", 0, 0)
     # The collector stays paused from the read to the analysis, and what they built is frozen before it
     # runs again (tui/long_lived.py): its first pass would otherwise walk every object just made
@@ -90,6 +97,8 @@ def read_session(
     with paused_gc():
         fd = open_session_file(path)
         try:
+            if show_tail is not None:
+                _show_tail(path, fd, show_tail)
             session = read_open(path, fd, ReadWatch(progress, cancelled))
             file_state = _file_state(path, fd, session)
         finally:
@@ -102,6 +111,17 @@ def read_session(
             raise Cancelled
         keep_long_lived()
     return Loaded(session, configured.analysis, configured.threshold, configured.model, file_state)
+
+
+def _show_tail(path: Path, fd: int, show: Callable[[TailRead], None]) -> None:
+    """The file's tail to ``show``, when it has one (a tail that cannot be read is not shown: the whole
+    read says why)."""
+    try:
+        tail = read_tail(path, fd)
+    except OSError:
+        return
+    if tail is not None:
+        show(tail)
 
 
 def _file_state(path: Path, fd: int, session: Session) -> FileState:

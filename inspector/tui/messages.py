@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from inspector.live.watch import Appended
     from inspector.progress import Progress
     from inspector.session.errors import LoadWarning
+    from inspector.session.tail import TailRead
     from inspector.store.journal import JournalEntry
     from inspector.store.revert import RevertResult
     from inspector.tui.loading import Loaded
@@ -43,6 +44,13 @@ class SessionLoaded(Message):
 
     loaded: Loaded
     reason: str = "open"  # "open", "reload" or "live"
+
+
+@dataclass
+class TailShown(Message):
+    """The newest turns of a big file, read from its end, while the whole file is read."""
+
+    tail: TailRead
 
 
 @dataclass

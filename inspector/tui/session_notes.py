@@ -2,7 +2,8 @@
 
 Made in a worker once the session is on screen (``note_session``: planning
 masking and pricing read every turn, seconds on a big session; until they are
-made the view shows no masking marks and no cost column) and remembered by
+made the view shows ``…`` in the masking column and no cost column, and the
+detail pane says they are being worked out) and remembered by
 the Analysis they belong to, so a widget that holds an Analysis finds them
 with one call (``noted``).  ``analyze --json`` calls the same core functions
 (``masking_of``, ``cost_of``).

@@ -10,6 +10,28 @@ SESSION_ACTIONS = frozenset({
     "goto_turn", "search", "search_next", "filter", "order", "warnings", "figures", "provider", "export", "copy",
     "context_view",
 })  # the keys that need a session: dimmed while it loads, hidden when it failed to load
+TAIL_ACTIONS = frozenset({"detail"})  # the keys that work on the newest turns shown while the file is read
+
+
+def pending_words(action: str) -> str:
+    """What a key says while the session is read: the figure it waits for."""
+    for actions, words in _PENDING:
+        if action in actions:
+            return words
+    return "The session is still being read."
+
+
+_PENDING: tuple[tuple[frozenset[str], str], ...] = (
+    (frozenset({"split", "agentic", "split_reference", "goto_split", "agentic_point", "split_here"}),
+     "The split is still being read: it needs every turn."),
+    (frozenset({"compact", "compact_focus", "compare", "strategy", "provider"}),
+     "Compaction needs the whole history, still being read."),
+    (frozenset({"search", "search_next", "filter", "order", "largest_turn", "goto_turn"}),
+     "Turn numbers are still being read: searching, filtering and going to a turn need every turn."),
+    (frozenset({"figures"}), "The figures (total, gauge, split) are still being read."),
+    (frozenset({"context_view"}), "The breakdown is still being read: it needs every turn."),
+    (frozenset({"warnings"}), "The warnings are still being read: the whole file is read for them."),
+)
 SPLIT_KEYS = Binding.Group("Split", compact=True)
 AGENTIC_KEYS = Binding.Group("Agentic", compact=True)
 

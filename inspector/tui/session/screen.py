@@ -1,8 +1,11 @@
 """The session view: header figures, the turn table with its split, the turn in full.
 
 Loading runs in a thread worker (progress shown, Esc cancels); every figure
-comes from the core's Analysis.  ``[`` / ``]`` step the split through the
-candidates (``Analysis.step``), ``{`` / ``}`` through the agentic ones (before
+comes from the core's Analysis.  A big file's newest turns are shown first,
+read from its end (``TailShown``, ``session.tail``), with ``reading…`` for every
+figure that needs the whole history; a key that needs one says it is still
+being read.  The whole table then replaces them, the cursor on the same turn.
+``[`` / ``]`` step the split through the candidates (``Analysis.step``), ``{`` / ``}`` through the agentic ones (before
 a model turn, marked ◆), ``=`` returns to the reference's split.  ``S``
 switches the compaction strategy, ``C`` compares both side by side.
 
@@ -21,11 +24,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
+from textual.events import Key
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog.listing import subagent_files
 from inspector.format import visible
+from inspector.session.tail import TailRead
 from inspector.tui.loading import Cancelled, Loaded, read_session
 from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.messages import (
@@ -40,23 +45,24 @@ from inspector.tui.messages import (
     StoreDone,
     TableColumns,
     TableDrawn,
+    TailShown,
     TurnSelected,
     ViewCleared,
     WarningsChanged,
 )
 from inspector.tui.preview import Preview
-from inspector.tui.screens.base import TurnsScreen
 from inspector.tui.screens.context_view import ContextViewScreen
 from inspector.tui.screens.warnings import WarningsScreen
 from inspector.tui.session.compaction import CompactionController
 from inspector.tui.session.export import Exporter
-from inspector.tui.session.keys import SESSION_ACTIONS, SESSION_BINDINGS
+from inspector.tui.session.keys import SESSION_ACTIONS, SESSION_BINDINGS, TAIL_ACTIONS, pending_words
 from inspector.tui.session.live import LiveFollower
 from inspector.tui.session.live_words import skipped_notice
 from inspector.tui.session.loading_pane import LoadingPane
 from inspector.tui.session.navigation import Navigator
 from inspector.tui.session.notes import NotesKeeper
-from inspector.tui.session.splits import AgenticFinder, parting_words, split_after_load, split_lost_words, split_points
+from inspector.tui.session.split_keys import SplitKeys
+from inspector.tui.session.splits import AgenticFinder, split_after_load, split_lost_words
 from inspector.tui.widgets.context_header import ContextHeader
 from inspector.tui.widgets.fitting_footer import FittingFooter
 from inspector.tui.widgets.status_line import StatusLine
@@ -66,7 +72,7 @@ from inspector.tui.widgets.turn_table import TurnTable, header_text
 LOAD_GROUP = "load"
 
 
-class SessionScreen(TurnsScreen):
+class SessionScreen(SplitKeys):
     """One session: where its tokens go and where the split falls."""
 
     BINDINGS: ClassVar[list[BindingType]] = SESSION_BINDINGS
@@ -84,6 +90,7 @@ class SessionScreen(TurnsScreen):
         self.model = model
         self.threshold = threshold
         self.loaded: Loaded | None = None
+        self.tail: TailRead | None = None  # the file's newest turns, shown until the whole read is done
         self.split = 0
         self.split_chosen = False  # the user moved the split; until then it follows Gemini CLI's own
         self.failed: str | None = None
@@ -138,9 +145,13 @@ class SessionScreen(TurnsScreen):
         def progress(phase: str, done: int, total: int) -> None:
             self.post_message(LoadProgress(phase, done, total))
 
+        def show_tail(tail: TailRead) -> None:
+            self.post_message(TailShown(tail))
+
         loaded = read_session(
             self.path, model=self.model, threshold=self.threshold,
             progress=progress, cancelled=lambda: worker.is_cancelled,
+            show_tail=show_tail if reason == "open" else None,
         )
         keep_long_lived()  # tui/long_lived.py
         self.post_message(SessionLoaded(loaded, reason))
@@ -149,9 +160,29 @@ class SessionScreen(TurnsScreen):
     def on_load_requested(self, message: LoadRequested) -> None:
         self.load_session(message.reason)
 
+    def on_tail_shown(self, message: TailShown) -> None:
+        """The newest turns, read from the end of the file, while the rest is read."""
+        if self.loaded is not None or self.failed is not None:
+            return
+        self.query_one(ContextHeader).show_tail(message.tail, self.model)
+        if not message.tail.turns:  # a format read whole, or no whole line in the tail: the progress stays
+            return
+        if self.has_class("-loading"):  # the body is laid out first: the columns are fitted at its real width
+            self.remove_class("-loading")
+            self.call_after_refresh(self.on_tail_shown, message)
+            return
+        self.tail = message.tail
+        self.table.show_tail(message.tail)
+        self.table.focus()
+        self.call_after_refresh(self.table.scroll_to_cursor)
+        self.show_detail(self.table.cursor)
+        self.refresh_bindings()  # d shows a turn of the tail in full
+
     def on_load_progress(self, message: LoadProgress) -> None:
-        if self.loaded is not None:
-            self.status.set("load", f"{message.phase}…")
+        if self.loaded is not None or self.tail is not None:
+            done = f": {message.done / 1e6:,.0f} / {message.total / 1e6:,.0f} MB" if message.total else ""
+            self.status.set("load", f"{message.phase} the whole file{done}…" if self.loaded is None
+                            else f"{message.phase}…")
             return
         if self.failed is not None:
             return
@@ -165,6 +196,8 @@ class SessionScreen(TurnsScreen):
         previous = self.loaded
         loaded = message.loaded
         self.loaded = loaded
+        tail, self.tail = self.tail, None
+        tail_cursor = self.table.cursor  # (a turn of the tail, when one was shown)
         if previous is None or loaded.changed_from is None:
             self.refresh_bindings()  # the footer shows the split and compaction keys as enabled now
         analysis = loaded.analysis
@@ -180,6 +213,8 @@ class SessionScreen(TurnsScreen):
         if previous is None:
             self.query_one(LoadingPane).done()
         self.status.set("load", "")
+        if loaded.changed_from is None:  # read whole: masking and cost are worked out next (NotesKeeper)
+            self.table.notes_pending = True
         self.table.set_analysis(analysis, self.split, follow=message.reason == "live", agentic=loaded.agentic_set,
                                 same_before=loaded.changed_from or 0)
         self.navigator.loaded_shown(loaded)  # the filter, the order and the search, on the turns as read now
@@ -189,6 +224,9 @@ class SessionScreen(TurnsScreen):
             self.compaction.show_provider()
             self.table.focus()
             start = self.start_turn if self.start_turn is not None else self.split
+            if tail is not None and self.start_turn is None:  # the turn the cursor was on among the newest
+                found = tail.place_in(loaded.analysis.turns, tail_cursor)
+                start = found if found is not None else len(loaded.analysis.turns) - 1
             self.table.move_to(min(max(start, 0), len(analysis.turns) - 1))
             self.call_after_refresh(self.table.scroll_to_cursor)  # the table has its size only after this refresh
         cursor = self.table.cursor
@@ -231,6 +269,10 @@ class SessionScreen(TurnsScreen):
             self.follower.read_failed(worker.error or RuntimeError("the read failed"))
             return
         self.failed = visible(str(worker.error))
+        self.tail = None  # the newest turns shown, if any, go: the file cannot be read whole
+        self.add_class("-loading")
+        self.status.set("load", "")
+        self.query_one(ContextHeader).show_path(Text(visible(str(self.path), one_line=True), style="bold"))
         self.query_one(LoadingPane).failed(self.failed)
         self.refresh_bindings()  # the footer drops the keys that need a session
 
@@ -265,7 +307,10 @@ class SessionScreen(TurnsScreen):
 
     def show_detail(self, index: int) -> None:
         if self.loaded is not None:
-            self.detail.show(self.loaded.analysis, index, self.split, self.navigator.search_text)
+            self.detail.show(self.loaded.analysis, index, self.split, self.navigator.search_text,
+                             notes_pending=self.table.notes_pending)
+        elif self.tail is not None:
+            self.detail.show_tail(self.tail, index)
 
     def on_turn_selected(self, message: TurnSelected) -> None:
         self.show_detail(message.index)
@@ -307,12 +352,24 @@ class SessionScreen(TurnsScreen):
         if action == "close_detail":  # only while the turn is shown in the table's place (Esc is "back" else)
             return self.detail_swapped and self.has_class("-detail")
         if action in SESSION_ACTIONS and self.loaded is None:
+            if self.tail is not None and action in TAIL_ACTIONS:
+                return True
             return False if self.failed is not None else None
         if action == "revert":
             return self.can_undo  # u is offered only while an apply can be undone
         if action == "apply":  # offered only for a preview that still fits the file (pressed, a says why not)
             return self.preview is not None and not self.preview.stale
         return not (action == "show_preview" and self.preview is None)
+
+    def on_key(self, event: Key) -> None:
+        """A key that needs the session while it is read (its binding dimmed until then) says which
+        figure it waits for, rather than nothing."""
+        if self.loaded is not None or self.failed is not None:
+            return
+        active = self.active_bindings.get(event.key)
+        action = active.binding.action.partition("(")[0] if active is not None and not active.enabled else ""
+        if action in SESSION_ACTIONS:
+            self.notify(pending_words(action), severity="warning", timeout=4)
 
     def action_unavailable(self, action: str) -> None:
         """A key whose own binding is off just now (``check_action``: not shown in the footer) says why."""
@@ -328,71 +385,6 @@ class SessionScreen(TurnsScreen):
         elif action == "subagents":
             self.notify("No subagent sessions of this session are on disk (Gemini CLI keeps them in a folder "
                         "named after its id, beside it).", timeout=5)
-
-    # -- the split ----------------------------------------------------------------------
-    def set_split(self, split: int) -> None:
-        """The user moves the split (it no longer follows Gemini CLI's own unless it is that one)."""
-        if self.loaded is None:
-            return
-        self.split_chosen = split != self.loaded.analysis.compress_split_point
-        if split == self.split:
-            return
-        self.split = split
-        self.table.set_split(split)
-        self.refresh_figures()
-
-    def action_split(self, direction: int) -> None:
-        if self.loaded is not None:
-            self.set_split(self.loaded.analysis.step(self.split, direction))
-
-    def action_agentic(self, direction: int) -> None:
-        if self.loaded is None:
-            return
-        if self.loaded.agentic is None:
-            self.notify("Still looking for agentic split candidates; try again in a moment.", timeout=3)
-            return
-        target = self.loaded.step_agentic(self.split, direction)
-        if target == self.split:
-            self.notify("No agentic split candidate that way." if self.loaded.agentic
-                        else "This history has no agentic split candidate.", severity="warning", timeout=3)
-            return
-        self.set_split(target)
-
-    def action_split_reference(self) -> None:
-        if self.loaded is not None:
-            self.set_split(self.loaded.analysis.compress_split_point)
-
-    def action_split_here(self) -> None:
-        """Start the kept part at the cursor's turn, when a split may fall there."""
-        if self.loaded is None:
-            return
-        turn = self.table.cursor
-        if turn in split_points(self.loaded):
-            self.set_split(turn)
-        elif self.loaded.agentic is None and self.loaded.analysis.turns[turn].role == "model":
-            self.notify("Still looking for the model turns a split may start at; try again in a moment.", timeout=3)
-        else:
-            self.notify(parting_words(split_points(self.loaded), turn), severity="warning", timeout=6)
-
-    def action_agentic_point(self) -> None:
-        """Move the split where ``compact --agentic`` puts it (70% of the weight, before a model turn)."""
-        if self.loaded is None:
-            return
-        point = self.agentic.point
-        if point is None:
-            if self.loaded.changed_from is not None and not self.agentic.busy:
-                self.agentic.find(self.loaded)  # not looked for since the last live append
-            self.notify("Still looking for the agentic split; try again in a moment.", timeout=3)
-            return
-        if point == 0:
-            self.notify("This history has no agentic split: no model turn can start the kept part.",
-                        severity="warning", timeout=4)
-            return
-        self.set_split(point)
-        self.table.move_to(point)
-
-    def action_goto_split(self) -> None:
-        self.table.action_goto_split()
 
     def action_warnings(self) -> None:
         if self.loaded is None:

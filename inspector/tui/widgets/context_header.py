@@ -7,6 +7,10 @@ figure that decides (``ContextFigures.deciding_tokens``: the recorded prompt
 when there is one, else the estimate), and the line names which one it is,
 so the bar never reads 104% beside "below the threshold"; over the threshold
 with nothing before the split, it says so ("nothing to summarise").
+
+While a big file is read, the header shows what is known at once (the file,
+its size, the model when ``--model`` names it) and ``reading…`` in place of
+every figure that needs the whole history (``show_tail``).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from inspector.catalog.listing import human_size
 from inspector.context import ContextFigures, Verdict
 from inspector.deciding import EstimateGap, estimate_gap
 from inspector.format import compact_number, count_text, noun_for, percent, plural, uncut_split_words, visible
+from inspector.session.tail import TailRead
 from inspector.tokens import token_limit
 from inspector.tui.loading import Loaded
 
@@ -29,6 +34,7 @@ GAUGE_WIDTH = 48
 MIN_GAUGE = 10
 SEPARATOR = "  ·  "
 WIDE = 120  # from this width on, parts are set apart more
+READING = "reading…"  # in place of a figure the whole file is still being read for
 
 
 def gauge(used: int, limit: int, threshold: float, width: int = GAUGE_WIDTH) -> Text:
@@ -227,6 +233,28 @@ def header_lines(loaded: Loaded, split: int, warnings: int, width: int = 200,
     return Text("\n").join(lines)
 
 
+def tail_lines(tail: TailRead, model: str | None, width: int) -> Text:
+    """The header while the whole file is read: ``model``: the one ``--model`` names (else the file's,
+    still being read); every figure of the history ``reading…``."""
+    name = visible(tail.path.name, one_line=True)
+    reading = Text(READING, style="bold yellow")
+    shown = Text.assemble(("model ", "dim"), reading) if model is None else model_text(model, None)
+    first = fit([
+        Part(Text(name, style="bold"), shorter=(Text(elided(name, 36), style="bold"),
+                                                Text(elided(name, 24), style="bold"))),
+        Part(shown),
+        Part(Text.assemble("turns ", reading)),
+        Part(Text(human_size(tail.size)), 3),
+    ], width)
+    rows = ("the newest turns, from the end of the file: their numbers, shares and masking follow"
+            if tail.recording else "this format is read whole before its turns are shown")
+    second = fit([Part(Text.assemble("context ", reading)),
+                  Part(Text("the gauge, the total and whether Gemini CLI would compress need every turn", style="dim"),
+                       1)], width)
+    third = fit([Part(Text.assemble("split ", reading)), Part(Text(rows, style="dim"), 1)], width)
+    return Text("\n").join([first, second, third])
+
+
 class ContextHeader(Static):
     """Three lines of figures about the open session; updated at every split step and resize."""
 
@@ -236,21 +264,36 @@ class ContextHeader(Static):
 
     _shown: tuple[Loaded, int, int, str | None] | None = None
     _gap: tuple[Analysis, EstimateGap | None] | None = None  # measured once per analysis
+    _tail: tuple[TailRead, str | None] | None = None  # shown while the whole file is read
+
+    def show_path(self, text: Text) -> None:
+        """Only the file's name (no figures: it could not be read)."""
+        self._shown = self._tail = None
+        self.update(text)
+
+    def show_tail(self, tail: TailRead, model: str | None) -> None:
+        """The file's tail is shown; its figures are still being read (``model``: ``--model``'s)."""
+        self._tail = (tail, model)
+        self._render_lines()
 
     def show(self, loaded: Loaded, split: int, warnings: int, earlier_model: str | None = None) -> None:
         """``warnings``: lines skipped reading the file as it is now; ``earlier_model``: the model the
         session named before a compaction dropped it."""
         self._shown = (loaded, split, warnings, earlier_model)
+        self._tail = None
         self._render_lines()
 
     def on_resize(self, event: Resize) -> None:
         self._render_lines()
 
     def _render_lines(self) -> None:
+        width = self.content_size.width or self.app.size.width - 2
+        if self._tail is not None:
+            self.update(tail_lines(*self._tail, width))
+            return
         if self._shown is None:
             return
         loaded, split, warnings, earlier_model = self._shown
-        width = self.content_size.width or self.app.size.width - 2
         if self._gap is None or self._gap[0] is not loaded.analysis:
             self._gap = (loaded.analysis, estimate_gap(loaded.analysis, loaded.session.turn_index))
         self.update(header_lines(loaded, split, warnings, width, earlier_model, self._gap[1]))

@@ -20,6 +20,8 @@ from textual.widgets import Static
 from inspector.analysis import Analysis, turn_kind
 from inspector.format import plural, usage_text, usage_words, visible
 from inspector.jsjson import js_stringify, js_to_string
+from inspector.session.history import Turn
+from inspector.session.tail import TailRead
 from inspector.tokens import part_quarters
 from inspector.tui.cost_lines import cost_lines
 from inspector.tui.masking_marks import masking_lines
@@ -99,14 +101,31 @@ def part_renderables(part: Any) -> list[RenderableType]:
     return [_heading("part", tokens), json_block(part)]
 
 
-def turn_renderable(analysis: Analysis, index: int, split: int, highlight: str = "") -> RenderableType:
-    """The turn whole; the words of ``highlight`` (a search) marked wherever they appear as plain text."""
-    turn = analysis.turns[index]
+def turn_renderable(analysis: Analysis, index: int, split: int, highlight: str = "",
+                    notes_pending: bool = False) -> RenderableType:
+    """The turn whole; the words of ``highlight`` (a search) marked wherever they appear as plain text;
+    ``notes_pending``: masking and cost are being worked out."""
     side = "summarised" if index < split else "kept"
+    notes: list[RenderableType] = [Text("masking and cost: being worked out…", style="dim")] if notes_pending \
+        else [*masking_lines(analysis, index), *cost_lines(analysis, index)]  # tui/masking_marks.py, cost_lines.py
+    return _turn_group(analysis.turns[index], f"turn {index:,}", analysis.turn_tokens(index), side,
+                       analysis.json_chars[index], notes, analysis.recorded[index], highlight)
+
+
+def tail_turn_renderable(tail: TailRead, index: int) -> RenderableType:
+    """A turn of the file's tail, shown while the whole file is read: its number, side and masking
+    and cost still being read."""
+    notes: list[RenderableType] = [Text("its number in the history, masking and cost: reading…", style="dim")]
+    return _turn_group(tail.turns[index], "turn …", tail.tokens(index), "reading…", tail.index.json_lengths[index],
+                       notes, tail.index.usage[index], "")
+
+
+def _turn_group(turn: Turn, number: str, tokens: int, side: str, json_chars: int, notes: list[RenderableType],
+                usage: dict[str, Any] | None, highlight: str) -> RenderableType:
     title = Text.assemble(
-        (f"turn {index:,}", "bold"), " · ", (visible(turn.role, one_line=True), "bold"), " · ",
+        (number, "bold"), " · ", (visible(turn.role, one_line=True), "bold"), " · ",
         visible(turn_kind(turn.content), one_line=True),
-        " · ", (plural(analysis.turn_tokens(index), "est. token"), "bold"), " · ", (side, "dim"),
+        " · ", (plural(tokens, "est. token"), "bold"), " · ", (side, "dim"),
     )
     lines: list[RenderableType] = [title]
     meta = Text(style="dim")
@@ -114,11 +133,9 @@ def turn_renderable(analysis: Analysis, index: int, split: int, highlight: str =
         meta.append(f"record {visible(str(turn.record_id), one_line=True)}")
         if turn.is_tool_result:
             meta.append(" (tool results)")
-    meta.append(f"  json {analysis.json_chars[index]:,} chars")
+    meta.append(f"  json {json_chars:,} chars")
     lines.append(meta)
-    lines.extend(masking_lines(analysis, index))  # tool-output masking (tui/masking_marks.py)
-    lines.extend(cost_lines(analysis, index))  # this turn's cost (tui/cost_lines.py)
-    usage = analysis.recorded[index]
+    lines.extend(notes)
     if usage:
         lines.append(Text.assemble(("recorded usage: ", "bold"), usage_words(usage),
                                    ("  (" + usage_text(usage) + ")", "dim")))
@@ -146,12 +163,22 @@ class TurnDetail(VerticalScroll, can_focus=True):
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(Text("No turn selected.", style="dim"), id="detail-body", markup=False)
 
-    def show(self, analysis: Analysis, index: int, split: int, highlight: str = "") -> None:
+    def show(self, analysis: Analysis, index: int, split: int, highlight: str = "", *,
+             notes_pending: bool = False) -> None:
         body = self.query_one("#detail-body", Static)
         if not 0 <= index < len(analysis.turns):
             body.update(Text("No turn selected.", style="dim"))
             return
-        body.update(turn_renderable(analysis, index, split, highlight))
+        body.update(turn_renderable(analysis, index, split, highlight, notes_pending))
+        self.scroll_home(animate=False)
+
+    def show_tail(self, tail: TailRead, index: int) -> None:
+        """A turn of the file's tail (``session.tail``), while the whole file is read."""
+        body = self.query_one("#detail-body", Static)
+        if not 0 <= index < len(tail.turns):
+            body.update(Text("No turn selected.", style="dim"))
+            return
+        body.update(tail_turn_renderable(tail, index))
         self.scroll_home(animate=False)
 
     @property

@@ -6,13 +6,18 @@ same to show as a short one.  A divider row sits at the split; rows above it
 (the turns to be summarised) are dimmed.  Moving the split only repaints.
 The first cell marks where a split may fall: ``•`` before a user prompt (the
 reference's candidates), ``◆`` before a model turn (agentic candidates).
+
+While a big file is read, the table shows the newest turns read from its end
+(``show_tail``, ``session.tail``): each with its own figures (role, kind,
+estimate, recorded usage), and ``…`` where a figure needs the whole history
+(the turn's number, its share, the bar, masking); no divider, no marks.  After a
+whole read, masking marks are ``…`` until they are worked out (``notes_pending``).
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Set as AbstractSet
-from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -27,84 +32,21 @@ from textual.strip import Strip
 
 from inspector.analysis import Analysis
 from inspector.compaction.split import split_kind
-from inspector.format import USAGE_HEADER, percent, share_bar, usage_text, visible
-from inspector.session.history import is_environment_content
+from inspector.format import percent, share_bar, usage_text, visible
+from inspector.session.history import Turn, is_environment_content
+from inspector.session.tail import TailRead
 from inspector.tui.cost_lines import cost_cell, has_cost
 from inspector.tui.masking_marks import masking_cell
 from inspector.tui.messages import TableColumns, TableDrawn, TurnSelected, ViewCleared
 from inspector.tui.turn_set import TurnSet
+from inspector.tui.widgets.table_columns import COLUMNS, KIND_FLOOR, Column, fit, header_text, layout
 
 PROMPT_MARK = "•"  # a reference split candidate: the kept part may start at this user prompt
 AGENTIC_MARK = "◆"  # an agentic split candidate: the kept part may start at this model turn
 ENVIRONMENT_KIND = "session context"  # the kind column of the <session_context> turn
+PENDING = "…"  # a cell whose figure needs the whole history, still being read
 
-
-@dataclass(frozen=True)
-class Column:
-    """A column of the table: ``drop`` orders what goes first when the table is narrow
-    (0: never dropped); ``flex``: the column takes the width left over, down to ``width``."""
-
-    key: str
-    title: str
-    width: int
-    right: bool = False
-    drop: int = 0
-    flex: int = 0  # the widest it grows to (0: fixed)
-
-
-COLUMNS = (
-    Column("mark", "", 1),
-    Column("index", "#", 3, right=True),
-    Column("role", "role", 5, drop=4),
-    Column("kind", "kind", 10, flex=24),
-    Column("mask", "", 1),  # ■ masked already, □ masked next turn (tui/masking_marks.py)
-    Column("tokens", "est. tok", 9, right=True),
-    Column("usage", USAGE_HEADER, 22, right=True, drop=3),  # "1.2M/9.9k/1.1M/9.9k" whole, and its header
-    Column("cost", "cost", 7, right=True, drop=2),  # what the turn cost (tui/cost_lines.py); only when priced
-    Column("share", "share", 6, right=True, drop=4),
-    Column("bar", "vs largest", 10, drop=1),  # the share again, drawn: the first to go
-)
-
-
-KIND_FLOOR = 10  # the kind column is never narrower (longer kinds end in an ellipsis then)
-
-
-def layout(width: int, turn_count: int, without: frozenset[str] = frozenset(),
-           kind_width: int = KIND_FLOOR) -> tuple[tuple[Column, int], ...]:
-    """The columns that fit ``width`` cells and each one's width (``without``: columns with
-    nothing to show; ``kind_width``: the longest kind to show, which goes whole before the
-    least needed columns stay): the least needed columns drop first, then the kind column
-    grows into what is left (or, on a very narrow table, shrinks down to ``KIND_FLOOR``)."""
-    index_width = max(3, len(f"{max(0, turn_count - 1):,}"))
-    kind = max(KIND_FLOOR, min(kind_width, next(c.flex for c in COLUMNS if c.key == "kind")))
-    sized = [(c, index_width if c.key == "index" else kind if c.key == "kind" else c.width)
-             for c in COLUMNS if c.key not in without]
-
-    def need(cols: list[tuple[Column, int]]) -> int:
-        return sum(w for _, w in cols) + len(cols) - 1
-
-    for drop in sorted({c.drop for c in COLUMNS if c.drop}):
-        if need(sized) <= width:
-            break
-        sized = [(c, w) for c, w in sized if c.drop != drop]
-    over = need(sized) - width
-    if over > 0:
-        sized = [(c, max(KIND_FLOOR, w - over) if c.key == "kind" else w) for c, w in sized]
-    spare = max(0, width - need(sized))
-    return tuple((c, min(c.flex, w + spare) if c.flex else w) for c, w in sized)
-
-
-def header_text(columns: tuple[tuple[Column, int], ...] | None = None) -> str:
-    """The titles of ``columns`` (default: every column at its narrowest), aligned like the rows."""
-    columns = columns or tuple((c, c.width) for c in COLUMNS)
-    return " ".join(f"{c.title:>{w}}" if c.right else f"{c.title:<{w}}" for c, w in columns).rstrip()
-
-
-def fit(text: str, width: int, right: bool = False) -> str:
-    """``text`` in ``width`` cells: padded, or cut with an ellipsis (never silently)."""
-    if len(text) > width:
-        text = text[: max(0, width - 1)] + "…"
-    return f"{text:>{width}}" if right else f"{text:<{width}}"
+__all__ = ["COLUMNS", "PENDING", "TurnTable", "header_text", "layout"]
 
 
 class TurnTable(ScrollView, can_focus=True):
@@ -153,6 +95,8 @@ class TurnTable(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.analysis: Analysis | None = None
+        self.tail: TailRead | None = None  # the newest turns, shown until the whole file is read
+        self.notes_pending = False  # masking is being worked out for the analysis shown (its marks: …)
         self.split = 0
         self.reference_split = 0
         self.agentic: AbstractSet[int] = frozenset()
@@ -169,8 +113,17 @@ class TurnTable(ScrollView, can_focus=True):
 
     # -- data -----------------------------------------------------------------------
     @property
+    def turns(self) -> list[Turn]:
+        """The turns shown: the analysis's, else the tail's (``show_tail``), else none."""
+        return self.analysis.turns if self.analysis else self.tail.turns if self.tail else []
+
+    @property
+    def kinds(self) -> list[str]:
+        return self.analysis.kinds if self.analysis else self.tail.index.kinds if self.tail else []
+
+    @property
     def turn_count(self) -> int:
-        return len(self.analysis.turns) if self.analysis else 0
+        return len(self.turns)
 
     @property
     def shown_count(self) -> int:
@@ -178,15 +131,15 @@ class TurnTable(ScrollView, can_focus=True):
 
     @property
     def divider_row(self) -> int | None:
-        """The row of the split divider (None when the rows are not in turn order)."""
+        """The row of the split divider (None when the rows are not in turn order, or no split is known)."""
+        if self.analysis is None:
+            return None
         if self.shown is None:
             return self.split
         return None if self.by_tokens else bisect.bisect_left(self.shown, self.split)
 
     @property
     def row_count(self) -> int:
-        if self.analysis is None:
-            return 0
         return self.shown_count + (0 if self.divider_row is None else 1)
 
     def set_view(self, shown: list[int] | None, *, by_tokens: bool = False) -> None:
@@ -218,6 +171,7 @@ class TurnTable(ScrollView, can_focus=True):
         at_bottom = self.scroll_y >= self.max_scroll_y
         if analysis is not self.analysis:  # a new reading: the screen applies its filter again
             self.shown, self.by_tokens, self._where = None, False, {}
+        self.tail = None
         self._largest(analysis, same_before if self.analysis is not None else 0)
         self.analysis = analysis
         self._undrawn = True
@@ -235,6 +189,17 @@ class TurnTable(ScrollView, can_focus=True):
             bottom = max(0, self.row_count - self.scrollable_content_region.height)
             self.scroll_to(y=bottom, animate=False, force=True, immediate=True)
 
+    def show_tail(self, tail: TailRead) -> None:
+        """Show the newest turns read from the end of the file while the rest is read."""
+        self.analysis, self.tail = None, tail
+        self.shown, self.by_tokens, self._where = None, False, {}
+        self.agentic, self._candidates = frozenset(), frozenset()
+        self._lines.clear()
+        self.fit_columns()
+        self.virtual_size = Size(self.content_width, self.row_count)
+        self.cursor = max(0, self.turn_count - 1)
+        self.refresh()
+
     def _largest(self, analysis: Analysis, same_before: int) -> None:
         """The largest turn's size (the bars are relative to it): after a live append, from the new
         turns and the largest one before them, when it is still there."""
@@ -251,6 +216,7 @@ class TurnTable(ScrollView, can_focus=True):
 
     def notes_changed(self) -> None:
         """Masking and cost were worked out for the analysis shown: marks and the cost column."""
+        self.notes_pending = False
         self._lines.clear()
         self.fit_columns()
         self.refresh()
@@ -289,9 +255,7 @@ class TurnTable(ScrollView, can_focus=True):
 
     def widest_kind(self) -> int:
         """The longest kind any turn shows (the kinds seen before are not read again after an append)."""
-        if self.analysis is None:
-            return KIND_FLOOR
-        kinds = self.analysis.kinds
+        kinds = self.kinds
         seen_list, seen, widest = self._widest
         if seen_list != id(kinds) or seen > len(kinds):
             seen, widest = 0, KIND_FLOOR
@@ -304,8 +268,7 @@ class TurnTable(ScrollView, can_focus=True):
 
     def environment(self, index: int) -> bool:
         """The <session_context> turn Gemini CLI puts first (a /chat save keeps it in the history)."""
-        assert self.analysis is not None
-        turn = self.analysis.turns[index]
+        turn = self.turns[index]
         return turn.role == "user" and not turn.is_tool_result and is_environment_content(turn.parts)
 
     def on_resize(self, event: Resize) -> None:
@@ -342,7 +305,7 @@ class TurnTable(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         row = y + scroll_y
         width = max(self.scrollable_content_region.width, self.content_width)
-        if self.analysis is None or row >= self.row_count:
+        if row >= self.row_count:
             return Strip.blank(width, self.rich_style)
         if self._undrawn:
             self._undrawn = False
@@ -359,7 +322,8 @@ class TurnTable(ScrollView, can_focus=True):
         return self.get_component_rich_style(name)
 
     def _row(self, index: int, width: int) -> Strip:
-        assert self.analysis is not None
+        if self.analysis is None:
+            return self._tail_row(index, width)
         analysis = self.analysis
         turn = analysis.turns[index]
         tokens = analysis.turn_tokens(index)
@@ -384,14 +348,39 @@ class TurnTable(ScrollView, can_focus=True):
             "cost": cost_cell(analysis, index),
         }
         extras = {"role": role_style if index >= self.split else None, "bar": role_style}
+        pending = (PENDING, self._style("turn-table--summarised"))
+        special = {"mark": mark, "mask": pending if self.notes_pending else masking_cell(analysis, index)}
+        return self._strip(index, width, base, texts, special, extras, relative)
+
+    def _tail_row(self, index: int, width: int) -> Strip:
+        """A turn of the tail: its own figures, ``…`` for those the whole history gives."""
+        assert self.tail is not None
+        tail = self.tail
+        turn = tail.turns[index]
+        role_style = self._style("turn-table--user" if turn.role == "user" else "turn-table--model")
+        texts = {
+            "index": PENDING,
+            "role": visible(turn.role, one_line=True),
+            "kind": visible(ENVIRONMENT_KIND if self.environment(index) else tail.index.kinds[index], one_line=True),
+            "tokens": f"{tail.tokens(index):,}",
+            "usage": usage_text(tail.index.usage[index]),
+            "share": PENDING,
+            "cost": "",
+        }
+        special = {"mark": (" ", None), "mask": (PENDING, self._style("turn-table--summarised"))}
+        return self._strip(index, width, self._style("turn-table--kept"), texts, special, {"role": role_style}, None)
+
+    def _strip(self, index: int, width: int, base: Style, texts: dict[str, str],
+               special: dict[str, tuple[str, Style | None]], extras: dict[str, Style | None],
+               relative: float | None) -> Strip:
+        """A row's cells in the columns shown (``relative``: the bar's length; None: no bar yet)."""
         cells: list[tuple[str, Style | None]] = []
         for column, cells_wide in self.columns:
-            if column.key == "mark":
-                cells.append(mark)
-            elif column.key == "mask":
-                cells.append(masking_cell(analysis, index))
+            if column.key in special:
+                cells.append(special[column.key])
             elif column.key == "bar":
-                cells.append((share_bar(relative, cells_wide), extras["bar"]))
+                bar = " " * cells_wide if relative is None else share_bar(relative, cells_wide)
+                cells.append((bar, extras.get("bar")))
             else:
                 cells.append((fit(texts[column.key], cells_wide, column.right), extras.get(column.key)))
             cells.append((" ", None))
@@ -432,7 +421,7 @@ class TurnTable(ScrollView, can_focus=True):
     # -- cursor ---------------------------------------------------------------------
     def watch_cursor(self, cursor: int) -> None:
         self.refresh()
-        if self.analysis is not None and self.turn_count:
+        if self.turn_count:
             self.scroll_to_region(Region(0, self.row_of(cursor), 1, 1), animate=False, immediate=True)
             self.post_message(TurnSelected(cursor))
 
@@ -467,6 +456,9 @@ class TurnTable(ScrollView, can_focus=True):
         self.move_by(self.shown_count)
 
     def action_goto_split(self) -> None:
+        if self.analysis is None:
+            self.notify("The split is still being read.", severity="warning", timeout=3)
+            return
         self.move_to(self.split)
 
     def on_click(self, event: Click) -> None:
