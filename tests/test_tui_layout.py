@@ -186,9 +186,6 @@ async def test_a_split_the_user_moved_stays_after_a_reload(tmp_path: Path) -> No
 async def test_on_open_the_table_shows_the_turn_the_cursor_and_detail_are_on(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GEMINI_MODEL", "auto-gemini-2.5")  # splits the turns as recorded: mid-history
-    # opened as a file read at once (4.4 MB is over the tail's size: opened on its newest turns, the
-    # cursor stays on the newest turn, tests/test_tui_tail.py)
-    monkeypatch.setattr("inspector.tui.loading.read_tail", lambda path, fd: None)
     source = SAMPLES / "long-migration.jsonl"
     if not source.is_file():
         pytest.skip(f"{source} is missing")

@@ -91,6 +91,7 @@ class SessionScreen(SplitKeys):
         self.threshold = threshold
         self.loaded: Loaded | None = None
         self.tail: TailRead | None = None  # the file's newest turns, shown until the whole read is done
+        self.tail_opened_on = -1  # the row of the tail the cursor was put on (moved since: the person chose)
         self.split = 0
         self.split_chosen = False  # the user moved the split; until then it follows Gemini CLI's own
         self.failed: str | None = None
@@ -173,6 +174,7 @@ class SessionScreen(SplitKeys):
             return
         self.tail = message.tail
         self.table.show_tail(message.tail)
+        self.tail_opened_on = self.table.cursor
         self.table.focus()
         self.call_after_refresh(self.table.scroll_to_cursor)
         self.show_detail(self.table.cursor)
@@ -224,7 +226,9 @@ class SessionScreen(SplitKeys):
             self.compaction.show_provider()
             self.table.focus()
             start = self.start_turn if self.start_turn is not None else self.split
-            if tail is not None and self.start_turn is None:  # the turn the cursor was on among the newest
+            if tail is not None and self.start_turn is None and tail_cursor != self.tail_opened_on:
+                # the person moved among the newest turns: the whole table keeps the turn they are on (else
+                # it opens at the split, as a file read at once does)
                 found = tail.place_in(loaded.analysis.turns, tail_cursor)
                 start = found if found is not None else len(loaded.analysis.turns) - 1
             self.table.move_to(min(max(start, 0), len(analysis.turns) - 1))
