@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from inspector.compaction.pairs import Pairing
 from inspector.session import spread
 from inspector.session.figures import CallKey, content_figures, recorded_model
+from inspector.session.loader import paused_gc
 from inspector.session.spread import KINDS, UNNAMED
 from inspector.session.turn_index import TurnIndex
 from inspector.session.turns import content_reader
@@ -197,19 +198,20 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
     count = _Count(cut)
     kinds, result = count.kinds, count.result
     spreads, quarters, roles = index.spread, index.quarters, index.roles
-    for i, found in enumerate(spreads):
-        if isinstance(found, int) and found != spread.RESULTS:
-            kinds.add(KINDS[found], i, quarters[i])  # the whole turn one kind
-        elif isinstance(found, int):  # tool results, each one of its outputs
-            kinds.add(KINDS[spread.TOOL_RESULTS], i, quarters[i])
-            for output, key in zip(index.outputs[i], index.answers[i], strict=True):
-                name = output[3]
-                result(i, output[2], name if type(name) is str and name else UNNAMED, key)
-        else:
-            _add_entries(count, i, found, index.calls[i], index.answers[i])
-        if roles[i] == "model":
-            model = models[i] if models is not None and i < len(models) else None
-            count.models.add(model or NO_MODEL, i, quarters[i])
+    with paused_gc():  # the tallies and pairs are many objects that live on and form no cycle
+        for i, found in enumerate(spreads):
+            if isinstance(found, int) and found != spread.RESULTS:
+                kinds.add(KINDS[found], i, quarters[i])  # the whole turn one kind
+            elif isinstance(found, int):  # tool results, each one of its outputs
+                kinds.add(KINDS[spread.TOOL_RESULTS], i, quarters[i])
+                for output, key in zip(index.outputs[i], index.answers[i], strict=True):
+                    name = output[3]
+                    result(i, output[2], name if type(name) is str and name else UNNAMED, key)
+            else:
+                _add_entries(count, i, found, index.calls[i], index.answers[i])
+            if roles[i] == "model":
+                model = models[i] if models is not None and i < len(models) else None
+                count.models.add(model or NO_MODEL, i, quarters[i])
     whole = analysis.total_estimated_tokens
     return Breakdown(whole, cut, len(turns), kinds.groups(whole, KINDS), _tool_groups(count.tools, whole),
                      count.files.groups(whole), count.models.groups(whole))

@@ -90,9 +90,12 @@ def turn_spread(parts: list[Any], role: Any, sizes: list[int], calls: list[Any],
     count = len(parts)
     if count == 0:
         return ()
-    if outputs == count and all(type(part) is dict and not isinstance(part.get("text"), str) for part in parts):
-        # each part a tool output for masking (a truthy object for a response), and no text (it comes first)
-        return RESULTS
+    if outputs == count:  # each part a tool output for masking (a truthy object for a response) ...
+        for part in parts:
+            if type(part) is not dict or isinstance(part.get("text"), str):
+                break
+        else:  # ... and no text (it comes first)
+            return RESULTS
     if count == 1:
         kind = part_kind(parts[0], role)
         if kind == USER_TEXT:  # (alone, the start of included files names none of them)

@@ -146,9 +146,9 @@ class CompactionController(Part):
             return
 
         def chosen(request: CompactionRequest | None) -> None:
-            if request is not None:
+            if request is not None:  # (made again from the version shown now: the file may have grown meanwhile)
                 self.chose(request)
-                self.start_compaction(request, split)
+                self.start_compaction(self.request(split, self._last_focus), split)
 
         offline = not self.provider_choice().sends
         self.app.push_screen(FocusScreen(split, self.request(split, self._last_focus), offline=offline),
