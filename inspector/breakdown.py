@@ -1,8 +1,10 @@
 """Where the context goes: the per-turn estimate split by kind, tool, file and model.
 
 Every part of every turn is measured with the estimate the turn table uses
-(``tokens.part_quarters``; a turn's parts add up to its row), then counted
-under the groups it belongs to:
+(``tokens.part_quarters``; a turn's parts add up to its row) and classified by
+the reader as it reads the turn (``session.spread``: a column of the turn
+index, so nothing is read again here), then counted under the groups it
+belongs to:
 
 * **kind**: user text, model text, thoughts, tool calls, tool results,
   injected context (text Gemini CLI writes into a user turn: a snapshot, the
@@ -26,6 +28,7 @@ group also says what the split would summarise (turns before it) and keep.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,14 +36,16 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from inspector.compaction.pairs import Pairing
-from inspector.session.figures import NULL_PART, OutputFigures, pair_key, recorded_model
+from inspector.session import spread
+from inspector.session.figures import CallKey, content_figures, recorded_model
+from inspector.session.loader import paused_gc
+from inspector.session.spread import KINDS, UNNAMED
+from inspector.session.turn_index import TurnIndex
 from inspector.session.turns import content_reader
-from inspector.tokens import IMAGE_QUARTERS, content_parts, media_quarters, part_quarters
 
 if TYPE_CHECKING:
     from inspector.analysis import Analysis
     from inspector.session import Session, Turn
-    from inspector.session.turn_index import TurnIndex
 
 
 class Dimension(Enum):
@@ -52,30 +57,9 @@ class Dimension(Enum):
     MODEL = "model"
 
 
-# The kinds, in the order they are listed when tied.
-USER_TEXT = "user text"
-MODEL_TEXT = "model text"
-THOUGHTS = "thoughts"
-TOOL_CALLS = "tool calls"
-TOOL_RESULTS = "tool results"
-INJECTED = "injected context"
-IMAGES = "images"
-OTHER = "other parts"
-KINDS = (USER_TEXT, MODEL_TEXT, THOUGHTS, TOOL_CALLS, TOOL_RESULTS, INJECTED, IMAGES, OTHER)
-
-# Text Gemini CLI writes into a user turn itself, by how it begins (after whitespace).
-_INJECTED_PREFIXES = ("<state_snapshot>", "<session_context>", "<hook_context>")
-# What an @path adds after the request (Gemini CLI's REFERENCE_CONTENT_START / _END) and per file.
-_REFERENCE_START = "--- Content from referenced files ---"
-_REFERENCE_END = "--- End of content ---"
-_REFERENCE_FILE = "Content from @"
-
-# The argument that names the file a tool reads or changes, and what each built-in tool does to it.
-FILE_ARGUMENT = "file_path"
-_FILE_ACTIONS = {"read_file": "read", "write_file": "write", "replace": "edit", "edit": "edit"}
 INCLUDED = "@ include"
-UNNAMED = "(no name)"
 NO_MODEL = "(not recorded)"
+INJECTED = KINDS[spread.INJECTED]
 
 
 @dataclass(frozen=True)
@@ -128,36 +112,37 @@ class Breakdown:
 
 
 class _Tally:
-    """Quarter tokens per group, before and after the split, and the turns each appears in."""
+    """Quarter tokens per group, before and after the split, and the turns each appears in (added in
+    the order of the turns)."""
 
     def __init__(self, split: int) -> None:
         self.split = split
-        self.before: dict[str, int] = defaultdict(int)
-        self.after: dict[str, int] = defaultdict(int)
-        self.turns: dict[str, list[int]] = defaultdict(list)
+        self.found: dict[str, list[Any]] = {}  # name -> [quarters before the split, after it, its turns]
         self.detail: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
 
-    def add(self, name: str, turn: int, quarters: int) -> None:
-        (self.before if turn < self.split else self.after)[name] += quarters
-        seen = self.turns[name]
-        if not seen or seen[-1] != turn:
-            seen.append(turn)
-
-    def note(self, name: str, key: str, amount: int) -> None:
-        self.detail[name][key] += amount
+    def add(self, name: str, turn: int, quarters: int, detail: str | None = None, by: int = 0) -> None:
+        """``quarters`` more of group ``name`` in ``turn``; ``detail``: its detail that grows ``by``."""
+        entry = self.found.get(name)
+        if entry is None:
+            self.found[name] = [quarters, 0, [turn]] if turn < self.split else [0, quarters, [turn]]
+        else:
+            entry[0 if turn < self.split else 1] += quarters
+            seen = entry[2]
+            if seen[-1] != turn:
+                seen.append(turn)
+        if detail is not None:
+            self.detail[name][detail] += by
 
     def groups(self, whole: int, order: Sequence[str] = ()) -> tuple[Group, ...]:
-        names = list(self.turns)
-        quarters = {n: self.before[n] + self.after[n] for n in names}
-        tokens = apportion(quarters)
+        tokens = apportion({name: entry[0] + entry[1] for name, entry in self.found.items()})
         rank = {n: i for i, n in enumerate(order)}
         found = []
-        for name in names:
-            summarised = tokens[name] if not self.after[name] else min(self.before[name] // 4, tokens[name])
-            turns = tuple(self.turns[name])
-            before = sum(1 for t in turns if t < self.split)
+        for name, (before, after, seen) in self.found.items():
+            summarised = tokens[name] if not after else min(before // 4, tokens[name])
+            turns = tuple(seen)
+            counted = bisect_left(turns, self.split)  # the turns before the split
             found.append(Group(name, tokens[name], tokens[name] / whole if whole else 0.0, turns,
-                               summarised, tokens[name] - summarised, before, len(turns) - before,
+                               summarised, tokens[name] - summarised, counted, len(turns) - counted,
                                dict(self.detail.get(name, {}))))
         found.sort(key=lambda g: (-g.tokens, rank.get(g.name, len(rank)), g.name))
         return tuple(found)
@@ -174,138 +159,97 @@ def apportion(quarters: Mapping[str, int]) -> dict[str, int]:
     return tokens
 
 
-def _text_kind(text: str, role: str) -> str:
-    if role == "model":
-        return MODEL_TEXT
-    return INJECTED if text.lstrip().startswith(_INJECTED_PREFIXES) else USER_TEXT
+class _Count:
+    """The four tallies of one breakdown, and the file each tool result's call named, paired as every
+    face pairs calls and results (``pairs.Pairing``: by id, a repeated result to its call again;
+    without an id, the oldest call of that name not yet answered)."""
 
+    def __init__(self, split: int) -> None:
+        self.kinds, self.tools, self.files, self.models = _Tally(split), _Tally(split), _Tally(split), _Tally(split)
+        self.pairing: Pairing[str | None] = Pairing()
 
-def part_kind(part: Any, role: str) -> str:
-    """The kind of one part, as its estimate is measured (``tokens.part_quarters``: text first)."""
-    if type(part) is not dict:
-        return OTHER
-    text = part.get("text")
-    if isinstance(text, str):
-        return THOUGHTS if part.get("thought") else _text_kind(text, role)
-    if part.get("functionResponse"):
-        return TOOL_RESULTS
-    if part.get("functionCall"):
-        return TOOL_CALLS
-    return IMAGES if media_quarters(part) == IMAGE_QUARTERS else OTHER
+    def call(self, turn: int, quarters: int, name: str, key: CallKey, path: str | None) -> None:
+        """A call (its kind is counted apart): its tool, and the file it names."""
+        self.tools.add(name, turn, quarters, "call_tokens_quarters", quarters)
+        self.pairing.call(key, path)
+        if path is not None:
+            self.files.add(path, turn, quarters, spread.FILE_ACTIONS.get(name, name), 1)
 
-
-def _name(value: Any) -> str:
-    return value if isinstance(value, str) and value else UNNAMED
-
-
-def _file_of(call: Mapping[str, Any]) -> str | None:
-    args = call.get("args")
-    path = args.get(FILE_ARGUMENT) if isinstance(args, dict) else None
-    return path if isinstance(path, str) and path else None
-
-
-class _Files:
-    """The file each tool result's call named, paired as every face pairs calls and results
-    (``pairs.Pairing``: by id, a repeated result to its call again; without an id, the oldest call
-    of that name not yet answered)."""
-
-    def __init__(self) -> None:
-        self.pairing: Pairing[tuple[str, str] | None] = Pairing()
-
-    def called(self, call: Mapping[str, Any]) -> tuple[str, str] | None:
-        path = _file_of(call)
-        found = None if path is None else (path, _FILE_ACTIONS.get(_name(call.get("name")), _name(call.get("name"))))
-        self.pairing.call(pair_key(call), found)
-        return found
-
-    def answered(self, response: Mapping[str, Any]) -> tuple[str, str] | None:
-        paired = self.pairing.answer(pair_key(response))
-        return paired[0] if paired is not None else None  # (a result recorded twice is counted twice)
-
-
-def _measured_results(index: TurnIndex, i: int) -> tuple[OutputFigures, ...] | None:
-    """A turn of tool results only, as the reader measured its outputs (``TurnIndex.outputs``), when
-    those add up to the whole turn: its parts need not be read again (a recording's largest lines)."""
-    if index.kinds[i] != "tool result":
-        return None
-    outputs = index.outputs[i]
-    if any(o[1] == NULL_PART for o in outputs) or sum(o[2] for o in outputs) != index.quarters[i]:
-        return None
-    return outputs
+    def result(self, turn: int, quarters: int, name: str, key: CallKey) -> None:
+        """A result (its kind is counted apart): its tool, and the file its call named (a result
+        recorded twice is counted twice)."""
+        self.tools.add(name, turn, quarters, "result_tokens_quarters", quarters)
+        paired = self.pairing.answer(key)
+        if paired is not None and paired[0] is not None:
+            self.files.add(paired[0], turn, quarters)
 
 
 def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, split: int | None = None,
               index: TurnIndex | None = None, read: Callable[[Turn], dict[str, Any]] | None = None) -> Breakdown:
     """The history of ``analysis`` grouped by kind, tool, file and model.  ``models``: the model
     each turn's record names (``turn_models``); ``split``: the split to show (default: the one
-    Gemini CLI's compression would use); ``index``: the reader's figures of these turns, which
-    spare reading the turns of tool results again; ``read``: a turn's content (default: kept on the
-    turn; ``turns.content_reader`` reads a big session's turns once without keeping them)."""
+    Gemini CLI's compression would use); ``index``: the reader's figures of these turns, whose
+    ``spread`` says where each turn's estimate goes (without it each turn is measured again, its
+    content read by ``read``: default, kept on the turn)."""
     cut = analysis.compress_split_point if split is None else split
-    kinds, tools, files, by_model = _Tally(cut), _Tally(cut), _Tally(cut), _Tally(cut)
-    pairing = _Files()
-    measured = index if index is not None and len(index) == len(analysis.turns) else None
-    for i, turn in enumerate(analysis.turns):
-        outputs = _measured_results(measured, i) if measured is not None else None
-        if outputs is not None:
-            for _, _, quarters, name, ident, _ in outputs:
-                _add_result(kinds, tools, files, pairing, i, quarters, {"name": name, "id": ident})
-            continue
-        role = turn.role
-        turn_quarters = 0
-        included: str | None = None  # the file an @path is including, part by part
-        referencing = False
-        for part in content_parts(turn.content if read is None else read(turn)):
-            quarters = part_quarters(part)
-            turn_quarters += quarters
-            kind = part_kind(part, role)
-            if kind == USER_TEXT and part["text"].lstrip().startswith(_REFERENCE_START):
-                referencing = True
-            if referencing and kind == USER_TEXT:
-                kind = INJECTED
-                text = part["text"].strip()
-                if text.startswith(_REFERENCE_FILE) and text.endswith(":"):
-                    included = text[len(_REFERENCE_FILE):-1]
-                elif text in (_REFERENCE_END, _REFERENCE_START):
-                    included = None
-                elif included is not None:
-                    files.add(included, i, quarters)
-                    files.note(included, INCLUDED, 1)
-                    included = None
-            kinds.add(kind, i, quarters)
-            if kind == TOOL_CALLS:
-                call = part["functionCall"]
-                call = call if isinstance(call, dict) else {}
-                name = _name(call.get("name"))
-                tools.add(name, i, quarters)
-                tools.note(name, "call_tokens_quarters", quarters)
-                target = pairing.called(call)
-                if target is not None:
-                    files.add(target[0], i, quarters)
-                    files.note(target[0], target[1], 1)
-            elif kind == TOOL_RESULTS:
-                response = part["functionResponse"]
-                _add_result(kinds, tools, files, pairing, i, quarters, response if isinstance(response, dict) else {},
-                            counted=True)
-        if role == "model":
-            model = models[i] if models is not None and i < len(models) else None
-            by_model.add(model or NO_MODEL, i, turn_quarters)
+    turns = analysis.turns
+    if index is None or len(index) != len(turns):
+        index = TurnIndex.from_rows([content_figures(turn.content if read is None else read(turn)) for turn in turns])
+    count = _Count(cut)
+    kinds, result = count.kinds, count.result
+    spreads, quarters, roles = index.spread, index.quarters, index.roles
+    with paused_gc():  # the tallies and pairs are many objects that live on and form no cycle
+        for i, found in enumerate(spreads):
+            if isinstance(found, int) and found != spread.RESULTS:
+                kinds.add(KINDS[found], i, quarters[i])  # the whole turn one kind
+            elif isinstance(found, int):  # tool results, each one of its outputs
+                kinds.add(KINDS[spread.TOOL_RESULTS], i, quarters[i])
+                for output, key in zip(index.outputs[i], index.answers[i], strict=True):
+                    name = output[3]
+                    result(i, output[2], name if type(name) is str and name else UNNAMED, key)
+            else:
+                _add_entries(count, i, found, index.calls[i], index.answers[i])
+            if roles[i] == "model":
+                model = models[i] if models is not None and i < len(models) else None
+                count.models.add(model or NO_MODEL, i, quarters[i])
     whole = analysis.total_estimated_tokens
-    return Breakdown(whole, cut, len(analysis.turns), kinds.groups(whole, KINDS), _tool_groups(tools, whole),
-                     files.groups(whole), by_model.groups(whole))
+    return Breakdown(whole, cut, len(turns), kinds.groups(whole, KINDS), _tool_groups(count.tools, whole),
+                     count.files.groups(whole), count.models.groups(whole))
 
 
-def _add_result(kinds: _Tally, tools: _Tally, files: _Tally, pairing: _Files, turn: int, quarters: int,
-                response: Mapping[str, Any], counted: bool = False) -> None:
-    """One tool result: its kind (unless ``counted``), its tool, and the file its call named."""
-    if not counted:
-        kinds.add(TOOL_RESULTS, turn, quarters)
-    name = _name(response.get("name"))
-    tools.add(name, turn, quarters)
-    tools.note(name, "result_tokens_quarters", quarters)
-    target = pairing.answered(response)
-    if target is not None:
-        files.add(target[0], turn, quarters)
+def _add_entries(count: _Count, turn: int, entries: tuple[Any, ...], calls: Sequence[CallKey],
+                 answers: Sequence[CallKey]) -> None:
+    """A turn's spread entries (``spread.turn_spread``): each ``quarters << 3 | kind``, then the file it
+    names (a call's, an @path's) and its tool name and key where these are not its place's in the
+    turn's ``calls`` / ``answers``."""
+    size = len(entries)
+    k = call_at = answer_at = 0
+    while k < size:
+        entry: int = entries[k]
+        k += 1
+        path = entries[k] if k < size and type(entries[k]) is str else None
+        k += path is not None
+        kind, amount = entry & 7, entry >> 3
+        count.kinds.add(KINDS[kind], turn, amount)
+        if kind != spread.TOOL_CALLS and kind != spread.TOOL_RESULTS:
+            if path is not None:  # the text an @path included
+                count.files.add(path, turn, amount, INCLUDED, 1)
+            continue
+        if k < size and type(entries[k]) is tuple:
+            name, key = entries[k]
+            k += 1
+        elif kind == spread.TOOL_CALLS:
+            key = calls[call_at]
+            call_at += 1
+            name = key[1] or UNNAMED
+        else:
+            key = answers[answer_at]
+            answer_at += 1
+            name = key[1] or UNNAMED
+        if kind == spread.TOOL_CALLS:
+            count.call(turn, amount, name, key, path)
+        else:
+            count.result(turn, amount, name, key)
 
 
 def _tool_groups(tally: _Tally, whole: int) -> tuple[Group, ...]:
@@ -323,6 +267,9 @@ def _tool_groups(tally: _Tally, whole: int) -> tuple[Group, ...]:
 def turn_models(session: Session, turns: Iterable[Turn]) -> list[str | None]:
     """The model each turn's record names (None for a user turn or a record that names none)."""
     index = session.turn_index
+    turns = list(turns)
+    if index is not None and len(index.models) >= len(turns):
+        return index.models[:len(turns)]
     found: list[str | None] = []
     for n, turn in enumerate(turns):
         if index is not None and n < len(index.models):

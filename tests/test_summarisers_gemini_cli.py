@@ -325,7 +325,7 @@ async def test_the_app_runs_gemini_cli_when_chosen_with_p(tmp_path: Path, home: 
     async with app.run_test(size=(160, 45)) as pilot:
         await settle(pilot)
         await pilot.press("P", "P")
-        assert app.provider_settings.provider == "gemini-cli"
+        assert app.request.provider == "gemini-cli"
         view = app.screen
         assert isinstance(view, SessionScreen)
         assert "Gemini CLI" in view.status.get("provider") and "the turns are sent" in view.status.get("provider")

@@ -222,26 +222,26 @@ async def test_provider_switch_says_which_summariser_runs_before_anything_is_sen
             assert isinstance(view, SessionScreen)
             assert "offline: nothing leaves this machine" in view.status.get("provider")
             await pilot.press("P")
-            assert app.provider_settings.provider == "gemini"
+            assert app.request.provider == "gemini"
             assert "gemini: no credentials found, a run fails" in view.status.get("provider")
             assert any(n.message.startswith("Gemini cannot run") for n in app._notifications)
             await pilot.press("P")
-            assert app.provider_settings.provider == "gemini-cli"
+            assert app.request.provider == "gemini-cli"
             assert "gemini-cli: no gemini on PATH, a run fails" in view.status.get("provider")
             assert any(n.message.startswith("Gemini CLI cannot run: no gemini was found on PATH")
                        for n in app._notifications)
             await pilot.press("P")
-            assert app.provider_settings.provider == "auto"
+            assert app.request.provider == "auto"
             assert "auto -> offline: nothing leaves" in view.status.get("provider")
             monkeypatch.setenv("GEMINI_API_KEY", "AIza-test-key-never-shown")
             await pilot.press("P", "P", "P", "P")  # round the four again, now with a key
-            assert app.provider_settings.provider == "auto"
+            assert app.request.provider == "auto"
             assert "auto -> Gemini (API key) gemini-2.5-pro: the turns are sent" in view.status.get("provider")
             assert any("GEMINI_API_KEY" in n.message for n in app._notifications)  # the variable's name only
             assert not any("AIza" in n.message for n in app._notifications)
             assert "AIza" not in view.status.get("provider")
             await pilot.press("P")
-            assert app.provider_settings.provider == "offline"
+            assert app.request.provider == "offline"
         assert not server.requests  # switching sends nothing
 
 

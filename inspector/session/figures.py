@@ -1,17 +1,15 @@
 """Per-turn figures, computed once while a recording is read.
 
-A 100 MB recording holds ~170,000 turns; keeping every parsed message alive
-costs several times the file's size in memory.  So the reader computes, for
-each message record as it parses it, the figures every later step needs
-(estimate, JSON length, split flags, kind, recorded usage, the sizes of its
-tool outputs) with the same functions the rest of the core uses, then keeps
-only these figures and the line's place in the file (rebuilt from it on demand).
+A 100 MB recording holds ~170,000 turns; keeping every parsed message alive costs several
+times the file's size in memory.  So the reader computes, for each message record as it parses
+it, the figures every later step needs (estimate, JSON length, split flags, kind, recorded usage,
+the sizes of its tool outputs, where its estimate goes) with the same functions the rest of the
+core uses, then keeps only these figures and the line's place in the file (rebuilt on demand).
 
-The turns are built by ``history.message_contents`` (the only definition of
-how a message becomes turns) and measured here, a string at a time through
-``jsjson.string_measures``.  The figures of a turn are a plain tuple, a *row*
-(marshal carries rows between the reader's two processes); the rest of the
-core reads them as columns by name (``turn_index.TurnIndex``).
+The turns are built by ``history.message_contents`` (the only definition of how a message becomes
+turns) and measured here, a string at a time through ``jsjson.string_measures``.  The figures of
+a turn are a plain tuple, a *row* (marshal carries rows between the reader's two processes); the
+rest of the core reads them as columns by name (``turn_index.TurnIndex``).
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ from typing import Any, Final, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
 from inspector.session.history import is_valid_model_content, message_contents, message_id, strip_thoughts
+from inspector.session.spread import turn_spread
 from inspector.session.usage_store import PackedUsage, PackedUsages, packed_row
 from inspector.tokens import function_response_quarters, media_quarters, quarters_of
 
@@ -50,10 +49,9 @@ MASKING_TAG = "tool_output_masked"
 _TAG_OPEN = "<" + MASKING_TAG
 _SAVED_AT = re.compile(r"Output too large\. Full output available at: ([^\n]*)\n</" + MASKING_TAG + ">")
 
-# One turn's row: ``turn_index.ROW_FIELDS`` in their order (content_figures writes it; a plain tuple,
-# as marshal carries it between the reader's two processes).
+# One turn's row: ``turn_index.ROW_FIELDS`` in their order (a plain tuple: marshal carries it between processes).
 TurnRow = tuple[Any, ...]
-ROW_LENGTH = 16  # len(ROW_FIELDS): turn_index imports this module, so the count is checked there
+ROW_LENGTH = 17  # len(ROW_FIELDS): turn_index imports this module, so the count is checked there
 
 # A turn's shape, as the view of the history compression reads needs it (compaction/view.py):
 PLAIN_TURN = 0  # {"role": text, "parts": [...]}: joined to its neighbours by arithmetic on its lengths
@@ -183,7 +181,6 @@ def _plain_entry(j: int, fr: dict[str, Any], units: int, ascii_units: int) -> Re
     name = fr.get("name")
     tool = shared(name) if isinstance(name, str) else "unknown_tool"
     return (j, True, tool, quarters_of(units, ascii_units) // 4, units, True)
-
 
 
 def usage_of(message: dict[str, Any]) -> PackedUsage:
@@ -360,6 +357,7 @@ def content_figures(
     responses: list[ResponseFigures] = []
     outputs: list[OutputFigures] = []
     labels: list[str] = []  # turn_kind, built in the same pass
+    sizes: list[int] = []  # each part's quarters, for its spread
     thoughts = carried = False
     for j in range(len(parts)):
         item = parts[j]
@@ -429,6 +427,7 @@ def content_figures(
                     carried = True  # a call or response that stripping the thoughts removes
         if label not in labels:
             labels.append(label)
+        sizes.append(quarters - before)
     role_json = js_string_json_len(role) if type(role) is str else -1
     standard = role_json >= 0 and len(content) == 2 and next(iter(content)) == "role" and "parts" in content \
         and isinstance(content["parts"], list)
@@ -460,6 +459,7 @@ def content_figures(
         tuple(outputs) if outputs else (),
         thought_json,
         shape,
+        turn_spread(parts, role, sizes, calls, answers, len(outputs)),
     )
 
 

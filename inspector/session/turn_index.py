@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from inspector.session.figures import ROW_LENGTH, CallKey, OutputFigures, ResponseFigures, UsageColumn, transpose
+from inspector.session.spread import Spread
 from inspector.session.usage_store import PackedUsages
 
 
@@ -40,6 +41,7 @@ class TurnIndex:
     outputs: list[tuple[OutputFigures, ...]]  # each tool output as masking sees it, and each null part
     thought_json: list[int]  # how much shorter its JSON is once stripThoughts has removed its thoughts (mostly 0)
     shape: list[int]  # figures.PLAIN_TURN, OTHER_TURN or INVALID_MODEL_TURN
+    spread: list[Spread]  # where its estimate goes: its parts by kind, tool and file (spread.turn_spread)
     # For a recording: message m became turns message_starts[m] .. message_starts[m + 1] - 1
     # (len = messages + 1).  Empty when the turns were measured from contents.
     message_starts: list[int]

@@ -16,7 +16,7 @@ from textual.widgets import Input
 from inspector.catalog.listing import is_folder
 from inspector.format import visible
 from inspector.tui.commands import InspectorCommands
-from inspector.tui.running import ProviderSettings
+from inspector.tui.running import default_request
 from inspector.tui.screens.help import LIST_INTRO, OTHER_INTRO, SEARCH_INTRO, SESSION_INTRO, HelpScreen
 from inspector.tui.screens.search import SearchScreen
 from inspector.tui.screens.session_list import SessionListScreen
@@ -58,7 +58,8 @@ class InspectorApp(App[None]):
         self.model = model
         self.threshold = threshold
         self.live = live
-        self.provider_settings = ProviderSettings(provider, base_url)  # who writes snapshots
+        # The request every run derives from (dataclasses.replace): who writes snapshots, --force
+        self.request = default_request(provider, base_url)
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:

@@ -1,10 +1,12 @@
 """Running a compaction for the app: the same calls, with the same typed values, as the CLI.
 
-``compact`` and ``compact --compare`` build a ``CompactionRequest`` with
-``request.CompactionRequest``, read the session's ``CompactionContext``
-from its analysis and call ``strategies.run_request`` / ``strategies.compare``;
-the app does exactly that here, so a figure the app shows is the figure the
-CLI prints.  Both functions block (they run in a
+``compact`` and ``compact --compare`` build a ``CompactionRequest`` from their
+flags, read the session's ``CompactionContext`` from its analysis and call
+``strategies.run_request`` / ``strategies.compare``; the app does exactly that
+here, so a figure the app shows is the figure the CLI prints.  The app holds
+one default request (``default_request``: what its command line said) and
+derives each run's from it with ``dataclasses.replace`` (``request_for_run``).
+``run_one`` and ``run_compare`` block (they run in a
 worker thread), poll ``cancelled`` while the summariser works, and raise
 ``Cancelled`` when it says stop.
 """
@@ -13,16 +15,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar
 
 from inspector.compaction.compress import CompressionResult
 from inspector.compaction.request import STRATEGIES as STRATEGIES  # the dialog offers these
 from inspector.compaction.request import (
     CompactionRequest,
+    Strategy,
     compaction_context,
     named_provider,
-    named_strategy,
     target_problem,
 )
 from inspector.compaction.snapshot import Provenance
@@ -37,15 +39,6 @@ from inspector.tui.loading import Cancelled, Loaded
 T = TypeVar("T")
 # A step to show: its words, and the core's report when it knows how far the stage is (a real bar then).
 Step = Callable[[str, Progress | None], object]
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What the user chose before a run: strategy, its target, a focus instruction."""
-
-    strategy: str = "reference"
-    target: float | None = None  # staged: <= 1 a share of the window, above 1 tokens; None: the default
-    focus: str = ""
 
 
 def target_text(target: float | None) -> str:
@@ -71,29 +64,27 @@ def chosen_split(loaded: Loaded, split: int) -> int | None:
     return None if split == loaded.analysis.compress_split_point else split
 
 
-def request_for(loaded: Loaded, split: int, options: RunOptions, provider: ProviderSettings) -> CompactionRequest:
-    """``compact``'s request for this run (``--force``: the app always compacts on request)."""
-    return CompactionRequest(
-        strategy=named_strategy(options.strategy), split=chosen_split(loaded, split),
-        target=options.target if options.strategy == "staged" else None, provider=named_provider(provider.provider),
-        model=loaded.analysis.model, base_url=provider.base_url, instruction=options.focus or None, force=True,
-    )
+def request_for_run(default: CompactionRequest, loaded: Loaded, split: int, strategy: Strategy,
+                    target: float | None, focus: str = "") -> CompactionRequest:
+    """``compact``'s request for one run: the app's ``default`` (what the command line said, and the
+    summariser P chose), with the strategy, the staged target (the reference strategy has none), the focus
+    and the split this run uses, and the session's model.  ``RequestError`` for a combination the CLI
+    refuses too."""
+    return replace(default, strategy=strategy, target=target if strategy == "staged" else None,
+                   instruction=focus, split=chosen_split(loaded, split), model=loaded.analysis.model)
 
 
-@dataclass(frozen=True)
-class ProviderSettings:
-    """Who writes snapshots in the app: what ``--provider`` and ``--base-url`` said."""
-
-    provider: str = "offline"
-    base_url: str | None = None
+def default_request(provider: str = "offline", base_url: str | None = None) -> CompactionRequest:
+    """The request every run of the app starts from: who writes snapshots (``--provider``, ``--base-url``),
+    and ``--force`` (the app compacts when asked, even below the threshold)."""
+    return CompactionRequest(provider=named_provider(provider), base_url=base_url, force=True)
 
 
 class Counting:
     """A summariser that reports each call (``progress``) and otherwise is the one it wraps."""
 
-    def __init__(self, inner: Summariser, progress: Step, settings: ProviderSettings) -> None:
+    def __init__(self, inner: Summariser, progress: Step) -> None:
         self.inner = inner
-        self.settings = settings  # what the app asked for (the request names it)
         self.progress = progress
         self.name = inner.name
         self.model = inner.model
@@ -116,12 +107,12 @@ class Counting:
         return self.inner.cite(snapshot) if isinstance(self.inner, Grounded) else None
 
 
-def summariser_for(settings: ProviderSettings, loaded: Loaded, progress: Step) -> Counting:
-    """The summariser ``settings`` name, counting its calls for the running dialog."""
+def summariser_for(request: CompactionRequest, progress: Step) -> Counting:
+    """The summariser ``request`` names (provider, model, base URL), counting its calls for the running dialog."""
     from inspector.compaction.summarisers import pick_summariser
 
-    inner = pick_summariser(settings.provider, model=loaded.analysis.model, base_url=settings.base_url)
-    return Counting(inner, progress, settings)
+    inner = pick_summariser(request.provider, model=request.model, base_url=request.base_url)
+    return Counting(inner, progress)
 
 
 def run_cancellable(make: Callable[[], Awaitable[T]], cancelled: Callable[[], bool]) -> T:
@@ -161,24 +152,22 @@ def reporter_for(show: Step, cancelled: Callable[[], bool]) -> Reporter:
     return Reporter(on_progress=on_progress, is_cancelled=cancelled)
 
 
-def run_one(loaded: Loaded, split: int, options: RunOptions, summariser: Counting,
+def run_one(loaded: Loaded, request: CompactionRequest, summariser: Counting,
             cancelled: Callable[[], bool]) -> CompressionResult:
     """One strategy: ``strategies.run_request`` (what ``compact --strategy`` runs)."""
     from inspector.compaction.strategies import run_request
 
-    request = request_for(loaded, split, options, summariser.settings)
     context = compaction_context(loaded.session, loaded.analysis)
     reporter = reporter_for(summariser.progress, cancelled)
     return run_cancellable(
         lambda: run_request(request, context, loaded.analysis.turns, summariser, reporter), cancelled)
 
 
-def run_compare(loaded: Loaded, split: int, options: RunOptions, summariser: Counting,
+def run_compare(loaded: Loaded, request: CompactionRequest, summariser: Counting,
                 cancelled: Callable[[], bool]) -> Comparison:
-    """Both strategies: ``strategies.compare`` (what ``compact --compare`` runs)."""
+    """Both strategies: ``strategies.compare`` (what ``compact --compare`` runs; ``request.compare`` set)."""
     from inspector.compaction.strategies import compare
 
-    request = replace(request_for(loaded, split, options, summariser.settings), compare=True)
     context = compaction_context(loaded.session, loaded.analysis)
     reporter = reporter_for(summariser.progress, cancelled)
     return run_cancellable(lambda: compare(request, context, loaded.analysis.turns, summariser, reporter), cancelled)

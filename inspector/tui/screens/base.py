@@ -13,8 +13,8 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
+from inspector.compaction.request import CompactionRequest
 from inspector.tui.loading import Cancelled
-from inspector.tui.running import ProviderSettings
 
 
 @runtime_checkable
@@ -24,7 +24,8 @@ class Inspector(Protocol):
     live: bool  # follow the open session's file as it changes
     model: str | None  # --model: the model the window is taken from
     threshold: float | None  # --threshold
-    provider_settings: ProviderSettings  # who writes snapshots (P changes it)
+    request: CompactionRequest  # the default request every run derives from (what the command line said; P
+    # changes its provider)
 
     def open_session(self, path: Path, turn: int | None = None) -> None: ...
 

@@ -26,11 +26,12 @@ from inspector.format import visible
 from inspector.tui.loading import Cancelled, Loaded
 from inspector.tui.messages import CompactionProgress, CompareFinished
 from inspector.tui.preview import before_note
-from inspector.tui.running import RunOptions, run_compare, summariser_for, target_text
+from inspector.tui.running import run_compare, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.request import CompactionRequest
     from inspector.compaction.strategies import Comparison
 
 COMPARE_GROUP = "compare"
@@ -67,12 +68,12 @@ class CompareScreen(InspectorScreen):
         Binding("escape", "back", "Back / cancel", id="compare.back", tooltip="cancel the run, or back to the session"),
     ]
 
-    def __init__(self, loaded: Loaded, split: int, options: RunOptions,
+    def __init__(self, loaded: Loaded, split: int, request: CompactionRequest,
                  open_preview: Callable[[CompressionResult, int, Loaded, float | None], None]) -> None:
         super().__init__()
         self.loaded = loaded
         self.split = split
-        self.options = options
+        self.request = request  # compare set; its target is the staged run's
         self._open_preview = open_preview
         self.comparison: Comparison | None = None
         self.narrow = False
@@ -84,7 +85,7 @@ class CompareScreen(InspectorScreen):
                  else "each strategy's own split (the table shows the reference's)")
         yield Static(Text.assemble((visible(session.path.name, one_line=True), "bold"),
                                    "  both strategies on the same history - ", split,
-                                   f"  - staged: {target_text(self.options.target)}"),
+                                   f"  - staged: {target_text(self.request.target)}"),
                      id="compare-title", markup=False)
         with Vertical(id="compare-running"):
             yield Label(Text("Running reference, then staged…", style="bold"), id="compare-label")
@@ -114,9 +115,9 @@ class CompareScreen(InspectorScreen):
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPARE_GROUP, description="comparing strategies")
     def run_both(self) -> Comparison:
         worker = get_current_worker()
-        summariser = summariser_for(self.inspector.provider_settings, self.loaded,
+        summariser = summariser_for(self.request,
                                     lambda text, progress: self.post_message(CompactionProgress(text, progress)))
-        comparison = run_compare(self.loaded, self.split, self.options, summariser, lambda: worker.is_cancelled)
+        comparison = run_compare(self.loaded, self.request, summariser, lambda: worker.is_cancelled)
         if not worker.is_cancelled:
             self.post_message(CompareFinished(comparison, self.split))
         return comparison
@@ -156,14 +157,14 @@ class CompareScreen(InspectorScreen):
         words = ["session-inspector", "compact", shlex.quote(str(self.loaded.session.path)), "--compare", "--force"]
         if self.loaded.split_kind(self.split) != "reference":
             words += ["--split", str(self.split)]
-        if self.options.target is not None:
-            words += ["--target", f"{self.options.target:g}"]
+        if self.request.target is not None:
+            words += ["--target", f"{self.request.target:g}"]
         app = self.inspector
         if app.model:
             words += ["--model", shlex.quote(app.model)]
         if app.threshold is not None:
             words += ["--threshold", f"{app.threshold:g}"]
-        provider = app.provider_settings.provider
+        provider = self.request.provider
         if provider != "auto":
             words += ["--provider", provider]
         return " ".join(words)

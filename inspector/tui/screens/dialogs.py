@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import ClassVar, TypeVar
 
 from rich.text import Text
@@ -15,10 +16,11 @@ from textual.screen import ModalScreen
 from textual.visual import VisualType
 from textual.widgets import Footer, Input, Label, ProgressBar, Select, Static
 
+from inspector.compaction.request import CompactionRequest, RequestError, named_strategy
 from inspector.format import Literal, plural, visible
 from inspector.progress import Progress
 from inspector.quality.forgetting import Forgetting
-from inspector.tui.running import STRATEGIES, RunOptions, parse_target
+from inspector.tui.running import STRATEGIES, parse_target
 from inspector.tui.widgets.text_field import TextField
 
 SHORT_ROWS = 32  # a terminal shorter than this (80x24, 100x30) gets the dialogs' short layout
@@ -113,31 +115,30 @@ class ForgettingScreen(ConfirmScreen):
         yield Footer()
 
 
-class FocusScreen(DialogScreen[RunOptions | None]):
-    """Before a run: a focus instruction, the strategy and (staged) its target; Enter runs, Esc cancels."""
+class FocusScreen(DialogScreen[CompactionRequest | None]):
+    """Before a run: a focus instruction, the strategy and (staged) its target; Enter runs, Esc cancels.
+    Given the request the run would make, it answers with that request as chosen here (or None)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel", id="focus.cancel", tooltip="do not run"),
     ]
 
-    def __init__(self, split: int, initial: str = "", options: RunOptions | None = None, *,
-                 offline: bool = False) -> None:
+    def __init__(self, split: int, request: CompactionRequest, *, offline: bool = False) -> None:
         super().__init__()
         self.split = split
         self.offline = offline  # the offline summariser will run: say what it can do with a focus
-        self.initial = initial
-        self.options = options or RunOptions()
+        self.request = request
 
     def compose(self) -> ComposeResult:
-        target = self.options.target
+        target = self.request.target
         with Vertical(classes="dialog"):
             yield Static(Text(f"Compact turns 0-{self.split - 1:,}: what should the summary keep above all?",
                               style="bold"), markup=False)
-            yield TextField(self.initial, placeholder="e.g. the database schema decisions and open bugs",
-                            id="focus-input")
+            yield TextField(self.request.instruction or "",
+                            placeholder="e.g. the database schema decisions and open bugs", id="focus-input")
             with Horizontal(id="run-strategy-row"):
                 yield Label("strategy ", classes="run-label")
-                yield Select([(STRATEGY_LABELS[name], name) for name in STRATEGIES], value=self.options.strategy,
+                yield Select([(STRATEGY_LABELS[name], name) for name in STRATEGIES], value=self.request.strategy,
                              allow_blank=False, id="strategy-select")
             with Horizontal(id="run-target-row"):
                 yield Label("target ", classes="run-label")
@@ -164,9 +165,15 @@ class FocusScreen(DialogScreen[RunOptions | None]):
             self.query_one("#run-error", Static).update(Text(f"target: {reason}", style="red"))
             self.query_one("#target-input", Input).focus()
             return
-        strategy = self.query_one("#strategy-select", Select).value
+        strategy = named_strategy(str(self.query_one("#strategy-select", Select).value))
         focus = self.query_one("#focus-input", Input).value.strip()
-        self.dismiss(RunOptions(str(strategy), target, focus))
+        try:  # the request checks itself: a target with the reference strategy is refused, as compact refuses it
+            chosen = replace(self.request, strategy=strategy, target=target, instruction=focus)
+        except RequestError as exc:
+            self.query_one("#run-error", Static).update(Text(f"target: {exc}", style="red"))
+            self.query_one("#target-input", Input).focus()
+            return
+        self.dismiss(chosen)
 
     def action_cancel(self) -> None:
         self.dismiss(None)

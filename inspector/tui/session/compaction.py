@@ -33,7 +33,7 @@ from inspector.tui.messages import (
     StoreDone,
 )
 from inspector.tui.preview import Preview
-from inspector.tui.running import STRATEGIES, ProviderSettings, RunOptions, run_one, summariser_for, target_text
+from inspector.tui.running import STRATEGIES, request_for_run, run_one, summariser_for, target_text
 from inspector.tui.screens.base import inspector_of
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, ForgettingScreen, RunningScreen, forgetting_text
 from inspector.tui.screens.snapshot import SnapshotScreen
@@ -43,6 +43,7 @@ from inspector.tui.widgets.status_line import StatusLine
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.request import CompactionRequest, Provider, Strategy
     from inspector.compaction.summarisers import ProviderChoice
     from inspector.store import StoreError
 
@@ -63,38 +64,46 @@ class CompactionController(Part):
         self._apply_dialog: ConfirmScreen | None = None  # "Apply?" while open: closed if its preview goes stale
         self._last_focus = ""
         self.back_to_preview = False  # the cursor came here from a preview's line or fact: Esc goes back to it
-        self._run_options = RunOptions()  # the strategy and target the next run uses (S, the f dialog)
+        # What the next run uses (S, the f dialog), held here rather than as a request: the staged target
+        # stays remembered while the reference strategy is chosen (S goes back to it), and a request for
+        # the reference strategy has none.  Each run's request: ``request``.
+        self._strategy: Strategy = "reference"
+        self._target: float | None = None
         self.can_undo = False  # an apply of this file can be undone (read from the journal at each load)
         self._wrote = False  # the apply or undo under way changed the file
 
     # -- compaction -----------------------------------------------------------------------
-    def set_run_options(self, options: RunOptions) -> None:
-        self._run_options = RunOptions(options.strategy, options.target)
+    def request(self, split: int, focus: str = "") -> CompactionRequest:
+        """The next run's request: the app's default one, with this view's strategy and target, ``focus``
+        and ``split`` (``running.request_for_run``)."""
+        assert self.loaded is not None
+        return request_for_run(inspector_of(self).request, self.loaded, split, self._strategy, self._target, focus)
+
+    def chose(self, request: CompactionRequest) -> None:
+        """Remember what the f dialog chose: the strategy, the staged one's target (a target chosen before
+        stays while the reference strategy is chosen) and the focus."""
+        self._strategy = request.strategy
+        if request.strategy == "staged":
+            self._target = request.target
+        self._last_focus = request.instruction or ""
         self.show_strategy()
 
     def show_strategy(self) -> None:
-        options = self._run_options
-        extra = f", {target_text(options.target)}" if options.strategy == "staged" else ""
-        self.status.set("strategy", f"strategy {options.strategy}{extra} (S)")
+        extra = f", {target_text(self._target)}" if self._strategy == "staged" else ""
+        self.status.set("strategy", f"strategy {self._strategy}{extra} (S)")
 
     def strategy(self) -> None:
         """Toggle reference <-> staged (the target stays as chosen in the f dialog)."""
-        current = self._run_options
-        following = STRATEGIES[(STRATEGIES.index(current.strategy) + 1) % len(STRATEGIES)]
-        self.set_run_options(RunOptions(following, current.target))
-        self.notify(f"Compaction strategy: {following}", timeout=3)
+        self._strategy = STRATEGIES[(STRATEGIES.index(self._strategy) + 1) % len(STRATEGIES)]
+        self.show_strategy()
+        self.notify(f"Compaction strategy: {self._strategy}", timeout=3)
 
     # -- who writes the snapshot ------------------------------------------------------------
-    @property
-    def settings(self) -> ProviderSettings:
-        """Who writes snapshots in the app (``--provider``, then P)."""
-        return inspector_of(self).provider_settings
-
     def provider_choice(self) -> ProviderChoice:
         """Which summariser the next run uses and why (the core's ``choose_provider``), before anything is sent."""
         from inspector.compaction.summarisers import choose_provider
 
-        return choose_provider(self.settings.provider)
+        return choose_provider(inspector_of(self).request.provider)
 
     def provider_text(self) -> tuple[str, str, str]:
         """The status line's words for ``provider_choice`` (text, style, a shorter text for a narrow line)."""
@@ -118,33 +127,34 @@ class CompactionController(Part):
 
     def provider(self) -> None:
         """offline -> gemini -> gemini-cli -> auto -> offline; the notification says why that one runs."""
-        order = ("offline", "gemini", "gemini-cli", "auto")
-        current = self.settings.provider
+        order: tuple[Provider, ...] = ("offline", "gemini", "gemini-cli", "auto")
+        app = inspector_of(self)
+        current = app.request.provider
         following = order[(order.index(current) + 1) % len(order)] if current in order else "offline"
-        inspector_of(self).provider_settings = replace(self.settings, provider=following)  # for the whole app
+        app.request = replace(app.request, provider=following)  # for the whole app
         self.show_provider()
         choice = self.provider_choice()
         self.notify(choice.problem or choice.reason, title=f"Summariser: {following}",
                     severity="error" if choice.problem else "information", timeout=6)
 
     def compact(self, split: int) -> None:
-        self.start_compaction(self._run_options, split)
+        if self.loaded is not None:
+            self.start_compaction(self.request(split), split)
 
     def compact_focus(self, split: int) -> None:
         if self.loaded is None:
             return
 
-        def chosen(options: RunOptions | None) -> None:
-            if options is not None:
-                self._last_focus = options.focus
-                self.set_run_options(options)
-                self.start_compaction(options, split)
+        def chosen(request: CompactionRequest | None) -> None:
+            if request is not None:  # (made again from the version shown now: the file may have grown meanwhile)
+                self.chose(request)
+                self.start_compaction(self.request(split, self._last_focus), split)
 
         offline = not self.provider_choice().sends
-        self.app.push_screen(FocusScreen(split, self._last_focus, self._run_options, offline=offline),
+        self.app.push_screen(FocusScreen(split, self.request(split, self._last_focus), offline=offline),
                              callback=chosen)
 
-    def start_compaction(self, options: RunOptions, split: int) -> None:
+    def start_compaction(self, request: CompactionRequest, split: int) -> None:
         if self.loaded is None:
             return
         what = f"{turn_span(0, split)} of {self.path.name}" if split else self.path.name
@@ -153,11 +163,11 @@ class CompactionController(Part):
             self.notify(f"{said.explained} c compacts it anyway, at the split shown.",
                         title=said.short.capitalize(), timeout=6)
         who = self.provider_text()[0].removesuffix(" (P)")
-        label = f"Compacting {what} ({options.strategy} strategy; {who})"
+        label = f"Compacting {what} ({request.strategy} strategy; {who})"
         self._running_dialog = RunningScreen(label, cancel=self.cancel_compaction)
         self.app.push_screen(self._running_dialog)
-        self._running_dialog.step("summarising" if options.strategy == "reference" else "running the stages")
-        self.run_compaction(self.loaded, split, options)
+        self._running_dialog.step("summarising" if request.strategy == "reference" else "running the stages")
+        self.run_compaction(self.loaded, split, request)
 
     def cancel_compaction(self) -> None:
         self.workers.cancel_group(self, COMPACT_GROUP)
@@ -165,13 +175,13 @@ class CompactionController(Part):
         self.notify("Compaction cancelled.", severity="warning")
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=COMPACT_GROUP, description="the compaction")
-    def run_compaction(self, loaded: Loaded, split: int, options: RunOptions) -> CompressionResult:
+    def run_compaction(self, loaded: Loaded, split: int, request: CompactionRequest) -> CompressionResult:
         worker = get_current_worker()
-        summariser = summariser_for(self.settings, loaded,
+        summariser = summariser_for(request,
                                     lambda text, progress: self.post_message(CompactionProgress(text, progress)))
-        result = run_one(loaded, split, options, summariser, lambda: worker.is_cancelled)
+        result = run_one(loaded, request, summariser, lambda: worker.is_cancelled)
         if not worker.is_cancelled:
-            self.post_message(CompactionFinished(result, split, options.focus, loaded))
+            self.post_message(CompactionFinished(result, split, request.instruction or "", loaded))
         return result
 
     def on_compaction_progress(self, message: CompactionProgress) -> None:
@@ -185,7 +195,8 @@ class CompactionController(Part):
         from inspector.tui.screens.compare import CompareScreen
 
         if self.loaded is not None:
-            self.app.push_screen(CompareScreen(self.loaded, split, self._run_options, self.open_preview))
+            self.app.push_screen(CompareScreen(self.loaded, split, replace(self.request(split), compare=True),
+                                               self.open_preview))
 
     def open_preview(self, result: CompressionResult, split: int, source: Loaded, recall: float | None = None) -> None:
         """Make ``result`` (computed from ``source``) the preview - ``a`` applies it - and show it."""
