@@ -14,7 +14,14 @@ them against 5.1 s without (load average 9-11).  Left out one at a time
 ``compaction/budget.py`` and ``analysis.py`` were compiled too until 2026-11-28:
 all four together saved 0-0.2 s of ``analyze``'s 3 s of CPU and nothing of a
 live append (27-28 ms of CPU with or without them), and the compile took about
-twice as long.  The app's first screen draws before any of this runs.
+twice as long.  Since the agentic split pairs calls with ``compaction/pairs.py``'s
+one complete rule and ``analyze --json`` has the context's breakdown, these four
+pay again: ``compaction/pairs.py``, ``compaction/agentic.py``,
+``session/spread.py`` (each turn's kinds, measured as it is read) and
+``breakdown.py``, compiled together, take ``analyze --json`` on that file from
+4.73-4.88 s to 4.25-4.29 s wall (4.39-4.45 s to 3.90-3.91 s of user CPU; output
+byte-identical), for about the same install time (36-39 s here).  The app's
+first screen draws before any of this runs.
 
 One small hand-written C module, ``inspector/_kernel.c``, measures a string as
 JavaScript does (UTF-16 length, ASCII units, ``JSON.stringify`` length) in one
@@ -43,6 +50,10 @@ COMPILED = [
     "inspector/session/history.py",
     "inspector/session/validate.py",
     "inspector/session/jsonl.py",
+    "inspector/compaction/pairs.py",
+    "inspector/compaction/agentic.py",
+    "inspector/session/spread.py",
+    "inspector/breakdown.py",
 ]
 
 
