@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import weakref
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -49,6 +50,11 @@ def loads_line(raw: bytes | memoryview) -> Any:
         return js_json_loads(str(raw, "utf-8", "replace"))  # (decoded in place: no copy of a long line)
 
 
+# How many records a list read from its file keeps parsed: the ones read last (a turn opened, the rows
+# around it), never the whole history (a pass over every message would otherwise keep them all).
+KEPT_FROM_FILE = 256
+
+
 class MessageList(Sequence[dict[str, Any]]):
     """Message records in order; each parsed from its line when read.
 
@@ -56,7 +62,10 @@ class MessageList(Sequence[dict[str, Any]]):
     big recording, from the file itself (``fd``, an open descriptor this list
     owns): the same file even if it has been replaced since, and checked
     (length and id) so that a file rewritten in place is reported, never
-    misread.
+    misread.  Records of a list held in memory stay parsed once read (the
+    same object every time); a list that reads its file keeps only the
+    ``KEPT_FROM_FILE`` read last, so that its memory follows what is looked
+    at, not what was read.
     """
 
     __slots__ = ("__weakref__", "_data", "_fd", "_ids", "_items", "_parsed", "_path")
@@ -67,7 +76,8 @@ class MessageList(Sequence[dict[str, Any]]):
     ) -> None:
         self._data = data
         self._items = items  # a record, or the (start, end) of its line in the file
-        self._parsed: dict[int, dict[str, Any]] = {}  # read once, then the same object every time
+        # read once, then the same object every time (from a file: the KEPT_FROM_FILE read last)
+        self._parsed: OrderedDict[int, dict[str, Any]] = OrderedDict()
         self._fd = fd
         self._ids = ids  # with fd: each message's id, to check what is read
         self._path = path
@@ -111,7 +121,7 @@ class MessageList(Sequence[dict[str, Any]]):
         if keep == len(self._items):
             grown._parsed = self._parsed
         else:
-            grown._parsed = {i: record for i, record in self._parsed.items() if i < keep}
+            grown._parsed = OrderedDict((i, record) for i, record in self._parsed.items() if i < keep)
         return grown
 
     def _get(self, index: int) -> dict[str, Any]:
@@ -119,9 +129,14 @@ class MessageList(Sequence[dict[str, Any]]):
         if type(item) is not tuple:
             assert isinstance(item, dict)
             return item
-        record = self._parsed.get(index)
+        parsed = self._parsed
+        record = parsed.get(index)
         if record is None:
-            record = self._parsed[index] = self._read(index, *item)
+            record = parsed[index] = self._read(index, *item)
+            if self._fd is not None and len(parsed) > KEPT_FROM_FILE:
+                parsed.popitem(last=False)  # the one read longest ago
+        elif self._fd is not None:
+            parsed.move_to_end(index)
         return record
 
     def peek(self, index: int) -> dict[str, Any]:

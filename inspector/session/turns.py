@@ -7,6 +7,7 @@ the other's module.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -29,15 +30,31 @@ def content_from(message: dict[str, Any], turn: Turn) -> dict[str, Any]:
     return message_contents(message)[1 if turn.is_tool_result else 0][0]
 
 
+# How many contents the turns of one history keep built: the ones read last (the turn opened, the rows
+# around it).  A pass over every turn keeps no more than these.
+KEPT_CONTENTS = 256
+
+
 def lazy_turns(session: Session) -> list[Turn]:
-    """Turns whose content is rebuilt from the message when asked for."""
+    """Turns whose content is rebuilt from the message when asked for; the ``KEPT_CONTENTS`` read last
+    are kept (the same object while they are)."""
     index = session.turn_index
     assert index is not None
     messages = session.messages
+    peek = messages.peek if isinstance(messages, MessageList) else messages.__getitem__
+    kept: OrderedDict[tuple[int, bool], dict[str, Any]] = OrderedDict()
 
     def source(turn: Turn) -> dict[str, Any]:
         assert turn.message_index is not None
-        return content_from(messages[turn.message_index], turn)
+        key = (turn.message_index, turn.is_tool_result)
+        content = kept.get(key)
+        if content is not None:
+            kept.move_to_end(key)
+            return content
+        content = kept[key] = content_from(peek(turn.message_index), turn)
+        if len(kept) > KEPT_CONTENTS:
+            kept.popitem(last=False)
+        return content
 
     record_ids, results, roles, starts = index.record_ids, index.is_tool_result, index.roles, index.message_starts
     turns: list[Turn] = []
