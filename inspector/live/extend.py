@@ -77,7 +77,7 @@ from inspector.session.jsonl import (
 )
 from inspector.session.loader import paused_gc
 from inspector.session.reader import read_at
-from inspector.session.records import MessageList, loads_line
+from inspector.session.records import MessageList, Places, loads_line
 from inspector.session.turn_index import TurnIndex
 from inspector.tokens import token_limit
 
@@ -108,7 +108,7 @@ class _Spare:
     """Private copies of one state's long lists, which the next ``extend`` cuts and grows in place."""
 
     def __init__(self, session: Session, lists: dict[str, list[Any]],
-                 messages: tuple[list[Any], list[str] | None], figures: TurnIndex) -> None:
+                 messages: tuple[Places, list[str] | None], figures: TurnIndex) -> None:
         self.session = session  # the state they were copied from (checked by identity)
         self.lists = lists
         self.figures = figures  # a copy of the session's turn index (``TurnIndex.copy``)
