@@ -15,7 +15,7 @@ from textual import work
 from inspector.analysis import Analysis, json_deltas
 from inspector.compaction.split import split_point
 from inspector.tui.loading import Loaded
-from inspector.tui.long_lived import keep_long_lived
+from inspector.tui.long_lived import Handed, keep_long_lived
 from inspector.tui.messages import AgenticFound
 from inspector.tui.session.part import Part
 from inspector.tui.turn_set import TurnSet
@@ -92,9 +92,13 @@ class AgenticFinder(Part):
     def busy(self) -> bool:
         return any(w.group == AGENTIC_GROUP and not w.is_finished for w in self.workers)
 
+    def find(self, loaded: Loaded) -> None:
+        self.find_in_worker(Handed(loaded))
+
     @work(thread=True, exclusive=True, exit_on_error=False, group=AGENTIC_GROUP,
           description="finding agentic split candidates")
-    def find(self, loaded: Loaded) -> None:
+    def find_in_worker(self, handed: Handed[Loaded]) -> None:
+        loaded = handed.take()
         if loaded.agentic is None:
             loaded.find_agentic()
             self.post_message(AgenticFound(loaded))  # the ◆ marks first; the --agentic split takes longer
