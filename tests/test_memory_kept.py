@@ -81,3 +81,24 @@ def test_the_apps_agentic_split_counts_what_the_budget_cuts(big: Path) -> None:
     # a small window (Gemma 4's): the budget cuts outputs, which changes the turns' weights
     from_figures, from_contents = _agentic_split_from_contents(big, "gemma-4-31b-it")
     assert from_figures == from_contents
+
+
+def test_a_big_recording_with_crlf_line_ends_is_read_again_from_its_file(big: Path) -> None:
+    """A recording with CR bytes is read whole, not block by block; its bytes are not kept with it."""
+    crlf = big.with_name("crlf.jsonl")  # beside it: a truncated output names its folder
+    crlf.write_bytes(big.read_bytes().replace(b"\n", b"\r\n"))
+    session, plain = load(crlf), load(big)
+    assert isinstance(session.messages, MessageList) and session.messages.reads_file
+    assert session.messages._data is None
+    assert session.line_count == plain.line_count and session.message_lines == plain.message_lines
+    assert analyze(session).to_json(big, "jsonl", None) == analyze(plain).to_json(big, "jsonl", None)
+    assert session.messages[-1] == plain.messages[-1]
+
+
+def test_a_lone_cr_keeps_the_bytes_held(big: Path, tmp_path: Path) -> None:
+    """Lines ended by a lone CR are counted otherwise than newlines: such a file keeps its bytes."""
+    lone = tmp_path / "lone.jsonl"
+    lone.write_bytes(big.read_bytes().replace(b"\n", b"\r"))
+    session = load(lone)
+    assert isinstance(session.messages, MessageList) and not session.messages.reads_file
+    assert session.line_count == load(big).line_count
