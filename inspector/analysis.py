@@ -52,7 +52,7 @@ def project_temp_dir(session_path: Path) -> Path:
 class Analysis:
     """Every figure about one history; the split can be moved afterwards."""
 
-    turns: list[Turn]
+    turns: Sequence[Turn]  # a list, or the turns of a recording made when asked for (session.turns.TurnList)
     quarters: list[int]
     json_chars: list[int]
     candidates: list[int]
@@ -289,7 +289,7 @@ def last_prompt_tokens(recorded: UsageColumn, start: int) -> int | None:
 
 
 def analyze_turns(
-    turns: list[Turn],
+    turns: Sequence[Turn],
     messages: Sequence[dict[str, Any]] | None = None,
     *,
     model: str | None = None,

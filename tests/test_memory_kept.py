@@ -102,3 +102,24 @@ def test_a_lone_cr_keeps_the_bytes_held(big: Path, tmp_path: Path) -> None:
     session = load(lone)
     assert isinstance(session.messages, MessageList) and not session.messages.reads_file
     assert session.line_count == load(big).line_count
+
+
+def test_a_recordings_turns_are_made_when_asked_for(big: Path) -> None:
+    """No object a turn is held: each is made from the reader's columns when read, the same turn
+    whether it is reached by index, by slice or by walking the list."""
+    session = load(big)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        turns = history(session)
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(turns) == len(session.turn_index or ()) > 10_000
+    assert held < 64 * 1024, f"{held:,} bytes held for {len(turns):,} turns"  # a Turn each: ~100 bytes a turn
+    walked = list(turns)
+    assert walked == turns[:] == turns
+    assert [t.message_index for t in walked] == [turns[i].message_index for i in range(len(turns))]
+    assert turns[-1].index == len(turns) - 1 and turns[-len(turns)].index == 0
+    with pytest.raises(IndexError):
+        turns[len(turns)]
