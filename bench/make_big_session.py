@@ -2,7 +2,7 @@
 
     python bench/make_big_session.py                  # ~100 MB, ~170k turns -> bench/out/big-session.jsonl
     python bench/make_big_session.py --turns 20000 --out bench/out/small.jsonl
-    python bench/make_big_session.py --shape inline   # the other shape -> bench/out/inline-session.jsonl
+    python bench/make_big_session.py --shape inline   # the other shape, ~105 MB, 173k turns -> inline-session.jsonl
 
 The file looks like what Gemini CLI 0.61 writes: a metadata line, the
 environment-context checkpoint on line 2, then user prompts, model messages
@@ -11,11 +11,12 @@ again under the same id once the tools finish), tool results small and big,
 ``$set`` updates, some non-ASCII text and the odd emoji.  Deterministic for a
 given seed.
 
-``--shape inline`` writes the other shape met in long agent runs: every model
-message written once, its ``toolCalls`` already carrying their results (no
-first copy without them), 10% of the results plain strings (``"result":
-"text"``, which Gemini CLI turns into ``{"output": text}``), more model
-messages a prompt and more calls a message.
+``--shape inline`` writes the other shape met in long agent runs (issue 42: a
+105 MB file, 66,000 model messages, 173,000 turns): every model message written
+once, its ``toolCalls`` already carrying their results (no first copy without
+them), 10% of the results plain strings (``"result": "text"``, which Gemini CLI
+turns into ``{"output": text}``), one or two model messages a prompt, nearly
+all of them calling tools (1.8 calls a message), few ending in text alone.
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ from pathlib import Path
 
 OUT = Path(__file__).resolve().parent / "out" / "big-session.jsonl"
 INLINE_OUT = OUT.with_name("inline-session.jsonl")
+# The inline shape, as issue 42 describes the run it was met in (105 MB, 66,000 model messages,
+# 173,000 turns): a prompt is followed by one or two model messages that call tools, and only one
+# prompt in ten ends in a model message of text alone.
+INLINE_FINAL_SHARE = 0.1
 _WORD_TEXT = (
     "the a function file test error value return import class module config path read write update check "
     "result list string number token context session model user tool call output build install run shell "
@@ -109,7 +114,7 @@ class Writer:
         calls = [] if final else [
             {"id": f"{rng.choice(TOOLS)}_{self.clock}_{i}", "name": rng.choice(TOOLS),
              "args": {"file_path": f"src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py", "limit": rng.randint(1, 500)}}
-            for i in range(rng.choice((1, 1, 1, 2, 3)))
+            for i in range(rng.choice((1, 1, 2, 2, 3) if self.inline else (1, 1, 1, 2, 3)))
         ]
         text = paragraph(rng, rng.randint(1, 2)) if final else (sentence(rng, 12) if rng.random() < 0.6 else "")
         usage = {"input": rng.randint(5_000, 400_000), "output": rng.randint(10, 3_000),
@@ -149,9 +154,10 @@ def build(turns: int, seed: int, shape: str = "bench") -> list[str]:
                                        "content": [{"text": context}]}]}})
     while writer.turns < turns:
         writer.user()
-        for _ in range(rng.randint(1, 6) if inline else rng.randint(0, 4)):
+        for _ in range(rng.randint(1, 2) if inline else rng.randint(0, 4)):
             writer.model(final=False)
-        writer.model(final=True)
+        if not inline or rng.random() < INLINE_FINAL_SHARE:
+            writer.model(final=True)
         if rng.random() < 0.02:
             writer.add({"id": writer.ident(), "timestamp": writer.stamp(), "type": "info",
                         "content": "Request cancelled."})
@@ -160,7 +166,8 @@ def build(turns: int, seed: int, shape: str = "bench") -> list[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=170_000, help="history turns to write (default 170,000)")
+    parser.add_argument("--turns", type=int, default=None,
+                        help="history turns to write (default 170,000; inline: 173,000)")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--shape", choices=("bench", "inline"), default="bench",
                         help="inline: toolCalls written once with their results, 10%% of them plain strings")
@@ -168,6 +175,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.out is None:
         args.out = INLINE_OUT if args.shape == "inline" else OUT
+    if args.turns is None:
+        args.turns = 173_000 if args.shape == "inline" else 170_000
     lines = build(args.turns, args.seed, args.shape)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     data = ("\n".join(lines) + "\n").encode("utf-8")

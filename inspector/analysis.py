@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -52,7 +52,7 @@ def project_temp_dir(session_path: Path) -> Path:
 class Analysis:
     """Every figure about one history; the split can be moved afterwards."""
 
-    turns: list[Turn]
+    turns: Sequence[Turn]  # a list, or the turns of a recording made when asked for (session.turns.TurnList)
     quarters: list[int]
     json_chars: list[int]
     candidates: list[int]
@@ -289,7 +289,7 @@ def last_prompt_tokens(recorded: UsageColumn, start: int) -> int | None:
 
 
 def analyze_turns(
-    turns: list[Turn],
+    turns: Sequence[Turn],
     messages: Sequence[dict[str, Any]] | None = None,
     *,
     model: str | None = None,
@@ -331,14 +331,7 @@ def analyze_turns(
     truncations = plan_budget(
         responses, text_of, lambda tool, seq: folder + output_file_name(tool, seq), truncate_chars(limit, last_prompt)
     )
-    changed: dict[int, list[Truncation]] = {}
-    for truncation in truncations:
-        if truncation.changes_json:
-            changed.setdefault(truncation.turn, [])
-    for truncation in truncations:
-        if truncation.turn in changed:
-            changed[truncation.turn].append(truncation)
-    deltas = {i: js_json_len(truncated_content(turns[i].content, cut)) - json_chars[i] for i, cut in changed.items()}
+    deltas = json_deltas(turns, json_chars, truncations)
     compress_split = columns.split(deltas) if deltas else split_point
 
     return Analysis(
@@ -360,6 +353,19 @@ def analyze_turns(
         environment_quarters=environment_quarters,
         split_columns=columns,
     )
+
+
+def json_deltas(turns: Sequence[Turn], json_chars: Sequence[int], truncations: Iterable[Truncation]) -> dict[int, int]:
+    """How much the tool-output budget changes the JSON length of each turn whose JSON it changes
+    (new length - old): only those turns' contents are built."""
+    changed: dict[int, list[Truncation]] = {}
+    for truncation in truncations:
+        if truncation.changes_json:
+            changed.setdefault(truncation.turn, [])
+    for truncation in truncations:
+        if truncation.turn in changed:
+            changed[truncation.turn].append(truncation)
+    return {i: js_json_len(truncated_content(turns[i].content, cut)) - json_chars[i] for i, cut in changed.items()}
 
 
 def usage_fresh_from(session: Session, turns: Sequence[Turn]) -> int:

@@ -43,7 +43,7 @@ def test_a_row_lands_in_the_fields_it_names() -> None:
     assert index.usage[1] is None
     assert index.thought_json[0] != 0 and index.thought_json[1] == 0  # (a signature is added: it can grow)
     assert "thought" in index.kinds[0] and index.kinds[1] == "tool result"
-    assert index.message_starts == []
+    assert list(index.message_starts) == []
 
 
 def test_head_and_copy_keep_every_column() -> None:
@@ -52,7 +52,7 @@ def test_head_and_copy_keep_every_column() -> None:
     index = TurnIndex.of_messages([(row,) for row in rows])
     head = index.head(2, 2)
     assert head.roles == ["user", "model"] and head.record_ids == ["id-0", "id-1"]
-    assert head.message_starts == [0, 1, 2]
+    assert list(head.message_starts) == [0, 1, 2]
     assert all(len(column) == 2 for column in head._columns())
     copied = index.copy()
     assert copied == index and copied.roles is not index.roles

@@ -38,7 +38,7 @@ import hashlib
 import os
 import stat
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -77,8 +77,9 @@ from inspector.session.jsonl import (
 )
 from inspector.session.loader import paused_gc
 from inspector.session.reader import read_at
-from inspector.session.records import MessageList, loads_line
+from inspector.session.records import MessageList, Places, loads_line
 from inspector.session.turn_index import TurnIndex
+from inspector.session.turns import TurnList
 from inspector.tokens import token_limit
 
 T = TypeVar("T")
@@ -108,7 +109,7 @@ class _Spare:
     """Private copies of one state's long lists, which the next ``extend`` cuts and grows in place."""
 
     def __init__(self, session: Session, lists: dict[str, list[Any]],
-                 messages: tuple[list[Any], list[str] | None], figures: TurnIndex) -> None:
+                 messages: tuple[Places, list[str] | None], figures: TurnIndex) -> None:
         self.session = session  # the state they were copied from (checked by identity)
         self.lists = lists
         self.figures = figures  # a copy of the session's turn index (``TurnIndex.copy``)
@@ -142,9 +143,11 @@ def prepare(state: LiveState) -> None:
         return
     assert session.turn_index is not None
     lists: dict[str, list[Any]] = {
-        "turns": list(analysis.turns), "candidates": list(analysis.candidates),
+        "candidates": list(analysis.candidates),
         "prefix": list(analysis.prefix_quarters), "agentic": list(analysis.agentic_candidates),
     }
+    if isinstance(analysis.turns, list):  # (a recording's TurnList is cut and grown without a copy)
+        lists["turns"] = list(analysis.turns)
     index.spare = _Spare(session, lists, messages.copies(), session.turn_index.copy())
 
 
@@ -242,11 +245,11 @@ def _output_path(session: Session) -> Callable[[str, int], str]:
     return lambda tool, seq: folder + output_file_name(tool, seq)
 
 
-def _text(turns: list[Turn], i: int, j: int) -> str:
+def _text(turns: Sequence[Turn], i: int, j: int) -> str:
     return response_text(turns[i].content["parts"][j]["functionResponse"]["response"])
 
 
-def _first_turn_of(turns: list[Turn], position: int) -> int:
+def _first_turn_of(turns: Sequence[Turn], position: int) -> int:
     return bisect.bisect_left(turns, position, key=lambda t: t.message_index if t.message_index is not None else -1)
 
 
@@ -382,7 +385,11 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     first = _first_turn_of(old.turns, keep)  # the first turn that changes
     count_before = len(old.turns)
     messages = session.messages
-    new_turns: list[Turn] = _grown(spare, "turns", old.turns, first, ())
+    if isinstance(old.turns, TurnList):  # a recording's turns: the columns' part shared, no copy
+        new_turns: TurnList | list[Turn] = old.turns.head(first)
+    else:
+        assert isinstance(old.turns, list)
+        new_turns = _grown(spare, "turns", old.turns, first, ())
     for offset_in_tail, message in enumerate(tail):
         position = keep + offset_in_tail
         for content, is_result in message_contents(messages[position]):
@@ -478,7 +485,7 @@ def _is_environment(message: dict[str, Any]) -> bool:
     return message.get("type") == "user" and is_environment_content(message.get("content"))
 
 
-def _fresh_from(session: Session, turns: list[Turn], first: int) -> int:
+def _fresh_from(session: Session, turns: Sequence[Turn], first: int) -> int:
     """``usage_fresh_from`` when no turn before ``first`` is fresh and turn 0 is the snapshot."""
     snapshot_line = session.message_lines[turns[0].record_id or ""]
     lines = session.message_lines

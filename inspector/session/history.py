@@ -19,9 +19,10 @@ _LONGEST_PREFIX = max(len(p) for p in _IGNORED_PREFIXES)
 class Turn:
     """One Content of the history, with where it came from.
 
-    ``content`` is either held or, for turns of a big recording, built the
-    first time it is read from the message's line (``source``), so that
-    170,000 turns do not keep 170,000 parsed contents alive until needed.
+    ``content`` is either held or, for turns of a recording, built from the
+    message's line each time it is asked for (``source``, which may keep the
+    few read last), so that a pass over 170,000 turns does not leave 170,000
+    parsed contents alive.
     """
 
     __slots__ = ("_content", "_role", "_source", "index", "is_tool_result", "message_index", "record_id")
@@ -51,8 +52,7 @@ class Turn:
             return self._content
         if self._source is None:
             raise ValueError("a turn without content")
-        self._content = self._source(self)  # kept: the same object on every read
-        return self._content
+        return self._source(self)  # not kept on the turn (see the class's notes)
 
     @content.setter
     def content(self, value: dict[str, Any]) -> None:
@@ -60,7 +60,7 @@ class Turn:
 
     @property
     def has_content(self) -> bool:
-        """Whether the content is held (given, or read and kept), not still to be rebuilt from its record."""
+        """Whether the content is held (given), not rebuilt from its record when asked for."""
         return self._content is not None
 
     @property

@@ -198,7 +198,7 @@ def _read_open(path: Path, fd: int, info: os.stat_result, watch: ReadWatch) -> S
         data = _read_all(path, fd)
         watch.check()
         with paused_gc():
-            session = parse(path, data)
+            session = parse(path, data, fd)
     session.mtime_ns = info.st_mtime_ns
     session.inode = info.st_ino
     return session
@@ -226,7 +226,9 @@ def _stream_jsonl(path: Path, fd: int, size: int, watch: ReadWatch) -> Session |
     return session
 
 
-def parse(path: Path, data: bytes) -> Session:
+def parse(path: Path, data: bytes, fd: int | None = None) -> Session:
+    """The session ``data`` holds; ``fd``: the file it was read from, which a big recording's messages
+    are then read again from (``data`` is not kept)."""
     if _NOT_BLANK.search(data) is None:
         raise SessionError(path, "the file is empty")
     nul = data.find(b"\x00")
@@ -240,7 +242,7 @@ def parse(path: Path, data: bytes) -> Session:
                           warnings=read.warnings, line_count=read.line_count, transcript=read.transcript)
     else:
         whole = _parse_whole(data)
-        session = _read_jsonl(path, data) if whole is _FAILED else _from_document(path, data, whole)
+        session = _read_jsonl(path, data, fd=fd) if whole is _FAILED else _from_document(path, data, whole)
     session.size = len(data)
     session.sha256 = hashlib.sha256(data).hexdigest()
     session.ends_with_newline = data.endswith(b"\n")
@@ -368,16 +370,28 @@ def _checkpoint(path: Path, data: bytes, wrapper: dict[str, Any], history: list[
     return Session(path=path, format="checkpoint", metadata=wrapper, contents=history, bare_checkpoint=bare)
 
 
-def _read_jsonl(path: Path, data: bytes, legacy: dict[str, Any] | None = None) -> Session:
+def _read_jsonl(path: Path, data: bytes, legacy: dict[str, Any] | None = None, fd: int | None = None) -> Session:
     items, line_count = scan_file(data)
-    session = _jsonl_session(path, items, line_count, data)
+    own = os.dup(fd) if fd is not None and _read_again_from(fd, data) else None
+    session = _jsonl_session(path, items, line_count, data if own is None else None, fd=own)
     if session is not None:
         return session
+    if own is not None:
+        os.close(own)
     if legacy is not None:
         return _legacy(path, data, legacy)
     if any(item[ITEM_KIND] == "w" for item in items):
         raise _json_error(path, data)
     raise SessionError(path, "not a Gemini CLI session: no line holds sessionId and projectHash")
+
+
+def _read_again_from(fd: int, data: bytes) -> bool:
+    """Whether a recording read whole (not block by block: it holds CR bytes) is big enough to read
+    its messages again from its file instead of keeping its bytes, and may be: the file is still
+    the size read, and every CR ends a line with LF (CRLF), so that lines are counted as in a file
+    read block by block."""
+    return (len(data) >= STREAM_MIN_BYTES and os.fstat(fd).st_size == len(data)
+            and data.count(b"\r") == data.count(b"\r\n"))
 
 
 def _jsonl_session(

@@ -13,7 +13,9 @@ import contextlib
 import json
 import os
 import weakref
-from collections.abc import Iterator, Sequence
+from array import array
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -49,6 +51,60 @@ def loads_line(raw: bytes | memoryview) -> Any:
         return js_json_loads(str(raw, "utf-8", "replace"))  # (decoded in place: no copy of a long line)
 
 
+Where = dict[str, Any] | tuple[int, int]  # a record held in memory, or its line's (start, end)
+
+
+class Places:
+    """Where each message is: its line's start and end in two arrays of machine integers (16 bytes a
+    message, where a tuple of two ints took ~120), or the record itself for one held in memory (a
+    ``$set.messages`` checkpoint's; start -1)."""
+
+    __slots__ = ("_ends", "_held", "_starts")
+
+    def __init__(self, items: Iterable[Where] = ()) -> None:
+        self._starts = array("q")
+        self._ends = array("q")
+        self._held: dict[int, dict[str, Any]] = {}
+        self.extend(items)
+
+    def extend(self, items: Iterable[Where]) -> None:
+        starts, ends = self._starts, self._ends
+        for item in items:
+            if type(item) is tuple:
+                starts.append(item[0])
+                ends.append(item[1])
+            else:
+                assert isinstance(item, dict)
+                self._held[len(starts)] = item
+                starts.append(-1)
+                ends.append(-1)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def at(self, index: int) -> Where:
+        """Message ``index``'s record, or its line's (start, end)."""
+        start = self._starts[index]
+        return self._held[index] if start < 0 else (start, self._ends[index])
+
+    def cut(self, keep: int) -> None:
+        """Only the first ``keep`` messages stay."""
+        del self._starts[keep:]
+        del self._ends[keep:]
+        for i in [k for k in self._held if k >= keep]:
+            del self._held[i]
+
+    def copy(self) -> Places:
+        copied = Places()
+        copied._starts, copied._ends, copied._held = self._starts[:], self._ends[:], dict(self._held)
+        return copied
+
+
+# How many records a list read from its file keeps parsed: the ones read last (a turn opened, the rows
+# around it), never the whole history (a pass over every message would otherwise keep them all).
+KEPT_FROM_FILE = 256
+
+
 class MessageList(Sequence[dict[str, Any]]):
     """Message records in order; each parsed from its line when read.
 
@@ -56,18 +112,22 @@ class MessageList(Sequence[dict[str, Any]]):
     big recording, from the file itself (``fd``, an open descriptor this list
     owns): the same file even if it has been replaced since, and checked
     (length and id) so that a file rewritten in place is reported, never
-    misread.
+    misread.  Records of a list held in memory stay parsed once read (the
+    same object every time); a list that reads its file keeps only the
+    ``KEPT_FROM_FILE`` read last, so that its memory follows what is looked
+    at, not what was read.
     """
 
     __slots__ = ("__weakref__", "_data", "_fd", "_ids", "_items", "_parsed", "_path")
 
     def __init__(
-        self, data: bytes | None, items: list[dict[str, Any] | tuple[int, int]], *,
+        self, data: bytes | None, items: Iterable[Where] | Places, *,
         fd: int | None = None, ids: list[str] | None = None, path: Path | None = None,
     ) -> None:
         self._data = data
-        self._items = items  # a record, or the (start, end) of its line in the file
-        self._parsed: dict[int, dict[str, Any]] = {}  # read once, then the same object every time
+        self._items = items if isinstance(items, Places) else Places(items)  # each message: a record, or its line
+        # read once, then the same object every time (from a file: the KEPT_FROM_FILE read last)
+        self._parsed: OrderedDict[int, dict[str, Any]] = OrderedDict()
         self._fd = fd
         self._ids = ids  # with fd: each message's id, to check what is read
         self._path = path
@@ -82,13 +142,12 @@ class MessageList(Sequence[dict[str, Any]]):
         """Messages are read again from the file (a big recording), not from bytes held in memory."""
         return self._fd is not None
 
-    def copies(self) -> tuple[list[dict[str, Any] | tuple[int, int]], list[str] | None]:
-        """Copies of the lists ``extended`` would copy, made ahead of time (``inspector.live.extend.prepare``)."""
-        return list(self._items), list(self._ids) if self._ids is not None else None
+    def copies(self) -> tuple[Places, list[str] | None]:
+        """Copies of what ``extended`` would copy, made ahead of time (``inspector.live.extend.prepare``)."""
+        return self._items.copy(), list(self._ids) if self._ids is not None else None
 
-    def extended(self, keep: int, items: list[dict[str, Any] | tuple[int, int]], ids: list[str],
-                 copies: tuple[list[dict[str, Any] | tuple[int, int]], list[str] | None] | None = None,
-                 ) -> MessageList:
+    def extended(self, keep: int, items: list[Where], ids: list[str],
+                 copies: tuple[Places, list[str] | None] | None = None) -> MessageList:
         """A new list: the first ``keep`` messages of this one, then ``items`` (``ids``: their ids).
 
         For a recording that grew: the new list reads the same bytes or file
@@ -96,13 +155,13 @@ class MessageList(Sequence[dict[str, Any]]):
         ``copies`` (from ``copies()`` on this list) are cut and grown instead of copying again."""
         fd = os.dup(self._fd) if self._fd is not None else None
         if copies is None:
-            own, merged = self._items[:keep], self._ids[:keep] if self._ids is not None else None
+            own, merged = self._items.copy(), self._ids[:keep] if self._ids is not None else None
         else:
             own, merged = copies
-            del own[keep:]
             if merged is not None:
                 del merged[keep:]
-        own += items
+        own.cut(keep)
+        own.extend(items)
         if merged is not None:
             merged += ids
         grown = MessageList(self._data, own, fd=fd, ids=merged, path=self._path)
@@ -111,22 +170,27 @@ class MessageList(Sequence[dict[str, Any]]):
         if keep == len(self._items):
             grown._parsed = self._parsed
         else:
-            grown._parsed = {i: record for i, record in self._parsed.items() if i < keep}
+            grown._parsed = OrderedDict((i, record) for i, record in self._parsed.items() if i < keep)
         return grown
 
     def _get(self, index: int) -> dict[str, Any]:
-        item = self._items[index]
+        item = self._items.at(index)
         if type(item) is not tuple:
             assert isinstance(item, dict)
             return item
-        record = self._parsed.get(index)
+        parsed = self._parsed
+        record = parsed.get(index)
         if record is None:
-            record = self._parsed[index] = self._read(index, *item)
+            record = parsed[index] = self._read(index, *item)
+            if self._fd is not None and len(parsed) > KEPT_FROM_FILE:
+                parsed.popitem(last=False)  # the one read longest ago
+        elif self._fd is not None:
+            parsed.move_to_end(index)
         return record
 
     def peek(self, index: int) -> dict[str, Any]:
         """The record at ``index``, parsed but not kept (for one pass over a big session)."""
-        item = self._items[index]
+        item = self._items.at(index)
         if type(item) is not tuple:
             assert isinstance(item, dict)
             return item

@@ -12,6 +12,7 @@ follows and ``of_messages`` reads by name.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -43,8 +44,8 @@ class TurnIndex:
     shape: list[int]  # figures.PLAIN_TURN, OTHER_TURN or INVALID_MODEL_TURN
     spread: list[Spread]  # where its estimate goes: its parts by kind, tool and file (spread.turn_spread)
     # For a recording: message m became turns message_starts[m] .. message_starts[m + 1] - 1
-    # (len = messages + 1).  Empty when the turns were measured from contents.
-    message_starts: list[int]
+    # (len = messages + 1), in machine integers.  Empty when the turns were measured from contents.
+    message_starts: array[int]
 
     def __len__(self) -> int:
         return len(self.quarters)
@@ -53,7 +54,7 @@ class TurnIndex:
     def from_rows(cls, rows: Sequence[tuple[Any, ...]]) -> TurnIndex:
         """The index of turns measured one by one (``figures.content_figures``), not from a recording."""
         index = cls.of_messages([tuple(rows)])
-        index.message_starts.clear()
+        del index.message_starts[:]
         return index
 
     @classmethod
@@ -63,11 +64,11 @@ class TurnIndex:
         return cls._of_columns(columns, starts)
 
     @classmethod
-    def _of_columns(cls, columns: Sequence[Any], starts: list[int]) -> TurnIndex:
+    def _of_columns(cls, columns: Sequence[Any], starts: Sequence[int]) -> TurnIndex:
         """An index of per-turn columns given in ``ROW_FIELDS`` order (``usage`` as the packed list)."""
         named: dict[str, Any] = dict(zip(ROW_FIELDS, columns, strict=True))
         named["usage"] = UsageColumn(named["usage"])
-        return cls(**named, message_starts=starts)
+        return cls(**named, message_starts=starts if isinstance(starts, array) else array("q", starts))
 
     def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]],
                  own: TurnIndex | None = None) -> TurnIndex:

@@ -7,15 +7,18 @@ the other's module.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import bisect
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, overload
 
 from inspector.session.history import Turn, contents_to_turns, message_contents, messages_to_turns
 from inspector.session.loader import Session
 from inspector.session.records import MessageList
+from inspector.session.turn_index import TurnIndex
 
 
-def history(session: Session) -> list[Turn]:
+def history(session: Session) -> list[Turn] | TurnList:
     """The curated history of a session: what Gemini CLI would resume with."""
     if session.contents is not None:
         return contents_to_turns(session.contents)
@@ -29,22 +32,108 @@ def content_from(message: dict[str, Any], turn: Turn) -> dict[str, Any]:
     return message_contents(message)[1 if turn.is_tool_result else 0][0]
 
 
-def lazy_turns(session: Session) -> list[Turn]:
-    """Turns whose content is rebuilt from the message when asked for."""
+# How many contents the turns of one history keep built: the ones read last (the turn opened, the rows
+# around it).  A pass over every turn keeps no more than these.
+KEPT_CONTENTS = 256
+
+
+def lazy_turns(session: Session) -> TurnList:
+    """Turns whose content is rebuilt from the message when asked for; the ``KEPT_CONTENTS`` read last
+    are kept (the same object while they are)."""
     index = session.turn_index
     assert index is not None
     messages = session.messages
+    peek = messages.peek if isinstance(messages, MessageList) else messages.__getitem__
+    kept: OrderedDict[tuple[int, bool], dict[str, Any]] = OrderedDict()
 
     def source(turn: Turn) -> dict[str, Any]:
         assert turn.message_index is not None
-        return content_from(messages[turn.message_index], turn)
+        key = (turn.message_index, turn.is_tool_result)
+        content = kept.get(key)
+        if content is not None:
+            kept.move_to_end(key)
+            return content
+        content = kept[key] = content_from(peek(turn.message_index), turn)
+        if len(kept) > KEPT_CONTENTS:
+            kept.popitem(last=False)
+        return content
 
-    record_ids, results, roles, starts = index.record_ids, index.is_tool_result, index.roles, index.message_starts
-    turns: list[Turn] = []
-    for position in range(len(starts) - 1):
-        for i in range(starts[position], starts[position + 1]):
-            turns.append(Turn(i, None, record_ids[i], position, results[i], role=roles[i], source=source))
-    return turns
+    return TurnList(index, source)
+
+
+class TurnList(Sequence[Turn]):
+    """The turns of a recording, each made when asked for from the reader's columns (no object a turn
+    is held: 170,000 of them were ~23 MB), then the turns a live extension appended (held).  Equal to a
+    list of equal turns; a slice is a list."""
+
+    __slots__ = ("_count", "_record_ids", "_results", "_roles", "_source", "_starts", "_tail")
+
+    def __init__(self, index: TurnIndex, source: Callable[[Turn], dict[str, Any]], count: int | None = None,
+                 tail: list[Turn] | None = None) -> None:
+        self._record_ids, self._results, self._roles = index.record_ids, index.is_tool_result, index.roles
+        self._starts = index.message_starts
+        self._source = source
+        self._count = len(index) if count is None else count  # the turns made from the columns
+        self._tail: list[Turn] = [] if tail is None else tail
+
+    def __len__(self) -> int:
+        return self._count + len(self._tail)
+
+    def _made(self, i: int, position: int) -> Turn:
+        return Turn(i, None, self._record_ids[i], position, self._results[i], role=self._roles[i],
+                    source=self._source)
+
+    def _at(self, i: int) -> Turn:
+        if i >= self._count:
+            return self._tail[i - self._count]
+        return self._made(i, bisect.bisect_right(self._starts, i) - 1)
+
+    @overload
+    def __getitem__(self, index: int) -> Turn: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Turn]: ...
+
+    def __getitem__(self, index: int | slice) -> Turn | list[Turn]:
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(len(self))[index]]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError("turn index out of range")
+        return self._at(index)
+
+    def __iter__(self) -> Iterator[Turn]:
+        starts = self._starts
+        position = 0
+        for i in range(self._count):
+            while starts[position + 1] <= i:
+                position += 1
+            yield self._made(i, position)
+        yield from self._tail
+
+    def head(self, count: int) -> TurnList:
+        """A new list of the first ``count`` turns (this one stays as it is); ``append`` grows it."""
+        tail = self._tail[:max(count - self._count, 0)]
+        grown = TurnList.__new__(TurnList)
+        grown._record_ids, grown._results, grown._roles = self._record_ids, self._results, self._roles
+        grown._starts, grown._source = self._starts, self._source
+        grown._count, grown._tail = min(count, self._count), tail
+        return grown
+
+    def append(self, turn: Turn) -> None:
+        """A turn after the last (a live extension's, its content held)."""
+        self._tail.append(turn)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, TurnList)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"TurnList({len(self)} turns)"
 
 
 def content_reader(session: Session) -> Callable[[Turn], dict[str, Any]]:

@@ -39,7 +39,7 @@ from textual import work
 
 from inspector.session.loader import paused_gc
 from inspector.tui.loading import Loaded
-from inspector.tui.long_lived import keep_long_lived
+from inspector.tui.long_lived import Handed, keep_long_lived
 from inspector.tui.messages import (
     FileChanged,
     LoadRequested,
@@ -409,9 +409,10 @@ class LiveFollower(Part):
         gc.collect(2 if full else 1)
 
     @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="preparing for live updates")
-    def prime_live(self, loaded: Loaded) -> None:
+    def prime_live(self, handed: Handed[Loaded]) -> None:
         from inspector.live.extend import start
 
+        loaded = handed.take()
         state = start(loaded.session, loaded.analysis, model=self.model)
         keep_long_lived()
         self.app.call_from_thread(self.live_primed, loaded, state)
@@ -439,7 +440,7 @@ class LiveFollower(Part):
                 self.call_later(self.read_all, "the file changed on disk while it was read", self._read_kind)
         if loaded.live is None and self.live:
             self._priming = loaded
-            self.call_after_refresh(self.prime_live, loaded)  # once the table is on screen
+            self.call_after_refresh(self.prime_live, Handed(loaded))  # once the table is on screen
         if loaded.changed_from is not None:
             if self._unsettled is not None:
                 self.settle()  # the last version was never drawn (the table is covered): no waiting

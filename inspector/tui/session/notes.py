@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from inspector.tui.long_lived import keep_long_lived
+from inspector.tui.long_lived import Handed, keep_long_lived
 from inspector.tui.messages import NotesFinished, NotesReady, NotesShown
 from inspector.tui.session.part import Part
 from inspector.tui.session_notes import carry_notes, note_session, release_notes
@@ -72,10 +72,11 @@ class NotesKeeper(Part):
     def note_again(self, loaded: Loaded) -> None:
         if self.shown is loaded:
             self._pending_since = None
-            self.note_session(loaded, self._read)
+            self.note_session(Handed(loaded), self._read)
 
     @work(thread=True, exclusive=True, exit_on_error=False, group=NOTES_GROUP, description="pricing the session")
-    def note_session(self, loaded: Loaded, read: int) -> None:
+    def note_session(self, handed: Handed[Loaded], read: int) -> None:
+        loaded = handed.take()
         try:
             note_session(loaded.analysis, loaded.session)
             release_notes().clear()  # the analyses they hold are let go here

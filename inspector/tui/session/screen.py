@@ -140,7 +140,7 @@ class SessionScreen(SplitKeys):
 
     # -- loading ------------------------------------------------------------------------
     @work(thread=True, exclusive=True, exit_on_error=False, group=LOAD_GROUP, description="reading the session")
-    def load_session(self, reason: str = "open") -> Loaded:
+    def load_session(self, reason: str = "open") -> None:
         worker = get_current_worker()
 
         def progress(phase: str, done: int, total: int) -> None:
@@ -154,9 +154,8 @@ class SessionScreen(SplitKeys):
             progress=progress, cancelled=lambda: worker.is_cancelled,
             show_tail=show_tail if reason == "open" else None,
         )
-        keep_long_lived()  # tui/long_lived.py
+        keep_long_lived()  # tui/long_lived.py (this worker returns nothing: it would keep the version)
         self.post_message(SessionLoaded(loaded, reason))
-        return loaded
 
     def on_load_requested(self, message: LoadRequested) -> None:
         self.load_session(message.reason)

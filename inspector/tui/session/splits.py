@@ -8,14 +8,14 @@ and where it lands after the file was read again.
 from __future__ import annotations
 
 import bisect
+from itertools import accumulate
 
 from textual import work
 
-from inspector.analysis import Analysis
-from inspector.compaction.budget import Truncation, truncated_content
-from inspector.compaction.compress import agentic_split
+from inspector.analysis import Analysis, json_deltas
+from inspector.compaction.split import split_point
 from inspector.tui.loading import Loaded
-from inspector.tui.long_lived import keep_long_lived
+from inspector.tui.long_lived import Handed, keep_long_lived
 from inspector.tui.messages import AgenticFound
 from inspector.tui.session.part import Part
 from inspector.tui.turn_set import TurnSet
@@ -25,13 +25,13 @@ AGENTIC_GROUP = "agentic"  # the worker that finds compact --agentic's split
 
 def cli_agentic_split(analysis: Analysis) -> int:
     """The split ``compact --agentic`` takes: the core's agentic rule on the history after the
-    tool-output budget, as ``compress`` applies it (0: there is none)."""
-    by_turn: dict[int, list[Truncation]] = {}
-    for truncation in analysis.truncations:
-        by_turn.setdefault(truncation.turn, []).append(truncation)
-    contents = [truncated_content(turn.content, by_turn[i]) if i in by_turn else turn.content
-                for i, turn in enumerate(analysis.turns)]
-    return agentic_split(contents) if contents else 0
+    tool-output budget, as ``compress`` applies it (0: there is none).  From the analysis's figures:
+    its agentic candidates (the pairing ``agentic_split`` finds in the contents), each turn's JSON
+    length, and the turns the budget changes (the only contents built)."""
+    if not analysis.turns:
+        return 0
+    deltas = json_deltas(analysis.turns, analysis.json_chars, analysis.truncations)
+    return split_point([0, *accumulate(analysis.json_chars)], analysis.agentic_candidates, False, deltas)
 
 
 def split_points(loaded: Loaded) -> list[int]:
@@ -92,13 +92,17 @@ class AgenticFinder(Part):
     def busy(self) -> bool:
         return any(w.group == AGENTIC_GROUP and not w.is_finished for w in self.workers)
 
+    def find(self, loaded: Loaded) -> None:
+        self.find_in_worker(Handed(loaded))
+
     @work(thread=True, exclusive=True, exit_on_error=False, group=AGENTIC_GROUP,
           description="finding agentic split candidates")
-    def find(self, loaded: Loaded) -> None:
+    def find_in_worker(self, handed: Handed[Loaded]) -> None:
+        loaded = handed.take()
         if loaded.agentic is None:
             loaded.find_agentic()
             self.post_message(AgenticFound(loaded))  # the ◆ marks first; the --agentic split takes longer
-        point = cli_agentic_split(loaded.analysis)  # builds every turn's content, kept with the turn
+        point = cli_agentic_split(loaded.analysis)
         keep_long_lived()
         self.post_message(AgenticFound(loaded, point))
 
