@@ -177,7 +177,8 @@ def browser_shot() -> int:
             browser = Chromium(work / "chromium", width=1600, height=1000)
             try:
                 page = browser.open(served_url(work / "serve.log"))  # the printed URL, with its token
-                found, screen = browser.wait_for_text(page, [sample.name, "est. tok", "Compact"])
+                # the split line is drawn once the session is read (the table's header comes before it)
+                found, screen = browser.wait_for_text(page, [sample.name, "est. tok", "Compact", "summarise 0-"])
                 if not found:
                     print(f"the page never showed the session:\n{screen}", file=sys.stderr)
                     return 1

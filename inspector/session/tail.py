@@ -63,7 +63,7 @@ class TailRead:
     size: int  # the file's size when its tail was read
     recording: bool
     session_id: str | None = None
-    turns: list[Turn] = field(default_factory=list)
+    turns: Sequence[Turn] = field(default_factory=list)
     index: TurnIndex = field(default_factory=lambda: TurnIndex.of_messages([]))
     start: int = 0  # where in the file the lines read begin
 

@@ -17,6 +17,7 @@ whole read, masking marks are ``…`` until they are worked out (``notes_pending
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from typing import ClassVar
 
@@ -113,7 +114,7 @@ class TurnTable(ScrollView, can_focus=True):
 
     # -- data -----------------------------------------------------------------------
     @property
-    def turns(self) -> list[Turn]:
+    def turns(self) -> Sequence[Turn]:
         """The turns shown: the analysis's, else the tail's (``show_tail``), else none."""
         return self.analysis.turns if self.analysis else self.tail.turns if self.tail else []
 
