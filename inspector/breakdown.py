@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -264,10 +264,10 @@ def _tool_groups(tally: _Tally, whole: int) -> tuple[Group, ...]:
     return tuple(groups)
 
 
-def turn_models(session: Session, turns: Iterable[Turn]) -> list[str | None]:
-    """The model each turn's record names (None for a user turn or a record that names none)."""
+def turn_models(session: Session, turns: Sequence[Turn]) -> list[str | None]:
+    """The model each turn's record names (None for a user turn or a record that names none); from
+    the reader's column where it has one (no turn is made for it)."""
     index = session.turn_index
-    turns = list(turns)
     if index is not None and len(index.models) >= len(turns):
         return index.models[:len(turns)]
     found: list[str | None] = []
