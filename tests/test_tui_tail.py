@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 from textual.strip import Strip
 from textual.worker import WorkerFailed
 
@@ -185,17 +186,24 @@ async def test_the_whole_table_is_the_one_shown_without_the_tail(tmp_path: Path,
     assert cursor == cursor_before  # at the split, as without a tail (the cursor was not moved meanwhile)
 
 
+async def tail_handled(pilot: Pilot[None], tail_shown: asyncio.Event) -> SessionScreen:
+    """The session screen once it has handled the tail read (shown or not)."""
+    await asyncio.wait_for(tail_shown.wait(), 60)
+    for _ in range(3):  # the body is laid out, then the rows are given to the table (after a refresh)
+        await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, SessionScreen)
+    return screen
+
+
 async def test_a_file_the_whole_read_refuses_shows_why_after_its_tail(tmp_path: Path, held: threading.Event) -> None:
     bad = {"id": "bad", "timestamp": "t", "type": "gemini", "content": 5}  # content that is no part
     path = recording(tmp_path / "chats" / "session-bad.jsonl", early=bad)
     tail_shown = asyncio.Event()
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE, message_hook=hook_for([], tail_shown)) as pilot:
-        await asyncio.wait_for(tail_shown.wait(), 60)
-        for _ in range(3):  # the body is laid out, then the rows are given to the table (after a refresh)
-            await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SessionScreen) and screen.tail is not None
+        screen = await tail_handled(pilot, tail_shown)
+        assert screen.tail is not None
         held.set()
         with contextlib.suppress(WorkerFailed):  # the whole read fails, as it should
             await app.workers.wait_for_complete()
@@ -217,11 +225,7 @@ async def test_a_legacy_document_shows_the_reading_mark_and_the_progress(tmp_pat
     tail_shown = asyncio.Event()
     app = InspectorApp(path, threshold=0.5, live=False)
     async with app.run_test(size=SIZE, message_hook=hook_for([], tail_shown)) as pilot:
-        await asyncio.wait_for(tail_shown.wait(), 60)
-        for _ in range(3):  # the body is laid out, then the rows are given to the table (after a refresh)
-            await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, SessionScreen)
+        screen = await tail_handled(pilot, tail_shown)
         assert screen.tail is None and screen.has_class("-loading")  # no rows: the progress stays
         assert "reading…" in str(screen.query_one(ContextHeader).render())
         held.set()
