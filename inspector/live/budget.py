@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, overload
+from typing import Any
 
 from inspector.compaction.budget import (
     Truncation,
@@ -26,11 +26,12 @@ from inspector.compaction.budget import (
 )
 from inspector.jsjson import js_json_len, js_string_json_len
 from inspector.session.figures import ResponseFigures
+from inspector.session.lazy import LazyList
 
 Position = tuple[int, int]  # (turn, part)
 
 
-class ShiftedTruncations(Sequence[Truncation]):
+class ShiftedTruncations(LazyList[Truncation]):
     """``head`` (fresh truncations), then ``base[start:]`` with every counter number moved by ``delta``."""
 
     __slots__ = ("base", "base_changed", "delta", "head", "make", "start")
@@ -66,7 +67,7 @@ class ShiftedTruncations(Sequence[Truncation]):
             return self.head[index].seq
         return self.base[self.start + index - len(self.head)].seq + self.delta
 
-    def _get(self, index: int) -> Truncation:
+    def _at(self, index: int) -> Truncation:
         if index < len(self.head):
             return self.head[index]
         original = self.base[self.start + index - len(self.head)]
@@ -74,31 +75,6 @@ class ShiftedTruncations(Sequence[Truncation]):
             return original
         return self.make(original, original.seq + self.delta)
 
-    @overload
-    def __getitem__(self, index: int) -> Truncation: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Truncation]: ...
-
-    def __getitem__(self, index: int | slice) -> Truncation | list[Truncation]:
-        if isinstance(index, slice):
-            return [self._get(i) for i in range(len(self))[index]]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("truncation index out of range")
-        return self._get(index)
-
-    def __iter__(self) -> Iterator[Truncation]:
-        for i in range(len(self)):
-            yield self._get(i)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (list, ShiftedTruncations)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def as_shifted(plan: Sequence[Truncation], make: Callable[[Truncation, int], Truncation]) -> ShiftedTruncations:

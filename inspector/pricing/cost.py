@@ -28,11 +28,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any
 
 from inspector.analysis import Rows, row_batches
 from inspector.pricing.table import ModelPrices, Rate, model_prices
 from inspector.session.figures import PackedUsage, UsageColumn, recorded_model, usage_dict
+from inspector.session.lazy import LazySequence
 
 if TYPE_CHECKING:
     from inspector.analysis import Analysis
@@ -94,7 +95,7 @@ class _Band:
 EXACT_BELOW = 1 << 63  # an amount at least this big is priced the Decimal way (never in a real session)
 
 
-class PricedTurns(Sequence[TurnCost]):
+class PricedTurns(LazySequence[TurnCost]):
     """The priced turns of a session, in order, kept as numbers; each ``TurnCost`` is made when asked for."""
 
     def __init__(self) -> None:
@@ -106,16 +107,7 @@ class PricedTurns(Sequence[TurnCost]):
     def __len__(self) -> int:
         return len(self.turns)
 
-    @overload
-    def __getitem__(self, index: int) -> TurnCost: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[TurnCost]: ...
-
-    def __getitem__(self, index: int | slice) -> TurnCost | list[TurnCost]:
-        if isinstance(index, slice):
-            return [self[k] for k in range(len(self))[index]]
-        k = range(len(self))[index]
+    def _at(self, k: int) -> TurnCost:
         return TurnCost(self.turns[k], self.price(k))
 
     def price(self, k: int) -> Price:

@@ -17,11 +17,12 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 import orjson
 
 from inspector.session.errors import SessionError
+from inspector.session.lazy import LazyList
 
 
 def _no_constant(name: str) -> Any:
@@ -105,7 +106,7 @@ class Places:
 KEPT_FROM_FILE = 256
 
 
-class MessageList(Sequence[dict[str, Any]]):
+class MessageList(LazyList[dict[str, Any]]):
     """Message records in order; each parsed from its line when read.
 
     The lines come from the file's bytes held in memory (``data``) or, for a
@@ -173,7 +174,7 @@ class MessageList(Sequence[dict[str, Any]]):
             grown._parsed = OrderedDict((i, record) for i, record in self._parsed.items() if i < keep)
         return grown
 
-    def _get(self, index: int) -> dict[str, Any]:
+    def _at(self, index: int) -> dict[str, Any]:
         item = self._items.at(index)
         if type(item) is not tuple:
             assert isinstance(item, dict)
@@ -212,41 +213,15 @@ class MessageList(Sequence[dict[str, Any]]):
                                "open it again")
         return record
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(index, slice):
-            return [self._get(i) for i in range(len(self._items))[index]]
-        if index < 0:
-            index += len(self._items)
-        if not 0 <= index < len(self._items):
-            raise IndexError("message index out of range")
-        return self._get(index)
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        for i in range(len(self._items)):
-            yield self._get(i)
-
     def __reversed__(self) -> Iterator[dict[str, Any]]:
         for i in range(len(self._items) - 1, -1, -1):
-            yield self._get(i)
+            yield self._at(i)
 
     def __add__(self, other: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return [*self, *other]
 
     def __radd__(self, other: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         return [*other, *self]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (list, MessageList)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"MessageList({len(self)} messages)"

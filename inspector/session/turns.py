@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import bisect
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, overload
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from inspector.session.history import Turn, contents_to_turns, message_contents, messages_to_turns
+from inspector.session.lazy import LazyList
 from inspector.session.loader import Session
 from inspector.session.records import MessageList
 from inspector.session.turn_index import TurnIndex
@@ -61,7 +62,7 @@ def lazy_turns(session: Session) -> TurnList:
     return TurnList(index, source)
 
 
-class TurnList(Sequence[Turn]):
+class TurnList(LazyList[Turn]):
     """The turns of a recording, each made when asked for from the reader's columns (no object a turn
     is held: 170,000 of them were ~23 MB), then the turns a live extension appended (held).  Equal to a
     list of equal turns; a slice is a list."""
@@ -88,21 +89,6 @@ class TurnList(Sequence[Turn]):
             return self._tail[i - self._count]
         return self._made(i, bisect.bisect_right(self._starts, i) - 1)
 
-    @overload
-    def __getitem__(self, index: int) -> Turn: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Turn]: ...
-
-    def __getitem__(self, index: int | slice) -> Turn | list[Turn]:
-        if isinstance(index, slice):
-            return [self._at(i) for i in range(len(self))[index]]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("turn index out of range")
-        return self._at(index)
-
     def __iter__(self) -> Iterator[Turn]:
         starts = self._starts
         position = 0
@@ -124,13 +110,6 @@ class TurnList(Sequence[Turn]):
     def append(self, turn: Turn) -> None:
         """A turn after the last (a live extension's, its content held)."""
         self._tail.append(turn)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (list, TurnList)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"TurnList({len(self)} turns)"

@@ -12,8 +12,10 @@ as the same ``PackedUsage`` value it was given (a new tuple of equal ints).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
-from typing import Any, overload
+from collections.abc import Iterable
+from typing import Any
+
+from inspector.session.lazy import LazySequence
 
 # Usage as kept per turn: the six values when the record has exactly USAGE_KEYS in
 # that order (what Gemini CLI writes), else a copy of the object; None: no usage.
@@ -39,7 +41,7 @@ _OTHER = -2  # a turn's slot: its usage is in ``_other`` (not six whole numbers)
 _WIDTH = 6  # len(figures.USAGE_KEYS)
 
 
-class PackedUsages(Sequence[PackedUsage]):
+class PackedUsages(LazySequence[PackedUsage]):
     """Every turn's ``PackedUsage``, turn ``i`` at ``i``, held in arrays of machine integers."""
 
     __slots__ = ("_other", "_slots", "_values")
@@ -75,21 +77,6 @@ class PackedUsages(Sequence[PackedUsage]):
         if slot >= 0:
             return tuple(self._values[slot:slot + _WIDTH])
         return None if slot == _NONE else self._other[index]
-
-    @overload
-    def __getitem__(self, index: int) -> PackedUsage: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[PackedUsage]: ...
-
-    def __getitem__(self, index: int | slice) -> PackedUsage | list[PackedUsage]:
-        if isinstance(index, slice):
-            return [self._at(i) for i in range(len(self._slots))[index]]
-        if index < 0:
-            index += len(self._slots)
-        if not 0 <= index < len(self._slots):
-            raise IndexError("usage index out of range")
-        return self._at(index)
 
     def __delitem__(self, index: slice) -> None:
         """``del usages[start:]``: every turn from ``start`` on dropped (the only deletion a grown
