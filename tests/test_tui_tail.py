@@ -171,10 +171,19 @@ async def test_the_whole_table_is_the_one_shown_without_the_tail(tmp_path: Path,
     async def whole_rows() -> tuple[list[str], str, int]:
         app = InspectorApp(path, threshold=0.5, live=False)
         async with app.run_test(size=SIZE) as pilot:
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            screen = app.screen
-            assert isinstance(screen, SessionScreen) and screen.loaded is not None
+
+            async def shown_whole() -> SessionScreen:
+                """The screen once the whole read is shown and its masking worked out (the notes' worker
+                starts after the load's has ended: waiting for the workers once may come before it)."""
+                while True:
+                    await app.workers.wait_for_complete()
+                    await pilot.pause()
+                    screen = app.screen
+                    if isinstance(screen, SessionScreen) and screen.loaded is not None \
+                            and not screen.query_one(TurnTable).notes_pending:
+                        return screen
+
+            screen = await asyncio.wait_for(shown_whole(), 60)
             table = screen.query_one(TurnTable)
             rows = [text_of(table._row(i, 200)) for i in range(table.turn_count)] + [text_of(table._divider(200))]
             return rows, str(screen.query_one(ContextHeader).render()), table.cursor
