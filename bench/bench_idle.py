@@ -76,16 +76,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--app", action="store_true", help="also the whole app with the session open, idle")
     parser.add_argument("--step-ms", type=int, default=WatchOptions.step_ms,
                         help="how often watchfiles' thread looks for changes (the app's default unless given)")
+    parser.add_argument("--tick-ms", type=int, default=WatchOptions.tick_ms,
+                        help="how long watchfiles waits before saying 'nothing yet' (the app's default unless given)")
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="bench-idle-"))
     try:
         path = folder / SAMPLE.name
         shutil.copyfile(SAMPLE, path)
-        idle, latency = asyncio.run(measure(path, args.seconds, WatchOptions(step_ms=args.step_ms)))
+        options = WatchOptions(step_ms=args.step_ms, tick_ms=args.tick_ms)
+        idle, latency = asyncio.run(measure(path, args.seconds, options))
         whole = asyncio.run(measure_app(path, args.seconds)) if args.app else None
     finally:
         shutil.rmtree(folder)
-    print(f"idle watcher (step {args.step_ms} ms): {idle:.2%} of one core over {args.seconds:g} s; "
+    print(f"idle watcher (step {args.step_ms} ms, tick {args.tick_ms} ms): {idle:.2%} of one core "
+          f"over {args.seconds:g} s; "
           f"an append arrived after {latency:.3f} s")
     if whole is not None:
         print(f"idle app with the session open and watched: {whole:.2%} of one core over {args.seconds:g} s")

@@ -215,17 +215,19 @@ async def test_what_a_change_did_is_said_for_a_while_and_then_the_status_says_li
     lasts (a file that cannot be read) stays."""
     seen = Seen()
     async with watched(tmp_path, "session-said.jsonl", conversation(5), seen) as (pilot, view, path):
-        view.follower.SAID_SECONDS = 3.0
+        view.follower.SAID_SECONDS = 0.3  # what the line said is recorded: its time may end before this looks
+        said = live_words_said(view)
         spare = path.with_name("spare.tmp")
         spare.write_text(conversation(6), encoding="utf-8")
         os.replace(spare, path)  # written again whole
         await seen.until(pilot, lambda: seen.count(live_loads) >= 1, "the rewrite was not read")
-        assert view.status.get("live") == "live: read again"
         await condition(pilot, lambda: view.status.get("live") == "live", "'live: read again' stayed")
+        assert said[said.index("live: read again"):] == ["live: read again", "live"], said
+        said.clear()
         append(path, prompt(60))  # an append, extended: said, then "live" again
         await seen.until(pilot, lambda: seen.count(live_loads) >= 2, "the append was not shown")
-        assert view.status.get("live") in ("live: 1 new turn", "live: appended")
         await condition(pilot, lambda: view.status.get("live") == "live", "the append's words stayed")
+        assert said[-1] == "live" and said[-2] in ("live: 1 new turn", "live: appended"), said
 
         path.unlink()
         path.mkdir()  # cannot be read: said in red, and it stays
@@ -235,6 +237,22 @@ async def test_what_a_change_did_is_said_for_a_while_and_then_the_status_says_li
         view.follower.status.set("live", "live: cannot read the file now", "red")
         await condition(pilot, lambda: view.follower._saying is None, "the words' time did not end")
         assert view.status.get("live") == "live: cannot read the file now"
+
+
+def live_words_said(view: SessionScreen) -> list[str]:
+    """Every text the status line's "live" slot is given from now on, in order (the line itself shows
+    only the last, which a short ``SAID_SECONDS`` may already have replaced)."""
+    said: list[str] = []
+    status = view.follower.status
+    shown = status.set
+
+    def set_and_record(slot: str, text: str, style: str = "", short: str = "") -> None:
+        if slot == "live" and text != status.get("live"):
+            said.append(text)
+        shown(slot, text, style, short)
+
+    status.set = set_and_record  # type: ignore[method-assign]
+    return said
 
 
 async def condition(pilot: object, test: Callable[[], bool], what: str, timeout: float = 20) -> None:

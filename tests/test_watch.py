@@ -217,6 +217,7 @@ async def test_an_append_is_reported_at_once_and_a_rewrite_after_the_quiet_perio
     batch = asyncio.Event()
     watch = Watch(path, on_batch=lambda changes: batch.set())
     watch.options.quiet, watch.options.max_wait, watch.options.clock = 5.0, 30.0, clock
+    watch.options.tick_ms = 20  # the watcher looks at the injected clock each tick, not after 5 real seconds
     async with watch:
         with path.open("ab") as gemini:
             gemini.write(b'{"id":"m2"}\n')

@@ -326,9 +326,8 @@ class WatchOptions:
     # (bench/bench_idle.py: 0.2% of a core and an append after 83 ms at 50 ms; 0.4% and 32 ms
     # at 20 ms; 0.45% and 12 ms at 10 ms).  20 ms keeps an append on screen within 100 ms.
     step_ms: int = 20
-    # How long watchfiles waits for a change before it reports "nothing yet"; the first such report
-    # says the watch is in place (``ready``).  Idle, the watcher wakes only this often: debouncing
-    # has timers of its own.
+    # How long watchfiles waits for a change before it reports "nothing yet".  Idle, the watcher
+    # wakes only this often: debouncing has timers of its own (and looks at an injected clock each tick).
     tick_ms: int = 1_000
     extra: dict[str, Any] = field(default_factory=dict)  # passed on to awatch
     on_batch: Callable[[set[Any]], None] | None = None  # sees each batch of changes to the file
@@ -405,14 +404,24 @@ async def watch_session(
 
     async def pump() -> None:
         """Every batch watchfiles reports, into ``batches`` (None once it ends)."""
-        first = True
         try:
-            async for changes in watcher:
-                if first and ready is not None:
+            upcoming = asyncio.ensure_future(anext(watcher))
+            # awatch makes its notifier (which puts the OS's watch in place) in its first step, before it
+            # first waits for changes: once that step ran, the watch is in place (else: at its first report,
+            # a change or the first tick with none).
+            await asyncio.sleep(0)
+            if ready is not None and not upcoming.done():
+                ready.set()
+            while True:
+                try:
+                    changes = await upcoming
+                except StopAsyncIteration:
+                    break
+                if ready is not None:
                     ready.set()
-                first = False
                 if changes:
                     batches.put_nowait(changes)
+                upcoming = asyncio.ensure_future(anext(watcher))
         finally:
             batches.put_nowait(None)
 
@@ -421,6 +430,8 @@ async def watch_session(
         with contextlib.suppress(asyncio.CancelledError):
             while not stop.is_set():
                 wait = debounce.remaining()  # None: nothing pending, so sleep until a change comes
+                if wait is not None:  # a clock of the caller's (``options.clock``) may move any time: look each tick
+                    wait = min(wait, opts.tick_ms / 1000)
                 try:
                     changes: set[Any] | None = await asyncio.wait_for(batches.get(), wait)
                 except TimeoutError:
