@@ -96,17 +96,48 @@ def whole_file_figures(path: Path, data: bytes) -> dict[str, Any]:
     return _WHOLE[key]
 
 
-def check_cut(tmp_path: Path, data: bytes, cut: int, *, steps: int = 1) -> str:
-    """Read ``data[:cut]``, append the rest in ``steps`` pieces (at line ends), compare."""
-    path = tmp_path / "live.jsonl"
-    path.write_bytes(data[:cut])
+def read_live(path: Path) -> live.LiveState | str:
+    """The live state of the file as it is now, or why there is none."""
     try:
         session = load(path)
     except SessionError:  # a prefix that is not a session yet (no metadata line)
         return "unreadable prefix"
     state = live.start(session, analyze(session))
-    if state is None:
-        return "not extendable"
+    return "not extendable" if state is None else state
+
+
+def extend_by(state: live.LiveState, chunk: bytes, offset: int, prepared: bool) -> live.LiveState | None:
+    """``state`` extended by ``chunk`` (already appended to its file at ``offset``), with the copies made
+    ahead or not, checked: a second extension is refused and the state it started from is as it was.
+    None: declined, for a reason the module names."""
+    if prepared:
+        live.prepare(state)
+    before = figures_of(state.session, state.analysis)
+    extended = live.extend(state, chunk, offset)
+    if isinstance(extended, live.Declined):
+        assert declined_for_a_reason(chunk), f"declined a plain append at byte {offset}: {chunk[:200]!r}"
+        return None
+    again = live.extend(state, chunk, offset)  # a state already extended is refused
+    assert isinstance(again, live.Declined) and again.reason == "this version was already extended"
+    # extending (growing the copies made ahead, or its own) left the state it started from as it was
+    assert figures_of(state.session, state.analysis) == before
+    return extended
+
+
+def same_as_a_whole_read(state: live.LiveState, path: Path, data: bytes, where: str) -> None:
+    got = figures_of(state.session, state.analysis)
+    want = whole_file_figures(path, data)
+    for key in want:
+        assert got[key] == want[key], f"{key} differs {where}"
+
+
+def check_cut(tmp_path: Path, data: bytes, cut: int, *, steps: int = 1) -> str:
+    """Read ``data[:cut]``, append the rest in ``steps`` pieces (at line ends), compare."""
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(data[:cut])
+    state = read_live(path)
+    if isinstance(state, str):
+        return state
     ends = line_ends(data, cut)
     pieces = sorted(set(random.Random(cut).sample(ends, min(steps - 1, len(ends)))) | {len(data)})
     offset = cut
@@ -118,25 +149,41 @@ def check_cut(tmp_path: Path, data: bytes, cut: int, *, steps: int = 1) -> str:
             chunk = data[offset:end]
             handle.write(chunk)
             handle.flush()
-            prepared = chooser.random() < 0.5  # copies made ahead (as the app does) or on the spot
-            if prepared:
-                live.prepare(state)
-            before = figures_of(state.session, state.analysis)
-            extended = live.extend(state, chunk, offset)
-            if isinstance(extended, live.Declined):
-                assert declined_for_a_reason(chunk), f"declined a plain append at byte {offset}: {chunk[:200]!r}"
+            extended = extend_by(state, chunk, offset, prepared=chooser.random() < 0.5)
+            if extended is None:
                 return "declined"
-            again = live.extend(state, chunk, offset)  # a state already extended is refused
-            assert isinstance(again, live.Declined) and again.reason == "this version was already extended"
-            # extending (growing the copies made ahead, or its own) left the state it started from as it was
-            assert figures_of(state.session, state.analysis) == before
             state = extended
             offset = end
-    got = figures_of(state.session, state.analysis)
-    want = whole_file_figures(path, data)
-    for key in want:
-        assert got[key] == want[key], f"{key} differs after cutting at byte {cut}"
+    same_as_a_whole_read(state, path, data, f"after cutting at byte {cut}")
     return "extended"
+
+
+def follow_line_by_line(tmp_path: Path, data: bytes, start: int) -> list[str]:
+    """Read ``data[:start]``, then append the rest one line at a time as Gemini CLI does, each extending the
+    state the last one gave (as the app follows a file), or, declined, read again from the file; the end
+    compared with a whole read.  The outcome of each line, in order."""
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(data[:start])
+    state = read_live(path)
+    assert not isinstance(state, str), state
+    outcomes = []
+    offset = start
+    chooser = random.Random(start)
+    with path.open("ab") as handle:
+        for end in line_ends(data, start):
+            chunk = data[offset:end]
+            handle.write(chunk)
+            handle.flush()
+            extended = extend_by(state, chunk, offset, prepared=chooser.random() < 0.5)
+            outcomes.append("declined" if extended is None else "extended")
+            if extended is None:
+                again = read_live(path)
+                assert not isinstance(again, str), again
+                extended = again
+            state = extended
+            offset = end
+    same_as_a_whole_read(state, path, data, f"after following from byte {start} line by line")
+    return outcomes
 
 
 @pytest.mark.parametrize("sample", JSONL, ids=lambda p: p.name)
@@ -170,8 +217,8 @@ def test_an_append_is_extended_not_declined(tmp_path: Path) -> None:
     """Gemini CLI's usual appends (new messages, the last message written again, ``$set``) extend."""
     data = make_session(2_500, 7, tmp_path)  # long enough for the tool-output budget to cut outputs
     ends = line_ends(data)
-    outcomes = [check_cut(tmp_path, data, cut, steps=2) for cut in ends[-40:-1]]
-    assert outcomes.count("extended") >= 30, outcomes
+    outcomes = follow_line_by_line(tmp_path, data, ends[-40])
+    assert len(outcomes) == 39 and outcomes.count("extended") >= 30, outcomes
 
 
 def test_a_recording_read_from_its_file_extends_alike(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
