@@ -106,13 +106,15 @@ def read_live(path: Path) -> live.LiveState | str:
     return "not extendable" if state is None else state
 
 
-def extend_by(state: live.LiveState, chunk: bytes, offset: int, prepared: bool) -> live.LiveState | None:
+def extend_by(state: live.LiveState, chunk: bytes, offset: int, prepared: bool,
+              before: dict[str, Any] | None = None) -> live.LiveState | None:
     """``state`` extended by ``chunk`` (already appended to its file at ``offset``), with the copies made
-    ahead or not, checked: a second extension is refused and the state it started from is as it was.
-    None: declined, for a reason the module names."""
+    ahead or not, checked: a second extension is refused and the state it started from is as it was
+    (``before``: its figures, when known).  None: declined, for a reason the module names."""
+    if before is None:
+        before = figures_of(state.session, state.analysis)
     if prepared:
         live.prepare(state)
-    before = figures_of(state.session, state.analysis)
     extended = live.extend(state, chunk, offset)
     if isinstance(extended, live.Declined):
         assert declined_for_a_reason(chunk), f"declined a plain append at byte {offset}: {chunk[:200]!r}"
@@ -188,10 +190,36 @@ def follow_line_by_line(tmp_path: Path, data: bytes, start: int) -> list[str]:
 
 @pytest.mark.parametrize("sample", JSONL, ids=lambda p: p.name)
 def test_every_line_boundary_of_the_samples(sample: Path, tmp_path: Path) -> None:
+    """A read that ends at any line boundary, extended by the next line, gives what reading that line too
+    gives (the read at the next boundary, which the loop makes anyway); from a few boundaries the whole
+    rest appended at once gives what reading the whole file gives."""
     data = sample.read_bytes()
-    cuts = [0, *line_ends(data)]
-    outcomes = [check_cut(tmp_path, data, cut) for cut in cuts[1:-1]]
-    assert "extended" in outcomes or len(cuts) < 4
+    ends = line_ends(data)
+    path = tmp_path / "live.jsonl"
+    outcomes = []
+    extended: dict[str, Any] | None = None  # the figures of the last read extended by one line
+    chooser = random.Random(len(data))
+    for cut, following in zip(ends, [*ends[1:], None], strict=True):
+        path.write_bytes(data[:cut])
+        state = read_live(path)
+        if isinstance(state, str):
+            outcomes.append(state)
+            extended = None
+            continue
+        read = figures_of(state.session, state.analysis)
+        if extended is not None:
+            for key in read:
+                assert extended[key] == read[key], f"{key} differs after extending to byte {cut}"
+        if following is None:
+            break
+        with path.open("ab") as handle:
+            handle.write(data[cut:following])
+        grown = extend_by(state, data[cut:following], cut, prepared=chooser.random() < 0.5, before=read)
+        outcomes.append("declined" if grown is None else "extended")
+        extended = None if grown is None else figures_of(grown.session, grown.analysis)
+    assert "extended" in outcomes or len(ends) < 4
+    for cut in ends[:-1][::max(1, len(ends) // 6)]:
+        check_cut(tmp_path, data, cut)
 
 
 def make_session(turns: int, seed: int, folder: Path) -> bytes:
