@@ -97,6 +97,15 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (the README's command): one worker per core and one more.  The live tests wait on the
+    watcher and on the app's timers part of their time, and the differential tests on Node: a third
+    worker on two cores keeps both busy meanwhile."""
+    from tests.cpu_load import cores
+
+    return cores() + 1
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Once per run, before any test (in the main process, not in each pytest-xdist worker): the
     reference package the differential tests need is installed if missing, and one line says so and where."""

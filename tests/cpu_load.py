@@ -25,7 +25,8 @@ import pytest
 SPIN = "while True:\n    pass\n"
 
 
-def _cores() -> int:
+def cores() -> int:
+    """The cores this process may run on."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -38,7 +39,7 @@ def busy_cores(count: int | None = None) -> Iterator[int]:
     spinners = [
         subprocess.Popen([sys.executable, "-c", SPIN], stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(count if count is not None else _cores())
+        for _ in range(count if count is not None else cores())
     ]
     try:
         yield len(spinners)
@@ -63,7 +64,7 @@ def busy_core() -> Iterator[int]:
 
     The core is chosen by the pytest-xdist worker's number, so that two workers each load a core of their
     own.  Falls back to ``busy_cores()`` where affinity cannot be set."""
-    if not hasattr(os, "sched_setaffinity") or _cores() < 2:
+    if not hasattr(os, "sched_setaffinity") or cores() < 2:
         with busy_cores() as count:
             yield count
         return
@@ -82,9 +83,9 @@ def busy_core() -> Iterator[int]:
     finally:
         spinner.kill()
         spinner.wait()
-        for tid, cores in before.items():
+        for tid, allowed_before in before.items():
             with suppress(OSError):
-                os.sched_setaffinity(tid, cores)
+                os.sched_setaffinity(tid, allowed_before)
 
 
 @pytest.fixture(params=["quiet", "busy"])

@@ -133,7 +133,7 @@ def test_an_already_masked_output_is_not_masked_again(reference: Any, tmp_path: 
 
 SHELL_LINES = ["Output: ", "Error: ", "Exit Code: ", "Signal: ", "Background PIDs: ", "Process Group PGID: ",
                "output: ", "Output:", "\rOutput: ", "\u2028Error: "]
-line = st.one_of(text, st.sampled_from(SHELL_LINES).flatmap(lambda p: text.map(lambda t: p + t)))
+line = st.one_of(text, st.builds(lambda head, rest: head + rest, st.sampled_from(SHELL_LINES), text))
 long_text = st.builds(
     lambda lines, repeat: ("\n".join(lines) + "\n") * repeat,
     st.lists(line, min_size=1, max_size=30), st.integers(1, 40),
@@ -165,12 +165,16 @@ def response_parts(draw: st.DrawFn) -> dict[str, Any]:
     return {"functionResponse": fr}
 
 
+# (made once, not in each draw: hypothesis checks each new strategy the first time it draws from it)
+turn_parts = st.lists(st.one_of(response_parts(), response_parts(), parts()), max_size=4)
+
+
 @st.composite
 def histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     contents: list[dict[str, Any]] = []
     for n in range(draw(st.integers(0, 10))):
         role = "user" if n % 2 else "model"
-        items = draw(st.lists(st.one_of(response_parts(), response_parts(), parts()), max_size=4))
+        items = draw(turn_parts)
         contents.append({"role": role, "parts": items})
     return contents
 

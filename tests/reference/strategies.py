@@ -123,7 +123,11 @@ def message(kind: str | None = None) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
-messages = st.lists(message(), max_size=8)
+# Made once: hypothesis checks a strategy the first time it draws from it, and a strategy made
+# inside a draw is a new one each time (most of a generated file's time went to those checks).
+any_message = message()
+gemini_message = message("gemini")
+messages = st.lists(any_message, max_size=8)
 
 METADATA = {"sessionId": "s-1", "projectHash": "p" * 64, "startTime": "2026-01-01T00:00:00Z", "kind": "main"}
 BROKEN_LINES = [
@@ -157,7 +161,7 @@ def jsonl_files(draw: st.DrawFn) -> bytes:
         choice = draw(st.integers(0, 19))
         ascii_only = draw(st.booleans())
         if choice < 10:
-            lines.append(_dump(draw(message()), ascii_only))
+            lines.append(_dump(draw(any_message), ascii_only))
         elif choice == 10:
             lines.append(_dump({"$set": {"messages": draw(messages), "lastUpdated": "x"}}, ascii_only))
         elif choice == 11:
@@ -172,13 +176,13 @@ def jsonl_files(draw: st.DrawFn) -> bytes:
         elif choice == 15:
             lines.append(draw(st.sampled_from(OTHER_LINES)).encode())
         elif choice == 16:
-            raw = _dump(draw(message()), False)
+            raw = _dump(draw(any_message), False)
             cut = draw(st.integers(0, len(raw)))
             lines.append(raw[:cut] + draw(st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b""])) + raw[cut:])
         elif choice == 17:
             lines.append(_dump({**METADATA, "sessionId": "s-2"}, True))
         else:
-            lines.append(_dump(draw(message("gemini")), ascii_only))
+            lines.append(_dump(draw(gemini_message), ascii_only))
     ending = draw(st.sampled_from([b"\n", b"\n", b"\r\n", b"\r"]))
     body = ending.join(lines)
     if draw(st.booleans()):
