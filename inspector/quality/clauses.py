@@ -120,8 +120,8 @@ def clauses(text: str, lines: Sequence[tuple[str, str]] | None = None) -> list[C
             key = f"{plain}\n{tools}"
             known = said.get(key)
             if known is None:
-                known = said[key] = (frozenset(_outcomes(plain)), frozenset(_classes(_OPS, plain) |
-                                                                            _classes(_OPS, tools)))
+                ops = _classes(_OPS, plain) | _classes(_OPS, tools) if tools else _classes(_OPS, plain)
+                known = said[key] = (frozenset(_outcomes(plain)), frozenset(ops))
             out.append(Clause(section, line, piece, squash(piece.replace("`", "")), known[0], known[1], ticks))
     return out
 
