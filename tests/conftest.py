@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,11 @@ import pytest
 from tests.cpu_load import machine_load  # noqa: F401  (a fixture, offered to every test)
 from tests.reference.client import RefServer
 from tests.reference.install import Missing, ensure, reference_src
+
+# Each worker imports every test module, rewritten by pytest for its asserts, and the project: where
+# PYTHONDONTWRITEBYTECODE is set that is done again in every worker of every run (4-5 s of CPU a worker
+# here).  The suite keeps them in __pycache__ (ignored by git) whatever the variable says.
+sys.dont_write_bytecode = False
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_sessions"
