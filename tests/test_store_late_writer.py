@@ -261,3 +261,32 @@ def test_a_kill_right_after_the_swap_loses_no_late_line(mode: str, tmp_path: Pat
         said = read_history(path).entries[-1].housekeeping
     assert missing_lines(path, 1) == [], "the late line was carried into the session"
     assert any("appended to it now" in line for line in said), said
+
+
+def test_a_swapped_out_file_a_writer_kept_filling_is_carried_without_hashing_each_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer that kept appending to the file an apply swapped out (60,000 lines on a loaded machine):
+    the next revert looked for the apply's lines at each of them, hashing the whole plan each time,
+    and ran past the suite's 300 s.  The plan is looked for by its bytes, read back from the session:
+    a few hashes, and every late line carried."""
+    import inspector.store.late as late
+
+    path = sample_copy(tmp_path / "s", "coding-task.jsonl")
+    _apply(path)
+    (swapped,) = (store_dir(path) / "swapped").iterdir()  # the old file, kept for the next apply or revert
+    count = 5_000
+    with swapped.open("ab") as old:  # the writer kept going, into the file no longer the session
+        for n in range(count):
+            record = {"id": f"late-{n}", "timestamp": "t", "type": "user", "content": [{"text": f"LATE {n}"}]}
+            old.write((json.dumps(record) + "\n").encode())
+    hashed = []
+    hash_of = late.sha256
+
+    def counted(data: bytes) -> str:
+        hashed.append(len(data))
+        return hash_of(data)
+
+    monkeypatch.setattr(late, "sha256", counted)
+    revert(path)
+    assert len(hashed) < 20, f"{len(hashed)} hashes to carry {count} late lines"
+    assert not missing_lines(path, count)

@@ -36,20 +36,31 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def find_regions(data: bytes, entry: JournalEntry) -> tuple[Region, ...] | None:
-    """The bytes the apply wrote, checked by hash (found by content if the apply never finished)."""
+def find_regions(data: bytes, entry: JournalEntry, planned: bytes | None = None) -> tuple[Region, ...] | None:
+    """The bytes the apply wrote, checked by hash (found by content if the apply never finished).
+
+    A recording's apply appends whole lines at a line start from ``size_before`` on.  Found by content,
+    they are looked for by themselves when known (``planned``, read back from where the session holds
+    them: one linear search), else by hash at each line start whose span ends a line (a writer that
+    kept appending would otherwise cost a hash of the whole plan for each of its lines)."""
     if entry.state == "applied":
         ok = all(
             r.offset >= entry.size_before and sha256(data[r.offset : r.offset + r.length]) == r.sha256
             for r in entry.regions
         )
         return entry.regions if ok else None
-    if entry.planned_length is None or entry.planned_sha256 is None:
+    length, digest = entry.planned_length, entry.planned_sha256
+    if length is None or digest is None:
         return None
+    if planned is not None and len(planned) == length and sha256(planned) == digest:
+        at = data.find(planned, entry.size_before)
+        while at != -1 and at != entry.size_before and data[at - 1] != 0x0A:
+            at = data.find(planned, at + 1)
+        return None if at == -1 else (Region(at, length, digest),)
     start = entry.size_before
-    while start <= len(data) - entry.planned_length:
-        if sha256(data[start : start + entry.planned_length]) == entry.planned_sha256:
-            return (Region(start, entry.planned_length, entry.planned_sha256),)
+    while start <= len(data) - length:
+        if (length == 0 or data[start + length - 1] == 0x0A) and sha256(data[start : start + length]) == digest:
+            return (Region(start, length, digest),)
         newline = data.find(b"\n", start)
         if newline == -1:
             break
@@ -57,11 +68,23 @@ def find_regions(data: bytes, entry: JournalEntry) -> tuple[Region, ...] | None:
     return None
 
 
-def _checkpoint_in(data: bytes, entry: JournalEntry) -> tuple[Region, ...] | None:
-    """Where ``data`` holds the lines the apply appended (its regions, else found by content)."""
+def planned_bytes(data: bytes, entry: JournalEntry) -> bytes | None:
+    """The bytes the apply planned to append, where ``data`` holds them at its regions (checked by hash)."""
+    for r in entry.regions:
+        if r.length == entry.planned_length and r.sha256 == entry.planned_sha256:
+            held = data[r.offset : r.offset + r.length]
+            if sha256(held) == r.sha256:
+                return held
+    return None
+
+
+def _checkpoint_in(data: bytes, entry: JournalEntry, current: bytes) -> tuple[Region, ...] | None:
+    """Where ``data`` holds the lines the apply appended (its regions, else found by content; the
+    session ``current`` may hold them at its regions, to look for)."""
     if entry.regions and all(sha256(data[r.offset : r.offset + r.length]) == r.sha256 for r in entry.regions):
         return entry.regions
-    return find_regions(data, JournalEntry(**{**entry.__dict__, "state": "incomplete"}))
+    return find_regions(data, JournalEntry(**{**entry.__dict__, "state": "incomplete"}),
+                        planned_bytes(current, entry))
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -85,7 +108,7 @@ def _missing(candidates: bytes, session_tail: bytes) -> bytes:
 def _late_bytes(current: bytes, entry: JournalEntry, kind: str, data: bytes) -> bytes | None:
     """What the swapped-out file ``data`` holds that the session ``current`` lacks; None when
     ``data`` is not the old file (it holds what the operation wrote: the swap never stood)."""
-    regions = _checkpoint_in(data, entry)
+    regions = _checkpoint_in(data, entry, current)
     if kind == "apply":
         if regions is not None:
             return None  # the new file, never swapped in (or swapped back)
