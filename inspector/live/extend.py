@@ -55,7 +55,7 @@ from inspector.compaction.view import SplitColumns
 from inspector.context import environment_quarters
 from inspector.live.budget import ShiftedTruncations, as_shifted, changed_weights, replan
 from inspector.session import Session, Turn
-from inspector.session.figures import CallKey, response_text
+from inspector.session.figures import response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
 from inspector.session.jsonl import (
     ITEM_KIND,
@@ -93,9 +93,6 @@ class _Index:
     columns: SplitColumns  # where the split may go (a copy: extended in place)
     prefix_quarters: list[int]  # prefix_quarters[i]: the estimate of turns before i (Analysis keeps a copy)
     responses: list[tuple[Any, ...]]  # every turn's ResponseFigures
-    roles: list[str]
-    calls: list[tuple[CallKey, ...]]
-    answers: list[tuple[CallKey, ...]]
     pairing: AgenticCandidates  # after every turn, marked at the last message's first turn
     saturated: tuple[int, int] | None  # where the budget walk went over
     weights: dict[int, tuple[int, tuple[tuple[int, str], ...]]]  # budget.changed_weights's memory
@@ -197,10 +194,8 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         os.close(fd)
     if hasher.hexdigest() != session.sha256:
         return None
-    figures = session.turn_index  # its columns are copied below: _Index's lists change in place
-    roles = list(figures.roles)
-    calls = list(figures.calls)
-    answers = list(figures.answers)
+    figures = session.turn_index  # read, never copied: the pairing keeps what it needs of the keys
+    roles, calls, answers = figures.roles, figures.calls, figures.answers
     last_start = _first_turn_of(analysis.turns, len(session.messages) - 1)
     pairing = AgenticCandidates()
     for i in range(len(figures)):
@@ -214,7 +209,7 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         hasher, replace(columns, prefix=array("q", columns.prefix), flagged=list(columns.flagged),
                         left_out=list(columns.left_out)),
         list(analysis.prefix_quarters), list(columns.sent_responses(figures, lambda i: analysis.turns[i].content)),
-        roles, calls, answers, pairing,
+        pairing,
         None, {}, _max_chars(analysis), _environment_position(session),
     )
     analysis = replace(analysis, truncations=as_shifted(analysis.truncations, _unshifted))
@@ -404,11 +399,6 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     del index.prefix_quarters[first + 1:]
     for i in added:
         index.prefix_quarters.append(index.prefix_quarters[-1] + quarters[i])
-    for column in (index.roles, index.calls, index.answers):
-        del column[first:]
-    index.roles.extend(figures.roles[first:])
-    index.calls.extend(figures.calls[first:])
-    index.answers.extend(figures.answers[first:])
     columns = index.columns
     restart = columns.extend(figures, first, lambda i: new_turns[i].content)
     sent = columns.sent_responses(figures, lambda i: new_turns[i].content, restart)
@@ -435,7 +425,7 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
         if i == last_start and not marked:
             pairing.mark()
             marked = True
-        pairing.add(i, index.roles[i], index.calls[i], index.answers[i])
+        pairing.add(i, figures.roles[i], figures.calls[i], figures.answers[i])
     if not marked:
         pairing.mark()
 
