@@ -63,6 +63,27 @@ def rss_mib() -> float:
     return 0.0
 
 
+def pymalloc_mib() -> tuple[float, float]:
+    """(bytes in use, bytes free) in Python's small-object arenas, MiB (``sys._debugmallocstats``):
+    what is freed there stays in the process's RSS until a whole arena is empty."""
+    import re
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out:
+        saved = os.dup(2)
+        os.dup2(out.fileno(), 2)
+        try:
+            sys._debugmallocstats()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        out.seek(0)
+        text = out.read()
+    found = [re.search(rf"# bytes in {what} blocks\s*=\s*([\d,]+)", text) for what in ("allocated", "available")]
+    used, free = (int(m.group(1).replace(",", "")) / 2**20 if m else 0.0 for m in found)
+    return used, free
+
+
 def app_core(path: Path, appends: int, where: int) -> None:
     """The app's core steps on ``path`` (a copy appended to), RSS after each (see the module's notes)."""
     import tracemalloc
@@ -81,7 +102,9 @@ def app_core(path: Path, appends: int, where: int) -> None:
 
     def say(step: str) -> None:
         rss = rss_mib()
-        print(f"  {step}: RSS {rss:,.0f} MiB ({rss / size:.2f}x), CPU {time.process_time() - started:.1f} s",
+        used, free = pymalloc_mib()
+        extra = f" (Python's allocator: {used:.0f} MiB in use, {free:.0f} MiB free in its arenas)"
+        print(f"  {step}: RSS {rss:,.0f} MiB ({rss / size:.2f}x), CPU {time.process_time() - started:.1f} s{extra}",
               flush=True)
 
     say("imports")
