@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import os
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -69,11 +70,11 @@ class Analysis:
     agentic_candidates: list[int] = field(default_factory=list)  # model turns the kept part may start at
     fresh_from: int = 0  # recorded usage before this turn predates the last compaction
     environment_quarters: int = 0  # the environment-context turn Gemini CLI sends before the history
-    _prefix_quarters: list[int] = field(default_factory=list, repr=False)
+    _prefix_quarters: array[int] = field(default_factory=lambda: array("q"), repr=False)  # machine integers
 
     def __post_init__(self) -> None:
         if len(self._prefix_quarters) != len(self.quarters) + 1:  # not given (``inspector.live.extend`` keeps them)
-            self._prefix_quarters = [0, *accumulate(self.quarters)]
+            self._prefix_quarters = array("q", accumulate(self.quarters, initial=0))
         if len(self.kinds) != len(self.turns):
             self.kinds = [turn_kind(t.content) for t in self.turns]
 
@@ -89,7 +90,7 @@ class Analysis:
         return self._prefix_quarters[-1] // 4
 
     @property
-    def prefix_quarters(self) -> list[int]:
+    def prefix_quarters(self) -> array[int]:
         """``prefix_quarters[i]``: the quarter tokens of the turns before ``i``."""
         return self._prefix_quarters
 

@@ -82,7 +82,7 @@ from inspector.session.turn_index import TurnIndex
 from inspector.session.turns import TurnList
 from inspector.tokens import token_limit
 
-T = TypeVar("T")
+Column = TypeVar("Column", list[Any], "array[int]")  # a long list the spare copies (prefix sums in machine integers)
 
 
 @dataclass
@@ -91,7 +91,7 @@ class _Index:
 
     hasher: Any  # hashlib's sha256 over the bytes read so far
     columns: SplitColumns  # where the split may go (a copy: extended in place)
-    prefix_quarters: list[int]  # prefix_quarters[i]: the estimate of turns before i (Analysis keeps a copy)
+    prefix_quarters: array[int]  # prefix_quarters[i]: the estimate of turns before i (Analysis keeps a copy)
     responses: list[tuple[Any, ...]]  # every turn's ResponseFigures
     pairing: AgenticCandidates  # after every turn, marked at the last message's first turn
     saturated: tuple[int, int] | None  # where the budget walk went over
@@ -105,7 +105,7 @@ class _Index:
 class _Spare:
     """Private copies of one state's long lists, which the next ``extend`` cuts and grows in place."""
 
-    def __init__(self, session: Session, lists: dict[str, list[Any]],
+    def __init__(self, session: Session, lists: dict[str, list[Any] | array[int]],
                  messages: tuple[Places, list[str] | None], figures: TurnIndex) -> None:
         self.session = session  # the state they were copied from (checked by identity)
         self.lists = lists
@@ -113,15 +113,16 @@ class _Spare:
         self.messages = messages  # the MessageList's own lists (``MessageList.copies``)
         self.lines = dict(session.message_lines)
 
-    def grown(self, name: str, old: list[T], keep: int, new: Iterable[T]) -> list[T]:
+    def grown(self, name: str, old: Column, keep: int, new: Iterable[Any]) -> Column:
         """``old[:keep]`` followed by ``new``: the copy made ahead, cut and grown in place."""
-        own: list[T] = self.lists.pop(name)
+        own = self.lists.pop(name)
+        assert isinstance(own, type(old))
         del own[keep:]
         own.extend(new)
         return own
 
 
-def _grown(spare: _Spare | None, name: str, old: list[T], keep: int, new: Iterable[T]) -> list[T]:
+def _grown(spare: _Spare | None, name: str, old: Column, keep: int, new: Iterable[Any]) -> Column:
     """``old[:keep]`` followed by ``new``, without copying ``old`` when a spare copy was made ahead."""
     if spare is None:
         own = old[:keep]
@@ -139,9 +140,9 @@ def prepare(state: LiveState) -> None:
     if index is None or index.spent or index.spare is not None or not isinstance(messages, MessageList):
         return
     assert session.turn_index is not None
-    lists: dict[str, list[Any]] = {
+    lists: dict[str, list[Any] | array[int]] = {
         "candidates": list(analysis.candidates),
-        "prefix": list(analysis.prefix_quarters), "agentic": list(analysis.agentic_candidates),
+        "prefix": analysis.prefix_quarters[:], "agentic": list(analysis.agentic_candidates),
     }
     if isinstance(analysis.turns, list):  # (a recording's TurnList is cut and grown without a copy)
         lists["turns"] = list(analysis.turns)
@@ -208,7 +209,7 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
     index = _Index(
         hasher, replace(columns, prefix=array("q", columns.prefix), flagged=list(columns.flagged),
                         left_out=list(columns.left_out)),
-        list(analysis.prefix_quarters), list(columns.sent_responses(figures, lambda i: analysis.turns[i].content)),
+        analysis.prefix_quarters[:], list(columns.sent_responses(figures, lambda i: analysis.turns[i].content)),
         pairing,
         None, {}, _max_chars(analysis), _environment_position(session),
     )
