@@ -31,6 +31,7 @@ from inspector.session.errors import ReadCancelled
 from inspector.session.loader import open_session_file, paused_gc, read_open
 from inspector.session.reader import ReadWatch, read_at
 from inspector.session.records import MessageList
+from inspector.session.release import give_back_free_memory
 from inspector.session.tail import TailRead, read_tail
 from inspector.settings import ConfiguredModel, Threshold
 from inspector.tui.long_lived import keep_long_lived
@@ -110,6 +111,7 @@ def read_session(
         if cancelled():
             raise Cancelled
         keep_long_lived()
+    give_back_free_memory()  # what the read built and let go of (session/release.py)
     return Loaded(session, configured.analysis, configured.threshold, configured.model, file_state)
 
 
