@@ -94,6 +94,7 @@ def app_core(path: Path, appends: int, where: int) -> None:
 
     from inspector.live.extend import LiveState, extend, prepare, start
     from inspector.session.loader import paused_gc
+    from inspector.session.release import give_back_free_memory
     from inspector.tui.loading import read_session
     from inspector.tui.session_notes import note_session, release_notes
 
@@ -138,6 +139,7 @@ def app_core(path: Path, appends: int, where: int) -> None:
         with paused_gc():
             prepare(state)
         gc.collect(1)
+        give_back_free_memory()  # as the app's worker does (tui/session/live.py)
     if appends:
         note_session(state.analysis, state.session)
         release_notes().clear()

@@ -31,7 +31,7 @@ from inspector.session import Session, Turn, history
 from inspector.session.errors import LoadWarning
 from inspector.session.figures import USAGE_KEYS, UsageColumn, content_figures, response_text, turn_kind, usage_of
 from inspector.session.loader import paused_gc
-from inspector.session.turn_index import TurnIndex
+from inspector.session.turn_index import TurnIndex, listed
 from inspector.tokens import DEFAULT_THRESHOLD, token_limit
 
 __all__ = ["Analysis", "Rows", "analyze", "analyze_turns", "project_temp_dir", "row_batches", "turn_kind"]
@@ -314,12 +314,12 @@ def analyze_turns(
             )
             for t in turns
         ])
-    json_chars = index.json_lengths
+    json_chars = listed(index.json_lengths)
     columns = split_columns(view, index, lambda i: turns[i].content)
     split_point = columns.split()
     candidates = columns.candidates()
     recorded = index.usage
-    agentic = crossing_free_model_turns(index.roles, index.calls, index.answers)
+    agentic = crossing_free_model_turns(listed(index.roles), listed(index.calls), listed(index.answers))
 
     limit = token_limit(model)
     last_prompt = last_prompt_tokens(recorded, fresh_from) or 0
@@ -337,7 +337,7 @@ def analyze_turns(
 
     return Analysis(
         turns=turns,
-        quarters=index.quarters,
+        quarters=listed(index.quarters),
         json_chars=json_chars,
         candidates=candidates,
         split_point=split_point,
@@ -348,7 +348,7 @@ def analyze_turns(
         model=model,
         recorded=recorded,
         warnings=list(warnings or []),
-        kinds=index.kinds,
+        kinds=listed(index.kinds),
         agentic_candidates=agentic,
         fresh_from=fresh_from,
         environment_quarters=environment_quarters,

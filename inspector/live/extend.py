@@ -78,7 +78,7 @@ from inspector.session.jsonl import (
 from inspector.session.loader import paused_gc
 from inspector.session.reader import read_at
 from inspector.session.records import MessageList, Places, loads_line
-from inspector.session.turn_index import TurnIndex
+from inspector.session.turn_index import TurnIndex, listed
 from inspector.session.turns import TurnList
 from inspector.tokens import token_limit
 
@@ -463,9 +463,10 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     split = columns.split()
     compress_split = columns.split(deltas) if deltas else split
     return Analysis(
-        turns=new_turns, quarters=quarters, json_chars=json_chars, candidates=candidates, split_point=split,
+        turns=new_turns, quarters=listed(quarters), json_chars=listed(json_chars), candidates=candidates,
+        split_point=split,
         compress_split_point=compress_split, truncations=truncations, token_limit=limit, threshold=old.threshold,
-        model=model, recorded=recorded, warnings=list(session.warnings), kinds=kinds,
+        model=model, recorded=recorded, warnings=list(session.warnings), kinds=listed(kinds),
         agentic_candidates=_grown(spare, "agentic", old.agentic_candidates, pairing.low, pairing.found[pairing.low:]),
         fresh_from=fresh_from, environment_quarters=env_quarters, split_columns=columns,
         _prefix_quarters=_grown(spare, "prefix", old.prefix_quarters, first + 1, index.prefix_quarters[first + 1:]),
