@@ -23,8 +23,10 @@ after every change (is the preview stale?).
 
 Extending never changes the state it starts from: the session and analysis
 handed out before stay as they were (a preview or a worker may still read
-them).  So each extension needs its own copies of the long per-turn and
-per-message lists.  ``prepare`` makes those copies ahead of time (the app
+them).  The turn index's columns are shared between versions a chunk at a
+time (``session.columns.Column``: a version costs a chunk per column, not a
+copy); the other long per-message lists need copies of their own, which
+``prepare`` makes ahead of time (the app
 calls it in a worker once the state is on screen); ``extend`` then cuts
 them at the first changed turn and grows them in place, so the way from new
 bytes to a new state costs what was appended, not the session's length.
@@ -78,7 +80,7 @@ from inspector.session.jsonl import (
 from inspector.session.loader import paused_gc
 from inspector.session.reader import read_at
 from inspector.session.records import MessageList, Places, loads_line
-from inspector.session.turn_index import TurnIndex, listed
+from inspector.session.turn_index import TurnIndex
 from inspector.session.turns import TurnList
 from inspector.tokens import token_limit
 
@@ -106,11 +108,11 @@ class _Spare:
     """Private copies of one state's long lists, which the next ``extend`` cuts and grows in place."""
 
     def __init__(self, session: Session, lists: dict[str, list[Any] | array[int]],
-                 messages: tuple[Places, list[str] | None], figures: TurnIndex) -> None:
+                 messages: tuple[Places, list[str] | None], figures: TurnIndex | None) -> None:
         self.session = session  # the state they were copied from (checked by identity)
         self.lists = lists
-        self.figures = figures  # a copy of the session's turn index (``TurnIndex.copy``)
         self.messages = messages  # the MessageList's own lists (``MessageList.copies``)
+        self.figures = figures  # a whole read's turn index as shared columns, made ahead once (else None)
         self.lines = dict(session.message_lines)
 
     def grown(self, name: str, old: Column, keep: int, new: Iterable[Any]) -> Column:
@@ -143,10 +145,14 @@ def prepare(state: LiveState) -> None:
     lists: dict[str, list[Any] | array[int]] = {
         "candidates": list(analysis.candidates),
         "prefix": analysis.prefix_quarters[:], "agentic": list(analysis.agentic_candidates),
+        "quarters": list(analysis.quarters), "json_chars": list(analysis.json_chars), "kinds": list(analysis.kinds),
     }
     if isinstance(analysis.turns, list):  # (a recording's TurnList is cut and grown without a copy)
         lists["turns"] = list(analysis.turns)
-    index.spare = _Spare(session, lists, messages.copies(), session.turn_index.copy())
+    # The turn index is not copied: a version shares its columns' full chunks (session/columns.py).  Only a
+    # whole read's lists are made into such columns, once, here rather than on the way to the screen.
+    figures = session.turn_index
+    index.spare = _Spare(session, lists, messages.copies(), None if figures.shares_columns else figures.copy())
 
 
 @dataclass(frozen=True)
@@ -463,10 +469,12 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     split = columns.split()
     compress_split = columns.split(deltas) if deltas else split
     return Analysis(
-        turns=new_turns, quarters=listed(quarters), json_chars=listed(json_chars), candidates=candidates,
+        turns=new_turns, quarters=_grown(spare, "quarters", old.quarters, first, quarters[first:]),
+        json_chars=_grown(spare, "json_chars", old.json_chars, first, json_chars[first:]), candidates=candidates,
         split_point=split,
         compress_split_point=compress_split, truncations=truncations, token_limit=limit, threshold=old.threshold,
-        model=model, recorded=recorded, warnings=list(session.warnings), kinds=listed(kinds),
+        model=model, recorded=recorded, warnings=list(session.warnings),
+        kinds=_grown(spare, "kinds", old.kinds, first, kinds[first:]),
         agentic_candidates=_grown(spare, "agentic", old.agentic_candidates, pairing.low, pairing.found[pairing.low:]),
         fresh_from=fresh_from, environment_quarters=env_quarters, split_columns=columns,
         _prefix_quarters=_grown(spare, "prefix", old.prefix_quarters, first + 1, index.prefix_quarters[first + 1:]),

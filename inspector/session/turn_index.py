@@ -94,6 +94,11 @@ class TurnIndex:
                                       else Column.of(column, turns) for column in self._columns()],
                                      self.message_starts[:messages + 1])
 
+    @property
+    def shares_columns(self) -> bool:
+        """Its columns are ``columns.Column``s (a live version's): ``head`` and ``copy`` copy a chunk a column."""
+        return isinstance(self.quarters, Column)
+
     def copy(self) -> TurnIndex:
         """A new index with columns of its own (``extended`` may then change them in place): each a
         ``columns.Column`` that shares the full chunks of this index's (copy on write)."""
