@@ -54,8 +54,8 @@ class Analysis:
     """Every figure about one history; the split can be moved afterwards."""
 
     turns: Sequence[Turn]  # a list, or the turns of a recording made when asked for (session.turns.TurnList)
-    quarters: list[int]
-    json_chars: list[int]
+    quarters: Sequence[int]
+    json_chars: Sequence[int]
     candidates: list[int]
     split_point: int
     compress_split_point: int
@@ -66,7 +66,7 @@ class Analysis:
     recorded: UsageColumn
     split_columns: SplitColumns = field(repr=False)  # where the split may go, in the view compression reads
     warnings: list[LoadWarning] = field(default_factory=list)
-    kinds: list[str] = field(default_factory=list)  # turn_kind of every turn
+    kinds: Sequence[str] = field(default_factory=list)  # turn_kind of every turn
     agentic_candidates: list[int] = field(default_factory=list)  # model turns the kept part may start at
     fresh_from: int = 0  # recorded usage before this turn predates the last compaction
     environment_quarters: int = 0  # the environment-context turn Gemini CLI sends before the history
@@ -314,7 +314,7 @@ def analyze_turns(
             )
             for t in turns
         ])
-    json_chars = listed(index.json_lengths)
+    json_chars = index.json_lengths
     columns = split_columns(view, index, lambda i: turns[i].content)
     split_point = columns.split()
     candidates = columns.candidates()
@@ -337,7 +337,7 @@ def analyze_turns(
 
     return Analysis(
         turns=turns,
-        quarters=listed(index.quarters),
+        quarters=index.quarters,
         json_chars=json_chars,
         candidates=candidates,
         split_point=split_point,
@@ -348,7 +348,7 @@ def analyze_turns(
         model=model,
         recorded=recorded,
         warnings=list(warnings or []),
-        kinds=listed(index.kinds),
+        kinds=index.kinds,
         agentic_candidates=agentic,
         fresh_from=fresh_from,
         environment_quarters=environment_quarters,

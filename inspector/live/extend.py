@@ -145,7 +145,6 @@ def prepare(state: LiveState) -> None:
     lists: dict[str, list[Any] | array[int]] = {
         "candidates": list(analysis.candidates),
         "prefix": analysis.prefix_quarters[:], "agentic": list(analysis.agentic_candidates),
-        "quarters": list(analysis.quarters), "json_chars": list(analysis.json_chars), "kinds": list(analysis.kinds),
     }
     if isinstance(analysis.turns, list):  # (a recording's TurnList is cut and grown without a copy)
         lists["turns"] = list(analysis.turns)
@@ -469,12 +468,9 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     split = columns.split()
     compress_split = columns.split(deltas) if deltas else split
     return Analysis(
-        turns=new_turns, quarters=_grown(spare, "quarters", old.quarters, first, quarters[first:]),
-        json_chars=_grown(spare, "json_chars", old.json_chars, first, json_chars[first:]), candidates=candidates,
-        split_point=split,
+        turns=new_turns, quarters=quarters, json_chars=json_chars, candidates=candidates, split_point=split,
         compress_split_point=compress_split, truncations=truncations, token_limit=limit, threshold=old.threshold,
-        model=model, recorded=recorded, warnings=list(session.warnings),
-        kinds=_grown(spare, "kinds", old.kinds, first, kinds[first:]),
+        model=model, recorded=recorded, warnings=list(session.warnings), kinds=kinds,
         agentic_candidates=_grown(spare, "agentic", old.agentic_candidates, pairing.low, pairing.found[pairing.low:]),
         fresh_from=fresh_from, environment_quarters=env_quarters, split_columns=columns,
         _prefix_quarters=_grown(spare, "prefix", old.prefix_quarters, first + 1, index.prefix_quarters[first + 1:]),
