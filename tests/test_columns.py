@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import tracemalloc
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +52,22 @@ def test_a_new_version_shares_the_full_chunks() -> None:
         tracemalloc.stop()
     assert held < 2 * 8 * CHUNK, f"{held:,} bytes for a version of {len(column):,} items"  # a list copy: 8 a pointer
     assert head[: 50 * CHUNK] == column[: 50 * CHUNK] and len(column) == 50 * CHUNK + 17
+
+
+SAMPLES = sorted((Path(__file__).resolve().parents[1] / "sample_sessions").glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", SAMPLES[:4], ids=[p.name for p in SAMPLES[:4]])
+def test_the_apps_read_shares_its_columns_and_keeps_every_figure(path: Path) -> None:
+    """The app's read makes a recording's columns shared ones (the first append then copies nothing
+    long); every figure stays what a plain read and analysis give."""
+    from inspector.analysis import analyze
+    from inspector.session import load
+    from inspector.tui.loading import read_session
+
+    loaded = read_session(path)
+    plain = load(path)
+    assert loaded.session.turn_index is not None and loaded.session.turn_index.shares_columns
+    assert loaded.analysis.quarters is loaded.session.turn_index.quarters
+    assert loaded.session.turn_index == plain.turn_index
+    assert loaded.analysis.to_json(path, "jsonl", None) == analyze(plain).to_json(path, "jsonl", None)

@@ -24,7 +24,7 @@ from pathlib import Path
 from inspector.analysis import Analysis
 from inspector.compaction.split import split_kind
 from inspector.configured import analyse_configured
-from inspector.live.extend import LiveState
+from inspector.live.extend import LiveState, shared_columns
 from inspector.live.watch import CHECK_BYTES, FileState, state_of
 from inspector.session import Session
 from inspector.session.errors import ReadCancelled
@@ -111,8 +111,11 @@ def read_session(
         if cancelled():
             raise Cancelled
         keep_long_lived()
+    analysis, chosen_threshold, chosen = configured.analysis, configured.threshold, configured.model
+    del configured
+    session, analysis = shared_columns(session, analysis)  # (the read's lists let go of)
     give_back_free_memory()  # what the read built and let go of (session/release.py)
-    return Loaded(session, configured.analysis, configured.threshold, configured.model, file_state)
+    return Loaded(session, analysis, chosen_threshold, chosen, file_state)
 
 
 def _show_tail(path: Path, fd: int, show: Callable[[TailRead], None]) -> None:
