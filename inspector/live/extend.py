@@ -81,7 +81,7 @@ from inspector.session.loader import paused_gc
 from inspector.session.reader import read_at
 from inspector.session.records import MessageList, Places, loads_line
 from inspector.session.turn_index import TurnIndex
-from inspector.session.turns import TurnList, lazy_turns
+from inspector.session.turns import TurnList
 from inspector.tokens import token_limit
 
 Column = TypeVar("Column", list[Any], "array[int]")  # a long list the spare copies (prefix sums in machine integers)
@@ -152,22 +152,6 @@ def prepare(state: LiveState) -> None:
     # whole read's lists are made into such columns, once, here rather than on the way to the screen.
     figures = session.turn_index
     index.spare = _Spare(session, lists, messages.copies(), None if figures.shares_columns else figures.copy())
-
-
-def shared_columns(session: Session, analysis: Analysis) -> tuple[Session, Analysis]:
-    """A whole read of a recording, and its analysis, with its turn index's columns made into the columns
-    live versions share (``session.columns.Column``), for a face that follows the file: the first
-    append then copies a chunk a column, and the read's lists are let go of (the app calls it in the
-    worker that reads, where they would otherwise be copied ahead of the first append and held beside
-    it).  Any other session, or one whose columns are shared already, is given back as it is."""
-    index = session.turn_index
-    if index is None or index.shares_columns or not isinstance(analysis.turns, TurnList):
-        return session, analysis
-    shared = replace(session, turn_index=index.copy())
-    figures = shared.turn_index
-    assert figures is not None
-    return shared, replace(analysis, turns=lazy_turns(shared), quarters=figures.quarters,
-                           json_chars=figures.json_lengths, kinds=figures.kinds, recorded=figures.usage)
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,9 @@ it, the figures every later step needs (estimate, JSON length, split flags, kind
 the sizes of its tool outputs, where its estimate goes) with the same functions the rest of the
 core uses, then keeps only these figures and the line's place in the file (rebuilt on demand).
 
-The turns are built by ``history.message_contents`` (the only definition of how a message becomes
-turns) and measured here, a string at a time through ``jsjson.string_measures``.  The figures of
-a turn are a plain tuple, a *row* (marshal carries rows between the reader's two processes); the
-rest of the core reads them as columns by name (``turn_index.TurnIndex``).
+The turns are built by ``history.message_contents`` (the only definition of how a message becomes turns)
+and measured here, a string at a time (``jsjson.string_measures``).  A turn's figures are a plain tuple, a
+*row* (marshal carries rows between the reader's processes), read as columns (``turn_index.TurnIndex``).
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any, Final, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
@@ -487,17 +487,10 @@ def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
 
 
 def transpose(per_message: Sequence[tuple[TurnRow, ...]]) -> tuple[list[list[Any]], array[int]]:
-    """The rows of every message's turns as ``ROW_LENGTH`` columns, and where each message's turns start
-    (``turn_index.TurnIndex.of_messages``; one pass, compiled).  Each column is made at its final length
-    and the starts in machine integers: at the end of a read every row is still alive, so what the
-    columns take here sets the reader's peak (a list grown by appends holds up to an eighth more, and
-    a start a Python int each ~40 bytes more)."""
-    starts = array("q", bytes(8 * (len(per_message) + 1)))
-    count = 0
-    for m in range(len(per_message)):
-        count += len(per_message[m])
-        starts[m + 1] = count
-    columns: list[list[Any]] = [[None] * count for _ in range(ROW_LENGTH)]
+    """Every message's rows as ``ROW_LENGTH`` columns made at their final length (every row is alive here:
+    the reader's peak), and where each message's turns start, in machine integers (compiled)."""
+    starts = array("q", accumulate((len(rows) for rows in per_message), initial=0))
+    columns: list[list[Any]] = [[None] * starts[-1] for _ in range(ROW_LENGTH)]
     at = 0
     for rows in per_message:
         for row in rows:

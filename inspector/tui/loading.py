@@ -24,7 +24,8 @@ from pathlib import Path
 from inspector.analysis import Analysis
 from inspector.compaction.split import split_kind
 from inspector.configured import analyse_configured
-from inspector.live.extend import LiveState, shared_columns
+from inspector.live.extend import LiveState
+from inspector.live.shared import shared_columns
 from inspector.live.watch import CHECK_BYTES, FileState, state_of
 from inspector.session import Session
 from inspector.session.errors import ReadCancelled
