@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import os
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -30,7 +31,7 @@ from inspector.session import Session, Turn, history
 from inspector.session.errors import LoadWarning
 from inspector.session.figures import USAGE_KEYS, UsageColumn, content_figures, response_text, turn_kind, usage_of
 from inspector.session.loader import paused_gc
-from inspector.session.turn_index import TurnIndex
+from inspector.session.turn_index import TurnIndex, listed
 from inspector.tokens import DEFAULT_THRESHOLD, token_limit
 
 __all__ = ["Analysis", "Rows", "analyze", "analyze_turns", "project_temp_dir", "row_batches", "turn_kind"]
@@ -53,8 +54,8 @@ class Analysis:
     """Every figure about one history; the split can be moved afterwards."""
 
     turns: Sequence[Turn]  # a list, or the turns of a recording made when asked for (session.turns.TurnList)
-    quarters: list[int]
-    json_chars: list[int]
+    quarters: Sequence[int]
+    json_chars: Sequence[int]
     candidates: list[int]
     split_point: int
     compress_split_point: int
@@ -65,15 +66,15 @@ class Analysis:
     recorded: UsageColumn
     split_columns: SplitColumns = field(repr=False)  # where the split may go, in the view compression reads
     warnings: list[LoadWarning] = field(default_factory=list)
-    kinds: list[str] = field(default_factory=list)  # turn_kind of every turn
+    kinds: Sequence[str] = field(default_factory=list)  # turn_kind of every turn
     agentic_candidates: list[int] = field(default_factory=list)  # model turns the kept part may start at
     fresh_from: int = 0  # recorded usage before this turn predates the last compaction
     environment_quarters: int = 0  # the environment-context turn Gemini CLI sends before the history
-    _prefix_quarters: list[int] = field(default_factory=list, repr=False)
+    _prefix_quarters: array[int] = field(default_factory=lambda: array("q"), repr=False)  # machine integers
 
     def __post_init__(self) -> None:
         if len(self._prefix_quarters) != len(self.quarters) + 1:  # not given (``inspector.live.extend`` keeps them)
-            self._prefix_quarters = [0, *accumulate(self.quarters)]
+            self._prefix_quarters = array("q", accumulate(self.quarters, initial=0))
         if len(self.kinds) != len(self.turns):
             self.kinds = [turn_kind(t.content) for t in self.turns]
 
@@ -89,7 +90,7 @@ class Analysis:
         return self._prefix_quarters[-1] // 4
 
     @property
-    def prefix_quarters(self) -> list[int]:
+    def prefix_quarters(self) -> array[int]:
         """``prefix_quarters[i]``: the quarter tokens of the turns before ``i``."""
         return self._prefix_quarters
 
@@ -318,7 +319,7 @@ def analyze_turns(
     split_point = columns.split()
     candidates = columns.candidates()
     recorded = index.usage
-    agentic = crossing_free_model_turns(index.roles, index.calls, index.answers)
+    agentic = crossing_free_model_turns(listed(index.roles), listed(index.calls), listed(index.answers))
 
     limit = token_limit(model)
     last_prompt = last_prompt_tokens(recorded, fresh_from) or 0

@@ -40,7 +40,7 @@ from inspector.session import spread
 from inspector.session.figures import CallKey, content_figures, recorded_model
 from inspector.session.loader import paused_gc
 from inspector.session.spread import KINDS, UNNAMED
-from inspector.session.turn_index import TurnIndex
+from inspector.session.turn_index import TurnIndex, listed
 from inspector.session.turns import content_reader
 
 if TYPE_CHECKING:
@@ -269,7 +269,7 @@ def turn_models(session: Session, turns: Sequence[Turn]) -> list[str | None]:
     the reader's column where it has one (no turn is made for it)."""
     index = session.turn_index
     if index is not None and len(index.models) >= len(turns):
-        return index.models[:len(turns)]
+        return listed(index.models[:len(turns)])
     found: list[str | None] = []
     for n, turn in enumerate(turns):
         if index is not None and n < len(index.models):

@@ -123,3 +123,28 @@ def test_a_recordings_turns_are_made_when_asked_for(big: Path) -> None:
     assert turns[-1].index == len(turns) - 1 and turns[-len(turns)].index == 0
     with pytest.raises(IndexError):
         turns[len(turns)]
+
+
+def test_a_budget_plan_holds_no_object_per_output_kept_whole(big: Path) -> None:
+    """The tool-output budget cuts nearly every older output of a long session: the plan keeps each
+    output kept whole as machine integers (a ``Truncation`` object each took ~200 bytes), made when read."""
+    from inspector.analysis import analyze
+    from inspector.compaction.budget import plan_budget
+
+    session = load(big)
+    analysis = analyze(session)
+    index = session.turn_index
+    assert index is not None
+    gc.collect()
+    tracemalloc.start()
+    try:
+        plan = plan_budget(index.responses, lambda i, j: "", lambda tool, seq: f"/out/{tool}_{seq}.txt")
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(plan) > 1_000
+    assert held < 64 * len(plan), f"{held:,} bytes held for {len(plan):,} truncations"
+    first = plan[0]  # made when read, as the walk would have made it
+    assert first.output_file == f"/out/{first.tool}_{first.seq}.txt" and first.new_tokens == first.original_tokens
+    assert list(plan) == [plan[k] for k in range(len(plan))]
+    assert [(t.turn, t.part) for t in analysis.truncations][:10] == [(t.turn, t.part) for t in plan][:10]

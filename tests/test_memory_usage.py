@@ -42,7 +42,8 @@ def test_a_recordings_usage_holds_no_tuple_per_turn(tmp_path: Path) -> None:
     column = index.usage.packed()
     assert type(column) is PackedUsages
     held = [obj for obj in gc.get_referents(column) if obj is not PackedUsages]  # (its class is one)
-    assert all(type(obj) in (array, dict) for obj in held), [type(obj) for obj in held]
+    counts = [obj for obj in held if type(obj) is int]  # how many turns and values it holds: two, not one a turn
+    assert len(counts) <= 2 and all(type(obj) in (array, dict, int) for obj in held), [type(obj) for obj in held]
     assert all(not obj for obj in held if type(obj) is dict)  # nothing kept aside: every usage fits
     assert [u for u in index.usage if u is not None] == usages
     assert [index.usage[i] is None for i in range(len(index))] == [k % 2 == 0 for k in range(100)]
@@ -83,3 +84,21 @@ def _rows_of(index: object) -> list[list[tuple[object, ...]]]:
     columns = [index.usage.packed() if name == "usage" else getattr(index, name) for name in ROW_FIELDS]
     rows = [tuple(column[i] for column in columns) for i in range(len(index))]
     return [rows[index.message_starts[m]:index.message_starts[m + 1]] for m in range(len(index.message_starts) - 1)]
+
+
+def test_a_later_version_shares_the_usage_arrays_and_leaves_the_earlier_as_it_was() -> None:
+    """A live append that changes no earlier turn shares the arrays (no copy a version); each version
+    reads only its own turns, and one that is no longer at the arrays' end copies before it grows."""
+    first = PackedUsages([(k, 2, 3, 4, 5, 6) if k % 3 else None for k in range(1000)])
+    before = list(first)
+    second = first.head(len(first))
+    assert second._values is first._values  # shared, not copied
+    second.extend([(7, 7, 7, 7, 7, 7), None])
+    assert list(first) == before and len(first) == 1000
+    assert list(second) == [*before, (7, 7, 7, 7, 7, 7), None]
+    other = first.head(len(first))  # from the earlier version again: it must not grow the shared arrays
+    other.append((8, 8, 8, 8, 8, 8))
+    assert list(other) == [*before, (8, 8, 8, 8, 8, 8)]
+    assert list(second) == [*before, (7, 7, 7, 7, 7, 7), None] and list(first) == before
+    del second[500:]
+    assert list(second) == before[:500] and list(first) == before

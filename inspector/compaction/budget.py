@@ -12,12 +12,14 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Callable, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from inspector.jsjson import utf16_len
 from inspector.session.figures import ResponseFigures, response_figures, response_text
+from inspector.session.lazy import LazyList
 from inspector.tokens import DEFAULT_TOKEN_LIMIT, text_quarters
 
 FUNCTION_RESPONSE_TOKEN_BUDGET = 50_000
@@ -98,6 +100,80 @@ class Truncation:
                 f"new_tokens={self.new_tokens})")
 
 
+class TruncationPlan(LazyList[Truncation]):
+    """The truncations of one budget walk, newest first, in columns of machine integers.
+
+    On a long session nearly every older output is cut (tens of thousands); a ``Truncation``
+    object each held ~200 bytes.  An output kept whole (its "excerpt" is its text) is five
+    integers and its tool's name here, made into its ``Truncation`` when read (the file named
+    and the text read through the walk's ``output_path`` and ``text_of``); an output cut to an
+    excerpt (a few: longer than ``max_chars``) and any other given truncation is kept as it is.
+    """
+
+    __slots__ = ("_changes", "_kept", "_output_path", "_parts", "_seqs", "_text_of", "_tokens", "_tools", "_turns")
+
+    def __init__(self, output_path: Callable[[str, int], str] | None = None,
+                 text_of: Callable[[int, int], str] | None = None, items: Iterable[Truncation] = ()) -> None:
+        self._output_path = output_path
+        self._text_of = text_of
+        self._turns = array("q")
+        self._parts = array("q")
+        self._seqs = array("q")
+        self._tokens = array("q")
+        self._changes = bytearray()  # 1: the truncation changes its turn's JSON
+        self._tools: list[str] = []  # (the tool names are shared strings: a pointer each)
+        self._kept: dict[int, Truncation] = {}  # index -> a truncation kept as an object
+        for item in items:
+            self.append(item)
+
+    def add_whole(self, turn: int, part: int, tool: str, tokens: int, seq: int, changes_json: bool) -> None:
+        """An output kept whole: ``Truncation(turn, part, tool, output_path, text_of, tokens, tokens,
+        seq=seq, changes_json=changes_json)`` when read."""
+        self._turns.append(turn)
+        self._parts.append(part)
+        self._seqs.append(seq)
+        self._tokens.append(tokens)
+        self._changes.append(1 if changes_json else 0)
+        self._tools.append(tool)
+
+    def append(self, truncation: Truncation) -> None:
+        """Any truncation, kept as the object it is."""
+        self._kept[len(self._turns)] = truncation
+        self.add_whole(truncation.turn, truncation.part, truncation.tool, truncation.original_tokens,
+                       truncation.seq, truncation.changes_json)
+
+    def __len__(self) -> int:
+        return len(self._turns)
+
+    def _at(self, index: int) -> Truncation:
+        kept = self._kept.get(index)
+        if kept is not None:
+            return kept
+        assert self._output_path is not None and self._text_of is not None
+        tokens = self._tokens[index]
+        return Truncation(self._turns[index], self._parts[index], self._tools[index], self._output_path,
+                          self._text_of, tokens, tokens, seq=self._seqs[index],
+                          changes_json=self._changes[index] == 1)
+
+    def position(self, index: int) -> tuple[int, int]:
+        """The (turn, part) of truncation ``index``, without making it."""
+        return self._turns[index], self._parts[index]
+
+    def seq(self, index: int) -> int:
+        """The counter number of truncation ``index``, without making it."""
+        return self._seqs[index]
+
+    def changing_json(self) -> list[int]:
+        """The indices of the truncations that change their turn's JSON, in order."""
+        return [j for j, changes in enumerate(self._changes) if changes]
+
+    def __add__(self, other: Sequence[Truncation]) -> list[Truncation]:
+        return [*self, *other]
+
+    def __repr__(self) -> str:
+        return f"TruncationPlan({len(self)} truncations)"
+
+
 def truncate_chars(token_limit: int = DEFAULT_TOKEN_LIMIT, last_prompt_tokens: int = 0) -> int:
     """``getTruncateToolOutputThreshold``: 40,000 chars, less when the window is nearly full."""
     return min(4 * (token_limit - last_prompt_tokens), DEFAULT_TRUNCATE_CHARS)
@@ -148,7 +224,7 @@ def plan_budget(
     output_path: Callable[[str, int], str],
     max_chars: int = DEFAULT_TRUNCATE_CHARS,
     budget: int = FUNCTION_RESPONSE_TOKEN_BUDGET,
-) -> list[Truncation]:
+) -> TruncationPlan:
     """``truncateHistoryToBudget`` over per-turn figures: what it truncates (newest first).
 
     ``responses[i]`` are turn ``i``'s function responses (``session.figures``);
@@ -163,7 +239,7 @@ def plan_budget(
 class BudgetWalk:
     """How far ``walk_budget`` went and what it found on the way."""
 
-    truncations: list[Truncation]  # newest first
+    truncations: TruncationPlan  # newest first
     stopped_at: tuple[int, int] | None  # (turn, part) where ``stop`` ended the walk (not planned)
     seq: int  # the reference's truncation counter where the walk ended
     saturated_at: tuple[int, int] | None  # (turn, part) after which the counted tokens exceed the budget
@@ -186,7 +262,7 @@ def walk_budget(
     """
     used = 0
     seq = 0  # the reference's truncation counter (it also counts failed saves)
-    truncations: list[Truncation] = []
+    truncations = TruncationPlan(output_path, text_of)
     saturated: tuple[int, int] | None = None
     for i in range(len(responses) - 1, -1, -1):
         for part, has_response, name, tokens, length, plain in reversed(responses[i]):
@@ -204,13 +280,13 @@ def walk_budget(
                 continue
             seq += 1
             if length <= max_chars:  # the "excerpt" is the whole text: read and name it when asked
-                truncation = Truncation(i, part, name, output_path, text_of, tokens, tokens, seq=seq,
-                                        changes_json=not plain)
+                truncations.add_whole(i, part, name, tokens, seq, not plain)
+                used += tokens
             else:
                 truncation = cut_output(i, part, name, text_of(i, part), output_path(name, seq), max_chars, tokens,
                                         seq)
-            used += truncation.new_tokens
-            truncations.append(truncation)
+                used += truncation.new_tokens
+                truncations.append(truncation)
             if saturated is None and used > budget:
                 saturated = (i, part)
     return BudgetWalk(truncations, None, seq, saturated)
@@ -254,7 +330,7 @@ def apply_budget(
     def text_of(i: int, j: int) -> str:
         return response_text(contents[i]["parts"][j]["functionResponse"]["response"])
 
-    truncations = plan_budget(responses, text_of, output_path, max_chars, budget)
+    truncations = list(plan_budget(responses, text_of, output_path, max_chars, budget))  # (each read once)
     result: list[dict[str, Any]] = list(contents)
     by_turn: dict[int, list[Truncation]] = {}
     for truncation in truncations:

@@ -348,7 +348,7 @@ def plan_outputs(
     return MaskingPlan(settings, parts=tuple(masked), prunable_tokens=prunable_tokens, markers=found)
 
 
-def _outputs_of(contents: Sequence[dict[str, Any]]) -> list[tuple[OutputFigures, ...]]:
+def _outputs_of(contents: Sequence[dict[str, Any]]) -> Sequence[tuple[OutputFigures, ...]]:
     """The tool outputs of ``contents``, measured as the reader measures a recording's."""
     return TurnIndex.from_rows([content_figures(content) for content in contents]).outputs
 

@@ -97,7 +97,7 @@ class SplitColumns:
         return points
 
     def sent_responses(self, index: TurnIndex, content_of: Callable[[int], dict[str, Any]],
-                       start: int = 0) -> list[tuple[ResponseFigures, ...]]:
+                       start: int = 0) -> Sequence[tuple[ResponseFigures, ...]]:
         """Each turn's function responses from ``start`` on as the tool-output budget sees them in
         this view: none in a turn it leaves out, none in a thought part once thoughts are stripped.
         ``index.responses`` itself when that changes nothing."""
@@ -107,7 +107,7 @@ class SplitColumns:
         out_from = bisect.bisect_left(self.left_out, start)
         if out_from == len(self.left_out) and not thoughts:
             return responses if start == 0 else responses[start:]
-        own = responses[start:]
+        own = list(responses[start:])
         for i in self.left_out[out_from:]:
             own[i - start] = ()
         if thoughts:
@@ -214,7 +214,7 @@ def viewed(contents: Sequence[dict[str, Any]], view: HistoryView) -> list[tuple[
     return out
 
 
-def _holds(column: list[int], value: int, start: int) -> bool:
+def _holds(column: Sequence[int], value: int, start: int) -> bool:
     """Whether ``column`` holds ``value`` from ``start`` on (without copying its tail)."""
     try:
         column.index(value, start)

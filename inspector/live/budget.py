@@ -20,6 +20,7 @@ from typing import Any
 
 from inspector.compaction.budget import (
     Truncation,
+    TruncationPlan,
     cut_output,
     truncated_content,
     walk_budget,
@@ -36,7 +37,7 @@ class ShiftedTruncations(LazyList[Truncation]):
 
     __slots__ = ("base", "base_changed", "delta", "head", "make", "start")
 
-    def __init__(self, head: list[Truncation], base: list[Truncation], start: int, delta: int,
+    def __init__(self, head: list[Truncation], base: TruncationPlan, start: int, delta: int,
                  make: Callable[[Truncation, int], Truncation], base_changed: list[int]) -> None:
         self.head = head
         self.base = base
@@ -59,13 +60,15 @@ class ShiftedTruncations(LazyList[Truncation]):
         return len(self.head) + len(self.base) - self.start
 
     def position(self, index: int) -> Position:
-        found = self.head[index] if index < len(self.head) else self.base[self.start + index - len(self.head)]
-        return found.turn, found.part
+        if index < len(self.head):
+            found = self.head[index]
+            return found.turn, found.part
+        return self.base.position(self.start + index - len(self.head))
 
     def seq(self, index: int) -> int:
         if index < len(self.head):
             return self.head[index].seq
-        return self.base[self.start + index - len(self.head)].seq + self.delta
+        return self.base.seq(self.start + index - len(self.head)) + self.delta
 
     def _at(self, index: int) -> Truncation:
         if index < len(self.head):
@@ -81,8 +84,8 @@ def as_shifted(plan: Sequence[Truncation], make: Callable[[Truncation, int], Tru
     """A plan as a ``ShiftedTruncations`` (a plain list: all of it as the base, unshifted)."""
     if isinstance(plan, ShiftedTruncations):
         return plan
-    base = list(plan)
-    return ShiftedTruncations([], base, 0, 0, make, [j for j, t in enumerate(base) if t.changes_json])
+    base = plan if isinstance(plan, TruncationPlan) else TruncationPlan(items=plan)  # (its columns kept, not copied)
+    return ShiftedTruncations([], base, 0, 0, make, base.changing_json())
 
 
 def replan(

@@ -23,8 +23,10 @@ after every change (is the preview stale?).
 
 Extending never changes the state it starts from: the session and analysis
 handed out before stay as they were (a preview or a worker may still read
-them).  So each extension needs its own copies of the long per-turn and
-per-message lists.  ``prepare`` makes those copies ahead of time (the app
+them).  The turn index's columns are shared between versions a chunk at a
+time (``session.columns.Column``: a version costs a chunk per column, not a
+copy); the other long per-message lists need copies of their own, which
+``prepare`` makes ahead of time (the app
 calls it in a worker once the state is on screen); ``extend`` then cuts
 them at the first changed turn and grows them in place, so the way from new
 bytes to a new state costs what was appended, not the session's length.
@@ -55,7 +57,7 @@ from inspector.compaction.view import SplitColumns
 from inspector.context import environment_quarters
 from inspector.live.budget import ShiftedTruncations, as_shifted, changed_weights, replan
 from inspector.session import Session, Turn
-from inspector.session.figures import CallKey, response_text
+from inspector.session.figures import response_text
 from inspector.session.history import is_environment_content, message_contents, part_array
 from inspector.session.jsonl import (
     ITEM_KIND,
@@ -82,7 +84,7 @@ from inspector.session.turn_index import TurnIndex
 from inspector.session.turns import TurnList
 from inspector.tokens import token_limit
 
-T = TypeVar("T")
+Column = TypeVar("Column", list[Any], "array[int]")  # a long list the spare copies (prefix sums in machine integers)
 
 
 @dataclass
@@ -91,11 +93,8 @@ class _Index:
 
     hasher: Any  # hashlib's sha256 over the bytes read so far
     columns: SplitColumns  # where the split may go (a copy: extended in place)
-    prefix_quarters: list[int]  # prefix_quarters[i]: the estimate of turns before i (Analysis keeps a copy)
+    prefix_quarters: array[int]  # prefix_quarters[i]: the estimate of turns before i (Analysis keeps a copy)
     responses: list[tuple[Any, ...]]  # every turn's ResponseFigures
-    roles: list[str]
-    calls: list[tuple[CallKey, ...]]
-    answers: list[tuple[CallKey, ...]]
     pairing: AgenticCandidates  # after every turn, marked at the last message's first turn
     saturated: tuple[int, int] | None  # where the budget walk went over
     weights: dict[int, tuple[int, tuple[tuple[int, str], ...]]]  # budget.changed_weights's memory
@@ -108,23 +107,24 @@ class _Index:
 class _Spare:
     """Private copies of one state's long lists, which the next ``extend`` cuts and grows in place."""
 
-    def __init__(self, session: Session, lists: dict[str, list[Any]],
-                 messages: tuple[Places, list[str] | None], figures: TurnIndex) -> None:
+    def __init__(self, session: Session, lists: dict[str, list[Any] | array[int]],
+                 messages: tuple[Places, list[str] | None], figures: TurnIndex | None) -> None:
         self.session = session  # the state they were copied from (checked by identity)
         self.lists = lists
-        self.figures = figures  # a copy of the session's turn index (``TurnIndex.copy``)
         self.messages = messages  # the MessageList's own lists (``MessageList.copies``)
+        self.figures = figures  # a whole read's turn index as shared columns, made ahead once (else None)
         self.lines = dict(session.message_lines)
 
-    def grown(self, name: str, old: list[T], keep: int, new: Iterable[T]) -> list[T]:
+    def grown(self, name: str, old: Column, keep: int, new: Iterable[Any]) -> Column:
         """``old[:keep]`` followed by ``new``: the copy made ahead, cut and grown in place."""
-        own: list[T] = self.lists.pop(name)
+        own = self.lists.pop(name)
+        assert isinstance(own, type(old))
         del own[keep:]
         own.extend(new)
         return own
 
 
-def _grown(spare: _Spare | None, name: str, old: list[T], keep: int, new: Iterable[T]) -> list[T]:
+def _grown(spare: _Spare | None, name: str, old: Column, keep: int, new: Iterable[Any]) -> Column:
     """``old[:keep]`` followed by ``new``, without copying ``old`` when a spare copy was made ahead."""
     if spare is None:
         own = old[:keep]
@@ -142,13 +142,16 @@ def prepare(state: LiveState) -> None:
     if index is None or index.spent or index.spare is not None or not isinstance(messages, MessageList):
         return
     assert session.turn_index is not None
-    lists: dict[str, list[Any]] = {
+    lists: dict[str, list[Any] | array[int]] = {
         "candidates": list(analysis.candidates),
-        "prefix": list(analysis.prefix_quarters), "agentic": list(analysis.agentic_candidates),
+        "prefix": analysis.prefix_quarters[:], "agentic": list(analysis.agentic_candidates),
     }
     if isinstance(analysis.turns, list):  # (a recording's TurnList is cut and grown without a copy)
         lists["turns"] = list(analysis.turns)
-    index.spare = _Spare(session, lists, messages.copies(), session.turn_index.copy())
+    # The turn index is not copied: a version shares its columns' full chunks (session/columns.py).  Only a
+    # whole read's lists are made into such columns, once, here rather than on the way to the screen.
+    figures = session.turn_index
+    index.spare = _Spare(session, lists, messages.copies(), None if figures.shares_columns else figures.copy())
 
 
 @dataclass(frozen=True)
@@ -197,10 +200,8 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         os.close(fd)
     if hasher.hexdigest() != session.sha256:
         return None
-    figures = session.turn_index  # its columns are copied below: _Index's lists change in place
-    roles = list(figures.roles)
-    calls = list(figures.calls)
-    answers = list(figures.answers)
+    figures = session.turn_index  # read, never copied: the pairing keeps what it needs of the keys
+    roles, calls, answers = figures.roles, figures.calls, figures.answers
     last_start = _first_turn_of(analysis.turns, len(session.messages) - 1)
     pairing = AgenticCandidates()
     for i in range(len(figures)):
@@ -213,8 +214,8 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
     index = _Index(
         hasher, replace(columns, prefix=array("q", columns.prefix), flagged=list(columns.flagged),
                         left_out=list(columns.left_out)),
-        list(analysis.prefix_quarters), list(columns.sent_responses(figures, lambda i: analysis.turns[i].content)),
-        roles, calls, answers, pairing,
+        analysis.prefix_quarters[:], list(columns.sent_responses(figures, lambda i: analysis.turns[i].content)),
+        pairing,
         None, {}, _max_chars(analysis), _environment_position(session),
     )
     analysis = replace(analysis, truncations=as_shifted(analysis.truncations, _unshifted))
@@ -404,11 +405,6 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
     del index.prefix_quarters[first + 1:]
     for i in added:
         index.prefix_quarters.append(index.prefix_quarters[-1] + quarters[i])
-    for column in (index.roles, index.calls, index.answers):
-        del column[first:]
-    index.roles.extend(figures.roles[first:])
-    index.calls.extend(figures.calls[first:])
-    index.answers.extend(figures.answers[first:])
     columns = index.columns
     restart = columns.extend(figures, first, lambda i: new_turns[i].content)
     sent = columns.sent_responses(figures, lambda i: new_turns[i].content, restart)
@@ -435,7 +431,7 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
         if i == last_start and not marked:
             pairing.mark()
             marked = True
-        pairing.add(i, index.roles[i], index.calls[i], index.answers[i])
+        pairing.add(i, figures.roles[i], figures.calls[i], figures.answers[i])
     if not marked:
         pairing.mark()
 

@@ -6,16 +6,17 @@ it, the figures every later step needs (estimate, JSON length, split flags, kind
 the sizes of its tool outputs, where its estimate goes) with the same functions the rest of the
 core uses, then keeps only these figures and the line's place in the file (rebuilt on demand).
 
-The turns are built by ``history.message_contents`` (the only definition of how a message becomes
-turns) and measured here, a string at a time through ``jsjson.string_measures``.  The figures of
-a turn are a plain tuple, a *row* (marshal carries rows between the reader's two processes); the
-rest of the core reads them as columns by name (``turn_index.TurnIndex``).
+The turns are built by ``history.message_contents`` (the only definition of how a message becomes turns)
+and measured here, a string at a time (``jsjson.string_measures``).  A turn's figures are a plain tuple, a
+*row* (marshal carries rows between the reader's processes), read as columns (``turn_index.TurnIndex``).
 """
 
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any, Final, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
@@ -485,16 +486,15 @@ def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
     )
 
 
-def transpose(per_message: Sequence[tuple[TurnRow, ...]]) -> tuple[list[list[Any]], list[int]]:
-    """The rows of every message's turns as ``ROW_LENGTH`` columns, and where each message's turns start
-    (``turn_index.TurnIndex.of_messages``; one pass, compiled)."""
-    columns: list[list[Any]] = [[] for _ in range(ROW_LENGTH)]
-    starts = [0]
-    count = 0
+def transpose(per_message: Sequence[tuple[TurnRow, ...]]) -> tuple[list[list[Any]], array[int]]:
+    """Every message's rows as ``ROW_LENGTH`` columns made at their final length (every row is alive here:
+    the reader's peak), and where each message's turns start, in machine integers (compiled)."""
+    starts = array("q", accumulate((len(rows) for rows in per_message), initial=0))
+    columns: list[list[Any]] = [[None] * starts[-1] for _ in range(ROW_LENGTH)]
+    at = 0
     for rows in per_message:
         for row in rows:
             for k in range(ROW_LENGTH):
-                columns[k].append(row[k])
-        count += len(rows)
-        starts.append(count)
+                columns[k][at] = row[k]
+            at += 1
     return columns, starts

@@ -15,34 +15,37 @@ from __future__ import annotations
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
+from inspector.session.columns import Column
 from inspector.session.figures import ROW_LENGTH, CallKey, OutputFigures, ResponseFigures, UsageColumn, transpose
 from inspector.session.spread import Spread
 from inspector.session.usage_store import PackedUsages
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
 class TurnIndex:
     """Every turn's figures, by field; ``message_starts`` maps a recording's messages to turns."""
 
-    record_ids: list[str | None]  # the message record each turn came from
-    roles: list[str]
-    is_tool_result: list[bool]  # the functionResponse turn built from a message's toolCalls
-    quarters: list[int]  # the token estimate in quarter tokens (tokens.parts_quarters)
-    json_lengths: list[int]  # JSON.stringify(content).length
-    is_candidate: list[bool]  # a user turn without a function response: the split may start here
-    is_safe_end: list[bool]  # a model turn without a function call: may end a fully summarised history
-    kinds: list[str]  # figures.turn_kind: "text", "thought+tool call", ...
-    responses: list[tuple[ResponseFigures, ...]]  # each function response as the tool-output budget sees it
+    record_ids: Sequence[str | None]  # the message record each turn came from
+    roles: Sequence[str]
+    is_tool_result: Sequence[bool]  # the functionResponse turn built from a message's toolCalls
+    quarters: Sequence[int]  # the token estimate in quarter tokens (tokens.parts_quarters)
+    json_lengths: Sequence[int]  # JSON.stringify(content).length
+    is_candidate: Sequence[bool]  # a user turn without a function response: the split may start here
+    is_safe_end: Sequence[bool]  # a model turn without a function call: may end a fully summarised history
+    kinds: Sequence[str]  # figures.turn_kind: "text", "thought+tool call", ...
+    responses: Sequence[tuple[ResponseFigures, ...]]  # each function response as the tool-output budget sees it
     usage: UsageColumn  # the usage recorded on a model turn, else None
-    calls: list[tuple[CallKey, ...]]  # (id, name) of each function call
-    answers: list[tuple[CallKey, ...]]  # (id, name) of each function response
-    models: list[str | None]  # the model a model turn's record names (None: none, or not a model turn)
-    outputs: list[tuple[OutputFigures, ...]]  # each tool output as masking sees it, and each null part
-    thought_json: list[int]  # how much shorter its JSON is once stripThoughts has removed its thoughts (mostly 0)
-    shape: list[int]  # figures.PLAIN_TURN, OTHER_TURN or INVALID_MODEL_TURN
-    spread: list[Spread]  # where its estimate goes: its parts by kind, tool and file (spread.turn_spread)
+    calls: Sequence[tuple[CallKey, ...]]  # (id, name) of each function call
+    answers: Sequence[tuple[CallKey, ...]]  # (id, name) of each function response
+    models: Sequence[str | None]  # the model a model turn's record names (None: none, or not a model turn)
+    outputs: Sequence[tuple[OutputFigures, ...]]  # each tool output as masking sees it, and each null part
+    thought_json: Sequence[int]  # how much shorter its JSON is once stripThoughts has removed its thoughts (mostly 0)
+    shape: Sequence[int]  # figures.PLAIN_TURN, OTHER_TURN or INVALID_MODEL_TURN
+    spread: Sequence[Spread]  # where its estimate goes: its parts by kind, tool and file (spread.turn_spread)
     # For a recording: message m became turns message_starts[m] .. message_starts[m + 1] - 1
     # (len = messages + 1), in machine integers.  Empty when the turns were measured from contents.
     message_starts: array[int]
@@ -87,11 +90,18 @@ class TurnIndex:
 
     def head(self, turns: int, messages: int) -> TurnIndex:
         """A new index of the first ``turns`` turns, the first ``messages`` messages'."""
-        return TurnIndex._of_columns([column.head(turns) if isinstance(column, PackedUsages) else column[:turns]
-                                      for column in self._columns()], self.message_starts[:messages + 1])
+        return TurnIndex._of_columns([column.head(turns) if isinstance(column, (PackedUsages, Column))
+                                      else Column.of(column, turns) for column in self._columns()],
+                                     self.message_starts[:messages + 1])
+
+    @property
+    def shares_columns(self) -> bool:
+        """Its columns are ``columns.Column``s (a live version's): ``head`` and ``copy`` copy a chunk a column."""
+        return isinstance(self.quarters, Column)
 
     def copy(self) -> TurnIndex:
-        """A new index with columns of its own (``extended`` may then change them in place)."""
+        """A new index with columns of its own (``extended`` may then change them in place): each a
+        ``columns.Column`` that shares the full chunks of this index's (copy on write)."""
         return self.head(len(self), len(self.message_starts) - 1)
 
     def _columns(self) -> tuple[Any, ...]:
@@ -101,6 +111,14 @@ class TurnIndex:
     def turns_of(self, message: int) -> range:
         """The turns message ``message`` of a recording became."""
         return range(self.message_starts[message], self.message_starts[message + 1])
+
+
+def listed(column: Sequence[T]) -> list[T]:
+    """A column as a list: itself when it is one (a whole read's), else a copy (a live version's
+    ``columns.Column``), for code that needs a list."""
+    if isinstance(column, list):
+        return column
+    return column.tolist() if isinstance(column, Column) else list(column)
 
 
 # The per-turn fields, in the order of a reader's row: ``TurnIndex``'s own field list (the one place it is

@@ -42,18 +42,32 @@ _WIDTH = 6  # len(figures.USAGE_KEYS)
 
 
 class PackedUsages(LazySequence[PackedUsage]):
-    """Every turn's ``PackedUsage``, turn ``i`` at ``i``, held in arrays of machine integers."""
+    """Every turn's ``PackedUsage``, turn ``i`` at ``i``, held in arrays of machine integers.
 
-    __slots__ = ("_other", "_slots", "_values")
+    A version made by ``head`` of every turn (a live append that changes no earlier turn) shares the
+    arrays instead of copying them: each object reads only its own first ``len`` turns, and appends
+    only while it is the one at the arrays' end (else it copies its part first)."""
+
+    __slots__ = ("_count", "_other", "_slots", "_used", "_values")
 
     def __init__(self, packed: Iterable[bytes | PackedUsage] = ()) -> None:
         self._slots = array("q")  # per turn: where its six values start in _values, or _NONE / _OTHER
         self._values = array("q")
         self._other: dict[int, PackedUsage] = {}
+        self._count = 0  # the turns this object holds (the arrays may hold more: a later version's)
+        self._used = 0  # the values its turns use
         self.extend(packed)
+
+    def _own(self) -> None:
+        """Make the arrays this object's own when a later version has grown them past its part."""
+        if len(self._slots) != self._count or len(self._values) != self._used:
+            self._slots = self._slots[:self._count]
+            self._values = self._values[:self._used]
 
     def append(self, packed: bytes | PackedUsage) -> None:
         """One more turn's usage: a ``PackedUsage``, or a reader's row's (``packed_row``)."""
+        self._own()
+        self._count += 1
         if packed is None:
             self._slots.append(_NONE)
             return
@@ -61,6 +75,7 @@ class PackedUsages(LazySequence[PackedUsage]):
         if type(row) is bytes:
             self._slots.append(len(self._values))
             self._values.frombytes(row)
+            self._used = len(self._values)
             return
         self._other[len(self._slots)] = row  # type: ignore[assignment]
         self._slots.append(_OTHER)
@@ -70,7 +85,7 @@ class PackedUsages(LazySequence[PackedUsage]):
             self.append(value)
 
     def __len__(self) -> int:
-        return len(self._slots)
+        return self._count
 
     def _at(self, index: int) -> PackedUsage:
         slot = self._slots[index]
@@ -83,25 +98,34 @@ class PackedUsages(LazySequence[PackedUsage]):
         recording needs)."""
         if not isinstance(index, slice) or index.stop is not None or index.step is not None:
             raise TypeError("only del usages[start:] is supported")
-        start = range(len(self._slots))[index].start
-        for i in range(start, len(self._slots)):
+        start = range(self._count)[index].start
+        if start == self._count:
+            return
+        end = self._used
+        for i in range(start, self._count):
             slot = self._slots[i]
             if slot >= 0:
-                del self._values[slot:]
+                end = slot
                 break
+        self._slots = self._slots[:start]  # (copies: the arrays may be shared with an earlier version)
+        self._values = self._values[:end]
         for i in [k for k in self._other if k >= start]:
             del self._other[i]
-        del self._slots[start:]
+        self._count, self._used = start, end
 
     def head(self, count: int) -> PackedUsages:
-        """A new column of the first ``count`` turns' usage."""
+        """A new column of the first ``count`` turns' usage (all of them: the arrays shared)."""
         head = PackedUsages()
-        head._slots = self._slots[:count]
-        end = len(self._values)
-        for i in range(count, len(self._slots)):
+        head._other = {k: v for k, v in self._other.items() if k < count}
+        if count >= self._count:
+            head._slots, head._values, head._count, head._used = self._slots, self._values, self._count, self._used
+            return head
+        end = self._used
+        for i in range(count, self._count):
             if self._slots[i] >= 0:
                 end = self._slots[i]
                 break
+        head._slots = self._slots[:count]
         head._values = self._values[:end]
-        head._other = {k: v for k, v in self._other.items() if k < count}
+        head._count, head._used = count, end
         return head

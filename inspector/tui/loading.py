@@ -25,12 +25,14 @@ from inspector.analysis import Analysis
 from inspector.compaction.split import split_kind
 from inspector.configured import analyse_configured
 from inspector.live.extend import LiveState
+from inspector.live.shared import shared_columns
 from inspector.live.watch import CHECK_BYTES, FileState, state_of
 from inspector.session import Session
 from inspector.session.errors import ReadCancelled
 from inspector.session.loader import open_session_file, paused_gc, read_open
 from inspector.session.reader import ReadWatch, read_at
 from inspector.session.records import MessageList
+from inspector.session.release import give_back_free_memory
 from inspector.session.tail import TailRead, read_tail
 from inspector.settings import ConfiguredModel, Threshold
 from inspector.tui.long_lived import keep_long_lived
@@ -110,7 +112,11 @@ def read_session(
         if cancelled():
             raise Cancelled
         keep_long_lived()
-    return Loaded(session, configured.analysis, configured.threshold, configured.model, file_state)
+    analysis, chosen_threshold, chosen = configured.analysis, configured.threshold, configured.model
+    del configured
+    session, analysis = shared_columns(session, analysis)  # (the read's lists let go of)
+    give_back_free_memory()  # what the read built and let go of (session/release.py)
+    return Loaded(session, analysis, chosen_threshold, chosen, file_state)
 
 
 def _show_tail(path: Path, fd: int, show: Callable[[TailRead], None]) -> None:

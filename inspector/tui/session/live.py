@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from textual import work
 
 from inspector.session.loader import paused_gc
+from inspector.session.release import give_back_free_memory
 from inspector.tui.loading import Loaded
 from inspector.tui.long_lived import Handed, keep_long_lived
 from inspector.tui.messages import (
@@ -407,6 +408,7 @@ class LiveFollower(Part):
         # one when the collector is about to consider one of its own (it would run where it falls).
         full = gc.get_count()[2] + 1 >= gc.get_threshold()[2]
         gc.collect(2 if full else 1)
+        give_back_free_memory()  # what the versions let go of and the collection freed (session/release.py)
 
     @work(thread=True, exit_on_error=False, group=LIVE_GROUP, description="preparing for live updates")
     def prime_live(self, handed: Handed[Loaded]) -> None:

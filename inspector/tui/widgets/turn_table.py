@@ -119,7 +119,7 @@ class TurnTable(ScrollView, can_focus=True):
         return self.analysis.turns if self.analysis else self.tail.turns if self.tail else []
 
     @property
-    def kinds(self) -> list[str]:
+    def kinds(self) -> Sequence[str]:
         return self.analysis.kinds if self.analysis else self.tail.index.kinds if self.tail else []
 
     @property
