@@ -23,6 +23,18 @@ pay again: ``compaction/pairs.py``, ``compaction/agentic.py``,
 byte-identical), for about the same install time (36-39 s here).  The app's
 first screen draws before any of this runs.
 
+Back since 2026-11-28 (issue 38: ``analyze --json`` had become slower than at f077596),
+each measured on the bench file, compiled, CPU seconds (in one process, best of 3, the
+machine shared): ``compaction/view.py`` (the split's walk over every turn) and
+``analysis.py``, ``compaction/budget.py``, ``tokens.py`` together take the analysis
+from 0.37 to 0.26 s (view.py most of it: 0.34-0.36 s without it), and ``analysis.py``
+writes the rows (the tool-output budget's 0.03-0.06 -> 0.02 s); an earlier leave-one-out
+gave ``budget.py`` +0.08 s and ``tokens.py`` +0.07 s of the read (the reader measures with
+them); ``pricing/cost.py`` takes the cost from 0.13 to 0.10 s.  Measured and not kept:
+``session/usage_store.py`` (0.015 s), ``session/turns.py`` (under 0.01 s);
+``compaction/masking.py`` compiled changes the output (mypyc makes an int a float where
+its dataclass says ``float``: ``50000`` written as ``50000.0``), so it stays Python.
+
 One small hand-written C module, ``inspector/_kernel.c``, measures a string as
 JavaScript does (UTF-16 length, ASCII units, ``JSON.stringify`` length) in one
 pass and counts newlines; ``jsjson.py`` holds its Python definition.  The
@@ -54,6 +66,11 @@ COMPILED = [
     "inspector/compaction/agentic.py",
     "inspector/session/spread.py",
     "inspector/breakdown.py",
+    "inspector/analysis.py",
+    "inspector/compaction/budget.py",
+    "inspector/tokens.py",
+    "inspector/compaction/view.py",
+    "inspector/pricing/cost.py",
 ]
 
 

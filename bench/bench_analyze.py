@@ -2,6 +2,7 @@
 
     python bench/make_big_session.py          # once: bench/out/big-session.jsonl (~107 MB)
     python bench/bench_analyze.py [FILE] [--runs 3]
+    python bench/bench_analyze.py [FILE] --runs 5 --build old=/tmp/old/bin/session-inspector --build new=...
 
 Each runs as a whole process with stdout to /dev/null, in ``--runs`` rounds
 that run each command once, in a rotating order (plus one more run each that
@@ -119,6 +120,39 @@ def interleaved(commands: dict[str, list[str]], runs: int) -> dict[str, list[flo
     return times
 
 
+def wall_and_cpu(command: list[str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one run: user and system time of the process and of the
+    processes it waited for (the project's second reading process)."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    if status != 0:
+        raise SystemExit(f"{command[0]} failed ({status})")
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+
+
+def compare_builds(builds: list[str], file: Path, runs: int) -> int:
+    """``analyze --json FILE`` of installed builds (``NAME=EXECUTABLE``: a ``session-inspector``),
+    in ``runs`` rounds that run each once in a rotating order; median and range of wall and CPU."""
+    commands = {}
+    for build in builds:
+        name, _, executable = build.partition("=")
+        if not executable:
+            raise SystemExit(f"--build {build!r}: expected NAME=EXECUTABLE")
+        commands[name] = [executable, "analyze", "--json", str(file)]
+    found: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    names = list(commands)
+    for k in range(runs):
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            found[name].append(wall_and_cpu(commands[name]))
+    print(f"file: {file} ({file.stat().st_size / 1e6:.1f} MB), {runs} interleaved rounds: median [range]")
+    for name, times in found.items():
+        walls, cpus = [w for w, _ in times], [c for _, c in times]
+        print(f"{name:>12}: wall {statistics.median(walls):5.2f} s [{min(walls):.2f}-{max(walls):.2f}]   "
+              f"CPU {statistics.median(cpus):5.2f} s [{min(cpus):.2f}-{max(cpus):.2f}]")
+    return 0
+
+
 def memory(command: list[str]) -> tuple[int, int]:
     """(largest single process, peak of the process tree) in MB, from one sampled run."""
     _, largest, tree = run_once(command, sample_tree=True)
@@ -129,10 +163,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("file", nargs="?", type=Path, default=DEFAULT_FILE)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--build", action="append", default=[], metavar="NAME=EXECUTABLE",
+                        help="instead: time these installed builds' analyze --json against each other "
+                             "(e.g. old=/tmp/old/bin/session-inspector); repeat for each")
     args = parser.parse_args()
     if not args.file.is_file():
         print(f"{args.file} not found: run python bench/make_big_session.py first", file=sys.stderr)
         return 2
+    if args.build:
+        return compare_builds(args.build, args.file, args.runs)
     from tests.reference.install import Missing, reference_src
 
     dist = reference_src()

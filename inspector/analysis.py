@@ -27,11 +27,12 @@ from inspector.compaction.budget import (
 from inspector.compaction.view import HistoryView, SplitColumns, split_columns
 from inspector.context import ContextFigures, Verdict, environment_quarters, environment_turn, verdict
 from inspector.jsjson import js_json_len
-from inspector.session import Session, Turn, history
+from inspector.session import Session, Turn
 from inspector.session.errors import LoadWarning
 from inspector.session.figures import USAGE_KEYS, UsageColumn, content_figures, response_text, turn_kind, usage_of
 from inspector.session.loader import paused_gc
 from inspector.session.turn_index import TurnIndex, listed
+from inspector.session.turns import TurnList, history
 from inspector.tokens import DEFAULT_THRESHOLD, token_limit
 
 __all__ = ["Analysis", "Rows", "analyze", "analyze_turns", "project_temp_dir", "row_batches", "turn_kind"]
@@ -198,23 +199,23 @@ class Analysis:
         }
 
     def _history_batches(self, reuse: bool) -> Iterator[list[dict[str, Any]]]:
-        kinds, quarters, chars, turns = self.kinds, self.quarters, self.json_chars, self.turns
-        usage = self.recorded.packed()
+        kinds, quarters, chars = self.kinds, self.quarters, self.json_chars
+        roles, record_ids = _roles_and_record_ids(self.turns)
+        usage = iter(self.recorded.packed())  # (in order: each usage[i] would cost more than the row)
         k0, k1, k2, k3, k4, k5 = USAGE_KEYS
-        count = len(turns)
+        count = len(roles)
         for (start, rows), (_, usages) in zip(row_batches(count, reuse, _HISTORY_ROW),
                                               row_batches(count, reuse, _USAGE_ROW), strict=True):
             for k in range(len(rows)):
                 i = start + k
-                t = turns[i]
                 row = rows[k]
                 row["index"] = i
-                row["role"] = t.role
-                row["record_id"] = t.record_id
+                row["role"] = roles[i]
+                row["record_id"] = record_ids[i]
                 row["kind"] = kinds[i]
                 row["estimated_tokens"] = quarters[i] // 4
                 row["json_chars"] = chars[i]
-                p = usage[i]
+                p = next(usage)
                 if type(p) is tuple:  # packed: Gemini CLI's six keys, in order (see usage_dict)
                     u = usages[k]
                     u[k0], u[k1], u[k2], u[k3], u[k4], u[k5] = p
@@ -235,6 +236,14 @@ class Analysis:
                 row["new_tokens"] = tr.new_tokens
                 row["output_file"] = tr.output_file
             yield rows
+
+
+def _roles_and_record_ids(turns: Sequence[Turn]) -> tuple[Sequence[str], Sequence[str | None]]:
+    """Every turn's role and record id; a recording's from the reader's columns, without making its
+    turns (each turn made costs more than its row)."""
+    if isinstance(turns, TurnList):
+        return turns.roles_and_record_ids()
+    return [t.role for t in turns], [t.record_id for t in turns]
 
 
 _HISTORY_ROW: dict[str, Any] = dict.fromkeys(

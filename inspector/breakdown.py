@@ -29,7 +29,6 @@ group also says what the split would summarise (turns before it) and keep.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -111,39 +110,67 @@ class Breakdown:
         }
 
 
+class _Entry:
+    """One group's quarter tokens before and after the split, the turns it appears in (ascending) and
+    its detail (tool: call/result quarters; file: actions), in the order first added."""
+
+    def __init__(self, turn: int) -> None:
+        self.before = 0
+        self.after = 0
+        self.last = turn  # (turns[-1], kept apart: reading it back from the list cost more than the rest)
+        self.turns: list[int] = [turn]
+        self.detail: dict[str, int] | None = None
+
+    def add(self, turn: int, quarters: int, split: int) -> None:
+        """``quarters`` more in ``turn`` (this turn or a later one)."""
+        if turn != self.last:
+            self.turns.append(turn)
+            self.last = turn
+        if turn < split:
+            self.before += quarters
+        else:
+            self.after += quarters
+
+    def grow(self, detail: str, by: int) -> None:
+        """Detail ``detail`` grows ``by`` (named even when ``by`` is 0)."""
+        details = self.detail
+        if details is None:
+            details = self.detail = {}
+        details[detail] = details.get(detail, 0) + by
+
+
 class _Tally:
     """Quarter tokens per group, before and after the split, and the turns each appears in (added in
     the order of the turns)."""
 
     def __init__(self, split: int) -> None:
         self.split = split
-        self.found: dict[str, list[Any]] = {}  # name -> [quarters before the split, after it, its turns]
-        self.detail: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        self.found: dict[str, _Entry] = {}
 
-    def add(self, name: str, turn: int, quarters: int, detail: str | None = None, by: int = 0) -> None:
-        """``quarters`` more of group ``name`` in ``turn``; ``detail``: its detail that grows ``by``."""
+    def add(self, name: str, turn: int, quarters: int) -> _Entry:
+        """``quarters`` more of group ``name`` in ``turn``; its entry (to ``grow`` its detail)."""
         entry = self.found.get(name)
         if entry is None:
-            self.found[name] = [quarters, 0, [turn]] if turn < self.split else [0, quarters, [turn]]
-        else:
-            entry[0 if turn < self.split else 1] += quarters
-            seen = entry[2]
-            if seen[-1] != turn:
-                seen.append(turn)
-        if detail is not None:
-            self.detail[name][detail] += by
+            entry = self.found[name] = _Entry(turn)
+        entry.add(turn, quarters, self.split)
+        return entry
+
+    def detail(self, name: str) -> dict[str, int]:
+        """Group ``name``'s detail (empty: none)."""
+        entry = self.found.get(name)
+        return dict(entry.detail) if entry is not None and entry.detail is not None else {}
 
     def groups(self, whole: int, order: Sequence[str] = ()) -> tuple[Group, ...]:
-        tokens = apportion({name: entry[0] + entry[1] for name, entry in self.found.items()})
+        tokens = apportion({name: entry.before + entry.after for name, entry in self.found.items()})
         rank = {n: i for i, n in enumerate(order)}
         found = []
-        for name, (before, after, seen) in self.found.items():
-            summarised = tokens[name] if not after else min(before // 4, tokens[name])
-            turns = tuple(seen)
+        for name, entry in self.found.items():
+            summarised = tokens[name] if not entry.after else min(entry.before // 4, tokens[name])
+            turns = tuple(entry.turns)
             counted = bisect_left(turns, self.split)  # the turns before the split
             found.append(Group(name, tokens[name], tokens[name] / whole if whole else 0.0, turns,
                                summarised, tokens[name] - summarised, counted, len(turns) - counted,
-                               dict(self.detail.get(name, {}))))
+                               self.detail(name)))
         found.sort(key=lambda g: (-g.tokens, rank.get(g.name, len(rank)), g.name))
         return tuple(found)
 
@@ -165,20 +192,30 @@ class _Count:
     without an id, the oldest call of that name not yet answered)."""
 
     def __init__(self, split: int) -> None:
+        self.split = split
         self.kinds, self.tools, self.files, self.models = _Tally(split), _Tally(split), _Tally(split), _Tally(split)
         self.pairing: Pairing[str | None] = Pairing()
+        self.by_kind: list[_Entry | None] = [None] * len(KINDS)  # each kind's entry in ``kinds``, by its code
+
+    def kind(self, code: int, turn: int, quarters: int) -> None:
+        """``quarters`` more of kind ``code`` (``spread.USER_TEXT`` ...) in ``turn``."""
+        entry = self.by_kind[code]
+        if entry is None:
+            self.by_kind[code] = self.kinds.add(KINDS[code], turn, quarters)
+        else:
+            entry.add(turn, quarters, self.split)
 
     def call(self, turn: int, quarters: int, name: str, key: CallKey, path: str | None) -> None:
         """A call (its kind is counted apart): its tool, and the file it names."""
-        self.tools.add(name, turn, quarters, "call_tokens_quarters", quarters)
+        self.tools.add(name, turn, quarters).grow("call_tokens_quarters", quarters)
         self.pairing.call(key, path)
         if path is not None:
-            self.files.add(path, turn, quarters, spread.FILE_ACTIONS.get(name, name), 1)
+            self.files.add(path, turn, quarters).grow(spread.FILE_ACTIONS.get(name, name), 1)
 
     def result(self, turn: int, quarters: int, name: str, key: CallKey) -> None:
         """A result (its kind is counted apart): its tool, and the file its call named (a result
         recorded twice is counted twice)."""
-        self.tools.add(name, turn, quarters, "result_tokens_quarters", quarters)
+        self.tools.add(name, turn, quarters).grow("result_tokens_quarters", quarters)
         paired = self.pairing.answer(key)
         if paired is not None and paired[0] is not None:
             self.files.add(paired[0], turn, quarters)
@@ -196,24 +233,28 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
     if index is None or len(index) != len(turns):
         index = TurnIndex.from_rows([content_figures(turn.content if read is None else read(turn)) for turn in turns])
     count = _Count(cut)
-    kinds, result = count.kinds, count.result
     spreads, quarters, roles = index.spread, index.quarters, index.roles
+    named = len(models) if models is not None else 0
     with paused_gc():  # the tallies and pairs are many objects that live on and form no cycle
-        for i, found in enumerate(spreads):
+        for i in range(len(spreads)):
+            found = spreads[i]
             if isinstance(found, int) and found != spread.RESULTS:
-                kinds.add(KINDS[found], i, quarters[i])  # the whole turn one kind
+                count.kind(found, i, quarters[i])  # the whole turn one kind
             elif isinstance(found, int):  # tool results, each one of its outputs
-                kinds.add(KINDS[spread.TOOL_RESULTS], i, quarters[i])
-                for output, key in zip(index.outputs[i], index.answers[i], strict=True):
+                count.kind(spread.TOOL_RESULTS, i, quarters[i])
+                outputs, answers = index.outputs[i], index.answers[i]
+                assert len(outputs) == len(answers)
+                for k in range(len(outputs)):
+                    output = outputs[k]
                     name = output[3]
-                    result(i, output[2], name if type(name) is str and name else UNNAMED, key)
+                    count.result(i, output[2], name if type(name) is str and name else UNNAMED, answers[k])
             else:
                 _add_entries(count, i, found, index.calls[i], index.answers[i])
             if roles[i] == "model":
-                model = models[i] if models is not None and i < len(models) else None
+                model = models[i] if models is not None and i < named else None
                 count.models.add(model or NO_MODEL, i, quarters[i])
     whole = analysis.total_estimated_tokens
-    return Breakdown(whole, cut, len(turns), kinds.groups(whole, KINDS), _tool_groups(count.tools, whole),
+    return Breakdown(whole, cut, len(turns), count.kinds.groups(whole, KINDS), _tool_groups(count.tools, whole),
                      count.files.groups(whole), count.models.groups(whole))
 
 
@@ -230,10 +271,10 @@ def _add_entries(count: _Count, turn: int, entries: tuple[Any, ...], calls: Sequ
         path = entries[k] if k < size and type(entries[k]) is str else None
         k += path is not None
         kind, amount = entry & 7, entry >> 3
-        count.kinds.add(KINDS[kind], turn, amount)
+        count.kind(kind, turn, amount)
         if kind != spread.TOOL_CALLS and kind != spread.TOOL_RESULTS:
             if path is not None:  # the text an @path included
-                count.files.add(path, turn, amount, INCLUDED, 1)
+                count.files.add(path, turn, amount).grow(INCLUDED, 1)
             continue
         if k < size and type(entries[k]) is tuple:
             name, key = entries[k]
@@ -256,7 +297,7 @@ def _tool_groups(tally: _Tally, whole: int) -> tuple[Group, ...]:
     """The tools, each with its calls' and results' tokens (rounded down) as its detail."""
     groups = []
     for group in tally.groups(whole):
-        raw = tally.detail.get(group.name, {})
+        raw = tally.detail(group.name)
         detail = {"call_tokens": raw.get("call_tokens_quarters", 0) // 4,
                   "result_tokens": raw.get("result_tokens_quarters", 0) // 4}
         groups.append(Group(group.name, group.tokens, group.share, group.turns, group.summarised_tokens,

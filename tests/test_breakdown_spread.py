@@ -81,7 +81,7 @@ def oracle(contents: list[dict[str, Any]], split: int, models: list[str | None] 
                 elif text in ("--- End of content ---", "--- Content from referenced files ---"):
                     included = None
                 elif included is not None:
-                    files.add(included, i, quarters, INCLUDED, 1)
+                    files.add(included, i, quarters).grow(INCLUDED, 1)
                     included = None
             kinds.add(kind, i, quarters)
             if kind in ("tool calls", "tool results"):
@@ -89,14 +89,14 @@ def oracle(contents: list[dict[str, Any]], split: int, models: list[str | None] 
                 found = found if isinstance(found, dict) else {}
                 name = _name(found.get("name"))
                 detail = "call_tokens_quarters" if kind == "tool calls" else "result_tokens_quarters"
-                tools.add(name, i, quarters, detail, quarters)
+                tools.add(name, i, quarters).grow(detail, quarters)
                 if kind == "tool calls":
                     args = found.get("args")
                     path = args.get("file_path") if isinstance(args, dict) else None
                     path = path if isinstance(path, str) and path else None
                     pairing.call(pair_key(found), path)
                     if path is not None:
-                        files.add(path, i, quarters, ACTIONS.get(name, name), 1)
+                        files.add(path, i, quarters).grow(ACTIONS.get(name, name), 1)
                 else:
                     paired = pairing.answer(pair_key(found))
                     if paired is not None and paired[0] is not None:

@@ -64,9 +64,12 @@ def run(args: argparse.Namespace) -> int:
     result, threshold = configured.analysis, configured.threshold
     hold_until_exit(session, result)  # nothing to write but stdout: the process may end without freeing them
     if args.json:
-        report = json_report(session, result, lazy=True, cost=args.cost)
-        hold_until_exit(report)
-        print_json(report)
+        from inspector.session.loader import paused_gc
+
+        with paused_gc():  # the masking plan, breakdown and cost make many objects that form no cycle
+            report = json_report(session, result, lazy=True, cost=args.cost)
+            hold_until_exit(report)
+            print_json(report)
     elif args.by is not None:
         from inspector.breakdown import session_breakdown
         from inspector.breakdown_text import breakdown_lines, report_width

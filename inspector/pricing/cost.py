@@ -381,8 +381,7 @@ def session_cost(usages: Sequence[Mapping[str, Any] | None] | UsageColumn, model
     unpriced: list[int] = []
     names: dict[str, None] = {}
     found: dict[str, _Bands | None] = {}
-    for turn in range(len(packed)):
-        usage = packed[turn]
+    for turn, usage in enumerate(packed):  # (in order: a recording's usage[i] costs more than its pricing)
         if not usage:
             continue
         model = models[turn] or override or ""

@@ -301,11 +301,12 @@ _SHARED: dict[str, str] = {}
 TEXT_PART_JSON: Final = js_json_len({"text": ""}) - js_json_len("")
 THOUGHT_PART_JSON: Final = js_json_len({"text": "", "thought": True}) - js_json_len("")
 TURN_JSON: Final = js_json_len({"role": "", "parts": []}) - js_json_len("") - js_json_len([])
+_EMPTY_ARRAY_JSON: Final = js_json_len([])
 
 
 def parts_array_json(count: int) -> int:
     """The JSON length of an array of ``count`` parts less the parts themselves: brackets and commas."""
-    return js_json_len([]) + max(count - 1, 0)
+    return _EMPTY_ARRAY_JSON + max(count - 1, 0)
 
 
 def may_start_kept_part(role: object, has_response: bool) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import bisect
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from inspector.session.history import Turn, contents_to_turns, message_contents, messages_to_turns
@@ -97,6 +97,14 @@ class TurnList(LazyList[Turn]):
                 position += 1
             yield self._made(i, position)
         yield from self._tail
+
+    def roles_and_record_ids(self) -> tuple[Sequence[str], Sequence[str | None]]:
+        """Every turn's role and record id, read from the columns (no turn is made); read-only."""
+        count, tail = self._count, self._tail
+        if not tail and count == len(self._roles) == len(self._record_ids):
+            return self._roles, self._record_ids  # (the columns themselves: no copy)
+        return ([*self._roles[:count], *(t.role for t in tail)],
+                [*self._record_ids[:count], *(t.record_id for t in tail)])
 
     def head(self, count: int) -> TurnList:
         """A new list of the first ``count`` turns (this one stays as it is); ``append`` grows it."""

@@ -12,7 +12,7 @@ as the same ``PackedUsage`` value it was given (a new tuple of equal ints).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from inspector.session.lazy import LazySequence
@@ -92,6 +92,15 @@ class PackedUsages(LazySequence[PackedUsage]):
         if slot >= 0:
             return tuple(self._values[slot:slot + _WIDTH])
         return None if slot == _NONE else self._other[index]
+
+    def __iter__(self) -> Iterator[PackedUsage]:
+        """Every turn's usage in order: one pass, no index checked and looked up per turn."""
+        values, other = self._values, self._other
+        for i, slot in enumerate(self._slots):
+            if slot >= 0:
+                yield tuple(values[slot:slot + _WIDTH])
+            else:
+                yield None if slot == _NONE else other[i]
 
     def __delitem__(self, index: slice) -> None:
         """``del usages[start:]``: every turn from ``start`` on dropped (the only deletion a grown

@@ -1,0 +1,70 @@
+"""``analyze --json`` of a recording writes its rows from the reader's columns: no turn is made for a
+row and no usage looked up by index (each cost more than the row; 170,000 of them on the bench file)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from inspector.analysis import analyze
+from inspector.commands.analyze import json_report
+from inspector.commands.common import print_json
+from inspector.pricing.cost import cost_of, resolve_cost
+from inspector.session import Turn, history, load
+from inspector.session.turns import TurnList
+from inspector.session.usage_store import PackedUsages
+from tests.conftest import SAMPLES
+
+RECORDINGS = sorted(SAMPLES.glob("*.jsonl"))
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=[p.name for p in RECORDINGS])
+def test_the_rows_and_the_cost_make_no_turn_and_look_up_no_usage_by_index(
+    path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes],
+) -> None:
+    session = load(path)
+    result = analyze(session)
+    assert isinstance(result.turns, TurnList) and len(result.turns) > 4
+    expected = orjson.dumps(json_report(session, result, cost=True), option=orjson.OPT_INDENT_2) + b"\n"
+    report = json_report(session, result, lazy=True, cost=True)
+    calls = {"turns made": 0, "usage[i]": 0}
+
+    def counted(name: str, original: Callable[..., Any]) -> Callable[..., Any]:
+        def count(*args: Any) -> Any:
+            calls[name] += 1
+            return original(*args)
+        return count
+
+    monkeypatch.setattr(TurnList, "_made", counted("turns made", TurnList._made))
+    monkeypatch.setattr(PackedUsages, "__getitem__", counted("usage[i]", PackedUsages.__getitem__))
+    print_json(report)  # the rows, made while written
+    priced = cost_of(session, result, resolve_cost(True))
+    assert calls == {"turns made": 0, "usage[i]": 0}
+    whole_cost = json.loads(expected)["cost"]
+    assert whole_cost["enabled"] and priced.to_json()["turns"] == whole_cost["turns"]
+    written = capsysbinary.readouterr().out
+    assert written == expected  # the same bytes as the report made whole
+    rows = json.loads(written)["history"]
+    index = session.turn_index
+    assert index is not None
+    assert [(r["role"], r["record_id"]) for r in rows] == list(zip(index.roles, index.record_ids, strict=True))
+
+
+def test_roles_and_record_ids_are_the_turns_own_with_turns_appended(tmp_path: Path) -> None:
+    path = RECORDINGS[0]
+    session = load(path)
+    turns = history(session)
+    assert isinstance(turns, TurnList) and len(turns) > 2
+    roles, ids = turns.roles_and_record_ids()
+    assert list(zip(roles, ids, strict=True)) == [(t.role, t.record_id) for t in turns]
+    grown = turns.head(len(turns) - 1)  # as a live append cuts and grows a recording's turns
+    grown.append(Turn(len(grown), {"role": "model", "parts": [{"text": "appended"}]}, "new-record", None))
+    roles, ids = grown.roles_and_record_ids()
+    assert list(zip(roles, ids, strict=True)) == [(t.role, t.record_id) for t in grown]
+    assert (roles[-1], ids[-1]) == ("model", "new-record")
+    assert len(roles) == len(turns)
