@@ -1,10 +1,9 @@
 """Per-turn figures, computed once while a recording is read.
 
-A 100 MB recording holds ~170,000 turns; keeping every parsed message alive costs several
-times the file's size in memory.  So the reader computes, for each message record as it parses
-it, the figures every later step needs (estimate, JSON length, split flags, kind, recorded usage,
-the sizes of its tool outputs, where its estimate goes) with the same functions the rest of the
-core uses, then keeps only these figures and the line's place in the file (rebuilt on demand).
+A 100 MB recording holds ~170,000 turns; keeping every parsed message alive costs several times the
+file's size.  So the reader computes, for each message record as it parses it, the figures every later
+step needs (estimate, JSON length, split flags, kind, usage, tool outputs' sizes, where its estimate goes)
+with the rest of the core's functions, and keeps only these and the line's place (rebuilt on demand).
 
 The turns are built by ``history.message_contents`` (the only definition of how a message becomes turns)
 and measured here, a string at a time (``jsjson.string_measures``).  A turn's figures are a plain tuple, a
@@ -300,8 +299,8 @@ _SHARED: dict[str, str] = {}
 # {"text":…} is 9 + the text's JSON, {"text":…,"thought":true} 24 + it, {"role":…,"parts":[…]} 18 + both.
 TEXT_PART_JSON: Final = js_json_len({"text": ""}) - js_json_len("")
 THOUGHT_PART_JSON: Final = js_json_len({"text": "", "thought": True}) - js_json_len("")
-TURN_JSON: Final = js_json_len({"role": "", "parts": []}) - js_json_len("") - js_json_len([])
 _EMPTY_ARRAY_JSON: Final = js_json_len([])
+TURN_JSON: Final = js_json_len({"role": "", "parts": []}) - js_json_len("") - _EMPTY_ARRAY_JSON
 
 
 def parts_array_json(count: int) -> int:

@@ -95,8 +95,9 @@ class PackedUsages(LazySequence[PackedUsage]):
 
     def __iter__(self) -> Iterator[PackedUsage]:
         """Every turn's usage in order: one pass, no index checked and looked up per turn."""
-        values, other = self._values, self._other
-        for i, slot in enumerate(self._slots):
+        values, other, slots = self._values, self._other, self._slots
+        for i in range(self._count):  # (the arrays may be shared with a later version that grew them)
+            slot = slots[i]
             if slot >= 0:
                 yield tuple(values[slot:slot + _WIDTH])
             else:
