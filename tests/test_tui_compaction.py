@@ -243,11 +243,12 @@ async def test_live_view_stays_put_unless_at_the_bottom(tmp_path: Path) -> None:
     path.parent.mkdir()
     shutil.copyfile(source, path)
     reloads: list[asyncio.Event] = [asyncio.Event(), asyncio.Event()]
-    seen: set[int] = set()
+    seen: list[object] = []  # the messages themselves: an id alone may be a freed message's, given again
 
     def hook(message: object) -> None:
-        if isinstance(message, SessionLoaded) and message.reason == "live" and id(message) not in seen:
-            seen.add(id(message))
+        if (isinstance(message, SessionLoaded) and message.reason == "live"
+                and not any(message is known for known in seen)):  # (seen again as it bubbles up)
+            seen.append(message)
             reloads[len(seen) - 1].set()
 
     app = InspectorApp(path, threshold=0.5, live=True)
