@@ -165,7 +165,8 @@ class TruncationPlan(LazyList[Truncation]):
 
     def changing_json(self) -> list[int]:
         """The indices of the truncations that change their turn's JSON, in order."""
-        return [j for j, changes in enumerate(self._changes) if changes]
+        changes = self._changes  # (by index: mypyc cannot iterate a bytearray in a comprehension)
+        return [j for j in range(len(changes)) if changes[j]]
 
     def __add__(self, other: Sequence[Truncation]) -> list[Truncation]:
         return [*self, *other]
