@@ -13,9 +13,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from inspector.tui.screens.dialogs import DialogScreen
+from inspector.tui.widgets.steady_footer import SteadyFooter
 from inspector.tui.widgets.text_field import TextField
 
 T = TypeVar("T")
@@ -42,7 +43,7 @@ class AskScreen(DialogScreen[T | None], Generic[T]):
             yield TextField(self.initial, placeholder=self.placeholder, id="ask-input")
             yield Static("", id="ask-error", markup=False)
             yield Static(Text("Enter: go    Esc: cancel", style="dim"), markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.query_one(Input).focus()

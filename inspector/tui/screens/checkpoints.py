@@ -15,13 +15,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from inspector.antigravity import READ_ONLY
 from inspector.antigravity.checkpoints import resolve_compaction_point
 from inspector.antigravity.report import TranscriptReport, checkpoint_lines, report_of
 from inspector.antigravity.transcript import Transcript
 from inspector.format import share_bar, visible
+from inspector.tui.widgets.steady_footer import SteadyFooter
 
 STATUS = "Antigravity transcript, read only · t: its checkpoints and what each forgot"
 COLUMNS = ("#", "step", "line", "summary", "replaced", "recall", "lost")
@@ -57,7 +58,7 @@ class CheckpointsScreen(ModalScreen[None]):
         yield DataTable(id="checkpoints", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="checkpoints-detail-box"):
             yield Static("", id="checkpoints-detail", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -18,7 +18,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import DataTable, Footer, Label, ProgressBar, Static
+from textual.widgets import DataTable, Label, ProgressBar, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.compaction.stage_words import how_compacted
@@ -28,6 +28,7 @@ from inspector.tui.messages import CompactionProgress, CompareFinished
 from inspector.tui.preview import before_note
 from inspector.tui.running import run_compare, summariser_for, target_text
 from inspector.tui.screens.base import InspectorScreen
+from inspector.tui.widgets.steady_footer import SteadyFooter
 
 if TYPE_CHECKING:
     from inspector.compaction.compress import CompressionResult
@@ -102,7 +103,7 @@ class CompareScreen(InspectorScreen):
                 table.add_column(title, key=key, width=width)
         yield table
         yield Static("", id="compare-notes", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     @property
     def table(self) -> DataTable[Text]:

@@ -16,11 +16,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from inspector.breakdown import Breakdown, Dimension, Group, session_breakdown
 from inspector.breakdown_text import cut_name, split_words
 from inspector.format import percent, plural, share_bar, visible
+from inspector.tui.widgets.steady_footer import SteadyFooter
 
 if TYPE_CHECKING:
     from inspector.tui.loading import Loaded
@@ -68,7 +69,7 @@ class ContextViewScreen(ModalScreen[int | None]):
             yield Static("", id="context-tabs", markup=False)
             yield DataTable(id="context-groups", cursor_type="row", zebra_stripes=True)
             yield Static("", id="context-foot", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.measure()

@@ -14,13 +14,14 @@ from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.screen import ModalScreen
 from textual.visual import VisualType
-from textual.widgets import Footer, Input, Label, ProgressBar, Select, Static
+from textual.widgets import Input, Label, ProgressBar, Select, Static
 
 from inspector.compaction.request import CompactionRequest, RequestError, named_strategy
 from inspector.format import Literal, plural, visible
 from inspector.progress import Progress
 from inspector.quality.forgetting import Forgetting
 from inspector.tui.running import STRATEGIES, parse_target
+from inspector.tui.widgets.steady_footer import SteadyFooter
 from inspector.tui.widgets.text_field import TextField
 
 SHORT_ROWS = 32  # a terminal shorter than this (80x24, 100x30) gets the dialogs' short layout
@@ -80,7 +81,7 @@ class ConfirmScreen(DialogScreen[bool]):
             yield Static(Text(self.title_text, style="bold"), markup=False)
             yield Static(Literal(self.body), id="confirm-body", markup=False)  # it names the file: shown literally
             yield Static(Text("y / Enter: yes    n / Esc: no", style="dim"), markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def action_answer(self, yes: bool) -> None:
         self.dismiss(yes)
@@ -112,7 +113,7 @@ class ForgettingScreen(ConfirmScreen):
             yield Static(Text(self.title_text, style="bold"), markup=False)
             yield Static(Literal(self.body), id="confirm-body", markup=False)
             yield Static(Text("y: apply anyway    n / Esc / Enter: no", style="dim"), markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
 
 class FocusScreen(DialogScreen[CompactionRequest | None]):
@@ -151,7 +152,7 @@ class FocusScreen(DialogScreen[CompactionRequest | None]):
             yield Static("", id="run-error", markup=False)
             yield Static(Text("Enter: run    Tab: next field    Esc: cancel    (empty focus: the standard summary)",
                               style="dim"), id="dialog-keys", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#focus-input", Input).focus()
@@ -200,7 +201,7 @@ class RunningScreen(DialogScreen[None]):
             yield ProgressBar(total=None, show_eta=False, id="running-bar")
             yield Static("", id="running-step", markup=False)
             yield Static(Text("Esc: cancel", style="dim"), markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.step(None)

@@ -18,11 +18,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.events import Key
-from textual.widgets import Checkbox, Footer, Input, Label, Select, Static
+from textual.widgets import Checkbox, Input, Label, Select, Static
 
 from inspector.export import FORMATS, Format, default_name
 from inspector.format import visible
 from inspector.tui.screens.dialogs import DialogScreen
+from inspector.tui.widgets.steady_footer import SteadyFooter
 from inspector.tui.widgets.text_field import TextField
 from inspector.user_cache import HomeUnknown, home
 
@@ -78,7 +79,7 @@ class ExportScreen(DialogScreen[ExportChoice | None]):
             yield Static("", id="export-error", markup=False)
             yield Static(Text("Enter: write    Tab: next field    Esc: cancel    (y in the session: copy instead)",
                               style="dim"), id="dialog-keys", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#export-path", Input).focus()

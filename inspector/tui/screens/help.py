@@ -10,7 +10,9 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+
+from inspector.tui.widgets.steady_footer import SteadyFooter
 
 SESSION_INTRO = (
     "session-inspector shows where a Gemini CLI session's context goes and where its "
@@ -78,7 +80,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(self.key_table(self.app.size.width < 110), id="help-table", markup=False)
             yield Static(Text("Ctrl+P opens the command palette: every action by name. Esc closes.", style="dim"),
                          markup=False)
-        yield Footer()  # its own keys, not those of the screen below, which do nothing here
+        yield SteadyFooter()  # its own keys, not those of the screen below, which do nothing here
 
     def on_resize(self) -> None:
         self.query_one("#help-table", Static).update(self.key_table(self.app.size.width < 110))

@@ -15,7 +15,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.events import Resize
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog.candidate import Candidate
@@ -24,6 +24,7 @@ from inspector.format import plural, visible
 from inspector.search.index import Hit, IndexReport, SearchError, opened_index, query_words, unreadable_words
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.widgets.session_line import named_in_full
+from inspector.tui.widgets.steady_footer import SteadyFooter
 from inspector.tui.widgets.text_field import TextField
 from inspector.user_cache import HomeUnknown
 
@@ -59,7 +60,7 @@ class SearchScreen(InspectorScreen):
         yield Static("", id="search-status", markup=False)
         yield DataTable(id="hits", cursor_type="row", zebra_stripes=True)
         yield Static("", id="hit-row", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     @property
     def table(self) -> DataTable[Text]:

@@ -20,7 +20,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.events import Resize
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from inspector.catalog.listing import (
@@ -42,6 +42,7 @@ from inspector.format import plural, visible
 from inspector.tui.messages import SessionListed
 from inspector.tui.screens.base import InspectorScreen
 from inspector.tui.widgets.session_line import named_in_full
+from inspector.tui.widgets.steady_footer import SteadyFooter
 from inspector.tui.widgets.text_field import TextField
 from inspector.user_cache import HomeUnknown
 
@@ -144,7 +145,7 @@ class SessionListScreen(InspectorScreen):
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
         yield Static("", id="list-row", markup=False)
         yield Static("", id="list-empty", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     @property
     def table(self) -> DataTable[Text]:

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
+from textual.widgets import Input, Static, TabbedContent, TabPane
 
 from inspector.compaction.snapshot import diff
 from inspector.format import count_text, plural, split_words, turn_span, visible, written_by
@@ -27,6 +27,7 @@ from inspector.tui.screens.base import TurnsScreen
 from inspector.tui.widgets.facts_table import FactsTable
 from inspector.tui.widgets.snapshot_lines import SnapshotLines
 from inspector.tui.widgets.snapshot_view import RenderPane, diff_renderable, snapshot_renderable, stages_renderable
+from inspector.tui.widgets.steady_footer import SteadyFooter
 
 
 class _Contents(Sequence[dict[str, Any]]):
@@ -187,7 +188,7 @@ class SnapshotScreen(Screen[None]):
 
     def compose_footer(self) -> ComposeResult:
         yield Static(self.footer_text(), id="preview-footer", markup=False)
-        yield Footer()
+        yield SteadyFooter()
 
     def footer_text(self) -> Text:
         refusal = self.preview.refusal()

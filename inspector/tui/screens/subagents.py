@@ -12,11 +12,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from inspector.catalog.candidate import Candidate
 from inspector.catalog.listing import SessionEntry, describe
 from inspector.format import plural, visible
+from inspector.tui.widgets.steady_footer import SteadyFooter
 
 BOX_WIDTH = 96  # #subagents-box in app.tcss
 SCROLLBAR = 2
@@ -52,7 +53,7 @@ class SubagentsScreen(ModalScreen[Path | None]):
                                        (visible(self.parent_name, one_line=True), "bold")), markup=False)
             yield DataTable(id="subagents", cursor_type="row", zebra_stripes=True)
             yield Static(Text("Enter: open   Esc: close", style="dim"), markup=False)
-        yield Footer()  # its own keys, not the session's below, which do nothing here
+        yield SteadyFooter()  # its own keys, not the session's below, which do nothing here
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -9,10 +9,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from inspector.format import before_after, plural, visible, written_by
 from inspector.store import JournalEntry, StoreError, backups_dir, read_history
+from inspector.tui.widgets.steady_footer import SteadyFooter
 
 # What an apply did first (its tokens whole at 80 columns), then when and by whom; the line under the table
 # says the highlighted one in full.
@@ -38,7 +39,7 @@ class TimelineScreen(ModalScreen[None]):
         yield DataTable(id="timeline", cursor_type="row", zebra_stripes=True)
         yield Static("", id="timeline-row", markup=False)
         yield Static("", id="timeline-note", markup=False)
-        yield Footer()  # its own keys (Esc closes), not the session's below, which do nothing here
+        yield SteadyFooter()  # its own keys (Esc closes), not the session's below, which do nothing here
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

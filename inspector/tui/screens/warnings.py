@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from inspector.format import plural, visible
 from inspector.session.errors import LoadWarning
+from inspector.tui.widgets.steady_footer import SteadyFooter
 
 
 class WarningsScreen(ModalScreen[None]):
@@ -41,4 +42,4 @@ class WarningsScreen(ModalScreen[None]):
                                        ": Gemini CLI skips these too."), markup=False)
             yield Static(table, id="warnings-table", markup=False)
             yield Static(Text("Esc: close", style="dim"), markup=False)
-        yield Footer()  # its own keys, not the session's below, which do nothing here
+        yield SteadyFooter()  # its own keys, not the session's below, which do nothing here

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual.widget import Widget
-from textual.widgets import Footer
 from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
+
+from inspector.tui.widgets.steady_footer import SteadyFooter
 
 
 def action_name(action: str) -> str:
@@ -20,7 +21,7 @@ def action_name(action: str) -> str:
     return action.split("(", 1)[0]
 
 
-class FittingFooter(Footer, inherit_bindings=False):  # no scroll keys: it is never focused
+class FittingFooter(SteadyFooter, inherit_bindings=False):  # no scroll keys: it is never focused
     """A ``Footer`` that drops the ``give_way`` keys (action names, first dropped first) when the keys do not fit."""
 
     def __init__(self, *, give_way: Sequence[str] = (), compact: bool = False, id: str | None = None) -> None:
