@@ -1,6 +1,7 @@
 """The footer is rebuilt only when the keys it shows change: a refresh of the bindings that changes
 nothing (a focus change, ``refresh_bindings``) keeps its key widgets, and a key that is enabled,
-disabled, added or relabelled is drawn at once."""
+disabled, added or relabelled is drawn at once.  Its keys are made compact or not as the footer is,
+before they are mounted."""
 
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ async def test_a_refresh_that_changes_nothing_keeps_the_keys_and_a_change_is_dra
         await settle(pilot)
         first = keys(app)
         assert set(first) >= {"f2", "f3"} and not first["f2"].has_class("-disabled")
+        assert not any(key.compact or key.has_class("-compact") for key in first.values()
+                       if not key.has_class("-command-palette"))  # Textual draws that one compact
         app.query_one("#two", Input).focus()
         app.refresh_bindings()
         await settle(pilot)
@@ -70,6 +73,7 @@ async def test_the_session_screens_footer_keeps_its_keys_across_a_focus_change()
         assert isinstance(screen, SessionScreen)
         first = list(screen.query(FooterKey))
         assert {key.description for key in first} >= {"Help", "Quit"}
+        assert all(key.compact and key.has_class("-compact") for key in first)
         screen.refresh_bindings()
         await settle(pilot)
         assert list(screen.query(FooterKey)) == first

@@ -8,7 +8,9 @@ styles a widget per key.  This footer keeps what it drew while those are unchang
 
 from __future__ import annotations
 
+from textual.app import ComposeResult
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 
 class SteadyFooter(Footer):
@@ -28,6 +30,16 @@ class SteadyFooter(Footer):
             if binding.show or key == app.COMMAND_PALETTE_BINDING
         )
         return (self.show_command_palette and app.ENABLE_COMMAND_PALETTE, *keys)
+
+    def compose(self) -> ComposeResult:
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):  # compact as it will be, before it is mounted, not restyled after
+                # Footer binds each key's ``compact`` to its own, but not the command palette's (compact
+                # by default, as Textual draws it)
+                compact = True if widget.has_class("-command-palette") else self.compact
+                widget.set_reactive(FooterKey.compact, compact)
+                widget.set_class(compact, "-compact", update=False)
+            yield widget
 
     async def recompose(self) -> None:
         if self.is_attached:
