@@ -15,7 +15,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from inspector.compaction.agentic import crossing_free_model_turns
+from inspector.compaction.agentic import AnsweredCalls, agentic_pass
 from inspector.compaction.budget import (
     TOOL_OUTPUTS_DIR,
     Truncation,
@@ -71,6 +71,8 @@ class Analysis:
     agentic_candidates: list[int] = field(default_factory=list)  # model turns the kept part may start at
     fresh_from: int = 0  # recorded usage before this turn predates the last compaction
     environment_quarters: int = 0  # the environment-context turn Gemini CLI sends before the history
+    # which call each response answers, as the agentic pass paired them (the breakdown reads it; None: not kept)
+    answered_calls: AnsweredCalls | None = field(default=None, repr=False)
     _prefix_quarters: array[int] = field(default_factory=lambda: array("q"), repr=False)  # machine integers
 
     def __post_init__(self) -> None:
@@ -328,7 +330,7 @@ def analyze_turns(
     split_point = columns.split()
     candidates = columns.candidates()
     recorded = index.usage
-    agentic = crossing_free_model_turns(listed(index.roles), listed(index.calls), listed(index.answers))
+    agentic = agentic_pass(listed(index.roles), listed(index.calls), listed(index.answers))
 
     limit = token_limit(model)
     last_prompt = last_prompt_tokens(recorded, fresh_from) or 0
@@ -358,7 +360,8 @@ def analyze_turns(
         recorded=recorded,
         warnings=list(warnings or []),
         kinds=index.kinds,
-        agentic_candidates=agentic,
+        agentic_candidates=agentic.candidates,
+        answered_calls=agentic.answered,
         fresh_from=fresh_from,
         environment_quarters=environment_quarters,
         split_columns=columns,
