@@ -71,6 +71,7 @@ COMPILED = [
     "inspector/tokens.py",
     "inspector/compaction/view.py",
     "inspector/pricing/cost.py",
+    "inspector/session/usage_store.py",
 ]
 
 

@@ -19,6 +19,7 @@ from inspector.compaction.agentic import AnsweredCalls, agentic_pass
 from inspector.compaction.budget import (
     TOOL_OUTPUTS_DIR,
     Truncation,
+    TruncationPlan,
     output_file_name,
     plan_budget,
     truncate_chars,
@@ -33,6 +34,7 @@ from inspector.session.figures import USAGE_KEYS, UsageColumn, content_figures, 
 from inspector.session.loader import paused_gc
 from inspector.session.turn_index import TurnIndex, listed
 from inspector.session.turns import TurnList, history
+from inspector.session.usage_store import NO_USAGE
 from inspector.tokens import DEFAULT_THRESHOLD, token_limit
 
 __all__ = ["Analysis", "Rows", "analyze", "analyze_turns", "project_temp_dir", "row_batches", "turn_kind"]
@@ -201,9 +203,11 @@ class Analysis:
         }
 
     def _history_batches(self, reuse: bool) -> Iterator[list[dict[str, Any]]]:
-        kinds, quarters, chars = self.kinds, self.quarters, self.json_chars
-        roles, record_ids = _roles_and_record_ids(self.turns)
-        usage = iter(self.recorded.packed())  # (in order: each usage[i] would cost more than the row)
+        kinds, quarters, chars = listed(self.kinds), listed(self.quarters), listed(self.json_chars)
+        found_roles, found_ids = _roles_and_record_ids(self.turns)
+        roles, record_ids = listed(found_roles), listed(found_ids)
+        # each turn's usage read from the arrays it is held in (no tuple made per turn: that cost more than the row)
+        slots, values, other = self.recorded.packed().held()
         k0, k1, k2, k3, k4, k5 = USAGE_KEYS
         count = len(roles)
         for (start, rows), (_, usages) in zip(row_batches(count, reuse, _HISTORY_ROW),
@@ -217,8 +221,15 @@ class Analysis:
                 row["kind"] = kinds[i]
                 row["estimated_tokens"] = quarters[i] // 4
                 row["json_chars"] = chars[i]
-                p = next(usage)
-                if type(p) is tuple:  # packed: Gemini CLI's six keys, in order (see usage_dict)
+                slot = slots[i]
+                if slot >= 0:  # six whole numbers: Gemini CLI's six keys, in order (see usage_dict)
+                    u = usages[k]
+                    u[k0], u[k1], u[k2] = values[slot], values[slot + 1], values[slot + 2]
+                    u[k3], u[k4], u[k5] = values[slot + 3], values[slot + 4], values[slot + 5]
+                    row["recorded"] = u
+                    continue
+                p = None if slot == NO_USAGE else other[i]
+                if type(p) is tuple:  # the six keys in order, not all whole numbers
                     u = usages[k]
                     u[k0], u[k1], u[k2], u[k3], u[k4], u[k5] = p
                     row["recorded"] = u
@@ -228,10 +239,20 @@ class Analysis:
 
     def _truncation_batches(self, reuse: bool) -> Iterator[list[dict[str, Any]]]:
         truncations = self.truncations
+        plan = truncations if isinstance(truncations, TruncationPlan) else None
         for start, rows in row_batches(len(truncations), reuse, _TRUNCATION_ROW):
             for k in range(len(rows)):
-                tr = truncations[start + k]
                 row = rows[k]
+                tr = plan.kept_at(start + k) if plan is not None else truncations[start + k]
+                if tr is None:  # an output the plan keeps whole, read from its columns (no Truncation made)
+                    assert plan is not None
+                    turn, tool, tokens, output_file = plan.whole_at(start + k)
+                    row["turn"] = turn
+                    row["tool"] = tool
+                    row["original_tokens"] = tokens
+                    row["new_tokens"] = tokens
+                    row["output_file"] = output_file
+                    continue
                 row["turn"] = tr.turn
                 row["tool"] = tr.tool
                 row["original_tokens"] = tr.original_tokens

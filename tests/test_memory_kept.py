@@ -148,3 +148,25 @@ def test_a_budget_plan_holds_no_object_per_output_kept_whole(big: Path) -> None:
     assert first.output_file == f"/out/{first.tool}_{first.seq}.txt" and first.new_tokens == first.original_tokens
     assert list(plan) == [plan[k] for k in range(len(plan))]
     assert [(t.turn, t.part) for t in analysis.truncations][:10] == [(t.turn, t.part) for t in plan][:10]
+
+
+def test_the_budget_rows_of_analyze_json_make_no_truncation_for_an_output_kept_whole(
+        big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``analyze --json`` writes a row for each output the budget cuts: those kept whole are read from
+    the plan's columns (a ``Truncation`` made for each cost more than its row), and say the same."""
+    from inspector.compaction.budget import TruncationPlan
+
+    session = load(big)
+    analysis = analyze(session)
+    plan = analysis.truncations
+    assert isinstance(plan, TruncationPlan) and len(plan) > 1_000 and plan.kept_at(len(plan) - 1) is None
+    expected = [{"turn": t.turn, "tool": t.tool, "original_tokens": t.original_tokens,
+                 "new_tokens": t.new_tokens, "output_file": t.output_file} for t in plan]
+
+    def made(self: TruncationPlan, index: int) -> Truncation:
+        kept = self.kept_at(index)
+        assert kept is not None, f"truncation {index} made to write its row"
+        return kept
+
+    monkeypatch.setattr(TruncationPlan, "_at", made)
+    assert analysis.to_json(session.path, session.format, session.session_id)["budget_truncations"] == expected

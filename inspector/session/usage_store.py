@@ -36,8 +36,8 @@ def packed_row(usage: PackedUsage) -> bytes | PackedUsage:
     return usage
 
 
-_NONE = -1  # a turn's slot: no usage
-_OTHER = -2  # a turn's slot: its usage is in ``_other`` (not six whole numbers)
+NO_USAGE = _NONE = -1  # a turn's slot: no usage
+OTHER_USAGE = _OTHER = -2  # a turn's slot: its usage is in ``_other`` (not six whole numbers)
 _WIDTH = 6  # len(figures.USAGE_KEYS)
 
 
@@ -86,6 +86,12 @@ class PackedUsages(LazySequence[PackedUsage]):
 
     def __len__(self) -> int:
         return self._count
+
+    def held(self) -> tuple[array[int], array[int], dict[int, PackedUsage]]:
+        """The arrays as held, for a fast pass in order (read-only; only the first ``len`` turns are this
+        object's): per turn, where its six values start in the second (``values[slot:slot + 6]``), or
+        ``NO_USAGE``, or ``OTHER_USAGE`` (its usage in the third, by turn)."""
+        return self._slots, self._values, self._other
 
     def _at(self, index: int) -> PackedUsage:
         slot = self._slots[index]
