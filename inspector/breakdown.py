@@ -250,8 +250,12 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
     if index is None or len(index) != len(turns):
         index = TurnIndex.from_rows([content_figures(turn.content if read is None else read(turn)) for turn in turns])
     count = _Count(cut, answered_calls(analysis, index))
-    spreads, quarters, roles, calls, answers = index.spread, index.quarters, index.roles, index.calls, index.answers
+    # (the columns as lists: compiled, a list is read without a generic lookup per cell)
+    spreads, quarters, roles = listed(index.spread), listed(index.quarters), listed(index.roles)
+    calls, answers, all_outputs = listed(index.calls), listed(index.answers), listed(index.outputs)
     named = len(models) if models is not None else 0
+    model_name: str | None = None  # the last model turn's group and its entry (runs of turns name one model)
+    model_entry: _Entry | None = None
     first_call = first_answer = 0  # the place in the history of this turn's first call and first response
     with paused_gc():  # the tallies are many objects that live on and form no cycle
         for i in range(len(spreads)):
@@ -260,7 +264,7 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
                 count.kind(found, i, quarters[i])  # the whole turn one kind
             elif isinstance(found, int):  # tool results, each one of its outputs
                 count.kind(spread.TOOL_RESULTS, i, quarters[i])
-                outputs = index.outputs[i]
+                outputs = all_outputs[i]
                 assert len(outputs) == len(answers[i])
                 for k in range(len(outputs)):
                     output = outputs[k]
@@ -274,7 +278,10 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
             first_answer += len(answers[i])
             if roles[i] == "model":
                 model = models[i] if models is not None and i < named else None
-                count.models.add(model or NO_MODEL, i, quarters[i])
+                if model_entry is not None and model == model_name:
+                    model_entry.add(i, quarters[i], cut)
+                else:
+                    model_name, model_entry = model, count.models.add(model or NO_MODEL, i, quarters[i])
     whole = analysis.total_estimated_tokens
     return Breakdown(whole, cut, len(turns), count.kinds.groups(whole, KINDS), _tool_groups(count.tools, whole),
                      count.files.groups(whole), count.models.groups(whole))

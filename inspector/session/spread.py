@@ -66,16 +66,21 @@ def part_kind(part: Any, role: Any) -> int:
     """The kind of one part, as its estimate is measured (``tokens.part_quarters``: text first)."""
     if type(part) is not dict:
         return OTHER
-    text = part.get("text")
+    return _dict_part_kind(part, part.get("text"), part.get("functionCall"), part.get("functionResponse"), role)
+
+
+def _dict_part_kind(part: dict[str, Any], text: Any, call: Any, response: Any, role: Any) -> int:
+    """``part_kind`` of a part that is an object, given its ``text``, ``functionCall`` and
+    ``functionResponse`` (read once by a caller that needs them too)."""
     if isinstance(text, str):
         if part.get("thought"):
             return THOUGHTS
         if role == "model":
             return MODEL_TEXT
         return INJECTED if text.lstrip().startswith(_INJECTED_PREFIXES) else USER_TEXT
-    if part.get("functionResponse"):
+    if response:
         return TOOL_RESULTS
-    if part.get("functionCall"):
+    if call:
         return TOOL_CALLS
     return IMAGES if media_quarters(part) == IMAGE_QUARTERS else OTHER
 
@@ -125,10 +130,11 @@ def _entries(parts: list[Any], role: Any, sizes: list[int], calls: list[Any], an
     call_at = answer_at = 0  # the next key in ``calls`` / ``answers``
     for j in range(len(parts)):
         part = parts[j]
-        kind = part_kind(part, role)
+        kind = OTHER
         call = response = call_key = response_key = None
         if type(part) is dict:
             call, response = part.get("functionCall"), part.get("functionResponse")
+            kind = _dict_part_kind(part, part.get("text"), call, response, role)
             if type(call) is dict:
                 call_key = calls[call_at]
                 call_at += 1

@@ -11,6 +11,7 @@ as the same ``PackedUsage`` value it was given (a new tuple of equal ints).
 
 from __future__ import annotations
 
+import struct
 from array import array
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -30,8 +31,8 @@ def packed_row(usage: PackedUsage) -> bytes | PackedUsage:
         if type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int \
                 and type(f) is int:
             try:
-                return array("q", usage).tobytes()
-            except OverflowError:
+                return _SIX.pack(a, b, c, d, e, f)
+            except struct.error:  # beyond 64 bits
                 pass
     return usage
 
@@ -39,6 +40,7 @@ def packed_row(usage: PackedUsage) -> bytes | PackedUsage:
 NO_USAGE = _NONE = -1  # a turn's slot: no usage
 OTHER_USAGE = _OTHER = -2  # a turn's slot: its usage is in ``_other`` (not six whole numbers)
 _WIDTH = 6  # len(figures.USAGE_KEYS)
+_SIX = struct.Struct("=6q")  # six whole numbers as array("q") holds them: native order, 8 bytes each
 
 
 class PackedUsages(LazySequence[PackedUsage]):
