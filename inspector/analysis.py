@@ -393,12 +393,21 @@ def json_deltas(turns: Sequence[Turn], json_chars: Sequence[int], truncations: I
     """How much the tool-output budget changes the JSON length of each turn whose JSON it changes
     (new length - old): only those turns' contents are built."""
     changed: dict[int, list[Truncation]] = {}
-    for truncation in truncations:
-        if truncation.changes_json:
-            changed.setdefault(truncation.turn, [])
-    for truncation in truncations:
-        if truncation.turn in changed:
-            changed[truncation.turn].append(truncation)
+    if isinstance(truncations, TruncationPlan):  # read from its columns: only these turns' truncations made
+        for j in truncations.changing_json():
+            changed.setdefault(truncations.position(j)[0], [])
+        if changed:
+            for j in range(len(truncations)):
+                turn = truncations.position(j)[0]
+                if turn in changed:
+                    changed[turn].append(truncations[j])
+    else:
+        for truncation in truncations:
+            if truncation.changes_json:
+                changed.setdefault(truncation.turn, [])
+        for truncation in truncations:
+            if truncation.turn in changed:
+                changed[truncation.turn].append(truncation)
     return {i: js_json_len(truncated_content(turns[i].content, cut)) - json_chars[i] for i, cut in changed.items()}
 
 

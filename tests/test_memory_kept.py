@@ -170,3 +170,29 @@ def test_the_budget_rows_of_analyze_json_make_no_truncation_for_an_output_kept_w
 
     monkeypatch.setattr(TruncationPlan, "_at", made)
     assert analysis.to_json(session.path, session.format, session.session_id)["budget_truncations"] == expected
+
+
+def test_the_split_reads_the_budget_plan_making_only_the_truncations_of_turns_whose_json_changes(
+        big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """How the tool-output budget moves the split (``analysis.json_deltas``) needs the truncations of the
+    turns whose JSON it changes; the plan lists them and where each is, so no other is made."""
+    from inspector.analysis import json_deltas
+    from inspector.compaction.budget import TruncationPlan
+
+    made: list[int] = []
+    original = TruncationPlan._at
+
+    def counted(self: TruncationPlan, index: int) -> Truncation:
+        made.append(index)
+        return original(self, index)
+
+    monkeypatch.setattr(TruncationPlan, "_at", counted)
+    session = load(big)
+    analysis = analyze(session)
+    plan = analysis.truncations
+    assert isinstance(plan, TruncationPlan) and len(plan) > 1_000
+    changing = {plan.position(j)[0] for j in plan.changing_json()}
+    assert made == [j for j in range(len(plan)) if plan.position(j)[0] in changing]
+    made.clear()
+    found = json_deltas(analysis.turns, analysis.json_chars, plan)
+    assert json_deltas(analysis.turns, analysis.json_chars, list(plan)) == found  # as every truncation read says
