@@ -30,8 +30,10 @@ machine shared): ``compaction/view.py`` (the split's walk over every turn) and
 from 0.37 to 0.26 s (view.py most of it: 0.34-0.36 s without it), and ``analysis.py``
 writes the rows (the tool-output budget's 0.03-0.06 -> 0.02 s); an earlier leave-one-out
 gave ``budget.py`` +0.08 s and ``tokens.py`` +0.07 s of the read (the reader measures with
-them); ``pricing/cost.py`` takes the cost from 0.13 to 0.10 s.  Measured and not kept:
-``session/usage_store.py`` (0.015 s), ``session/turns.py`` (under 0.01 s);
+them); ``pricing/cost.py`` takes the cost from 0.13 to 0.10 s.  ``session/usage_store.py``
+(the reader packs and stores every turn's usage through it: 85,000 packed rows and 170,000
+appends on the bench file) takes the read from 1.89-1.93 to 1.86 s of CPU (one process, best
+of 3, 2026-11-29).  Measured and not kept: ``session/turns.py`` (under 0.01 s);
 ``compaction/masking.py`` compiled changes the output (mypyc makes an int a float where
 its dataclass says ``float``: ``50000`` written as ``50000.0``), so it stays Python.
 
@@ -71,6 +73,7 @@ COMPILED = [
     "inspector/tokens.py",
     "inspector/compaction/view.py",
     "inspector/pricing/cost.py",
+    "inspector/session/usage_store.py",
 ]
 
 

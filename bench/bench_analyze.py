@@ -120,36 +120,38 @@ def interleaved(commands: dict[str, list[str]], runs: int) -> dict[str, list[flo
     return times
 
 
-def wall_and_cpu(command: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one run: user and system time of the process and of the
-    processes it waited for (the project's second reading process)."""
+def wall_and_cpu(command: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds, user CPU seconds) of one run: user and system time of the process
+    and of the processes it waited for (the project's second reading process), and the user time alone
+    (on a shared machine the system time varies with the others' page faults and I/O)."""
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     if status != 0:
         raise SystemExit(f"{command[0]} failed ({status})")
-    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_utime
 
 
 def compare_builds(builds: list[str], file: Path, runs: int) -> int:
     """``analyze --json FILE`` of installed builds (``NAME=EXECUTABLE``: a ``session-inspector``),
-    in ``runs`` rounds that run each once in a rotating order; median and range of wall and CPU."""
+    in ``runs`` rounds that run each once in a rotating order; median and range of wall, CPU and user CPU."""
     commands = {}
     for build in builds:
         name, _, executable = build.partition("=")
         if not executable:
             raise SystemExit(f"--build {build!r}: expected NAME=EXECUTABLE")
         commands[name] = [executable, "analyze", "--json", str(file)]
-    found: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+    found: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     names = list(commands)
     for k in range(runs):
         for name in names[k % len(names):] + names[:k % len(names)]:
             found[name].append(wall_and_cpu(commands[name]))
     print(f"file: {file} ({file.stat().st_size / 1e6:.1f} MB), {runs} interleaved rounds: median [range]")
     for name, times in found.items():
-        walls, cpus = [w for w, _ in times], [c for _, c in times]
+        walls, cpus, users = [t[0] for t in times], [t[1] for t in times], [t[2] for t in times]
         print(f"{name:>12}: wall {statistics.median(walls):5.2f} s [{min(walls):.2f}-{max(walls):.2f}]   "
-              f"CPU {statistics.median(cpus):5.2f} s [{min(cpus):.2f}-{max(cpus):.2f}]")
+              f"CPU {statistics.median(cpus):5.2f} s [{min(cpus):.2f}-{max(cpus):.2f}]   "
+              f"user {statistics.median(users):5.2f} s [{min(users):.2f}-{max(users):.2f}]")
     return 0
 
 

@@ -15,10 +15,11 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from inspector.compaction.agentic import crossing_free_model_turns
+from inspector.compaction.agentic import AnsweredCalls, agentic_pass
 from inspector.compaction.budget import (
     TOOL_OUTPUTS_DIR,
     Truncation,
+    TruncationPlan,
     output_file_name,
     plan_budget,
     truncate_chars,
@@ -33,6 +34,7 @@ from inspector.session.figures import USAGE_KEYS, UsageColumn, content_figures, 
 from inspector.session.loader import paused_gc
 from inspector.session.turn_index import TurnIndex, listed
 from inspector.session.turns import TurnList, history
+from inspector.session.usage_store import NO_USAGE
 from inspector.tokens import DEFAULT_THRESHOLD, token_limit
 
 __all__ = ["Analysis", "Rows", "analyze", "analyze_turns", "project_temp_dir", "row_batches", "turn_kind"]
@@ -71,6 +73,8 @@ class Analysis:
     agentic_candidates: list[int] = field(default_factory=list)  # model turns the kept part may start at
     fresh_from: int = 0  # recorded usage before this turn predates the last compaction
     environment_quarters: int = 0  # the environment-context turn Gemini CLI sends before the history
+    # which call each response answers, as the agentic pass paired them (the breakdown reads it; None: not kept)
+    answered_calls: AnsweredCalls | None = field(default=None, repr=False)
     _prefix_quarters: array[int] = field(default_factory=lambda: array("q"), repr=False)  # machine integers
 
     def __post_init__(self) -> None:
@@ -199,9 +203,11 @@ class Analysis:
         }
 
     def _history_batches(self, reuse: bool) -> Iterator[list[dict[str, Any]]]:
-        kinds, quarters, chars = self.kinds, self.quarters, self.json_chars
-        roles, record_ids = _roles_and_record_ids(self.turns)
-        usage = iter(self.recorded.packed())  # (in order: each usage[i] would cost more than the row)
+        kinds, quarters, chars = listed(self.kinds), listed(self.quarters), listed(self.json_chars)
+        found_roles, found_ids = _roles_and_record_ids(self.turns)
+        roles, record_ids = listed(found_roles), listed(found_ids)
+        # each turn's usage read from the arrays it is held in (no tuple made per turn: that cost more than the row)
+        slots, values, other = self.recorded.packed().held()
         k0, k1, k2, k3, k4, k5 = USAGE_KEYS
         count = len(roles)
         for (start, rows), (_, usages) in zip(row_batches(count, reuse, _HISTORY_ROW),
@@ -215,8 +221,15 @@ class Analysis:
                 row["kind"] = kinds[i]
                 row["estimated_tokens"] = quarters[i] // 4
                 row["json_chars"] = chars[i]
-                p = next(usage)
-                if type(p) is tuple:  # packed: Gemini CLI's six keys, in order (see usage_dict)
+                slot = slots[i]
+                if slot >= 0:  # six whole numbers: Gemini CLI's six keys, in order (see usage_dict)
+                    u = usages[k]
+                    u[k0], u[k1], u[k2] = values[slot], values[slot + 1], values[slot + 2]
+                    u[k3], u[k4], u[k5] = values[slot + 3], values[slot + 4], values[slot + 5]
+                    row["recorded"] = u
+                    continue
+                p = None if slot == NO_USAGE else other[i]
+                if type(p) is tuple:  # the six keys in order, not all whole numbers
                     u = usages[k]
                     u[k0], u[k1], u[k2], u[k3], u[k4], u[k5] = p
                     row["recorded"] = u
@@ -226,10 +239,20 @@ class Analysis:
 
     def _truncation_batches(self, reuse: bool) -> Iterator[list[dict[str, Any]]]:
         truncations = self.truncations
+        plan = truncations if isinstance(truncations, TruncationPlan) else None
         for start, rows in row_batches(len(truncations), reuse, _TRUNCATION_ROW):
             for k in range(len(rows)):
-                tr = truncations[start + k]
                 row = rows[k]
+                tr = plan.kept_at(start + k) if plan is not None else truncations[start + k]
+                if tr is None:  # an output the plan keeps whole, read from its columns (no Truncation made)
+                    assert plan is not None
+                    turn, tool, tokens, output_file = plan.whole_at(start + k)
+                    row["turn"] = turn
+                    row["tool"] = tool
+                    row["original_tokens"] = tokens
+                    row["new_tokens"] = tokens
+                    row["output_file"] = output_file
+                    continue
                 row["turn"] = tr.turn
                 row["tool"] = tr.tool
                 row["original_tokens"] = tr.original_tokens
@@ -328,7 +351,7 @@ def analyze_turns(
     split_point = columns.split()
     candidates = columns.candidates()
     recorded = index.usage
-    agentic = crossing_free_model_turns(listed(index.roles), listed(index.calls), listed(index.answers))
+    agentic = agentic_pass(listed(index.roles), listed(index.calls), listed(index.answers))
 
     limit = token_limit(model)
     last_prompt = last_prompt_tokens(recorded, fresh_from) or 0
@@ -358,7 +381,8 @@ def analyze_turns(
         recorded=recorded,
         warnings=list(warnings or []),
         kinds=index.kinds,
-        agentic_candidates=agentic,
+        agentic_candidates=agentic.candidates,
+        answered_calls=agentic.answered,
         fresh_from=fresh_from,
         environment_quarters=environment_quarters,
         split_columns=columns,
@@ -369,12 +393,21 @@ def json_deltas(turns: Sequence[Turn], json_chars: Sequence[int], truncations: I
     """How much the tool-output budget changes the JSON length of each turn whose JSON it changes
     (new length - old): only those turns' contents are built."""
     changed: dict[int, list[Truncation]] = {}
-    for truncation in truncations:
-        if truncation.changes_json:
-            changed.setdefault(truncation.turn, [])
-    for truncation in truncations:
-        if truncation.turn in changed:
-            changed[truncation.turn].append(truncation)
+    if isinstance(truncations, TruncationPlan):  # read from its columns: only these turns' truncations made
+        for j in truncations.changing_json():
+            changed.setdefault(truncations.position(j)[0], [])
+        if changed:
+            for j in range(len(truncations)):
+                turn = truncations.position(j)[0]
+                if turn in changed:
+                    changed[turn].append(truncations[j])
+    else:
+        for truncation in truncations:
+            if truncation.changes_json:
+                changed.setdefault(truncation.turn, [])
+        for truncation in truncations:
+            if truncation.turn in changed:
+                changed[truncation.turn].append(truncation)
     return {i: js_json_len(truncated_content(turns[i].content, cut)) - json_chars[i] for i, cut in changed.items()}
 
 

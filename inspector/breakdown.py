@@ -28,13 +28,14 @@ group also says what the split would summarise (turns before it) and keep.
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from inspector.compaction.pairs import Pairing
+from inspector.compaction.agentic import agentic_pass
 from inspector.session import spread
 from inspector.session.figures import CallKey, content_figures, recorded_model
 from inspector.session.loader import paused_gc
@@ -187,14 +188,15 @@ def apportion(quarters: Mapping[str, int]) -> dict[str, int]:
 
 
 class _Count:
-    """The four tallies of one breakdown, and the file each tool result's call named, paired as every
-    face pairs calls and results (``pairs.Pairing``: by id, a repeated result to its call again;
-    without an id, the oldest call of that name not yet answered)."""
+    """The four tallies of one breakdown, and the file each tool result's call named: each result is
+    credited to the file of the call it answers, as the agentic pass paired them (``agentic.AnsweredCalls``:
+    ``pairs.Pairing``'s rule, read once for the whole history)."""
 
-    def __init__(self, split: int) -> None:
+    def __init__(self, split: int, call_of: array[int]) -> None:
         self.split = split
         self.kinds, self.tools, self.files, self.models = _Tally(split), _Tally(split), _Tally(split), _Tally(split)
-        self.pairing: Pairing[str | None] = Pairing()
+        self.call_of = call_of  # for each response, in order: the place of the call it answers (-1: none)
+        self.paths: dict[int, str] = {}  # a call's place -> the file it names
         self.by_kind: list[_Entry | None] = [None] * len(KINDS)  # each kind's entry in ``kinds``, by its code
 
     def kind(self, code: int, turn: int, quarters: int) -> None:
@@ -205,20 +207,35 @@ class _Count:
         else:
             entry.add(turn, quarters, self.split)
 
-    def call(self, turn: int, quarters: int, name: str, key: CallKey, path: str | None) -> None:
-        """A call (its kind is counted apart): its tool, and the file it names."""
+    def call(self, turn: int, quarters: int, name: str, place: int, path: str | None) -> None:
+        """A call (its kind is counted apart), the ``place``-th of the history (-1: one with no key):
+        its tool, and the file it names."""
         self.tools.add(name, turn, quarters).grow("call_tokens_quarters", quarters)
-        self.pairing.call(key, path)
         if path is not None:
+            if place >= 0:
+                self.paths[place] = path
             self.files.add(path, turn, quarters).grow(spread.FILE_ACTIONS.get(name, name), 1)
 
-    def result(self, turn: int, quarters: int, name: str, key: CallKey) -> None:
-        """A result (its kind is counted apart): its tool, and the file its call named (a result
-        recorded twice is counted twice)."""
+    def result(self, turn: int, quarters: int, name: str, place: int) -> None:
+        """A result (its kind is counted apart), the ``place``-th response of the history (-1: one
+        with no key): its tool, and the file its call named (a result recorded twice is counted twice)."""
         self.tools.add(name, turn, quarters).grow("result_tokens_quarters", quarters)
-        paired = self.pairing.answer(key)
-        if paired is not None and paired[0] is not None:
-            self.files.add(paired[0], turn, quarters)
+        if place < 0:
+            return
+        call = self.call_of[place]
+        path = self.paths.get(call) if call >= 0 else None
+        if path is not None:
+            self.files.add(path, turn, quarters)
+
+
+def answered_calls(analysis: Analysis, index: TurnIndex) -> array[int]:
+    """Which call each response of ``index`` answers (``AnsweredCalls.call_of``): the analysis's own
+    pairs when it paired this index's keys, else the same pass over them now."""
+    found = analysis.answered_calls
+    if found is None or found.answers is not index.answers:
+        found = agentic_pass(index.roles, index.calls, index.answers).answered
+        assert found is not None
+    return found.call_of
 
 
 def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, split: int | None = None,
@@ -232,37 +249,51 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
     turns = analysis.turns
     if index is None or len(index) != len(turns):
         index = TurnIndex.from_rows([content_figures(turn.content if read is None else read(turn)) for turn in turns])
-    count = _Count(cut)
-    spreads, quarters, roles = index.spread, index.quarters, index.roles
+    count = _Count(cut, answered_calls(analysis, index))
+    # (the columns as lists: compiled, a list is read without a generic lookup per cell)
+    spreads, quarters, roles = listed(index.spread), listed(index.quarters), listed(index.roles)
+    calls, answers, all_outputs = listed(index.calls), listed(index.answers), listed(index.outputs)
     named = len(models) if models is not None else 0
-    with paused_gc():  # the tallies and pairs are many objects that live on and form no cycle
+    model_name: str | None = None  # the last model turn's group and its entry (runs of turns name one model)
+    model_entry: _Entry | None = None
+    first_call = first_answer = 0  # the place in the history of this turn's first call and first response
+    with paused_gc():  # the tallies are many objects that live on and form no cycle
         for i in range(len(spreads)):
             found = spreads[i]
             if isinstance(found, int) and found != spread.RESULTS:
                 count.kind(found, i, quarters[i])  # the whole turn one kind
             elif isinstance(found, int):  # tool results, each one of its outputs
                 count.kind(spread.TOOL_RESULTS, i, quarters[i])
-                outputs, answers = index.outputs[i], index.answers[i]
-                assert len(outputs) == len(answers)
+                outputs = all_outputs[i]
+                assert len(outputs) == len(answers[i])
                 for k in range(len(outputs)):
                     output = outputs[k]
                     name = output[3]
-                    count.result(i, output[2], name if type(name) is str and name else UNNAMED, answers[k])
+                    count.result(i, output[2], name if type(name) is str and name else UNNAMED, first_answer + k)
             else:
-                _add_entries(count, i, found, index.calls[i], index.answers[i])
+                if calls[i] and answers[i]:  # (a turn of calls and results: its calls' files first)
+                    _add_entries(count, i, found, calls[i], answers[i], first_call, first_answer, True)
+                _add_entries(count, i, found, calls[i], answers[i], first_call, first_answer)
+            first_call += len(calls[i])
+            first_answer += len(answers[i])
             if roles[i] == "model":
                 model = models[i] if models is not None and i < named else None
-                count.models.add(model or NO_MODEL, i, quarters[i])
+                if model_entry is not None and model == model_name:
+                    model_entry.add(i, quarters[i], cut)
+                else:
+                    model_name, model_entry = model, count.models.add(model or NO_MODEL, i, quarters[i])
     whole = analysis.total_estimated_tokens
     return Breakdown(whole, cut, len(turns), count.kinds.groups(whole, KINDS), _tool_groups(count.tools, whole),
                      count.files.groups(whole), count.models.groups(whole))
 
 
 def _add_entries(count: _Count, turn: int, entries: tuple[Any, ...], calls: Sequence[CallKey],
-                 answers: Sequence[CallKey]) -> None:
+                 answers: Sequence[CallKey], first_call: int, first_answer: int, calls_only: bool = False) -> None:
     """A turn's spread entries (``spread.turn_spread``): each ``quarters << 3 | kind``, then the file it
-    names (a call's, an @path's) and its tool name and key where these are not its place's in the
-    turn's ``calls`` / ``answers``."""
+    names (a call's, an @path's) and its tool name and place among the turn's ``calls`` / ``answers``
+    where these are not its place's (``first_call`` / ``first_answer``: the history's place of the
+    turn's first).  ``calls_only``: only note the files its calls name (a result may answer a call
+    that comes after it in its turn), counting nothing."""
     size = len(entries)
     k = call_at = answer_at = 0
     while k < size:
@@ -271,26 +302,30 @@ def _add_entries(count: _Count, turn: int, entries: tuple[Any, ...], calls: Sequ
         path = entries[k] if k < size and type(entries[k]) is str else None
         k += path is not None
         kind, amount = entry & 7, entry >> 3
-        count.kind(kind, turn, amount)
+        if not calls_only:
+            count.kind(kind, turn, amount)
         if kind != spread.TOOL_CALLS and kind != spread.TOOL_RESULTS:
-            if path is not None:  # the text an @path included
+            if path is not None and not calls_only:  # the text an @path included
                 count.files.add(path, turn, amount).grow(INCLUDED, 1)
             continue
         if k < size and type(entries[k]) is tuple:
-            name, key = entries[k]
+            name, at = entries[k]
             k += 1
         elif kind == spread.TOOL_CALLS:
-            key = calls[call_at]
+            at = call_at
             call_at += 1
-            name = key[1] or UNNAMED
+            name = calls[at][1] or UNNAMED
         else:
-            key = answers[answer_at]
+            at = answer_at
             answer_at += 1
-            name = key[1] or UNNAMED
-        if kind == spread.TOOL_CALLS:
-            count.call(turn, amount, name, key, path)
+            name = answers[at][1] or UNNAMED
+        if calls_only:
+            if kind == spread.TOOL_CALLS and path is not None and at >= 0:
+                count.paths[first_call + at] = path
+        elif kind == spread.TOOL_CALLS:
+            count.call(turn, amount, name, first_call + at if at >= 0 else -1, path)
         else:
-            count.result(turn, amount, name, key)
+            count.result(turn, amount, name, first_answer + at if at >= 0 else -1)
 
 
 def _tool_groups(tally: _Tally, whole: int) -> tuple[Group, ...]:

@@ -7,6 +7,8 @@ generated histories; tools and files are paired from calls to results.
 from __future__ import annotations
 
 import json
+from array import array
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector import cli
-from inspector.analysis import analyze, analyze_turns
+from inspector.analysis import Analysis, analyze, analyze_turns
 from inspector.breakdown import (
     INJECTED,
     KINDS,
@@ -25,8 +27,11 @@ from inspector.breakdown import (
     session_breakdown,
 )
 from inspector.breakdown_text import breakdown_lines
+from inspector.compaction.agentic import AnsweredCalls
 from inspector.session import load
+from inspector.session.figures import content_figures
 from inspector.session.history import contents_to_turns
+from inspector.session.turn_index import TurnIndex
 from tests.conftest import session_files
 from tests.reference import strategies as gen
 
@@ -175,3 +180,39 @@ def test_analyze_json_has_the_breakdown(capsys: pytest.CaptureFixture[str]) -> N
         assert found[key] and all({"tokens", "turns"} <= set(v) for v in found[key].values())
     assert sum(v["tokens"] for v in found["by_kind"].values()) == report["total_estimated_tokens"]
     assert found["by_tool"]["read_file"]["turns"] >= 2
+
+
+def _indexed(history: list[dict[str, Any]]) -> tuple[Analysis, TurnIndex]:
+    index = TurnIndex.from_rows([content_figures(content) for content in history])
+    return analyze_turns(contents_to_turns(history), index=index), index
+
+
+def test_results_take_their_files_from_the_pairs_the_agentic_pass_made() -> None:
+    history = [
+        {"role": "model", "parts": [_call("read_file", "r1", file_path="a.py"),
+                                    _call("read_file", "r2", file_path="b.py")]},
+        {"role": "user", "parts": [_result("read_file", "r1", "x" * 400), _result("read_file", "r2", "y" * 40)]},
+        {"role": "model", "parts": [{"text": "done"}]},
+    ]
+    result, index = _indexed(history)
+    assert result.answered_calls is not None and list(result.answered_calls.call_of) == [0, 1]
+    files = {g.name: g.turns for g in breakdown(result, None, None, index).by_file}
+    assert files == {"a.py": (0, 1), "b.py": (0, 1)}
+    # the breakdown pairs nothing again: told the other way round, it credits the other file
+    crossed = replace(result, answered_calls=AnsweredCalls(index.answers, array("q", [1, -1])))
+    found = {g.name: g.tokens for g in breakdown(crossed, None, None, index).by_file}
+    assert found["b.py"] > 100 > found["a.py"]
+    # pairs made of other keys (another index's column) are not read: the same pass is made again
+    assert breakdown(crossed, None, None, _indexed(history)[1]) == breakdown(result, None, None, index)
+
+
+def test_a_result_that_is_no_object_answers_no_call() -> None:
+    history = [  # a call with neither id nor name, then a result that is a number: no key, so no pair
+        {"role": "model", "parts": [{"functionCall": {"args": {"file_path": "a.py"}}}]},
+        {"role": "user", "parts": [{"functionResponse": 7}]},
+        {"role": "user", "parts": [{"functionResponse": {"response": {"output": "x" * 40}}}]},
+    ]
+    result, index = _indexed(history)
+    assert result.answered_calls is not None and list(result.answered_calls.call_of) == [0]
+    files = {g.name: g.turns for g in breakdown(result, None, None, index).by_file}
+    assert files == {"a.py": (0, 2)}  # the object answers it, as the agentic split pairs them

@@ -58,8 +58,34 @@ def _kind(part: Any, role: str) -> str:
     return "images" if media_quarters(part) == IMAGE_QUARTERS else "other parts"
 
 
+def _keyed(part: Any, field: str) -> dict[str, Any] | None:
+    value = part.get(field) if isinstance(part, dict) else None
+    return value if isinstance(value, dict) else None  # (an object, even empty, is true in JavaScript)
+
+
+def _pair_turn(pairing: Pairing[str | None], parts: list[Any], role: str) -> dict[int, str | None]:
+    """One turn paired as every face pairs a history: each call that is an object (the file it names
+    when the part counts as a call), then each response that is one; the file of the call each
+    response part answers, by the part's place."""
+    for part in parts:
+        call = _keyed(part, "functionCall")
+        if call is not None:
+            args = call.get("args")
+            path = args.get("file_path") if isinstance(args, dict) else None
+            counted = _kind(part, role) == "tool calls" and isinstance(path, str) and path
+            pairing.call(pair_key(call), path if counted else None)
+    answered: dict[int, str | None] = {}
+    for j, part in enumerate(parts):
+        response = _keyed(part, "functionResponse")
+        if response is not None:
+            paired = pairing.answer(pair_key(response))
+            answered[j] = paired[0] if paired is not None else None
+    return answered
+
+
 def oracle(contents: list[dict[str, Any]], split: int, models: list[str | None] | None = None) -> Breakdown:
-    """Every part read, classified, measured and paired by itself, as the breakdown's rules say."""
+    """Every part read, classified, measured and paired by itself, as the breakdown's rules say (a
+    result's file: that of the call it answers, paired as every face pairs calls, ``_pair_turn``)."""
     kinds, tools, files, by_model = _Tally(split), _Tally(split), _Tally(split), _Tally(split)
     pairing: Pairing[str | None] = Pairing()
     total = 0
@@ -67,7 +93,8 @@ def oracle(contents: list[dict[str, Any]], split: int, models: list[str | None] 
         role = content.get("role")
         turn_quarters = 0
         referencing, included = False, None
-        for part in content_parts(content):
+        answered = _pair_turn(pairing, content_parts(content), str(role))
+        for j, part in enumerate(content_parts(content)):
             quarters = part_quarters(part)
             turn_quarters += quarters
             kind = _kind(part, str(role))
@@ -94,13 +121,12 @@ def oracle(contents: list[dict[str, Any]], split: int, models: list[str | None] 
                     args = found.get("args")
                     path = args.get("file_path") if isinstance(args, dict) else None
                     path = path if isinstance(path, str) and path else None
-                    pairing.call(pair_key(found), path)
                     if path is not None:
                         files.add(path, i, quarters).grow(ACTIONS.get(name, name), 1)
                 else:
-                    paired = pairing.answer(pair_key(found))
-                    if paired is not None and paired[0] is not None:
-                        files.add(paired[0], i, quarters)
+                    called = answered.get(j)
+                    if called is not None:
+                        files.add(called, i, quarters)
         total += turn_quarters
         if role == "model":
             model = models[i] if models is not None else None

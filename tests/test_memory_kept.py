@@ -148,3 +148,51 @@ def test_a_budget_plan_holds_no_object_per_output_kept_whole(big: Path) -> None:
     assert first.output_file == f"/out/{first.tool}_{first.seq}.txt" and first.new_tokens == first.original_tokens
     assert list(plan) == [plan[k] for k in range(len(plan))]
     assert [(t.turn, t.part) for t in analysis.truncations][:10] == [(t.turn, t.part) for t in plan][:10]
+
+
+def test_the_budget_rows_of_analyze_json_make_no_truncation_for_an_output_kept_whole(
+        big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``analyze --json`` writes a row for each output the budget cuts: those kept whole are read from
+    the plan's columns (a ``Truncation`` made for each cost more than its row), and say the same."""
+    from inspector.compaction.budget import TruncationPlan
+
+    session = load(big)
+    analysis = analyze(session)
+    plan = analysis.truncations
+    assert isinstance(plan, TruncationPlan) and len(plan) > 1_000 and plan.kept_at(len(plan) - 1) is None
+    expected = [{"turn": t.turn, "tool": t.tool, "original_tokens": t.original_tokens,
+                 "new_tokens": t.new_tokens, "output_file": t.output_file} for t in plan]
+
+    def made(self: TruncationPlan, index: int) -> Truncation:
+        kept = self.kept_at(index)
+        assert kept is not None, f"truncation {index} made to write its row"
+        return kept
+
+    monkeypatch.setattr(TruncationPlan, "_at", made)
+    assert analysis.to_json(session.path, session.format, session.session_id)["budget_truncations"] == expected
+
+
+def test_the_split_reads_the_budget_plan_making_only_the_truncations_of_turns_whose_json_changes(
+        big: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """How the tool-output budget moves the split (``analysis.json_deltas``) needs the truncations of the
+    turns whose JSON it changes; the plan lists them and where each is, so no other is made."""
+    from inspector.analysis import json_deltas
+    from inspector.compaction.budget import TruncationPlan
+
+    made: list[int] = []
+    original = TruncationPlan._at
+
+    def counted(self: TruncationPlan, index: int) -> Truncation:
+        made.append(index)
+        return original(self, index)
+
+    monkeypatch.setattr(TruncationPlan, "_at", counted)
+    session = load(big)
+    analysis = analyze(session)
+    plan = analysis.truncations
+    assert isinstance(plan, TruncationPlan) and len(plan) > 1_000
+    changing = {plan.position(j)[0] for j in plan.changing_json()}
+    assert made == [j for j in range(len(plan)) if plan.position(j)[0] in changing]
+    made.clear()
+    found = json_deltas(analysis.turns, analysis.json_chars, plan)
+    assert json_deltas(analysis.turns, analysis.json_chars, list(plan)) == found  # as every truncation read says

@@ -68,3 +68,38 @@ def test_roles_and_record_ids_are_the_turns_own_with_turns_appended(tmp_path: Pa
     assert list(zip(roles, ids, strict=True)) == [(t.role, t.record_id) for t in grown]
     assert (roles[-1], ids[-1]) == ("model", "new-record")
     assert len(roles) == len(turns)
+
+
+def test_the_history_rows_give_each_turns_usage_as_recorded_without_a_tuple_per_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Usage held as six machine integers, and usage of another shape (a number that is no whole one,
+    the keys in another order), is written as the recorded object (``usage_dict``) from the arrays
+    it is held in: no tuple is made per turn (170,000 on the bench file)."""
+    lines = (SAMPLES / "long-migration.jsonl").read_text().splitlines()
+    shapes = iter([
+        {"input": 10, "output": 2.5, "cached": 0, "thoughts": 0, "tool": 0, "total": 12.5},
+        {"output": 3, "input": 11, "cached": 0, "thoughts": 1, "tool": 0, "total": 15},
+        {"input": 2**70, "output": 1, "cached": 0, "thoughts": 0, "tool": 0, "total": 2**70 + 1},
+    ])
+    changed = []
+    for line in lines:
+        record = json.loads(line) if line.strip() else None
+        if isinstance(record, dict) and isinstance(record.get("tokens"), dict):
+            record["tokens"] = next(shapes, record["tokens"])
+            line = json.dumps(record)
+        changed.append(line)
+    path = tmp_path / "usage.jsonl"
+    path.write_text("\n".join(changed) + "\n")
+    session = load(path)
+    result = analyze(session)
+    expected = [result.recorded[i] for i in range(len(result.turns))]
+    assert sum(u is not None for u in expected) > 3 and {"output": 3, "input": 11, "cached": 0, "thoughts": 1,
+                                                           "tool": 0, "total": 15} in expected
+
+    def refused(*args: Any) -> Any:
+        raise AssertionError("a usage made into a tuple for its row")
+
+    monkeypatch.setattr(PackedUsages, "__iter__", refused)
+    rows = result.to_json(session.path, session.format, session.session_id)["history"]
+    assert [row["recorded"] for row in rows] == expected

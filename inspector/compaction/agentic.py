@@ -10,6 +10,9 @@ response.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from inspector.compaction.pairs import AgenticCandidates
@@ -21,10 +24,39 @@ def crossing_free_model_turns(roles: list[str], calls: list[tuple[CallKey, ...]]
                               answers: list[tuple[CallKey, ...]]) -> list[int]:
     """Model turns (never 0) no call/response pair spans, from per-turn keys (``pairs.AgenticCandidates``,
     which pairs as ``pairs.Pairing`` does)."""
-    candidates = AgenticCandidates()
+    return agentic_pass(roles, calls, answers, False).candidates
+
+
+@dataclass(frozen=True)
+class AnsweredCalls:
+    """Which call each function response of a history answers, as the agentic pass paired them.
+
+    Calls and responses are counted in the order of the turns, each turn's keys in order
+    (``TurnIndex.calls`` / ``answers``); ``call_of[r]`` is the place of the call response ``r``
+    answers, or -1 when it answers none.  ``answers``: the column they were paired from (a reader
+    of pairs checks that it reads the same one)."""
+
+    answers: Sequence[tuple[CallKey, ...]]
+    call_of: array[int]
+
+
+@dataclass(frozen=True)
+class AgenticPass:
+    """One pass over a history's keys: the agentic split's candidates, and (when asked) the pairs."""
+
+    candidates: list[int]
+    answered: AnsweredCalls | None
+
+
+def agentic_pass(roles: Sequence[str], calls: Sequence[tuple[CallKey, ...]],
+                 answers: Sequence[tuple[CallKey, ...]], record: bool = True) -> AgenticPass:
+    """The model turns (never 0) no call/response pair spans, and with ``record`` which call each
+    response answers (``AnsweredCalls``): the one pairing of a whole history that both read."""
+    candidates = AgenticCandidates(record)
     for i in range(len(roles)):
         candidates.add(i, roles[i], calls[i], answers[i])
-    return candidates.found
+    found = candidates.answered
+    return AgenticPass(candidates.found, AnsweredCalls(answers, found) if found is not None else None)
 
 
 def _keys(content: dict[str, Any], field: str) -> list[CallKey]:

@@ -155,6 +155,18 @@ class TruncationPlan(LazyList[Truncation]):
                           self._text_of, tokens, tokens, seq=self._seqs[index],
                           changes_json=self._changes[index] == 1)
 
+    def kept_at(self, index: int) -> Truncation | None:
+        """Truncation ``index`` when it is kept as an object (cut to an excerpt, or given), else None:
+        an output kept whole, whose figures ``whole_at`` gives without making it."""
+        return self._kept.get(index)
+
+    def whole_at(self, index: int) -> tuple[int, str, int, str]:
+        """Of an output kept whole (``kept_at`` is None): its turn, tool, tokens (before and after:
+        the same) and the file it is saved to, as its ``Truncation`` would give them."""
+        assert self._output_path is not None
+        tool = self._tools[index]
+        return self._turns[index], tool, self._tokens[index], self._output_path(tool, self._seqs[index])
+
     def position(self, index: int) -> tuple[int, int]:
         """The (turn, part) of truncation ``index``, without making it."""
         return self._turns[index], self._parts[index]

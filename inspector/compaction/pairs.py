@@ -8,6 +8,7 @@ missing half with a clear placeholder.
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -176,12 +177,18 @@ class AgenticCandidates:
     """The model turns (never 0) that no call/response pair spans, found turn by turn: where the kept
     part of an agentic split may start.  Pairs are ``Pairing``'s; a pair from turn ``c`` to turn ``i``
     rules out every candidate after ``c`` up to ``i``.  ``mark`` / ``undo`` as ``Pairing``'s;
-    ``low``: how short ``found`` has been since it was last set (what a live append must redo)."""
+    ``low``: how short ``found`` has been since it was last set (what a live append must redo).
 
-    def __init__(self) -> None:
-        self.pairing: Pairing[int] = Pairing()
+    With ``record``, it also notes which call each response answers (``answered``), so that the
+    breakdown reads the same pairs instead of pairing them again (a whole history: no ``mark``)."""
+
+    def __init__(self, record: bool = False) -> None:
+        self.pairing: Pairing[int] = Pairing()  # a call's place among every call added, in order
+        self.call_turns = array("q")  # the turn of each call added, by its place
         self.found: list[int] = []
         self.low = 0
+        # for each response added, in order: the place of the call it answers, or -1 (none)
+        self.answered: array[int] | None = array("q") if record else None
         self._journal: list[Callable[[], object]] | None = None
 
     @property
@@ -189,6 +196,7 @@ class AgenticCandidates:
         return self._journal is not None
 
     def mark(self) -> None:
+        assert self.answered is None, "a recording pass reads a whole history once"
         self.pairing.mark()
         self._journal = []
 
@@ -205,15 +213,25 @@ class AgenticCandidates:
         """Turn ``i``, with the keys of its calls and of its responses (``figures.pair_key``)."""
         found = self.found
         journal = self._journal
+        call_turns = self.call_turns
         for key in calls:  # a turn's calls before its responses, as pair_calls reads a content
-            self.pairing.call(key, i)
+            self.pairing.call(key, len(call_turns))
+            call_turns.append(i)
+            if journal is not None:
+                journal.append(call_turns.pop)
+        answered = self.answered
         covered = False
         for key in answers:
             paired = self.pairing.answer(key)
-            if paired is None or paired[0] >= i:
+            if answered is not None:
+                answered.append(-1 if paired is None else paired[0])
+            if paired is None:
+                continue
+            start = call_turns[paired[0]]
+            if start >= i:
                 continue
             covered = True
-            while found and found[-1] > paired[0]:
+            while found and found[-1] > start:
                 lost = found.pop()
                 if journal is not None:
                     journal.append(partial(found.append, lost))

@@ -21,7 +21,8 @@ A turn's spread is kept small (one for each of a recording's turns):
   the turn's ``calls`` / ``answers`` (the name being the text its key holds);
   where that is not so for some call or result of the turn (a part with a call
   that is counted as text, a name that is no text), every call and result of it
-  is followed by its own ``(name, key)``.
+  is followed by its own ``(name, place)``: its place among the turn's ``calls`` /
+  ``answers``, ``NO_PLACE`` for one that has no key.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ KINDS: Final = ("user text", "model text", "thoughts", "tool calls", "tool resul
 RESULTS: Final = 8  # a turn of tool results described by the reader's outputs and answers
 
 Spread = int | tuple[Any, ...]
-# A call or result whose value is no object pairs as one with neither id nor name (``figures.pair_key({})``).
-NO_KEY: Final[tuple[str | None, ...]] = (None, None)
+# The place of a call or result whose value is no object: it has no key (``figures.pair_key``), pairs with nothing.
+NO_PLACE: Final = -1
 
 # Text Gemini CLI writes into a user turn itself, by how it begins (after whitespace).
 _INJECTED_PREFIXES = ("<state_snapshot>", "<session_context>", "<hook_context>")
@@ -65,16 +66,21 @@ def part_kind(part: Any, role: Any) -> int:
     """The kind of one part, as its estimate is measured (``tokens.part_quarters``: text first)."""
     if type(part) is not dict:
         return OTHER
-    text = part.get("text")
+    return _dict_part_kind(part, part.get("text"), part.get("functionCall"), part.get("functionResponse"), role)
+
+
+def _dict_part_kind(part: dict[str, Any], text: Any, call: Any, response: Any, role: Any) -> int:
+    """``part_kind`` of a part that is an object, given its ``text``, ``functionCall`` and
+    ``functionResponse`` (read once by a caller that needs them too)."""
     if isinstance(text, str):
         if part.get("thought"):
             return THOUGHTS
         if role == "model":
             return MODEL_TEXT
         return INJECTED if text.lstrip().startswith(_INJECTED_PREFIXES) else USER_TEXT
-    if part.get("functionResponse"):
+    if response:
         return TOOL_RESULTS
-    if part.get("functionCall"):
+    if call:
         return TOOL_CALLS
     return IMAGES if media_quarters(part) == IMAGE_QUARTERS else OTHER
 
@@ -114,7 +120,7 @@ def turn_spread(parts: list[Any], role: Any, sizes: list[int], calls: list[Any],
 def _entries(parts: list[Any], role: Any, sizes: list[int], calls: list[Any], answers: list[Any],
              named: bool) -> list[Any] | None:
     """A turn's spread entries: each ``quarters << 3 | kind``, then the file it names (a call's, an
-    @path's), and with ``named`` a call's or result's ``(name, key)``; None without ``named`` when
+    @path's), and with ``named`` a call's or result's ``(name, place)``; None without ``named`` when
     a call's or result's key is not at its place among the turn's calls or results, or its name is
     not the text its key holds."""
     entries: list[Any] = []
@@ -124,10 +130,11 @@ def _entries(parts: list[Any], role: Any, sizes: list[int], calls: list[Any], an
     call_at = answer_at = 0  # the next key in ``calls`` / ``answers``
     for j in range(len(parts)):
         part = parts[j]
-        kind = part_kind(part, role)
+        kind = OTHER
         call = response = call_key = response_key = None
         if type(part) is dict:
             call, response = part.get("functionCall"), part.get("functionResponse")
+            kind = _dict_part_kind(part, part.get("text"), call, response, role)
             if type(call) is dict:
                 call_key = calls[call_at]
                 call_at += 1
@@ -148,10 +155,11 @@ def _entries(parts: list[Any], role: Any, sizes: list[int], calls: list[Any], an
                     path = args.get(FILE_ARGUMENT) if type(args) is dict else None
                     if type(path) is str and path:
                         entries.append(_PATHS.setdefault(path, path))
-                if named:
-                    entries.append((key[1] or UNNAMED if type(name) is str else UNNAMED, key))
+                if named:  # its name, and its place among the turn's calls or results
+                    entries.append((key[1] or UNNAMED if type(name) is str else UNNAMED,
+                                    (call_at if kind == TOOL_CALLS else answer_at) - 1))
             elif named:
-                entries.append((UNNAMED, NO_KEY))
+                entries.append((UNNAMED, NO_PLACE))
             else:
                 return None
             continue

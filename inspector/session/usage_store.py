@@ -11,6 +11,7 @@ as the same ``PackedUsage`` value it was given (a new tuple of equal ints).
 
 from __future__ import annotations
 
+import struct
 from array import array
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -30,15 +31,16 @@ def packed_row(usage: PackedUsage) -> bytes | PackedUsage:
         if type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int \
                 and type(f) is int:
             try:
-                return array("q", usage).tobytes()
-            except OverflowError:
+                return _SIX.pack(a, b, c, d, e, f)
+            except struct.error:  # beyond 64 bits
                 pass
     return usage
 
 
-_NONE = -1  # a turn's slot: no usage
-_OTHER = -2  # a turn's slot: its usage is in ``_other`` (not six whole numbers)
+NO_USAGE = _NONE = -1  # a turn's slot: no usage
+OTHER_USAGE = _OTHER = -2  # a turn's slot: its usage is in ``_other`` (not six whole numbers)
 _WIDTH = 6  # len(figures.USAGE_KEYS)
+_SIX = struct.Struct("=6q")  # six whole numbers as array("q") holds them: native order, 8 bytes each
 
 
 class PackedUsages(LazySequence[PackedUsage]):
@@ -86,6 +88,12 @@ class PackedUsages(LazySequence[PackedUsage]):
 
     def __len__(self) -> int:
         return self._count
+
+    def held(self) -> tuple[array[int], array[int], dict[int, PackedUsage]]:
+        """The arrays as held, for a fast pass in order (read-only; only the first ``len`` turns are this
+        object's): per turn, where its six values start in the second (``values[slot:slot + 6]``), or
+        ``NO_USAGE``, or ``OTHER_USAGE`` (its usage in the third, by turn)."""
+        return self._slots, self._values, self._other
 
     def _at(self, index: int) -> PackedUsage:
         slot = self._slots[index]
