@@ -328,7 +328,7 @@ def analyze_turns(
     split_point = columns.split()
     candidates = columns.candidates()
     recorded = index.usage
-    agentic = crossing_free_model_turns(listed(index.roles), listed(index.calls), listed(index.answers))
+    agentic = crossing_free_model_turns(listed(index.roles), index.calls, index.answers)
 
     limit = token_limit(model)
     last_prompt = last_prompt_tokens(recorded, fresh_from) or 0

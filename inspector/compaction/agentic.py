@@ -10,6 +10,7 @@ response.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from inspector.compaction.pairs import AgenticCandidates
@@ -17,13 +18,13 @@ from inspector.jsjson import truthy
 from inspector.session.figures import CallKey, pair_key
 
 
-def crossing_free_model_turns(roles: list[str], calls: list[tuple[CallKey, ...]],
-                              answers: list[tuple[CallKey, ...]]) -> list[int]:
+def crossing_free_model_turns(roles: list[str], calls: Sequence[tuple[CallKey, ...]],
+                              answers: Sequence[tuple[CallKey, ...]]) -> list[int]:
     """Model turns (never 0) no call/response pair spans, from per-turn keys (``pairs.AgenticCandidates``,
     which pairs as ``pairs.Pairing`` does)."""
     candidates = AgenticCandidates()
-    for i in range(len(roles)):
-        candidates.add(i, roles[i], calls[i], answers[i])
+    for i, (role, called, answered) in enumerate(zip(roles, calls, answers, strict=True)):  # (read in order)
+        candidates.add(i, role, called, answered)
     return candidates.found
 
 

@@ -13,6 +13,7 @@ and measured here, a string at a time (``jsjson.string_measures``).  A turn's fi
 from __future__ import annotations
 
 import re
+import sys
 from array import array
 from collections.abc import Sequence
 from itertools import accumulate
@@ -20,6 +21,7 @@ from typing import Any, Final, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
 from inspector.session.history import is_valid_model_content, message_contents, message_id, strip_thoughts
+from inspector.session.packed import PackedColumn, pack
 from inspector.session.spread import turn_spread
 from inspector.session.usage_store import PackedUsage, PackedUsages, packed_row
 from inspector.tokens import function_response_quarters, media_quarters, quarters_of
@@ -52,6 +54,9 @@ _SAVED_AT = re.compile(r"Output too large\. Full output available at: ([^\n]*)\n
 # One turn's row: ``turn_index.ROW_FIELDS`` in their order (a plain tuple: marshal carries it between processes).
 TurnRow = tuple[Any, ...]
 ROW_LENGTH = 17  # len(ROW_FIELDS): turn_index imports this module, so the count is checked there
+# The row's fields kept as ``packed.PackedColumn``s (responses, calls, answers, outputs, spread): the
+# reader's rows carry them packed (``packed_figures``); turn_index checks the names.
+PACKED_AT: Final = (8, 10, 11, 13, 16)
 
 # A turn's shape, as the view of the history compression reads needs it (compaction/view.py):
 PLAIN_TURN = 0  # {"role": text, "parts": [...]}: joined to its neighbours by arithmetic on its lengths
@@ -329,8 +334,13 @@ def holds_part(content: dict[str, Any], field: str) -> bool:
 
 
 def shared(text: str) -> str:
-    """One object for each distinct role, tool name and kind (they repeat on every turn)."""
-    return _SHARED.setdefault(text, text)
+    """One object for each distinct role, tool name and kind (they repeat on every turn): interned, so
+    that a value a ``packed.PackedColumn`` makes again holds this same object (``marshal`` interns again
+    what it wrote interned), not a copy."""
+    found = _SHARED.get(text)
+    if found is None:
+        found = _SHARED[text] = sys.intern(text)
+    return found
 
 
 def content_figures(
@@ -481,20 +491,32 @@ def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
     model = recorded_model(message) if gemini else None
     keys: dict[CallKey, CallKey] = {}  # a call's key, shared with the response that answers it
     return tuple(
-        content_figures(content, ident, is_result, None if is_result else usage, None if is_result else model, keys)
+        packed_figures(content_figures(content, ident, is_result, None if is_result else usage,
+                                   None if is_result else model, keys))
         for content, is_result in built
     )
 
 
-def transpose(per_message: Sequence[tuple[TurnRow, ...]]) -> tuple[list[list[Any]], array[int]]:
+def packed_figures(row: TurnRow) -> TurnRow:
+    """A row whose ``PACKED_AT`` fields are packed (``packed.pack``): the form the reader keeps and sends."""
+    return (*row[:8], pack(row[8]), row[9], pack(row[10]), pack(row[11]), row[12], pack(row[13]), row[14], row[15],
+            pack(row[16]))
+
+
+def transpose(per_message: Sequence[tuple[TurnRow, ...]]) -> tuple[list[Any], array[int]]:
     """Every message's rows as ``ROW_LENGTH`` columns made at their final length (every row is alive here:
-    the reader's peak), and where each message's turns start, in machine integers (compiled)."""
+    the reader's peak), the ``PACKED_AT`` ones as ``PackedColumn``s (a row may carry them packed or not),
+    and where each message's turns start, in machine integers (compiled)."""
     starts = array("q", accumulate((len(rows) for rows in per_message), initial=0))
-    columns: list[list[Any]] = [[None] * starts[-1] for _ in range(ROW_LENGTH)]
+    columns: list[Any] = [[None] * starts[-1] for _ in range(ROW_LENGTH)]
     at = 0
     for rows in per_message:
         for row in rows:
             for k in range(ROW_LENGTH):
                 columns[k][at] = row[k]
             at += 1
+    for k in PACKED_AT:
+        items: list[Any] = columns[k]
+        columns[k] = None  # (each list dropped once packed: one at a time beside the packed columns)
+        columns[k] = PackedColumn.of(items)
     return columns, starts

@@ -2,7 +2,9 @@
 
 The reader measures each turn once while it parses the file
 (``figures.content_figures``) and hands the figures over as a ``TurnIndex``:
-one list per figure, turn ``i`` at position ``i`` of each.  Analysis, masking,
+one column per figure, turn ``i`` at position ``i`` of each (a list, or for the
+five small-tuple figures a ``packed.PackedColumn`` that keeps them as bytes
+and makes a turn's value when it is read).  Analysis, masking,
 cost and the live view read the figures by name (``index.quarters[i]``),
 never through positions in a row.  The rows the reader builds are its own
 (tuples, because marshal carries them between its two processes); their
@@ -18,7 +20,16 @@ from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from inspector.session.columns import Column
-from inspector.session.figures import ROW_LENGTH, CallKey, OutputFigures, ResponseFigures, UsageColumn, transpose
+from inspector.session.figures import (
+    PACKED_AT,
+    ROW_LENGTH,
+    CallKey,
+    OutputFigures,
+    ResponseFigures,
+    UsageColumn,
+    transpose,
+)
+from inspector.session.packed import PackedColumn
 from inspector.session.spread import Spread
 from inspector.session.usage_store import PackedUsages
 
@@ -90,7 +101,7 @@ class TurnIndex:
 
     def head(self, turns: int, messages: int) -> TurnIndex:
         """A new index of the first ``turns`` turns, the first ``messages`` messages'."""
-        return TurnIndex._of_columns([column.head(turns) if isinstance(column, (PackedUsages, Column))
+        return TurnIndex._of_columns([column.head(turns) if isinstance(column, (PackedUsages, Column, PackedColumn))
                                       else Column.of(column, turns) for column in self._columns()],
                                      self.message_starts[:messages + 1])
 
@@ -125,3 +136,5 @@ def listed(column: Sequence[T]) -> list[T]:
 # written; ``figures.content_figures`` builds each row in this order, ``tests/test_reader.py`` checks it).
 ROW_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(TurnIndex) if f.name != "message_starts")
 assert len(ROW_FIELDS) == ROW_LENGTH, "figures.ROW_LENGTH must count TurnIndex's per-turn fields"
+PACKED_FIELDS: tuple[str, ...] = ("responses", "calls", "answers", "outputs", "spread")  # packed.PackedColumn's
+assert tuple(ROW_FIELDS[k] for k in PACKED_AT) == PACKED_FIELDS, "figures.PACKED_AT must name the packed fields"
