@@ -381,7 +381,7 @@ def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[s
         mtime_ns=mtime_ns or session.mtime_ns,
         ends_with_newline=True,
         turn_index=session.turn_index.extended(keep, [m[MESSAGE_ROWS] for m in tail.values()],
-                                               spare.figures if spare is not None else None),
+                                               spare.figures if spare is not None else None, tail),
         warnings=list(session.warnings),
     )
 

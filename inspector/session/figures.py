@@ -12,11 +12,11 @@ and measured here, a string at a time (``jsjson.string_measures``).  A turn's fi
 
 from __future__ import annotations
 
+import marshal
 import re
 import sys
 from array import array
-from collections.abc import Sequence
-from itertools import accumulate
+from collections.abc import Iterable, Sequence
 from typing import Any, Final, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
@@ -480,12 +480,13 @@ def recorded_model(message: dict[str, Any]) -> str | None:
     return shared(model) if type(model) is str and model else None
 
 
-def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
-    """The rows of every turn one message becomes (usage on its model turn)."""
+def message_figures(message: dict[str, Any], record_id: bool = True) -> tuple[TurnRow, ...]:
+    """The rows of every turn one message becomes (usage on its model turn); ``record_id=False``: each
+    row's record id left None (``message_rows``: the message carries it)."""
     built = message_contents(message)
     if not built:
         return ()
-    ident = message_id(message)
+    ident = message_id(message) if record_id else None
     gemini = message.get("type") == "gemini"
     usage = packed_row(usage_of(message)) if gemini else None  # (the row's form; TurnIndex unpacks it)
     model = recorded_model(message) if gemini else None
@@ -497,26 +498,59 @@ def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
     )
 
 
+# A message's rows as the reader keeps them until they are made into columns: ``message_rows``'s bytes (its
+# record id left out), or the rows themselves (with it).
+MessageRows = bytes | tuple[TurnRow, ...]
+
+
+def message_rows(message: dict[str, Any]) -> MessageRows:
+    """``message_figures`` of a recording's message (its id is text) as one object while the reader's items
+    live: the rows marshalled, their record id left out (``transpose`` puts the message's back).  A row
+    as objects took ~500 bytes (the tuple, its ints and packed figures), marshalled ~250."""
+    rows = message_figures(message, record_id=False)
+    return marshal.dumps(rows) if rows else ()
+
+
 def packed_figures(row: TurnRow) -> TurnRow:
     """A row whose ``PACKED_AT`` fields are packed (``packed.pack``): the form the reader keeps and sends."""
     return (*row[:8], pack(row[8]), row[9], pack(row[10]), pack(row[11]), row[12], pack(row[13]), row[14], row[15],
             pack(row[16]))
 
 
-def transpose(per_message: Sequence[tuple[TurnRow, ...]]) -> tuple[list[Any], array[int]]:
-    """Every message's rows as ``ROW_LENGTH`` columns made at their final length (every row is alive here:
-    the reader's peak), the ``PACKED_AT`` ones as ``PackedColumn``s (a row may carry them packed or not),
-    and where each message's turns start, in machine integers (compiled)."""
-    starts = array("q", accumulate((len(rows) for rows in per_message), initial=0))
-    columns: list[Any] = [[None] * starts[-1] for _ in range(ROW_LENGTH)]
+def transpose(per_message: Iterable[MessageRows], ids: Iterable[str | None] | None = None,
+              ) -> tuple[list[Any], array[int]]:
+    """Every message's rows as ``ROW_LENGTH`` columns, the ``PACKED_AT`` ones as ``PackedColumn``s (a row
+    may carry them packed or not), and where each message's turns start, in machine integers (compiled).
+    A message's rows given as ``message_rows``'s bytes are made one message at a time, their record id
+    the message's in ``ids`` (in the same order), and their packed figures copied at once into one
+    buffer a column (never a bytes object a turn: the reader's peak is here, every message still held)."""
+    columns: list[list[Any]] = [[] for _ in range(ROW_LENGTH)]
+    plain = [k for k in range(1, ROW_LENGTH) if k not in PACKED_AT]
+    data = [bytearray() for _ in PACKED_AT]
+    ends = [array("Q") for _ in PACKED_AT]
+    starts = array("q", [0])
     at = 0
-    for rows in per_message:
+    named = iter(ids) if ids is not None else None
+    for found in per_message:
+        ident = next(named) if named is not None else None
+        packed = isinstance(found, bytes)
+        assert named is not None or not packed, "a message's packed rows need its id"
+        rows: tuple[TurnRow, ...] = marshal.loads(found) if isinstance(found, bytes) else found
         for row in rows:
-            for k in range(ROW_LENGTH):
-                columns[k][at] = row[k]
-            at += 1
-    for k in PACKED_AT:
-        items: list[Any] = columns[k]
-        columns[k] = None  # (each list dropped once packed: one at a time beside the packed columns)
-        columns[k] = PackedColumn.of(items)
-    return columns, starts
+            columns[0].append(ident if packed else row[0])
+            for k in plain:
+                columns[k].append(row[k])
+            for p in range(len(PACKED_AT)):
+                value = row[PACKED_AT[p]]
+                raw: bytes = value if type(value) is bytes else pack(value)
+                buffer = data[p]
+                buffer += raw
+                ends[p].append(len(buffer))
+        at += len(rows)
+        starts.append(at)
+    out: list[Any] = list(columns)
+    for p in range(len(PACKED_AT)):  # each buffer dropped once made a column: one at a time beside the columns
+        out[PACKED_AT[p]] = PackedColumn.of_joined(data[p], ends[p])
+        data[p] = bytearray()
+        ends[p] = array("Q")
+    return out, starts

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 
 from inspector.session.errors import LoadWarning, SessionError
+from inspector.session.figures import MessageRows
 from inspector.session.jsonl import ITEM_KIND, collect, line_spans, replay
 from inspector.session.locate import line_of
 from inspector.session.reader import QUIET, BinaryData, ReadWatch, read_at, scan_fd, scan_file
@@ -408,13 +409,27 @@ def _jsonl_session(
     if not metadata.get("sessionId") or not metadata.get("projectHash"):
         return None
     wheres, lines, rows = collect(state)
+    # Every item is now in ``rows`` or no longer needed: the items go, so that each message's rows are
+    # freed as they are made into columns (the reader's peak is there).
+    items.clear()
+    state.entries.clear()
+    messages = MessageList(data, wheres, fd=fd, ids=list(lines) if fd is not None else None, path=path)
+    del wheres
     return Session(
         path=path,
         format="jsonl",
         metadata=metadata,
-        messages=MessageList(data, wheres, fd=fd, ids=list(lines) if fd is not None else None, path=path),
+        messages=messages,
         warnings=state.warnings,
         message_lines=lines,
         line_count=line_count,
-        turn_index=TurnIndex.of_messages(rows),
+        turn_index=TurnIndex.of_messages(_handed_over(rows), lines),  # (the ids in order: the keys of ``lines``)
     )
+
+
+def _handed_over(rows: list[MessageRows]) -> Iterator[MessageRows]:
+    """Each of ``rows`` in order, its place emptied as it is handed over (freed once used)."""
+    for k in range(len(rows)):
+        found = rows[k]
+        rows[k] = ()
+        yield found

@@ -75,6 +75,21 @@ class PackedColumn(LazyList[T]):
             column._data[-1] = bytearray(column._data[-1])
         return column
 
+    @classmethod
+    def of_joined(cls, data: bytes | bytearray, ends: Sequence[int]) -> PackedColumn[T]:
+        """A column of values packed one after the other in ``data``, value ``i`` ending at ``ends[i]``
+        (``figures.transpose`` packs a whole read's so, without a bytes object a value)."""
+        column: PackedColumn[T] = cls()
+        count = len(ends)
+        for k in range(0, count, CHUNK):
+            base = ends[k - 1] if k else 0
+            stop = min(k + CHUNK, count)
+            chunk = data[base:ends[stop - 1]]
+            column._data.append(bytes(chunk) if stop - k == CHUNK else bytearray(chunk))  # (a partial one: its own)
+            column._ends.append(array("I", [end - base for end in ends[k:stop]]))
+        column._length = count
+        return column
+
     def __len__(self) -> int:
         return self._length
 

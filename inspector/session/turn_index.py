@@ -15,7 +15,7 @@ follows and ``of_messages`` reads by name.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -24,6 +24,7 @@ from inspector.session.figures import (
     PACKED_AT,
     ROW_LENGTH,
     CallKey,
+    MessageRows,
     OutputFigures,
     ResponseFigures,
     UsageColumn,
@@ -72,9 +73,10 @@ class TurnIndex:
         return index
 
     @classmethod
-    def of_messages(cls, per_message: Sequence[tuple[tuple[Any, ...], ...]]) -> TurnIndex:
-        """The index of a recording's messages, given the reader's rows of each message's turns."""
-        columns, starts = transpose(per_message)
+    def of_messages(cls, per_message: Iterable[MessageRows], ids: Iterable[str] | None = None) -> TurnIndex:
+        """The index of a recording's messages, given the reader's rows of each message's turns (``ids``:
+        the messages' ids, in the same order, for rows packed without them: ``figures.message_rows``)."""
+        columns, starts = transpose(per_message, ids)
         return cls._of_columns(columns, starts)
 
     @classmethod
@@ -84,13 +86,14 @@ class TurnIndex:
         named["usage"] = UsageColumn(named["usage"])
         return cls(**named, message_starts=starts if isinstance(starts, array) else array("q", starts))
 
-    def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]],
-                 own: TurnIndex | None = None) -> TurnIndex:
+    def extended(self, keep: int, per_message: Sequence[MessageRows], own: TurnIndex | None = None,
+                 ids: Iterable[str] | None = None) -> TurnIndex:
         """This index's first ``keep`` messages, then the messages measured in ``per_message`` (a
-        recording that grew), as a new index; this one stays as it is.  ``own``: a copy of this
-        index made ahead (``copy``), cut and grown in place instead of copying the columns now."""
+        recording that grew; ``ids`` as ``of_messages``'s), as a new index; this one stays as it is.
+        ``own``: a copy of this index made ahead (``copy``), cut and grown in place instead of copying
+        the columns now."""
         first = self.message_starts[keep]
-        tail = TurnIndex.of_messages(per_message)
+        tail = TurnIndex.of_messages(per_message, ids)
         grown = own if own is not None else self.head(first, keep)
         for column, more in zip(grown._columns(), tail._columns(), strict=True):
             del column[first:]
