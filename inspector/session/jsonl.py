@@ -22,8 +22,8 @@ import orjson
 
 from inspector.jsjson import JS_WHITESPACE
 from inspector.session.errors import LoadWarning
-from inspector.session.figures import MessageRows, message_rows
 from inspector.session.records import loads_line
+from inspector.session.rows import MessageRows, message_rows
 from inspector.session.validate import check_message, type_name
 from inspector.session.yielding import let_others_run
 

@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import orjson
 
 from inspector.session.errors import LoadWarning, SessionError
-from inspector.session.figures import MessageRows
 from inspector.session.jsonl import ITEM_KIND, collect, line_spans, replay
 from inspector.session.locate import line_of
 from inspector.session.reader import QUIET, BinaryData, ReadWatch, read_at, scan_fd, scan_file
 from inspector.session.records import MessageList, js_json_loads, loads_line
+from inspector.session.rows import MessageRows
 from inspector.session.turn_index import TurnIndex
 from inspector.session.validate import check_content, check_message, type_name
 

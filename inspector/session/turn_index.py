@@ -20,17 +20,9 @@ from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from inspector.session.columns import Column
-from inspector.session.figures import (
-    PACKED_AT,
-    ROW_LENGTH,
-    CallKey,
-    MessageRows,
-    OutputFigures,
-    ResponseFigures,
-    UsageColumn,
-    transpose,
-)
+from inspector.session.figures import ROW_LENGTH, CallKey, OutputFigures, ResponseFigures, UsageColumn
 from inspector.session.packed import PackedColumn
+from inspector.session.rows import PACKED_AT, MessageRows, transpose
 from inspector.session.spread import Spread
 from inspector.session.usage_store import PackedUsages
 
