@@ -83,7 +83,7 @@ class Session:
         return None
 
 
-MAX_FILE_BYTES = 2**30  # Gemini CLI writes far smaller ones; the analysis needs ~2.5x the file in memory
+MAX_FILE_BYTES = 2**30  # Gemini CLI writes far smaller ones; the analysis needs ~2x the file in memory
 
 
 def open_session_file(path: Path) -> int:
