@@ -11,7 +11,7 @@ again when a turn is read (a new, equal tuple each time).  An empty tuple, the
 value of most turns in most of these columns, takes no bytes and is read
 without unmarshalling.
 
-The reader packs each value as it measures the turn (``pack``), so its rows
+The reader packs each value as it measures the turn (``figures.pack``), so its rows
 carry bytes between its processes, and ``of`` joins them a chunk at a time.
 Versions of a growing recording share full chunks, as ``columns.Column``'s
 do: a full chunk is never changed; only the last, partial one is a version's
@@ -28,26 +28,13 @@ import marshal
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
-from typing import Any, TypeVar, overload
+from typing import TypeVar, overload
 
 from inspector.session.columns import CHUNK, MASK, SHIFT
+from inspector.session.figures import pack
 from inspector.session.lazy import LazyList
 
 T = TypeVar("T")
-
-_EMPTY = b""  # the packed form of the empty tuple
-
-
-def pack(value: Any) -> bytes:
-    """A value as a ``PackedColumn`` keeps it (the empty tuple as no bytes at all)."""
-    if type(value) is tuple and not value:
-        return _EMPTY
-    return marshal.dumps(value)
-
-
-def unpack(raw: bytes | bytearray | memoryview) -> Any:
-    """The value ``pack`` made ``raw`` of."""
-    return marshal.loads(raw) if len(raw) else ()
 
 
 class PackedColumn(LazyList[T]):
@@ -67,28 +54,19 @@ class PackedColumn(LazyList[T]):
         """A column of ``items``, each packed already (``bytes``, as the reader's rows carry it) or a value."""
         column: PackedColumn[T] = cls()
         for k in range(0, len(items), CHUNK):
-            raws = [item if type(item) is bytes else pack(item) for item in items[k:k + CHUNK]]
-            column._data.append(b"".join(raws))
-            column._ends.append(array("I", accumulate(map(len, raws))))
-        column._length = len(items)
-        if column._length & MASK:  # the last chunk is partial: this column's own, grown in place
-            column._data[-1] = bytearray(column._data[-1])
+            column.add_chunk([item if type(item) is bytes else pack(item) for item in items[k:k + CHUNK]])
         return column
 
-    @classmethod
-    def of_joined(cls, data: bytes | bytearray, ends: Sequence[int]) -> PackedColumn[T]:
-        """A column of values packed one after the other in ``data``, value ``i`` ending at ``ends[i]``
-        (``figures.transpose`` packs a whole read's so, without a bytes object a value)."""
-        column: PackedColumn[T] = cls()
-        count = len(ends)
-        for k in range(0, count, CHUNK):
-            base = ends[k - 1] if k else 0
-            stop = min(k + CHUNK, count)
-            chunk = data[base:ends[stop - 1]]
-            column._data.append(bytes(chunk) if stop - k == CHUNK else bytearray(chunk))  # (a partial one: its own)
-            column._ends.append(array("I", [end - base for end in ends[k:stop]]))
-        column._length = count
-        return column
+    def add_chunk(self, raws: list[bytes]) -> None:
+        """Add at most ``CHUNK`` packed values as a chunk of their own, to a column of full chunks only
+        (``rows.transpose`` makes a whole read's columns so: a join a chunk, no bytes object kept a value)."""
+        assert not self._length & MASK and len(raws) <= CHUNK, "a chunk follows full chunks only"
+        if not raws:
+            return
+        joined = b"".join(raws)
+        self._data.append(joined if len(raws) == CHUNK else bytearray(joined))  # (a partial one: its own)
+        self._ends.append(array("I", accumulate(map(len, raws))))
+        self._length += len(raws)
 
     def __len__(self) -> int:
         return self._length
@@ -110,8 +88,15 @@ class PackedColumn(LazyList[T]):
     def __getitem__(self, index: slice) -> list[T]: ...
 
     def __getitem__(self, index: int | slice) -> T | list[T]:
-        if type(index) is int and 0 <= index < self._length:
-            return self._at(index)
+        if type(index) is int and 0 <= index < self._length:  # (``_at``, inline: read once a turn on every pass)
+            ends = self._ends[index >> SHIFT]
+            k = index & MASK
+            end = ends[k]
+            start = ends[k - 1] if k else 0
+            if start == end:
+                return ()  # type: ignore[return-value]
+            value: T = marshal.loads(self._data[index >> SHIFT][start:end])
+            return value
         return super().__getitem__(index)
 
     def __iter__(self) -> Iterator[T]:
@@ -123,7 +108,7 @@ class PackedColumn(LazyList[T]):
                 start = end
 
     def raw(self) -> Iterator[bytes]:
-        """Every value as packed (``pack``), in order."""
+        """Every value as packed (``figures.pack``), in order."""
         for data, ends in zip(self._data, self._ends, strict=True):
             start = 0
             for end in ends:

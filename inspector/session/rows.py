@@ -14,16 +14,18 @@ from array import array
 from collections.abc import Iterable
 from typing import Any, Final
 
+from inspector.session.columns import MASK
 from inspector.session.figures import (
     ROW_LENGTH,
     CallKey,
     TurnRow,
     content_figures,
+    pack,
     recorded_model,
     usage_of,
 )
 from inspector.session.history import message_contents, message_id
-from inspector.session.packed import PackedColumn, pack
+from inspector.session.packed import PackedColumn
 from inspector.session.usage_store import packed_row
 
 # The row's fields kept as ``packed.PackedColumn``s (responses, calls, answers, outputs, spread): the
@@ -73,12 +75,13 @@ def transpose(per_message: Iterable[MessageRows], ids: Iterable[str | None] | No
     """Every message's rows as ``ROW_LENGTH`` columns, the ``PACKED_AT`` ones as ``PackedColumn``s (a row
     may carry them packed or not), and where each message's turns start, in machine integers (compiled).
     A message's rows given as ``message_rows``'s bytes are made one message at a time, their record id
-    the message's in ``ids`` (in the same order), and their packed figures copied at once into one
-    buffer a column (never a bytes object a turn: the reader's peak is here, every message still held)."""
+    the message's in ``ids`` (in the same order), and their packed figures joined a chunk of turns at a
+    time (never a bytes object kept a turn: the reader's peak is here)."""
     columns: list[list[Any]] = [[] for _ in range(ROW_LENGTH)]
     plain = [k for k in range(1, ROW_LENGTH) if k not in PACKED_AT]
-    data = [bytearray() for _ in PACKED_AT]
-    ends = [array("Q") for _ in PACKED_AT]
+    packed_columns: list[PackedColumn[Any]] = [PackedColumn() for _ in PACKED_AT]
+    pending: list[list[bytes]] = [[] for _ in PACKED_AT]  # each packed column's values of the chunk under way
+    fields = len(PACKED_AT)
     starts = array("q", [0])
     at = 0
     named = iter(ids) if ids is not None else None
@@ -91,17 +94,17 @@ def transpose(per_message: Iterable[MessageRows], ids: Iterable[str | None] | No
             columns[0].append(ident if packed else row[0])
             for k in plain:
                 columns[k].append(row[k])
-            for p in range(len(PACKED_AT)):
+            for p in range(fields):
                 value = row[PACKED_AT[p]]
-                raw: bytes = value if type(value) is bytes else pack(value)
-                buffer = data[p]
-                buffer += raw
-                ends[p].append(len(buffer))
-        at += len(rows)
+                pending[p].append(value if type(value) is bytes else pack(value))
+            at += 1
+            if not at & MASK:  # a chunk's worth: joined now
+                for p in range(fields):
+                    packed_columns[p].add_chunk(pending[p])
+                    pending[p] = []
         starts.append(at)
     out: list[Any] = list(columns)
-    for p in range(len(PACKED_AT)):  # each buffer dropped once made a column: one at a time beside the columns
-        out[PACKED_AT[p]] = PackedColumn.of_joined(data[p], ends[p])
-        data[p] = bytearray()
-        ends[p] = array("Q")
+    for p in range(fields):
+        packed_columns[p].add_chunk(pending[p])
+        out[PACKED_AT[p]] = packed_columns[p]
     return out, starts
