@@ -107,6 +107,14 @@ class PackedColumn(LazyList[T]):
                 yield loads(data[start:end]) if end != start else ()  # type: ignore[misc]
                 start = end
 
+    def __reversed__(self) -> Iterator[T]:
+        loads = marshal.loads
+        for c in range(len(self._data) - 1, -1, -1):
+            data, ends = self._data[c], self._ends[c]
+            for k in range(len(ends) - 1, -1, -1):
+                start = ends[k - 1] if k else 0
+                yield loads(data[start:ends[k]]) if ends[k] != start else ()  # type: ignore[misc]
+
     def raw(self) -> Iterator[bytes]:
         """Every value as packed (``figures.pack``), in order."""
         for data, ends in zip(self._data, self._ends, strict=True):
