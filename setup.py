@@ -61,6 +61,7 @@ from setuptools.command.build_ext import build_ext
 COMPILED = [
     "inspector/jsjson.py",
     "inspector/session/figures.py",
+    "inspector/session/rows.py",  # figures.py's rows made into columns (split from it at 500 lines)
     "inspector/session/history.py",
     "inspector/session/validate.py",
     "inspector/session/jsonl.py",

@@ -351,7 +351,7 @@ def analyze_turns(
     split_point = columns.split()
     candidates = columns.candidates()
     recorded = index.usage
-    agentic = agentic_pass(listed(index.roles), listed(index.calls), listed(index.answers))
+    agentic = agentic_pass(listed(index.roles), index.calls, index.answers)
 
     limit = token_limit(model)
     last_prompt = last_prompt_tokens(recorded, fresh_from) or 0

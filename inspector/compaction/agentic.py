@@ -20,8 +20,8 @@ from inspector.jsjson import truthy
 from inspector.session.figures import CallKey, pair_key
 
 
-def crossing_free_model_turns(roles: list[str], calls: list[tuple[CallKey, ...]],
-                              answers: list[tuple[CallKey, ...]]) -> list[int]:
+def crossing_free_model_turns(roles: list[str], calls: Sequence[tuple[CallKey, ...]],
+                              answers: Sequence[tuple[CallKey, ...]]) -> list[int]:
     """Model turns (never 0) no call/response pair spans, from per-turn keys (``pairs.AgenticCandidates``,
     which pairs as ``pairs.Pairing`` does)."""
     return agentic_pass(roles, calls, answers, False).candidates
@@ -53,8 +53,8 @@ def agentic_pass(roles: Sequence[str], calls: Sequence[tuple[CallKey, ...]],
     """The model turns (never 0) no call/response pair spans, and with ``record`` which call each
     response answers (``AnsweredCalls``): the one pairing of a whole history that both read."""
     candidates = AgenticCandidates(record)
-    for i in range(len(roles)):
-        candidates.add(i, roles[i], calls[i], answers[i])
+    for i, (role, called, answered) in enumerate(zip(roles, calls, answers, strict=True)):  # (read in order)
+        candidates.add(i, role, called, answered)
     found = candidates.answered
     return AgenticPass(candidates.found, AnsweredCalls(answers, found) if found is not None else None)
 

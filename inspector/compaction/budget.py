@@ -277,8 +277,10 @@ def walk_budget(
     seq = 0  # the reference's truncation counter (it also counts failed saves)
     truncations = TruncationPlan(output_path, text_of)
     saturated: tuple[int, int] | None = None
-    for i in range(len(responses) - 1, -1, -1):
-        for part, has_response, name, tokens, length, plain in reversed(responses[i]):
+    i = len(responses)
+    for found in reversed(responses):  # (a packed column read backwards a chunk at a time, not turn by turn)
+        i -= 1
+        for part, has_response, name, tokens, length, plain in reversed(found):
             if not has_response:
                 # The reference measures ``{text: undefined}`` (0 tokens); over
                 # budget it tries to save ``undefined``, which fails after

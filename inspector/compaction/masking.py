@@ -281,8 +281,9 @@ def plan_outputs(
     fixed = _FIXED_QUARTERS + utf16_len(folder) + utf16_len(random_tail)
     lengths: dict[str, int] = {}  # utf16_len of each tool name (they repeat)
     start = len(outputs) - 2 if settings.protect_latest_turn else len(outputs) - 1
-    for i in range(len(outputs) - 1, -1, -1):
-        entries = outputs[i]
+    i = len(outputs)
+    for entries in reversed(outputs):  # (a packed column read backwards a chunk at a time, not turn by turn)
+        i -= 1
         if not entries:
             continue
         scanned = i <= start and failure is None

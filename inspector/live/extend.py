@@ -78,6 +78,7 @@ from inspector.session.jsonl import (
     scan,
 )
 from inspector.session.loader import paused_gc
+from inspector.session.packed import PackedColumn
 from inspector.session.reader import read_at
 from inspector.session.records import MessageList, Places, loads_line
 from inspector.session.turn_index import TurnIndex
@@ -94,7 +95,7 @@ class _Index:
     hasher: Any  # hashlib's sha256 over the bytes read so far
     columns: SplitColumns  # where the split may go (a copy: extended in place)
     prefix_quarters: array[int]  # prefix_quarters[i]: the estimate of turns before i (Analysis keeps a copy)
-    responses: list[tuple[Any, ...]]  # every turn's ResponseFigures
+    responses: PackedColumn[tuple[Any, ...]]  # every turn's ResponseFigures (a copy: cut and grown in place)
     pairing: AgenticCandidates  # after every turn, marked at the last message's first turn
     saturated: tuple[int, int] | None  # where the budget walk went over
     weights: dict[int, tuple[int, tuple[tuple[int, str], ...]]]  # budget.changed_weights's memory
@@ -214,7 +215,7 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
     index = _Index(
         hasher, replace(columns, prefix=array("q", columns.prefix), flagged=list(columns.flagged),
                         left_out=list(columns.left_out)),
-        analysis.prefix_quarters[:], list(columns.sent_responses(figures, lambda i: analysis.turns[i].content)),
+        analysis.prefix_quarters[:], _own_copy(columns.sent_responses(figures, lambda i: analysis.turns[i].content)),
         pairing,
         None, {}, _max_chars(analysis), _environment_position(session),
     )
@@ -229,11 +230,18 @@ def _unshifted(original: Any, seq: int) -> Any:
     raise AssertionError("a plan read from a whole file is never shifted")
 
 
+def _own_copy(responses: Sequence[tuple[Any, ...]]) -> PackedColumn[tuple[Any, ...]]:
+    """A packed copy of every turn's responses (the turn index's own column shares its full chunks)."""
+    if isinstance(responses, PackedColumn):
+        return responses.head(len(responses))
+    return PackedColumn.of(responses)
+
+
 def _max_chars(analysis: Analysis) -> int:
     return truncate_chars(analysis.token_limit, last_prompt_tokens(analysis.recorded, analysis.fresh_from) or 0)
 
 
-def _saturation(responses: list[tuple[Any, ...]], text_of: Callable[[int, int], str],
+def _saturation(responses: Sequence[tuple[Any, ...]], text_of: Callable[[int, int], str],
                 output_path: Callable[[str, int], str], max_chars: int) -> tuple[int, int] | None:
     """Where the budget walk first counts more than the budget (None: never): walked only that far."""
     walk = walk_budget(responses, text_of, output_path, max_chars,
@@ -373,7 +381,7 @@ def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[s
         mtime_ns=mtime_ns or session.mtime_ns,
         ends_with_newline=True,
         turn_index=session.turn_index.extended(keep, [m[MESSAGE_ROWS] for m in tail.values()],
-                                               spare.figures if spare is not None else None),
+                                               spare.figures if spare is not None else None, tail),
         warnings=list(session.warnings),
     )
 

@@ -7,21 +7,22 @@ with the rest of the core's functions, and keeps only these and the line's place
 
 The turns are built by ``history.message_contents`` (the only definition of how a message becomes turns)
 and measured here, a string at a time (``jsjson.string_measures``).  A turn's figures are a plain tuple, a
-*row* (marshal carries rows between the reader's processes), read as columns (``turn_index.TurnIndex``).
+*row* (marshal carries rows between the reader's processes), read as columns (``turn_index.TurnIndex``;
+``session.rows`` makes a message's rows and the columns).
 """
 
 from __future__ import annotations
 
+import marshal
 import re
-from array import array
+import sys
 from collections.abc import Sequence
-from itertools import accumulate
 from typing import Any, Final, overload
 
 from inspector.jsjson import js_json_len, js_string_json_len, js_stringify, string_measures, truthy, utf16_len
-from inspector.session.history import is_valid_model_content, message_contents, message_id, strip_thoughts
+from inspector.session.history import is_valid_model_content, strip_thoughts
 from inspector.session.spread import turn_spread
-from inspector.session.usage_store import PackedUsage, PackedUsages, packed_row
+from inspector.session.usage_store import PackedUsage, PackedUsages
 from inspector.tokens import function_response_quarters, media_quarters, quarters_of
 
 USAGE_KEYS = ("input", "output", "cached", "thoughts", "tool", "total")
@@ -294,6 +295,14 @@ def _output_entry(j: int, part: dict[str, Any], fr: dict[str, Any], quarters: in
 _SHARED: dict[str, str] = {}
 
 
+def pack(value: Any) -> bytes:
+    """A value as ``packed.PackedColumn`` keeps it: its ``marshal`` bytes, the empty tuple as no bytes at
+    all (here, compiled: the reader packs five figures a turn)."""
+    if type(value) is tuple and not value:
+        return b""
+    return marshal.dumps(value)
+
+
 # The JSON.stringify length of the shapes the reader measures piece by piece, less their strings and
 # arrays, taken from ``js_json_len`` itself so that no length is written out by hand:
 # {"text":…} is 9 + the text's JSON, {"text":…,"thought":true} 24 + it, {"role":…,"parts":[…]} 18 + both.
@@ -329,8 +338,13 @@ def holds_part(content: dict[str, Any], field: str) -> bool:
 
 
 def shared(text: str) -> str:
-    """One object for each distinct role, tool name and kind (they repeat on every turn)."""
-    return _SHARED.setdefault(text, text)
+    """One object for each distinct role, tool name and kind (they repeat on every turn): interned, so
+    that a value a ``packed.PackedColumn`` makes again holds this same object (``marshal`` interns again
+    what it wrote interned), not a copy."""
+    found = _SHARED.get(text)
+    if found is None:
+        found = _SHARED[text] = sys.intern(text)
+    return found
 
 
 def content_figures(
@@ -468,33 +482,3 @@ def recorded_model(message: dict[str, Any]) -> str | None:
     """The model a message record names (None: it names none)."""
     model = message.get("model")
     return shared(model) if type(model) is str and model else None
-
-
-def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
-    """The rows of every turn one message becomes (usage on its model turn)."""
-    built = message_contents(message)
-    if not built:
-        return ()
-    ident = message_id(message)
-    gemini = message.get("type") == "gemini"
-    usage = packed_row(usage_of(message)) if gemini else None  # (the row's form; TurnIndex unpacks it)
-    model = recorded_model(message) if gemini else None
-    keys: dict[CallKey, CallKey] = {}  # a call's key, shared with the response that answers it
-    return tuple(
-        content_figures(content, ident, is_result, None if is_result else usage, None if is_result else model, keys)
-        for content, is_result in built
-    )
-
-
-def transpose(per_message: Sequence[tuple[TurnRow, ...]]) -> tuple[list[list[Any]], array[int]]:
-    """Every message's rows as ``ROW_LENGTH`` columns made at their final length (every row is alive here:
-    the reader's peak), and where each message's turns start, in machine integers (compiled)."""
-    starts = array("q", accumulate((len(rows) for rows in per_message), initial=0))
-    columns: list[list[Any]] = [[None] * starts[-1] for _ in range(ROW_LENGTH)]
-    at = 0
-    for rows in per_message:
-        for row in rows:
-            for k in range(ROW_LENGTH):
-                columns[k][at] = row[k]
-            at += 1
-    return columns, starts

@@ -22,8 +22,8 @@ import orjson
 
 from inspector.jsjson import JS_WHITESPACE
 from inspector.session.errors import LoadWarning
-from inspector.session.figures import TurnRow, message_figures
 from inspector.session.records import loads_line
+from inspector.session.rows import MessageRows, message_rows
 from inspector.session.validate import check_message, type_name
 from inspector.session.yielding import let_others_run
 
@@ -32,9 +32,9 @@ _BLANK_BYTES = b" \t\n\r\v\f"
 _RUN_BYTES = b" \t\n\v\f"  # blank bytes a line of a file without CR may hold, its newline included
 
 Where = dict[str, Any] | tuple[int, int]  # a record held in memory, or its line's (start, end)
-# One checked message: (id, where, rows, line, problem): the rows of its turns (figures.message_figures),
+# One checked message: (id, where, rows, line, problem): the rows of its turns (figures.message_rows: packed),
 # () when there is a problem.
-Message = tuple[str, Where, tuple[TurnRow, ...], int, str | None]
+Message = tuple[str, Where, MessageRows, int, str | None]
 # A Message's fields by name (a plain tuple, as marshal carries it between the reader's processes).
 MESSAGE_ID: Final = 0
 MESSAGE_WHERE: Final = 1
@@ -153,7 +153,7 @@ def _message(record: dict[str, Any], where: Where, line: int, later: set[str], l
     if ident in later:
         return ident, where, (), line, None  # replaced further down: its figures would be thrown away
     later.add(ident)
-    return ident, where, message_figures(record), line, None
+    return ident, where, message_rows(record), line, None
 
 
 def _listed(messages: list[Any], line: int, label: str, later: set[str],
@@ -369,11 +369,12 @@ def replay(items: list[tuple[Any, ...]]) -> Replayed:
     return state
 
 
-def collect(state: Replayed) -> tuple[list[Where], dict[str, int], list[tuple[TurnRow, ...]]]:
-    """The replayed messages as the session keeps them: places, lines by id, and the rows of their turns."""
+def collect(state: Replayed) -> tuple[list[Where], dict[str, int], list[MessageRows]]:
+    """The replayed messages as the session keeps them: places, lines by id (in order), and the rows of
+    their turns."""
     wheres: list[Where] = []
     lines: dict[str, int] = {}
-    rows: list[tuple[TurnRow, ...]] = []
+    rows: list[MessageRows] = []
     for ident, where, per_message, line, _ in state.entries.values():
         wheres.append(where)
         lines[ident] = line

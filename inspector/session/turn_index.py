@@ -2,7 +2,9 @@
 
 The reader measures each turn once while it parses the file
 (``figures.content_figures``) and hands the figures over as a ``TurnIndex``:
-one list per figure, turn ``i`` at position ``i`` of each.  Analysis, masking,
+one column per figure, turn ``i`` at position ``i`` of each (a list, or for the
+five small-tuple figures a ``packed.PackedColumn`` that keeps them as bytes
+and makes a turn's value when it is read).  Analysis, masking,
 cost and the live view read the figures by name (``index.quarters[i]``),
 never through positions in a row.  The rows the reader builds are its own
 (tuples, because marshal carries them between its two processes); their
@@ -13,12 +15,14 @@ follows and ``of_messages`` reads by name.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from inspector.session.columns import Column
-from inspector.session.figures import ROW_LENGTH, CallKey, OutputFigures, ResponseFigures, UsageColumn, transpose
+from inspector.session.figures import ROW_LENGTH, CallKey, OutputFigures, ResponseFigures, UsageColumn
+from inspector.session.packed import PackedColumn
+from inspector.session.rows import PACKED_AT, MessageRows, transpose
 from inspector.session.spread import Spread
 from inspector.session.usage_store import PackedUsages
 
@@ -61,9 +65,10 @@ class TurnIndex:
         return index
 
     @classmethod
-    def of_messages(cls, per_message: Sequence[tuple[tuple[Any, ...], ...]]) -> TurnIndex:
-        """The index of a recording's messages, given the reader's rows of each message's turns."""
-        columns, starts = transpose(per_message)
+    def of_messages(cls, per_message: Iterable[MessageRows], ids: Iterable[str] | None = None) -> TurnIndex:
+        """The index of a recording's messages, given the reader's rows of each message's turns (``ids``:
+        the messages' ids, in the same order, for rows packed without them: ``figures.message_rows``)."""
+        columns, starts = transpose(per_message, ids)
         return cls._of_columns(columns, starts)
 
     @classmethod
@@ -73,13 +78,14 @@ class TurnIndex:
         named["usage"] = UsageColumn(named["usage"])
         return cls(**named, message_starts=starts if isinstance(starts, array) else array("q", starts))
 
-    def extended(self, keep: int, per_message: Sequence[tuple[tuple[Any, ...], ...]],
-                 own: TurnIndex | None = None) -> TurnIndex:
+    def extended(self, keep: int, per_message: Sequence[MessageRows], own: TurnIndex | None = None,
+                 ids: Iterable[str] | None = None) -> TurnIndex:
         """This index's first ``keep`` messages, then the messages measured in ``per_message`` (a
-        recording that grew), as a new index; this one stays as it is.  ``own``: a copy of this
-        index made ahead (``copy``), cut and grown in place instead of copying the columns now."""
+        recording that grew; ``ids`` as ``of_messages``'s), as a new index; this one stays as it is.
+        ``own``: a copy of this index made ahead (``copy``), cut and grown in place instead of copying
+        the columns now."""
         first = self.message_starts[keep]
-        tail = TurnIndex.of_messages(per_message)
+        tail = TurnIndex.of_messages(per_message, ids)
         grown = own if own is not None else self.head(first, keep)
         for column, more in zip(grown._columns(), tail._columns(), strict=True):
             del column[first:]
@@ -90,7 +96,7 @@ class TurnIndex:
 
     def head(self, turns: int, messages: int) -> TurnIndex:
         """A new index of the first ``turns`` turns, the first ``messages`` messages'."""
-        return TurnIndex._of_columns([column.head(turns) if isinstance(column, (PackedUsages, Column))
+        return TurnIndex._of_columns([column.head(turns) if isinstance(column, (PackedUsages, Column, PackedColumn))
                                       else Column.of(column, turns) for column in self._columns()],
                                      self.message_starts[:messages + 1])
 
@@ -125,3 +131,5 @@ def listed(column: Sequence[T]) -> list[T]:
 # written; ``figures.content_figures`` builds each row in this order, ``tests/test_reader.py`` checks it).
 ROW_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(TurnIndex) if f.name != "message_starts")
 assert len(ROW_FIELDS) == ROW_LENGTH, "figures.ROW_LENGTH must count TurnIndex's per-turn fields"
+PACKED_FIELDS: tuple[str, ...] = ("responses", "calls", "answers", "outputs", "spread")  # packed.PackedColumn's
+assert tuple(ROW_FIELDS[k] for k in PACKED_AT) == PACKED_FIELDS, "figures.PACKED_AT must name the packed fields"
