@@ -112,7 +112,7 @@ def read_tail(path: Path, fd: int, size: int | None = None, limit: int = TAIL_BY
     if state.problem is not None:
         return found  # a message the whole read refuses, and says why
     wheres, lines, rows = collect(state)
-    index = TurnIndex.of_messages(rows)
+    index = TurnIndex.of_messages(rows, lines)  # (the ids in order: the keys of ``lines``)
     session = Session(path=path, format="jsonl", metadata=metadata, messages=MessageList(data, wheres),
                       message_lines=lines, size=size, turn_index=index)
     return TailRead(path, size, True, found.session_id, lazy_turns(session), index, begin + start)
