@@ -22,7 +22,7 @@ import orjson
 
 from inspector.jsjson import JS_WHITESPACE
 from inspector.session.errors import LoadWarning
-from inspector.session.records import loads_line
+from inspector.session.records import held_back_at_end, loads_line
 from inspector.session.rows import MessageRows, message_rows
 from inspector.session.validate import check_message, type_name
 from inspector.session.yielding import let_others_run
@@ -172,6 +172,14 @@ def _listed(messages: list[Any], line: int, label: str, later: set[str],
     return found
 
 
+def _read_without(raw: memoryview) -> tuple[Any] | None:
+    """The record a last line holds once the start of a character cut off at its end is dropped, or None."""
+    try:
+        return (loads_line(raw),)
+    except (json.JSONDecodeError, ValueError, RecursionError):
+        return None
+
+
 def scan(
     data: bytes, start: int = 0, stop: int | None = None, first_line: int = 1, *,
     base: int = 0, later: set[str] | None = None,
@@ -239,11 +247,16 @@ def scan(
             except (json.JSONDecodeError, ValueError) as exc:
                 if is_blank(bytes(raw)):
                     continue
-                reason = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
                 last = line_end == size and view[size - 1:size] != b"\n"
-                what = "incomplete last line (still being written?)" if last else "not valid JSON"
-                items.append(("w", number, f"{what}: {reason}; skipped", False))
-                continue
+                cut_off = held_back_at_end(raw) if last else 0
+                recovered = _read_without(view[begin:line_end - cut_off]) if cut_off else None
+                if recovered is None:
+                    reason = f"{exc.msg} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else str(exc)
+                    what = "incomplete last line (still being written?)" if last else "not valid JSON"
+                    items.append(("w", number, f"{what}: {reason}; skipped", False))
+                    continue
+                record = recovered[0]  # the line as Gemini CLI reads it: without the bytes of a character cut off
+                line_end -= cut_off
         if type(record) is not dict:
             items.append(("w", number, f"{type_name(record)} where a record belongs: ignored, as Gemini CLI ignores it",
                           False))

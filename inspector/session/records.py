@@ -52,6 +52,27 @@ def loads_line(raw: bytes | memoryview) -> Any:
         return js_json_loads(str(raw, "utf-8", "replace"))  # (decoded in place: no copy of a long line)
 
 
+def held_back_at_end(raw: bytes | memoryview) -> int:
+    """How many bytes at the end of a file Node's UTF-8 decoder holds back as the start of a character
+    still to come, and so never gives Gemini CLI's line reader (which ends without flushing it): a lead
+    byte and fewer continuation bytes than it announces (at most three looked at, as Node looks)."""
+    size = len(raw)
+    for back in range(1, min(size, 4) + 1):
+        byte = raw[size - back]
+        if byte & 0xC0 == 0x80:  # a continuation byte: look further back for its lead
+            continue
+        if byte & 0xE0 == 0xC0:
+            wanted = 2
+        elif byte & 0xF0 == 0xE0:
+            wanted = 3
+        elif byte & 0xF8 == 0xF0:
+            wanted = 4
+        else:  # ASCII, or no lead byte of UTF-8: nothing held
+            return 0
+        return back if back < wanted else 0
+    return 0
+
+
 Where = dict[str, Any] | tuple[int, int]  # a record held in memory, or its line's (start, end)
 
 
