@@ -250,32 +250,31 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
     if index is None or len(index) != len(turns):
         index = TurnIndex.from_rows([content_figures(turn.content if read is None else read(turn)) for turn in turns])
     count = _Count(cut, answered_calls(analysis, index))
-    # (the columns as lists: compiled, a list is read without a generic lookup per cell)
-    spreads, quarters, roles = listed(index.spread), listed(index.quarters), listed(index.roles)
-    calls, answers, all_outputs = listed(index.calls), listed(index.answers), listed(index.outputs)
+    # quarters and roles as lists (compiled, a list is read without a generic lookup per cell); the
+    # packed columns read in order, one turn's values at a time (as lists they would hold every turn's)
+    quarters, roles = listed(index.quarters), listed(index.roles)
     named = len(models) if models is not None else 0
     model_name: str | None = None  # the last model turn's group and its entry (runs of turns name one model)
     model_entry: _Entry | None = None
     first_call = first_answer = 0  # the place in the history of this turn's first call and first response
     with paused_gc():  # the tallies are many objects that live on and form no cycle
-        for i in range(len(spreads)):
-            found = spreads[i]
+        for i, (found, calls, answers, outputs) in enumerate(zip(index.spread, index.calls, index.answers,
+                                                                 index.outputs, strict=True)):
             if isinstance(found, int) and found != spread.RESULTS:
                 count.kind(found, i, quarters[i])  # the whole turn one kind
             elif isinstance(found, int):  # tool results, each one of its outputs
                 count.kind(spread.TOOL_RESULTS, i, quarters[i])
-                outputs = all_outputs[i]
-                assert len(outputs) == len(answers[i])
+                assert len(outputs) == len(answers)
                 for k in range(len(outputs)):
                     output = outputs[k]
                     name = output[3]
                     count.result(i, output[2], name if type(name) is str and name else UNNAMED, first_answer + k)
             else:
-                if calls[i] and answers[i]:  # (a turn of calls and results: its calls' files first)
-                    _add_entries(count, i, found, calls[i], answers[i], first_call, first_answer, True)
-                _add_entries(count, i, found, calls[i], answers[i], first_call, first_answer)
-            first_call += len(calls[i])
-            first_answer += len(answers[i])
+                if calls and answers:  # (a turn of calls and results: its calls' files first)
+                    _add_entries(count, i, found, calls, answers, first_call, first_answer, True)
+                _add_entries(count, i, found, calls, answers, first_call, first_answer)
+            first_call += len(calls)
+            first_answer += len(answers)
             if roles[i] == "model":
                 model = models[i] if models is not None and i < named else None
                 if model_entry is not None and model == model_name:
