@@ -19,6 +19,7 @@ from inspector.session.loader import STREAM_MIN_BYTES
 from inspector.session.records import KEPT_FROM_FILE, MessageList
 from inspector.session.turns import KEPT_CONTENTS
 from inspector.tui.session.splits import cli_agentic_split
+from tests.traced import traced
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = sorted((REPO / "sample_sessions").glob("*.jsonl"))
@@ -108,13 +109,7 @@ def test_a_recordings_turns_are_made_when_asked_for(big: Path) -> None:
     """No object a turn is held: each is made from the reader's columns when read, the same turn
     whether it is reached by index, by slice or by walking the list."""
     session = load(big)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        turns = history(session)
-        held, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    turns, held, _ = traced(lambda: history(session))
     assert len(turns) == len(session.turn_index or ()) > 10_000
     assert held < 64 * 1024, f"{held:,} bytes held for {len(turns):,} turns"  # a Turn each: ~100 bytes a turn
     walked = list(turns)
@@ -135,13 +130,8 @@ def test_a_budget_plan_holds_no_object_per_output_kept_whole(big: Path) -> None:
     analysis = analyze(session)
     index = session.turn_index
     assert index is not None
-    gc.collect()
-    tracemalloc.start()
-    try:
-        plan = plan_budget(index.responses, lambda i, j: "", lambda tool, seq: f"/out/{tool}_{seq}.txt")
-        held, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    plan, held, _ = traced(lambda: plan_budget(index.responses, lambda i, j: "",
+                                               lambda tool, seq: f"/out/{tool}_{seq}.txt"))
     assert len(plan) > 1_000
     assert held < 64 * len(plan), f"{held:,} bytes held for {len(plan):,} truncations"
     first = plan[0]  # made when read, as the walk would have made it

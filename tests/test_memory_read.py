@@ -4,16 +4,15 @@ go, and a turn's small-tuple figures are kept packed (``session/packed.py``)."""
 
 from __future__ import annotations
 
-import gc
 import subprocess
 import sys
-import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from inspector.session import load
 from inspector.session.loader import STREAM_MIN_BYTES
+from tests.traced import traced
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,13 +34,7 @@ def test_reading_peaks_and_keeps_in_proportion_to_what_is_kept(recording: Path,
     each small-tuple figure, and the id text once a column, took over 1x)."""
     monkeypatch.setenv("SESSION_INSPECTOR_SERIAL", "1")
     size = recording.stat().st_size
-    gc.collect()
-    tracemalloc.start()
-    try:
-        session = load(recording)
-        kept, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    session, kept, peak = traced(lambda: load(recording))
     index = session.turn_index
     assert index is not None and len(index) >= 15_000
     assert peak < 1.8 * size, f"the read peaked at {peak / size:.2f}x the file"
