@@ -28,7 +28,7 @@ import marshal
 from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate
-from typing import TypeVar, overload
+from typing import TypeVar
 
 from inspector.session.columns import CHUNK, MASK, SHIFT
 from inspector.session.figures import pack
@@ -80,24 +80,6 @@ class PackedColumn(LazyList[T]):
             return ()  # type: ignore[return-value]  # (an empty tuple, packed as no bytes)
         value: T = marshal.loads(self._data[index >> SHIFT][start:end])
         return value
-
-    @overload
-    def __getitem__(self, index: int) -> T: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[T]: ...
-
-    def __getitem__(self, index: int | slice) -> T | list[T]:
-        if type(index) is int and 0 <= index < self._length:  # (``_at``, inline: read once a turn on every pass)
-            ends = self._ends[index >> SHIFT]
-            k = index & MASK
-            end = ends[k]
-            start = ends[k - 1] if k else 0
-            if start == end:
-                return ()  # type: ignore[return-value]
-            value: T = marshal.loads(self._data[index >> SHIFT][start:end])
-            return value
-        return super().__getitem__(index)
 
     def __iter__(self) -> Iterator[T]:
         loads = marshal.loads
