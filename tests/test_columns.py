@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import random
-import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from inspector.session.columns import CHUNK, Column
 from inspector.session.turn_index import listed
+from tests.traced import traced
 
 
 def test_a_column_reads_as_the_list_it_was_grown_and_cut_into() -> None:
@@ -43,13 +43,12 @@ def test_a_column_reads_as_the_list_it_was_grown_and_cut_into() -> None:
 
 def test_a_new_version_shares_the_full_chunks() -> None:
     column = Column.of(list(range(50 * CHUNK + 17)))
-    tracemalloc.start()
-    try:
+    def grown() -> Column[int]:
         head = column.head(len(column) - 3)
         head.extend(range(10))
-        held, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+        return head
+
+    head, held, _ = traced(grown)
     assert held < 2 * 8 * CHUNK, f"{held:,} bytes for a version of {len(column):,} items"  # a list copy: 8 a pointer
     assert head[: 50 * CHUNK] == column[: 50 * CHUNK] and len(column) == 50 * CHUNK + 17
 
