@@ -75,6 +75,8 @@ class Analysis:
     environment_quarters: int = 0  # the environment-context turn Gemini CLI sends before the history
     # which call each response answers, as the agentic pass paired them (the breakdown reads it; None: not kept)
     answered_calls: AnsweredCalls | None = field(default=None, repr=False)
+    # deciding.twice_held_quarters, when a live extension kept it up to date (None: worked out when asked)
+    twice_held: int | None = field(default=None, repr=False, compare=False)
     _prefix_quarters: array[int] = field(default_factory=lambda: array("q"), repr=False)  # machine integers
 
     def __post_init__(self) -> None:

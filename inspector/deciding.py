@@ -17,6 +17,9 @@ the window), and each reason is measured, never guessed:
 
 from __future__ import annotations
 
+import bisect
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,7 +28,9 @@ from inspector.tokens import content_parts, part_quarters
 
 if TYPE_CHECKING:
     from inspector.analysis import Analysis
+    from inspector.session.figures import OutputFigures
     from inspector.session.turn_index import TurnIndex
+    from inspector.session.turns import Turn
 
 
 @dataclass(frozen=True)
@@ -72,28 +77,110 @@ class EstimateGap:
                 f"recorded {count_text(self.recorded)} (what it compares): " + "; ".join(self.reasons()))
 
 
-def twice_held_quarters(analysis: Analysis, index: TurnIndex | None = None) -> int:
-    """Quarter tokens of the function responses whose call id an earlier response already had."""
-    seen: set[object] = set()
-    total = 0
-    if index is not None and len(index) == len(analysis.turns):
-        for outputs in index.outputs:
-            for output in outputs:
-                ident = output[4]
-                if isinstance(ident, str) and ident:
-                    if ident in seen:
-                        total += output[2]
-                    seen.add(ident)
-        return total
-    for turn in analysis.turns:
+def _results(outputs: Iterable[Sequence[OutputFigures]]) -> Iterator[list[tuple[str, int]]]:
+    """Per turn, the (call id, quarter tokens) of each function response that names an id (the turn
+    index's masking figures)."""
+    for figures in outputs:
+        yield [(ident, output[2]) for output in figures if isinstance(ident := output[4], str) and ident]
+
+
+def _results_of_turns(turns: Iterable[Turn]) -> Iterator[list[tuple[str, int]]]:
+    """``_results`` measured from the turns' contents (a history without a turn index)."""
+    for turn in turns:
+        found = []
         for part in content_parts(turn.content):
             response = part.get("functionResponse") if type(part) is dict else None
             ident = response.get("id") if isinstance(response, dict) else None
             if isinstance(ident, str) and ident and response:
-                if ident in seen:
-                    total += part_quarters(part)
-                seen.add(ident)
-    return total
+                found.append((ident, part_quarters(part)))
+        yield found
+
+
+def _counted_twice(results: Iterable[list[tuple[str, int]]], start: int,
+                   seen_before: Callable[[str, int], bool]) -> Iterator[int]:
+    """Per turn from ``start``, the quarter tokens of its responses whose id an earlier response had
+    (``seen_before(id, turn)`` says so, and remembers the id as first seen at ``turn`` when not)."""
+    for turn, found in enumerate(results, start):
+        yield sum(quarters for ident, quarters in found if seen_before(ident, turn))
+
+
+def _first_seen(results: Iterable[list[tuple[str, int]]]) -> tuple[array[int], dict[str, int]]:
+    """Per turn the quarter tokens counted twice, and the turn where each id was first seen."""
+    first: dict[str, int] = {}
+
+    def seen_before(ident: str, turn: int) -> bool:
+        if ident in first:
+            return True
+        first[ident] = turn
+        return False
+
+    return array("q", _counted_twice(results, 0, seen_before)), first
+
+
+def twice_held_quarters(analysis: Analysis, index: TurnIndex | None = None) -> int:
+    """Quarter tokens of the function responses whose call id an earlier response already had."""
+    if analysis.twice_held is not None:
+        return analysis.twice_held  # kept up to date by a live extension (TwiceHeld)
+    by_index = index is not None and len(index) == len(analysis.turns)
+    results = _results(index.outputs) if index is not None and by_index else _results_of_turns(analysis.turns)
+    return sum(_first_seen(results)[0])
+
+
+class TwiceHeld:
+    """``twice_held_quarters`` kept up to date while turns are appended and the last ones written
+    again (``inspector.live.extend``), without an object per response: each id's first turn is a
+    row of two sorted columns of machine integers, (the id's ``hash``, the turn), and a hash found
+    there is checked against the ids that turn's responses name (so two ids of equal hash stay two)."""
+
+    def __init__(self, outputs: Sequence[Sequence[OutputFigures]]) -> None:
+        self.outputs = outputs  # the turn index's masking figures the ids are checked against
+        self.hashes = array("q")
+        self.turns = array("q")
+        self.per_turn, first = _first_seen(_results(outputs))  # quarters counted at each turn; (first: not kept)
+        for key, turn in sorted((hash(ident), turn) for ident, turn in first.items()):
+            self.hashes.append(key)
+            self.turns.append(turn)
+        self.total = sum(self.per_turn)
+        self._turn, self._here = -1, set[str]()  # the turn being counted, and the ids its responses named so far
+
+    def _rows(self, key: int) -> range:
+        return range(bisect.bisect_left(self.hashes, key), bisect.bisect_right(self.hashes, key))
+
+    def _seen_before(self, ident: str, turn: int) -> bool:
+        if turn != self._turn:
+            self._turn, self._here = turn, set()
+        if ident in self._here:  # an id twice in one turn: the second is held twice
+            return True
+        key = hash(ident)
+        for row in self._rows(key):
+            earlier = self.turns[row]
+            if earlier < turn and any(output[4] == ident for output in self.outputs[earlier]):
+                return True
+        self._here.add(ident)
+        at = bisect.bisect_right(self.hashes, key)
+        self.hashes.insert(at, key)
+        self.turns.insert(at, turn)
+        return False
+
+    def cut(self, first: int) -> None:
+        """Forget turns ``first`` on (the index they were read from is still ``outputs``)."""
+        for found in _results(self.outputs[first:len(self.per_turn)]):
+            for ident, _ in found:
+                for row in reversed(self._rows(hash(ident))):
+                    if self.turns[row] >= first:
+                        del self.hashes[row]
+                        del self.turns[row]
+        self.total -= sum(self.per_turn[first:])
+        del self.per_turn[first:]
+
+    def grow(self, outputs: Sequence[Sequence[OutputFigures]]) -> None:
+        """Count the turns of ``outputs`` (the extended index's) after those counted so far."""
+        start = len(self.per_turn)
+        self.outputs = outputs
+        self._turn = -1
+        added = list(_counted_twice(_results(outputs[start:]), start, self._seen_before))
+        self.per_turn.extend(added)
+        self.total += sum(added)
 
 
 def estimate_gap(analysis: Analysis, index: TurnIndex | None = None) -> EstimateGap | None:

@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.analysis import Analysis, analyze
+from inspector.deciding import estimate_gap
 from inspector.live import extend as live
 from inspector.session import Session, SessionError, load
 from inspector.session.records import MessageList
@@ -38,6 +39,7 @@ def figures_of(session: Session, analysis: Analysis) -> dict[str, Any]:
     return {
         "report": report,
         "context": analysis.context,
+        "gap": estimate_gap(analysis, session.turn_index),  # the header's "held twice" (live: deciding.TwiceHeld)
         "agentic": analysis.agentic_candidates,
         "fresh_from": analysis.fresh_from,
         "split_columns": analysis.split_columns,  # the view compression reads, extended in place

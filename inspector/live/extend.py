@@ -55,6 +55,7 @@ from inspector.compaction.budget import (
 from inspector.compaction.pairs import AgenticCandidates
 from inspector.compaction.view import SplitColumns
 from inspector.context import environment_quarters
+from inspector.deciding import TwiceHeld
 from inspector.live.budget import ShiftedTruncations, as_shifted, changed_weights, replan
 from inspector.session import Session, Turn
 from inspector.session.figures import response_text
@@ -97,6 +98,7 @@ class _Index:
     prefix_quarters: array[int]  # prefix_quarters[i]: the estimate of turns before i (Analysis keeps a copy)
     responses: PackedColumn[tuple[Any, ...]]  # every turn's ResponseFigures (a copy: cut and grown in place)
     pairing: AgenticCandidates  # after every turn, marked at the last message's first turn
+    twice: TwiceHeld  # the tool results held twice (the header's "held twice"), counted turn by turn
     saturated: tuple[int, int] | None  # where the budget walk went over
     weights: dict[int, tuple[int, tuple[tuple[int, str], ...]]]  # budget.changed_weights's memory
     max_chars: int
@@ -216,10 +218,11 @@ def start(session: Session, analysis: Analysis, *, model: str | None = None) -> 
         hasher, replace(columns, prefix=array("q", columns.prefix), flagged=list(columns.flagged),
                         left_out=list(columns.left_out)),
         analysis.prefix_quarters[:], _own_copy(columns.sent_responses(figures, lambda i: analysis.turns[i].content)),
-        pairing,
+        pairing, TwiceHeld(figures.outputs),
         None, {}, _max_chars(analysis), _environment_position(session),
     )
-    analysis = replace(analysis, truncations=as_shifted(analysis.truncations, _unshifted))
+    analysis = replace(analysis, truncations=as_shifted(analysis.truncations, _unshifted),
+                       twice_held=index.twice.total)
     turns = analysis.turns
     index.saturated = _saturation(index.responses, lambda i, j: _text(turns, i, j), _output_path(session),
                                   index.max_chars)
@@ -442,6 +445,8 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
         pairing.add(i, figures.roles[i], figures.calls[i], figures.answers[i])
     if not marked:
         pairing.mark()
+    index.twice.cut(first)  # (it still reads the turn index of the version extended)
+    index.twice.grow(figures.outputs)
 
     # the rest of the figures
     model = state.model or session.model
@@ -480,7 +485,7 @@ def _analysis(state: LiveState, session: Session, keep: int, tail: list[Message]
         compress_split_point=compress_split, truncations=truncations, token_limit=limit, threshold=old.threshold,
         model=model, recorded=recorded, warnings=list(session.warnings), kinds=kinds,
         agentic_candidates=_grown(spare, "agentic", old.agentic_candidates, pairing.low, pairing.found[pairing.low:]),
-        fresh_from=fresh_from, environment_quarters=env_quarters, split_columns=columns,
+        fresh_from=fresh_from, environment_quarters=env_quarters, split_columns=columns, twice_held=index.twice.total,
         _prefix_quarters=_grown(spare, "prefix", old.prefix_quarters, first + 1, index.prefix_quarters[first + 1:]),
     ), first
 

@@ -17,6 +17,7 @@ whole read, masking marks are ``…`` until they are worked out (``notes_pending
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from typing import ClassVar
@@ -104,6 +105,8 @@ class TurnTable(ScrollView, can_focus=True):
         self._candidates: AbstractSet[int] = frozenset()
         self._max_quarters = 1
         self._max_at = -1  # the turn that has them
+        self._counted_kinds: Sequence[str] | None = None  # the kinds ``_kind_lengths`` counts
+        self._kind_lengths: Counter[int] = Counter()  # how many turns show a kind of each length
         self._header = ""  # the column titles last told to the screen
         self._undrawn = False  # an analysis was given and no row of it drawn yet
         self._lines: LRUCache[tuple[int, int, bool, bool], Strip] = LRUCache(1024)
@@ -174,6 +177,7 @@ class TurnTable(ScrollView, can_focus=True):
             self.shown, self.by_tokens, self._where = None, False, {}
         self.tail = None
         self._largest(analysis, same_before if self.analysis is not None else 0)
+        self._count_kinds(analysis.kinds, same_before if self.analysis is not None else 0)
         self.analysis = analysis
         self._undrawn = True
         self.agentic = agentic
@@ -193,6 +197,7 @@ class TurnTable(ScrollView, can_focus=True):
     def show_tail(self, tail: TailRead) -> None:
         """Show the newest turns read from the end of the file while the rest is read."""
         self.analysis, self.tail = None, tail
+        self._count_kinds(tail.index.kinds, 0)
         self.shown, self.by_tokens, self._where = None, False, {}
         self.agentic, self._candidates = frozenset(), frozenset()
         self._lines.clear()
@@ -252,20 +257,24 @@ class TurnTable(ScrollView, can_focus=True):
             self._header = header
             self.post_message(TableColumns(header))
 
-    _widest: tuple[int, int, int] = (0, 0, KIND_FLOOR)  # (id of the kinds list, kinds seen, the longest)
+    def _count_kinds(self, kinds: Sequence[str], same_before: int) -> None:
+        """Count the lengths of the kinds shown: after a live append, less the turns written again and
+        plus the new ones (``same_before``: the turns before it are those counted; the rest is not read again)."""
+        counted = self._counted_kinds
+        if counted is not None and 0 < same_before <= len(counted):
+            self._kind_lengths.subtract(len(kind) for kind in counted[same_before:])
+            start = same_before
+        else:
+            self._kind_lengths, start = Counter(), 0
+        self._kind_lengths.update(len(kind) for kind in (kinds[start:] if start else kinds))
+        self._counted_kinds = kinds
 
     def widest_kind(self) -> int:
-        """The longest kind any turn shows (the kinds seen before are not read again after an append)."""
-        kinds = self.kinds
-        seen_list, seen, widest = self._widest
-        if seen_list != id(kinds) or seen > len(kinds):
-            seen, widest = 0, KIND_FLOOR
-        if len(kinds) > seen:
-            widest = max(widest, max(len(kind) for kind in set(kinds[seen:])))
+        """The longest kind any turn shows."""
+        widest = max((length for length, turns in self._kind_lengths.items() if turns > 0), default=KIND_FLOOR)
         if self.turn_count and self.environment(0):
             widest = max(widest, len(ENVIRONMENT_KIND))
-        self._widest = (id(kinds), len(kinds), widest)
-        return widest
+        return max(widest, KIND_FLOOR)
 
     def environment(self, index: int) -> bool:
         """The <session_context> turn Gemini CLI puts first (a /chat save keeps it in the history)."""
