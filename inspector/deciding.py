@@ -77,44 +77,45 @@ class EstimateGap:
                 f"recorded {count_text(self.recorded)} (what it compares): " + "; ".join(self.reasons()))
 
 
-def _results(outputs: Iterable[Sequence[OutputFigures]]) -> Iterator[list[tuple[str, int]]]:
-    """Per turn, the (call id, quarter tokens) of each function response that names an id (the turn
-    index's masking figures)."""
-    for figures in outputs:
-        yield [(ident, output[2]) for output in figures if isinstance(ident := output[4], str) and ident]
-
-
-def _results_of_turns(turns: Iterable[Turn]) -> Iterator[list[tuple[str, int]]]:
-    """``_results`` measured from the turns' contents (a history without a turn index)."""
+def _outputs_of_turns(turns: Iterable[Turn]) -> Iterator[list[OutputFigures]]:
+    """Per turn, its function responses as the turn index's masking figures name them (only the
+    estimate and the id are read): for a history without a turn index."""
     for turn in turns:
-        found = []
+        found: list[OutputFigures] = []
         for part in content_parts(turn.content):
             response = part.get("functionResponse") if type(part) is dict else None
             ident = response.get("id") if isinstance(response, dict) else None
-            if isinstance(ident, str) and ident and response:
-                found.append((ident, part_quarters(part)))
+            if response:
+                found.append((0, 0, part_quarters(part), None, ident, None))
         yield found
 
 
-def _counted_twice(results: Iterable[list[tuple[str, int]]], start: int,
-                   seen_before: Callable[[str, int], bool]) -> Iterator[int]:
-    """Per turn from ``start``, the quarter tokens of its responses whose id an earlier response had
-    (``seen_before(id, turn)`` says so, and remembers the id as first seen at ``turn`` when not)."""
-    for turn, found in enumerate(results, start):
-        yield sum(quarters for ident, quarters in found if seen_before(ident, turn))
-
-
-def _first_seen(results: Iterable[list[tuple[str, int]]]) -> tuple[array[int], dict[str, int]]:
-    """Per turn the quarter tokens counted twice, and the turn where each id was first seen."""
+def _first_seen(outputs: Iterable[Sequence[OutputFigures]], start: int = 0,
+                seen_before: Callable[[str, int], bool] | None = None,
+                per_turn: array[int] | None = None) -> tuple[int, dict[str, int]]:
+    """The quarter tokens of the function responses of ``outputs`` (turns from ``start``) whose id an
+    earlier response had, and the turn where each id was first seen; ``seen_before(id, turn)``: says
+    whether one did, and remembers it when not (default: only the ids of ``outputs``); ``per_turn``:
+    gets each turn's figure."""
     first: dict[str, int] = {}
-
-    def seen_before(ident: str, turn: int) -> bool:
-        if ident in first:
-            return True
-        first[ident] = turn
-        return False
-
-    return array("q", _counted_twice(results, 0, seen_before)), first
+    total = 0
+    for turn, figures in enumerate(outputs, start):
+        counted = 0
+        for output in figures:  # (most turns hold none)
+            ident = output[4]
+            if not isinstance(ident, str) or not ident:
+                continue
+            if seen_before is not None:
+                if seen_before(ident, turn):
+                    counted += output[2]
+            elif ident in first:
+                counted += output[2]
+            else:
+                first[ident] = turn
+        total += counted
+        if per_turn is not None:
+            per_turn.append(counted)
+    return total, first
 
 
 def twice_held_quarters(analysis: Analysis, index: TurnIndex | None = None) -> int:
@@ -122,8 +123,7 @@ def twice_held_quarters(analysis: Analysis, index: TurnIndex | None = None) -> i
     if analysis.twice_held is not None:
         return analysis.twice_held  # kept up to date by a live extension (TwiceHeld)
     by_index = index is not None and len(index) == len(analysis.turns)
-    results = _results(index.outputs) if index is not None and by_index else _results_of_turns(analysis.turns)
-    return sum(_first_seen(results)[0])
+    return _first_seen(index.outputs if index is not None and by_index else _outputs_of_turns(analysis.turns))[0]
 
 
 class TwiceHeld:
@@ -136,11 +136,11 @@ class TwiceHeld:
         self.outputs = outputs  # the turn index's masking figures the ids are checked against
         self.hashes = array("q")
         self.turns = array("q")
-        self.per_turn, first = _first_seen(_results(outputs))  # quarters counted at each turn; (first: not kept)
+        self.per_turn = array("q")  # quarters counted at each turn
+        self.total, first = _first_seen(outputs, per_turn=self.per_turn)  # (``first``: kept as the columns below)
         for key, turn in sorted((hash(ident), turn) for ident, turn in first.items()):
             self.hashes.append(key)
             self.turns.append(turn)
-        self.total = sum(self.per_turn)
         self._turn, self._here = -1, set[str]()  # the turn being counted, and the ids its responses named so far
 
     def _rows(self, key: int) -> range:
@@ -164,8 +164,11 @@ class TwiceHeld:
 
     def cut(self, first: int) -> None:
         """Forget turns ``first`` on (the index they were read from is still ``outputs``)."""
-        for found in _results(self.outputs[first:len(self.per_turn)]):
-            for ident, _ in found:
+        for figures in self.outputs[first:len(self.per_turn)]:
+            for output in figures:
+                ident = output[4]
+                if not isinstance(ident, str) or not ident:
+                    continue
                 for row in reversed(self._rows(hash(ident))):
                     if self.turns[row] >= first:
                         del self.hashes[row]
@@ -178,9 +181,7 @@ class TwiceHeld:
         start = len(self.per_turn)
         self.outputs = outputs
         self._turn = -1
-        added = list(_counted_twice(_results(outputs[start:]), start, self._seen_before))
-        self.per_turn.extend(added)
-        self.total += sum(added)
+        self.total += _first_seen(outputs[start:], start, self._seen_before, self.per_turn)[0]
 
 
 def estimate_gap(analysis: Analysis, index: TurnIndex | None = None) -> EstimateGap | None:

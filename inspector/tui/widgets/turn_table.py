@@ -217,7 +217,7 @@ class TurnTable(ScrollView, can_focus=True):
                     best, at = quarters[i], i
         else:
             best = max(quarters, default=0)
-            at = quarters.index(best) if quarters else -1
+            at = next((i for i, q in enumerate(quarters) if q == best), -1)  # (Sequence.index reads item by item)
         self._max_quarters, self._max_at = best or 1, at
 
     def notes_changed(self) -> None:
@@ -261,12 +261,16 @@ class TurnTable(ScrollView, can_focus=True):
         """Count the lengths of the kinds shown: after a live append, less the turns written again and
         plus the new ones (``same_before``: the turns before it are those counted; the rest is not read again)."""
         counted = self._counted_kinds
+        lengths = self._kind_lengths
         if counted is not None and 0 < same_before <= len(counted):
-            self._kind_lengths.subtract(len(kind) for kind in counted[same_before:])
+            for kind, turns in Counter(counted[same_before:]).items():
+                lengths[len(kind)] -= turns
             start = same_before
         else:
-            self._kind_lengths, start = Counter(), 0
-        self._kind_lengths.update(len(kind) for kind in (kinds[start:] if start else kinds))
+            lengths.clear()
+            start = 0
+        for kind, turns in Counter(kinds[start:] if start else kinds).items():  # (a few kinds, many turns)
+            lengths[len(kind)] += turns
         self._counted_kinds = kinds
 
     def widest_kind(self) -> int:
