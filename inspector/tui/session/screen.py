@@ -16,6 +16,7 @@ rest: it calls them, they post messages back.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -81,6 +82,7 @@ class SessionScreen(SplitKeys):
     # Side by side from 150 columns; narrower, the detail pane goes under the table (short too: in its place on d)
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 - typed as Textual declares it
     VERTICAL_BREAKPOINTS = [(0, "-short"), (36, "-tall")]  # noqa: RUF012 - typed as Textual declares it
+    PROGRESS_EVERY = 0.25  # seconds between the read's progress reports on screen (each phase's first and last said)
 
     def __init__(self, path: Path, *, model: str | None = None, threshold: float | None = None,
                  start_turn: int | None = None) -> None:
@@ -143,7 +145,14 @@ class SessionScreen(SplitKeys):
     def load_session(self, reason: str = "open") -> None:
         worker = get_current_worker()
 
+        said: list[tuple[str, float]] = [("", 0.0)]  # the phase last said, and when
+
         def progress(phase: str, done: int, total: int) -> None:
+            # A few times a second: each report redraws the screen, on the thread the read shares.
+            now = time.monotonic()
+            if phase == said[0][0] and now - said[0][1] < self.PROGRESS_EVERY and done < total:
+                return
+            said[0] = (phase, now)
             self.post_message(LoadProgress(phase, done, total))
 
         def show_tail(tail: TailRead) -> None:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.events import Resize
-from textual.widgets import Static
 
 from inspector.analysis import Analysis
 from inspector.catalog.listing import human_size
@@ -29,6 +28,7 @@ from inspector.format import compact_number, count_text, noun_for, percent, plur
 from inspector.session.tail import TailRead
 from inspector.tokens import token_limit
 from inspector.tui.loading import Loaded
+from inspector.tui.widgets.fitted_lines import FittedLines
 
 GAUGE_WIDTH = 48
 MIN_GAUGE = 10
@@ -255,7 +255,7 @@ def tail_lines(tail: TailRead, model: str | None, width: int) -> Text:
     return Text("\n").join([first, second, third])
 
 
-class ContextHeader(Static):
+class ContextHeader(FittedLines):
     """Three lines of figures about the open session; updated at every split step and resize."""
 
     DEFAULT_CSS = """
@@ -269,7 +269,7 @@ class ContextHeader(Static):
     def show_path(self, text: Text) -> None:
         """Only the file's name (no figures: it could not be read)."""
         self._shown = self._tail = None
-        self.update(text)
+        self.show_lines(text)
 
     def show_tail(self, tail: TailRead, model: str | None) -> None:
         """The file's tail is shown; its figures are still being read (``model``: ``--model``'s)."""
@@ -289,13 +289,13 @@ class ContextHeader(Static):
     def _render_lines(self) -> None:
         width = self.content_size.width or self.app.size.width - 2
         if self._tail is not None:
-            self.update(tail_lines(*self._tail, width))
+            self.show_lines(tail_lines(*self._tail, width))
             return
         if self._shown is None:
             return
         loaded, split, warnings, earlier_model = self._shown
         if self._gap is None or self._gap[0] is not loaded.analysis:
             self._gap = (loaded.analysis, estimate_gap(loaded.analysis, loaded.session.turn_index))
-        self.update(header_lines(loaded, split, warnings, width, earlier_model, self._gap[1]))
+        self.show_lines(header_lines(loaded, split, warnings, width, earlier_model, self._gap[1]))
         context = loaded.analysis.context
         self.tooltip = f"{context.reason()}\n{context.estimate_note()}"

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.events import Resize
-from textual.widgets import Static
+
+from inspector.tui.widgets.fitted_lines import FittedLines
 
 SEPARATOR = "  │  "
 
 
-class StatusLine(Static):
+class StatusLine(FittedLines):
     """Named slots of short text, shown left to right.  When they do not fit one line, the slots that
     have a shorter form (``short``) take it; what still does not fit goes on to the next line, which
     starts with a slot (never with a separator or in the middle of a short slot)."""
@@ -50,7 +51,7 @@ class StatusLine(Static):
                 used += len(SEPARATOR)
             line.append(value, style=value_style)
             used += len(value)
-        self.update(line)
+        self.show_lines(line)
 
     def get(self, slot: str) -> str:
         return self.slots.get(slot, ("", ""))[0]
