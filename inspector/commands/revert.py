@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     from inspector.antigravity import refuse_path
     from inspector.store import StoreError, revert, undoable
     from inspector.store.baseline import regular_file_problem
-    from inspector.store.revert import NEVER_REACHED
+    from inspector.store.reverting import NEVER_REACHED
 
     if (read_only := refuse_path(args.file)) is not None:  # an Antigravity transcript: nothing was ever applied
         say_error(read_only)

@@ -45,13 +45,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from inspector.analysis import Analysis, last_prompt_tokens, project_temp_dir, usage_fresh_from
-from inspector.compaction.budget import (
-    TOOL_OUTPUTS_DIR,
-    output_file_name,
-    plan_budget,
-    truncate_chars,
-    walk_budget,
-)
+from inspector.compaction.budget import TOOL_OUTPUTS_DIR, output_file_name, plan_budget, truncate_chars, walk_budget
 from inspector.compaction.pairs import AgenticCandidates
 from inspector.compaction.view import SplitColumns
 from inspector.context import environment_quarters

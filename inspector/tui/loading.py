@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +42,26 @@ from inspector.tui.turn_set import TurnSet
 Progress = Callable[[str, int, int], None]
 
 Cancelled = ReadCancelled  # loading was stopped (Esc, or a newer load replaced it)
+
+
+def now_and_then(seconds: float) -> Callable[[Progress], Progress]:
+    """A progress report passed on at most every ``seconds`` within a phase (each phase's first
+    report, and its last, ``done == total``, always)."""
+
+    def throttled(progress: Progress) -> Progress:
+        said, when = "", 0.0  # the phase last passed on, and when
+
+        def report(phase: str, done: int, total: int) -> None:
+            nonlocal said, when
+            now = time.monotonic()
+            if phase == said and now - when < seconds and done < total:
+                return
+            said, when = phase, now
+            progress(phase, done, total)
+
+        return report
+
+    return throttled
 
 
 @dataclass

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from inspector.session.errors import LoadWarning
     from inspector.session.tail import TailRead
     from inspector.store.journal import JournalEntry
-    from inspector.store.revert import RevertResult
+    from inspector.store.reverting import RevertResult
     from inspector.tui.loading import Loaded
 
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from inspector.compaction.compress import CompressionResult
 from inspector.compaction.request import STRATEGIES as STRATEGIES  # the dialog offers these
 from inspector.compaction.request import (
     CompactionRequest,
@@ -27,14 +26,17 @@ from inspector.compaction.request import (
     named_provider,
     target_problem,
 )
-from inspector.compaction.snapshot import Provenance
-from inspector.compaction.statuses import ToolStatuses
-from inspector.compaction.strategies import Comparison
 from inspector.compaction.summarisers.base import Grounded, Reporting, Summariser
 from inspector.format import plural
 from inspector.progress import Cancelled as Stopped
 from inspector.progress import Progress, Reporter
 from inspector.tui.loading import Cancelled, Loaded
+
+if TYPE_CHECKING:  # (compression's modules load when a run starts, not with the app)
+    from inspector.compaction.compress import CompressionResult
+    from inspector.compaction.snapshot import Provenance
+    from inspector.compaction.statuses import ToolStatuses
+    from inspector.compaction.strategies import Comparison
 
 T = TypeVar("T")
 # A step to show: its words, and the core's report when it knows how far the stage is (a real bar then).

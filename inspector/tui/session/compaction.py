@@ -37,7 +37,6 @@ from inspector.tui.running import STRATEGIES, request_for_run, run_one, summaris
 from inspector.tui.screens.base import inspector_of
 from inspector.tui.screens.dialogs import ConfirmScreen, FocusScreen, ForgettingScreen, RunningScreen, forgetting_text
 from inspector.tui.screens.snapshot import SnapshotScreen
-from inspector.tui.screens.timeline import TimelineScreen
 from inspector.tui.session.part import Part
 from inspector.tui.widgets.status_line import StatusLine
 
@@ -384,6 +383,8 @@ class CompactionController(Part):
 
             self.app.push_screen(CheckpointsScreen(self.loaded.session.transcript))
             return
+        from inspector.tui.screens.timeline import TimelineScreen  # (the journal's modules: when it is opened)
+
         self.app.push_screen(TimelineScreen(self.path))
 
     # -- the preview and the file ---------------------------------------------------------------

@@ -16,7 +16,6 @@ rest: it calls them, they post messages back.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -32,7 +31,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.catalog.listing import subagent_files
 from inspector.format import visible
 from inspector.session.tail import TailRead
-from inspector.tui.loading import Cancelled, Loaded, read_session
+from inspector.tui.loading import Cancelled, Loaded, now_and_then, read_session
 from inspector.tui.long_lived import keep_long_lived
 from inspector.tui.messages import (
     AgenticFound,
@@ -145,14 +144,8 @@ class SessionScreen(SplitKeys):
     def load_session(self, reason: str = "open") -> None:
         worker = get_current_worker()
 
-        said: list[tuple[str, float]] = [("", 0.0)]  # the phase last said, and when
-
+        @now_and_then(self.PROGRESS_EVERY)  # each report redraws the screen, on the thread the read shares
         def progress(phase: str, done: int, total: int) -> None:
-            # A few times a second: each report redraws the screen, on the thread the read shares.
-            now = time.monotonic()
-            if phase == said[0][0] and now - said[0][1] < self.PROGRESS_EVERY and done < total:
-                return
-            said[0] = (phase, now)
             self.post_message(LoadProgress(phase, done, total))
 
         def show_tail(tail: TailRead) -> None:
