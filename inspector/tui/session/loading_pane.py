@@ -43,4 +43,5 @@ class LoadingPane(Vertical):
     def done(self) -> None:
         """Never shown again (a reload reports in the status line); an indeterminate bar redraws
         itself 15 times a second even while hidden, so it goes."""
-        self.query_one("#loading-bar", ProgressBar).remove()
+        for bar in self.query("#loading-bar"):  # (once: the tail's rows may have let it go already)
+            bar.remove()

@@ -174,6 +174,7 @@ class SessionScreen(SplitKeys):
             self.call_after_refresh(self.on_tail_shown, message)
             return
         self.tail = message.tail
+        self.query_one(LoadingPane).done()  # its bar, hidden behind the rows, would redraw all through the read
         self.table.show_tail(message.tail)
         self.tail_opened_on = self.table.cursor
         self.table.focus()
