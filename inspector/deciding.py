@@ -40,7 +40,8 @@ class EstimateGap:
     estimated: int
     recorded: int
     history: int  # the estimate of the history alone: the table's and the split's total
-    twice: int  # tokens of tool results whose call id an earlier result in the history has already
+    twice: int | None  # tokens of tool results whose call id an earlier result in the history has already
+    # (None: still being counted, ``estimate_gap(count=False)``)
     unsent_turns: int  # turns after the newest turn with recorded usage
     unsent: int  # their estimate
 
@@ -49,13 +50,18 @@ class EstimateGap:
         ``rounded``: with rounded figures (546k)."""
         number = compact_number if rounded else count_text
         found = []
-        if self.twice:
+        if self.twice is None:
+            found.append("held twice: counting…" if short else
+                         "counting the tool results the history holds twice…")
+        elif self.twice:
             found.append(f"{number(self.twice)} {'' if rounded else 'results '}held twice" if short else
                          f"{number(self.twice)} of it is tool results the history holds twice "
                          "(recorded with the call and again as a message; the API saw them once)")
         if self.unsent_turns:
             found.append(f"{number(self.unsent)} not sent yet" if short else
                          f"{plural(self.unsent_turns, 'turn')} after the last request add {number(self.unsent)}")
+        if self.twice is None:
+            return found  # (what the rest is depends on the count)
         if self.estimated - self.twice - self.unsent > self.recorded:
             found.append("chars, not tokens" if short else
                          "the rest: the estimate counts characters, the API the model's tokens")
@@ -184,15 +190,16 @@ class TwiceHeld:
         self.total += _first_seen(outputs[start:], start, self._seen_before, self.per_turn)[0]
 
 
-def estimate_gap(analysis: Analysis, index: TurnIndex | None = None) -> EstimateGap | None:
-    """Why the estimate differs from the recorded prompt; None without one, or when they agree."""
+def estimate_gap(analysis: Analysis, index: TurnIndex | None = None, count: bool = True) -> EstimateGap | None:
+    """Why the estimate differs from the recorded prompt; None without one, or when they agree.
+    ``count=False``: the results held twice (a pass over every turn) left pending unless known."""
     context = analysis.context
     recorded = context.recorded_prompt_tokens
     if recorded is None or recorded == context.estimated_tokens:
         return None
     last = next((i for i in range(len(analysis.turns) - 1, analysis.fresh_from - 1, -1)
                  if (analysis.recorded.input_tokens(i) or 0) > 0), len(analysis.turns) - 1)
-    count = len(analysis.turns)
-    return EstimateGap(context.estimated_tokens, recorded, analysis.total_estimated_tokens,
-                       twice_held_quarters(analysis, index) // 4,
-                       count - 1 - last, analysis.tokens_between(last + 1, count))
+    turns = len(analysis.turns)
+    twice = twice_held_quarters(analysis, index) // 4 if count or analysis.twice_held is not None else None
+    return EstimateGap(context.estimated_tokens, recorded, analysis.total_estimated_tokens, twice,
+                       turns - 1 - last, analysis.tokens_between(last + 1, turns))

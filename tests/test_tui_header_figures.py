@@ -5,7 +5,9 @@ apart never read alike in the header while the divider differs)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,3 +65,38 @@ async def test_the_wide_header_keeps_every_word(tmp_path: Path) -> None:
         figures = analysis.split_figures(split)
         assert f"summarise {plural(split, 'turn')}, {figures['summarised_tokens']:,} tok" in line, line
         assert f"{figures['kept_tokens']:,} tok (" in line and f"reference {analysis.compress_split_point:,}" in line
+
+
+async def test_a_long_historys_results_held_twice_are_counting_then_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``COUNT_AT_ONCE`` turns the header is shown at once, its held-twice figure "counting…", and the
+    count (a pass over every turn) comes from a worker: the figure then is the one ``analyze`` gives."""
+    from inspector.analysis import analyze
+    from inspector.deciding import estimate_gap
+    from inspector.session import load
+    from inspector.tui.widgets import context_header
+
+    monkeypatch.setattr(ContextHeader, "COUNT_AT_ONCE", 0)  # the sample counts as long
+    release = threading.Event()
+    count = context_header.twice_held_quarters
+
+    def held_back(*args: Any) -> int:
+        assert release.wait(60), "the test never let the count go on"
+        return count(*args)
+
+    monkeypatch.setattr(context_header, "twice_held_quarters", held_back)
+    path = SAMPLES / "coding-task.jsonl"
+    expected = estimate_gap(analyze(load(path), threshold=0.5))
+    assert expected is not None and expected.twice, "the sample holds results twice"
+    app = InspectorApp(path, threshold=0.5, live=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        header = app.screen.query_one(ContextHeader)
+        for _ in range(500):  # until the header is shown (the count is held back meanwhile)
+            if "counting" in str(header.render()):
+                break
+            await pilot.pause()
+        else:
+            raise AssertionError(f"the header never said it was counting: {header.render()}")
+        release.set()
+        await settle(pilot)
+        shown = str(header.render())
+    assert "counting" not in shown and any(expected.words(level) in shown for level in range(3)), shown

@@ -11,6 +11,7 @@ file again after an apply or an undo (``LoadRequested``).
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +23,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.context import Verdict
 from inspector.format import before_after, plural, turn_span
 from inspector.quality.forgetting import forgetting
+from inspector.store.files import store_dir
 from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
 from inspector.tui.messages import (
@@ -321,13 +323,16 @@ class CompactionController(Part):
 
     def check_undo(self) -> None:
         """Read the journal: can an apply be undone?  (u is offered only then.)"""
-        from inspector.store import StoreError, undoable
-
         was = self.can_undo
-        try:
-            self.can_undo = bool(undoable(self.path))
-        except StoreError:
-            self.can_undo = True  # u then says what is wrong with the journal
+        if not os.path.lexists(store_dir(self.path)):
+            self.can_undo = False  # never applied here: no journal to read (nor its modules to load, before the table)
+        else:
+            from inspector.store import StoreError, undoable
+
+            try:
+                self.can_undo = bool(undoable(self.path))
+            except StoreError:
+                self.can_undo = True  # u then says what is wrong with the journal
         if self.can_undo != was:
             self.refresh_bindings()  # the footer is built again: not on every live append
 

@@ -18,14 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
+from textual import work
 from textual.events import Resize
 
 from inspector.analysis import Analysis
 from inspector.catalog.listing import human_size
 from inspector.context import ContextFigures, Verdict
-from inspector.deciding import EstimateGap, estimate_gap
+from inspector.deciding import EstimateGap, estimate_gap, twice_held_quarters
 from inspector.format import compact_number, count_text, noun_for, percent, plural, uncut_split_words, visible
 from inspector.session.tail import TailRead
+from inspector.session.turn_index import TurnIndex
 from inspector.tokens import token_limit
 from inspector.tui.loading import Loaded
 from inspector.tui.widgets.fitted_lines import FittedLines
@@ -262,6 +264,10 @@ class ContextHeader(FittedLines):
     ContextHeader { height: auto; padding: 0 1; background: $panel; }
     """
 
+    # A longer history's results held twice (a pass over every turn, ~80 ms at 170,000 turns) are counted
+    # in a worker once the header is shown, and said to be counting meanwhile.
+    COUNT_AT_ONCE = 20_000
+
     _shown: tuple[Loaded, int, int, str | None] | None = None
     _gap: tuple[Analysis, EstimateGap | None] | None = None  # measured once per analysis
     _tail: tuple[TailRead, str | None] | None = None  # shown while the whole file is read
@@ -286,6 +292,16 @@ class ContextHeader(FittedLines):
     def on_resize(self, event: Resize) -> None:
         self._render_lines()
 
+    @work(thread=True, exclusive=True, exit_on_error=False, group="count", description="counting results held twice")
+    def count_twice(self, analysis: Analysis, index: TurnIndex | None) -> None:
+        analysis.twice_held = twice_held_quarters(analysis, index)  # (an int set once: safe for other readers)
+        self.app.call_from_thread(self._counted, analysis)
+
+    def _counted(self, analysis: Analysis) -> None:
+        if self._gap is not None and self._gap[0] is analysis:
+            self._gap = None  # worked out again, with the count
+            self._render_lines()
+
     def _render_lines(self) -> None:
         width = self.content_size.width or self.app.size.width - 2
         if self._tail is not None:
@@ -295,7 +311,11 @@ class ContextHeader(FittedLines):
             return
         loaded, split, warnings, earlier_model = self._shown
         if self._gap is None or self._gap[0] is not loaded.analysis:
-            self._gap = (loaded.analysis, estimate_gap(loaded.analysis, loaded.session.turn_index))
+            analysis, index = loaded.analysis, loaded.session.turn_index
+            at_once = analysis.twice_held is not None or len(analysis.turns) <= self.COUNT_AT_ONCE
+            self._gap = (analysis, estimate_gap(analysis, index, count=at_once))
+            if self._gap[1] is not None and self._gap[1].twice is None:
+                self.count_twice(analysis, index)
         self.show_lines(header_lines(loaded, split, warnings, width, earlier_model, self._gap[1]))
         context = loaded.analysis.context
         self.tooltip = f"{context.reason()}\n{context.estimate_note()}"

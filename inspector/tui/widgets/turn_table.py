@@ -37,6 +37,7 @@ from inspector.compaction.split import split_kind
 from inspector.format import percent, share_bar, usage_text, visible
 from inspector.session.history import Turn, is_environment_content
 from inspector.session.tail import TailRead
+from inspector.session.turn_index import listed
 from inspector.tui.cost_lines import cost_cell, has_cost
 from inspector.tui.masking_marks import masking_cell
 from inspector.tui.messages import TableColumns, TableDrawn, TurnSelected, ViewCleared
@@ -216,8 +217,9 @@ class TurnTable(ScrollView, can_focus=True):
                 if quarters[i] > best:
                     best, at = quarters[i], i
         else:
-            best = max(quarters, default=0)
-            at = next((i for i, q in enumerate(quarters) if q == best), -1)  # (Sequence.index reads item by item)
+            values = listed(quarters)  # (a Column's chunks joined; then max and index in C, not item by item)
+            best = max(values, default=0)
+            at = values.index(best) if values else -1
         self._max_quarters, self._max_at = best or 1, at
 
     def notes_changed(self) -> None:
@@ -269,7 +271,7 @@ class TurnTable(ScrollView, can_focus=True):
         else:
             lengths.clear()
             start = 0
-        for kind, turns in Counter(kinds[start:] if start else kinds).items():  # (a few kinds, many turns)
+        for kind, turns in Counter(kinds[start:] if start else listed(kinds)).items():  # (a few kinds, many turns)
             lengths[len(kind)] += turns
         self._counted_kinds = kinds
 
