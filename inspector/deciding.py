@@ -96,25 +96,27 @@ def _outputs_of_turns(turns: Iterable[Turn]) -> Iterator[list[OutputFigures]]:
         yield found
 
 
+def _id_of(output: OutputFigures) -> str | None:
+    """The call id a function response names (None: none, or not text)."""
+    ident = output[4]
+    return ident if isinstance(ident, str) and ident else None
+
+
 def _first_seen(outputs: Iterable[Sequence[OutputFigures]], start: int = 0,
-                seen_before: Callable[[str, int], bool] | None = None,
+                known: Callable[[str], bool] | None = None,
                 per_turn: array[int] | None = None) -> tuple[int, dict[str, int]]:
     """The quarter tokens of the function responses of ``outputs`` (turns from ``start``) whose id an
-    earlier response had, and the turn where each id was first seen; ``seen_before(id, turn)``: says
-    whether one did, and remembers it when not (default: only the ids of ``outputs``); ``per_turn``:
-    gets each turn's figure."""
+    earlier response had, and the turn where each id not held before was first seen; ``known(id)``:
+    whether a turn before ``start`` had it; ``per_turn``: gets each turn's figure."""
     first: dict[str, int] = {}
     total = 0
     for turn, figures in enumerate(outputs, start):
         counted = 0
         for output in figures:  # (most turns hold none)
-            ident = output[4]
-            if not isinstance(ident, str) or not ident:
+            ident = _id_of(output)
+            if ident is None:
                 continue
-            if seen_before is not None:
-                if seen_before(ident, turn):
-                    counted += output[2]
-            elif ident in first:
+            if ident in first or (known is not None and known(ident)):
                 counted += output[2]
             else:
                 first[ident] = turn
@@ -147,33 +149,21 @@ class TwiceHeld:
         for key, turn in sorted((hash(ident), turn) for ident, turn in first.items()):
             self.hashes.append(key)
             self.turns.append(turn)
-        self._turn, self._here = -1, set[str]()  # the turn being counted, and the ids its responses named so far
 
     def _rows(self, key: int) -> range:
         return range(bisect.bisect_left(self.hashes, key), bisect.bisect_right(self.hashes, key))
 
-    def _seen_before(self, ident: str, turn: int) -> bool:
-        if turn != self._turn:
-            self._turn, self._here = turn, set()
-        if ident in self._here:  # an id twice in one turn: the second is held twice
-            return True
-        key = hash(ident)
-        for row in self._rows(key):
-            earlier = self.turns[row]
-            if earlier < turn and any(output[4] == ident for output in self.outputs[earlier]):
-                return True
-        self._here.add(ident)
-        at = bisect.bisect_right(self.hashes, key)
-        self.hashes.insert(at, key)
-        self.turns.insert(at, turn)
-        return False
+    def _known(self, ident: str) -> bool:
+        """Whether a turn counted so far had ``ident`` (each row of its hash checked against its turn's ids)."""
+        return any(any(_id_of(output) == ident for output in self.outputs[self.turns[row]])
+                   for row in self._rows(hash(ident)))
 
     def cut(self, first: int) -> None:
         """Forget turns ``first`` on (the index they were read from is still ``outputs``)."""
         for figures in self.outputs[first:len(self.per_turn)]:
             for output in figures:
-                ident = output[4]
-                if not isinstance(ident, str) or not ident:
+                ident = _id_of(output)
+                if ident is None:
                     continue
                 for row in reversed(self._rows(hash(ident))):
                     if self.turns[row] >= first:
@@ -186,8 +176,13 @@ class TwiceHeld:
         """Count the turns of ``outputs`` (the extended index's) after those counted so far."""
         start = len(self.per_turn)
         self.outputs = outputs
-        self._turn = -1
-        self.total += _first_seen(outputs[start:], start, self._seen_before, self.per_turn)[0]
+        added, first = _first_seen(outputs[start:], start, self._known, self.per_turn)
+        self.total += added
+        for ident, turn in first.items():
+            key = hash(ident)
+            at = bisect.bisect_right(self.hashes, key)
+            self.hashes.insert(at, key)
+            self.turns.insert(at, turn)
 
 
 def estimate_gap(analysis: Analysis, index: TurnIndex | None = None, count: bool = True) -> EstimateGap | None:

@@ -63,6 +63,12 @@ def store_dir(session_path: Path) -> Path:
     return real.parent / STORE_DIR / real.name
 
 
+def never_applied(session_path: Path) -> bool:
+    """Nothing is where the session's store folder goes: no journal, nothing to undo (known without
+    reading one, or loading the journal's modules)."""
+    return not os.path.lexists(store_dir(session_path))
+
+
 def linked_part(top: Path, path: Path) -> Path | None:
     """The first of ``top``'s descendants on the way down to ``path`` (``path`` included) that is a
     symbolic link, or None (parts that do not exist yet are none).  ``top`` itself is not looked at."""

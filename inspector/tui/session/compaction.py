@@ -11,7 +11,6 @@ file again after an apply or an undo (``LoadRequested``).
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,7 +22,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from inspector.context import Verdict
 from inspector.format import before_after, plural, turn_span
 from inspector.quality.forgetting import forgetting
-from inspector.store.files import store_dir
+from inspector.store.files import never_applied
 from inspector.tui.cost_lines import saving_text
 from inspector.tui.loading import Loaded
 from inspector.tui.messages import (
@@ -324,8 +323,8 @@ class CompactionController(Part):
     def check_undo(self) -> None:
         """Read the journal: can an apply be undone?  (u is offered only then.)"""
         was = self.can_undo
-        if not os.path.lexists(store_dir(self.path)):
-            self.can_undo = False  # never applied here: no journal to read (nor its modules to load, before the table)
+        if never_applied(self.path):
+            self.can_undo = False  # (the journal's modules not loaded on the way to the table)
         else:
             from inspector.store import StoreError, undoable
 

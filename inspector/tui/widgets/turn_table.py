@@ -177,8 +177,9 @@ class TurnTable(ScrollView, can_focus=True):
         if analysis is not self.analysis:  # a new reading: the screen applies its filter again
             self.shown, self.by_tokens, self._where = None, False, {}
         self.tail = None
-        self._largest(analysis, same_before if self.analysis is not None else 0)
-        self._count_kinds(analysis.kinds, same_before if self.analysis is not None else 0)
+        same = same_before if self.analysis is not None else 0
+        self._largest(analysis, same)
+        self._count_kinds(analysis.kinds, same)
         self.analysis = analysis
         self._undrawn = True
         self.agentic = agentic
@@ -277,7 +278,7 @@ class TurnTable(ScrollView, can_focus=True):
 
     def widest_kind(self) -> int:
         """The longest kind any turn shows."""
-        widest = max((length for length, turns in self._kind_lengths.items() if turns > 0), default=KIND_FLOOR)
+        widest = max((length for length, turns in self._kind_lengths.items() if turns > 0), default=0)
         if self.turn_count and self.environment(0):
             widest = max(widest, len(ENVIRONMENT_KIND))
         return max(widest, KIND_FLOOR)
