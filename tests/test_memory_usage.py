@@ -8,6 +8,7 @@ from array import array
 from pathlib import Path
 
 from inspector.session import load
+from inspector.session.rows import block_of
 from inspector.session.usage_store import PackedUsages
 
 USAGE = {"input": 1000, "output": 20, "cached": 300, "thoughts": 4, "tool": 0, "total": 1024}
@@ -69,8 +70,7 @@ def test_a_grown_recording_keeps_its_usage_when_cut_and_extended(tmp_path: Path)
     assert index is not None
     grown_rows = load(_recording(tmp_path, [{**USAGE, "input": 99}, ODD[2]])).turn_index
     assert grown_rows is not None
-    per_message = [tuple(rows) for rows in _rows_of(grown_rows)]
-    grown = index.extended(5, per_message)  # messages 0-4 kept: u0 m0 u1 m1 u2
+    grown = index.extended(5, *block_of(_rows_of(grown_rows)))  # messages 0-4 kept: u0 m0 u1 m1 u2
     assert [u for u in grown.usage if u is not None] == [USAGE, ODD[0], {**USAGE, "input": 99}, ODD[2]]
     head = index.head(4, 4)
     assert list(head.usage) == [None, USAGE, None, ODD[0]]

@@ -6,6 +6,7 @@ import json
 
 from inspector.jsjson import js_json_len
 from inspector.session.figures import content_figures, may_end_summary, may_start_kept_part, usage_of
+from inspector.session.rows import block_of
 from inspector.session.turn_index import ROW_FIELDS, TurnIndex
 from inspector.tokens import parts_quarters
 
@@ -49,7 +50,7 @@ def test_a_row_lands_in_the_fields_it_names() -> None:
 def test_head_and_copy_keep_every_column() -> None:
     rows = [content_figures({"role": role, "parts": [{"text": f"turn {i}"}]}, f"id-{i}")
             for i, role in enumerate(["user", "model", "user", "model"])]
-    index = TurnIndex.of_messages([(row,) for row in rows])
+    index = TurnIndex.of_messages(*block_of([(row,) for row in rows]))
     head = index.head(2, 2)
     assert head.roles == ["user", "model"] and head.record_ids == ["id-0", "id-1"]
     assert list(head.message_starts) == [0, 1, 2]

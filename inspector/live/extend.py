@@ -26,8 +26,7 @@ handed out before stay as they were (a preview or a worker may still read
 them).  The turn index's columns are shared between versions a chunk at a
 time (``session.columns.Column``: a version costs a chunk per column, not a
 copy); the other long per-message lists need copies of their own, which
-``prepare`` makes ahead of time (the app
-calls it in a worker once the state is on screen); ``extend`` then cuts
+``prepare`` makes ahead of time (the app calls it in a worker once the state is on screen); ``extend`` then cuts
 them at the first changed turn and grows them in place, so the way from new
 bytes to a new state costs what was appended, not the session's length.
 Without prepared copies ``extend`` copies on the spot (same result).
@@ -76,6 +75,7 @@ from inspector.session.loader import paused_gc
 from inspector.session.packed import PackedColumn
 from inspector.session.reader import read_at
 from inspector.session.records import MessageList, Places, loads_line
+from inspector.session.rows import BLOCK_ITEM
 from inspector.session.turn_index import TurnIndex
 from inspector.session.turns import TurnList
 from inspector.tokens import token_limit
@@ -322,8 +322,8 @@ def extend(state: LiveState, data: bytes, offset: int, mtime_ns: int = 0) -> Liv
     index.spare = None
     index.hasher.update(data)
     with paused_gc():  # copies of long lists: nothing to collect, and a collection would scan them all
-        new_session = _session(session, metadata, keep, tail, data, offset, mtime_ns, index.hasher.hexdigest(),
-                               spare)
+        new_session = _session(session, metadata, keep, tail, replayed.blocks, data, offset, mtime_ns,
+                               index.hasher.hexdigest(), spare)
         analysis, first = _analysis(state, new_session, keep, list(tail.values()), spare)
     return LiveState(new_session, analysis, state.model, first, replace(index, spent=False, spare=None))
 
@@ -333,6 +333,8 @@ def _beyond_an_append(item: tuple[Any, ...]) -> str | None:
     metadata update: what a rewind, a checkpoint, a skipped line or a message that cannot be read
     does, only reading the whole file again gives."""
     kind = item[ITEM_KIND]
+    if kind == BLOCK_ITEM:  # (the rows of the messages)
+        return None
     if kind == "m":
         message: Message = item[ITEM_MESSAGE]
         problem = message[MESSAGE_PROBLEM]
@@ -356,8 +358,8 @@ def _record(message: Message, data: bytes, offset: int) -> dict[str, Any]:
     return record
 
 
-def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[str, Message], data: bytes,
-             offset: int, mtime_ns: int, sha256: str, spare: _Spare | None) -> Session:
+def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[str, Message], blocks: dict[int, bytes],
+             data: bytes, offset: int, mtime_ns: int, sha256: str, spare: _Spare | None) -> Session:
     old = session.messages
     assert isinstance(old, MessageList) and session.turn_index is not None
     lazy = old.reads_file
@@ -377,8 +379,8 @@ def _session(session: Session, metadata: dict[str, Any], keep: int, tail: dict[s
         sha256=sha256,
         mtime_ns=mtime_ns or session.mtime_ns,
         ends_with_newline=True,
-        turn_index=session.turn_index.extended(keep, [m[MESSAGE_ROWS] for m in tail.values()],
-                                               spare.figures if spare is not None else None, tail),
+        turn_index=session.turn_index.extended(keep, [m[MESSAGE_ROWS] for m in tail.values()], blocks,
+                                               spare.figures if spare is not None else None),
         warnings=list(session.warnings),
     )
 

@@ -23,7 +23,7 @@ import orjson
 from inspector.jsjson import JS_WHITESPACE
 from inspector.session.errors import LoadWarning
 from inspector.session.records import held_back_at_end, loads_line
-from inspector.session.rows import MessageRows, message_rows
+from inspector.session.rows import BLOCK_ITEM, NO_ROWS, MessageRows, RowBlock
 from inspector.session.validate import check_message, type_name
 from inspector.session.yielding import let_others_run
 
@@ -32,8 +32,8 @@ _BLANK_BYTES = b" \t\n\r\v\f"
 _RUN_BYTES = b" \t\n\v\f"  # blank bytes a line of a file without CR may hold, its newline included
 
 Where = dict[str, Any] | tuple[int, int]  # a record held in memory, or its line's (start, end)
-# One checked message: (id, where, rows, line, problem): the rows of its turns (figures.message_rows: packed),
-# () when there is a problem.
+# One checked message: (id, where, rows, line, problem): where the rows of its turns are (``rows.RowsAt``: in
+# its scan's block), () when it has none or there is a problem.
 Message = tuple[str, Where, MessageRows, int, str | None]
 # A Message's fields by name (a plain tuple, as marshal carries it between the reader's processes).
 MESSAGE_ID: Final = 0
@@ -41,8 +41,8 @@ MESSAGE_WHERE: Final = 1
 MESSAGE_ROWS: Final = 2
 MESSAGE_LINE: Final = 3
 MESSAGE_PROBLEM: Final = 4
-# Every scan item starts with its kind ("m", "r", "s", "h", "w"; see ``scan``), then the line, except "m"
-# (the Message, which holds its line).
+# Every scan item starts with its kind ("m", "r", "s", "h", "w", "b"; see ``scan``), then the line, except "m"
+# (the Message, which holds its line) and "b" (a block of rows, of many lines).
 ITEM_KIND: Final = 0
 ITEM_LINE: Final = 1
 ITEM_MESSAGE: Final = 1  # "m": the Message
@@ -51,6 +51,8 @@ ITEM_UPDATE: Final = 2  # "s" and "h": the metadata it sets
 ITEM_LISTED: Final = 3  # "s" and "h": the Messages it lists (a checkpoint), or None
 ITEM_TEXT: Final = 2  # "w": what the warning says
 ITEM_READ: Final = 3  # "w": whether Gemini CLI reads the line all the same
+ITEM_BLOCK_KEY: Final = 1  # "b": the block's key (``rows.RowBlock``), instead of a line
+ITEM_PAYLOAD: Final = 2  # "b": its rows
 
 
 def _c_count_newlines() -> Callable[[bytes, int, int], int] | None:
@@ -140,8 +142,8 @@ def is_blank(raw: bytes) -> bool:
     return not raw.decode("utf-8", "replace").strip(JS_WHITESPACE)
 
 
-def _message(record: dict[str, Any], where: Where, line: int, later: set[str], listed_as: str | None = None,
-             ) -> Message:
+def _message(record: dict[str, Any], where: Where, line: int, later: set[str], block: RowBlock,
+             listed_as: str | None = None) -> Message:
     """A checked message; its figures only if no later record replaces it (``later``: ids seen after it).
 
     ``listed_as``: how a problem names it when it is an item of a list (else by its id)."""
@@ -149,14 +151,14 @@ def _message(record: dict[str, Any], where: Where, line: int, later: set[str], l
     problem = check_message(record)
     if problem is not None:
         label = listed_as if listed_as is not None else f"message {ident!r}"
-        return ident, where, (), line, f"{label}: {problem}"
+        return ident, where, NO_ROWS, line, f"{label}: {problem}"
     if ident in later:
-        return ident, where, (), line, None  # replaced further down: its figures would be thrown away
+        return ident, where, NO_ROWS, line, None  # replaced further down: its figures would be thrown away
     later.add(ident)
-    return ident, where, message_rows(record), line, None
+    return ident, where, block.add(record, ident), line, None
 
 
-def _listed(messages: list[Any], line: int, label: str, later: set[str],
+def _listed(messages: list[Any], line: int, label: str, later: set[str], block: RowBlock,
             skipped: list[tuple[Any, ...]] | None = None) -> list[Message]:
     """The messages of a list a line holds; ``skipped`` gets a warning item for each entry that is no
     message (no object, or no id that is text), left out as Gemini CLI leaves it out."""
@@ -164,7 +166,7 @@ def _listed(messages: list[Any], line: int, label: str, later: set[str],
     for i in range(len(messages) - 1, -1, -1):  # from the end, as scan reads lines
         m = messages[i]
         if isinstance(m, dict) and isinstance(m.get("id"), str):
-            found.append(_message(m, m, line, later, f"{label}[{i}]"))
+            found.append(_message(m, m, line, later, block, f"{label}[{i}]"))
         elif skipped is not None:
             what = type_name(m) if not isinstance(m, dict) else f"an object whose id is {type_name(m.get('id'))}"
             skipped.append(("w", line, f"{label}[{i}] is {what}: left out, as Gemini CLI leaves it out", False))
@@ -193,7 +195,9 @@ def scan(
     places are kept as file offsets).
 
     Items: ``("m", Message)``, ``("r", line, target)``, ``("s", line, update, listed | None)``,
-    ``("h", line, metadata, listed | None)``, ``("w", line, warning text, Gemini CLI reads the line)``.
+    ``("h", line, metadata, listed | None)``, ``("w", line, warning text, Gemini CLI reads the line)``,
+    and last, when a message was measured, ``("b", key, payload)``: the rows of every message
+    (``rows.RowBlock``; its key is the offset in the file of ``data[start]``, unique in a read).
     """
     items: list[tuple[Any, ...]] = []
     view = memoryview(data)
@@ -201,6 +205,7 @@ def scan(
     stop = size if stop is None else stop
     if later is None:
         later = set()  # ids met further down the file (read from the end, to skip replaced copies)
+    block = RowBlock(base + start)
     # From the last line up: each line's start found with rfind (with CR line ends, the lines that hold
     # something are listed first, with their numbers). A run of blank lines is passed over at once.
     holding = _lines_holding_something(data, start, stop) if data.find(b"\r", start, stop) != -1 else None
@@ -268,7 +273,7 @@ def scan(
         ident = record.get("id")
         if type(ident) is str:
             where = (begin + base, line_end + base)
-            items.append(("m", _message(record, where, number, later)))
+            items.append(("m", _message(record, where, number, later, block)))
             continue
         update = record.get("$set")
         if isinstance(update, dict):
@@ -276,7 +281,7 @@ def scan(
             listed = None
             skipped: list[tuple[Any, ...]] = []
             if isinstance(checkpoint, list):
-                listed = _listed(checkpoint, number, "$set.messages", later, skipped)
+                listed = _listed(checkpoint, number, "$set.messages", later, block, skipped)
                 update = {k: v for k, v in update.items() if k != "messages"}
             items.extend(skipped)  # (newest first, as every item here: reversed at the end, after the line's own)
             items.append(("s", number, update, listed))
@@ -285,7 +290,7 @@ def scan(
             metadata = {k: v for k, v in record.items() if k != "messages"}
             messages = record.get("messages")
             skipped = []
-            held = _listed(messages, number, "messages", later, skipped) if isinstance(messages, list) else None
+            held = _listed(messages, number, "messages", later, block, skipped) if isinstance(messages, list) else None
             items.extend(skipped)
             items.append(("h", number, metadata, held))
             continue
@@ -293,6 +298,9 @@ def scan(
         if odd is not None:
             items.append(("w", number, f"{odd}: the record is ignored, as Gemini CLI ignores it", False))
     items.reverse()
+    carried = block.item()
+    if carried is not None:
+        items.append(carried)
     return items
 
 
@@ -332,6 +340,7 @@ class Replayed:
     warnings: list[LoadWarning] = field(default_factory=list)
     first_error: int | None = None
     problem: tuple[int, str] | None = None  # the first message that cannot be read: (line, what)
+    blocks: dict[int, bytes] = field(default_factory=dict)  # the rows of the messages, by block (rows.RowBlock)
 
 
 def _add(state: Replayed, messages: list[Message]) -> bool:
@@ -375,6 +384,8 @@ def replay(items: list[tuple[Any, ...]]) -> Replayed:
             state.metadata.update(item[ITEM_UPDATE])
             if item[ITEM_LISTED] is not None and not _add(state, item[ITEM_LISTED]):
                 break
+        elif kind == BLOCK_ITEM:  # ("b", key, payload)
+            state.blocks[item[ITEM_BLOCK_KEY]] = item[ITEM_PAYLOAD]
         else:  # ("w", line, warning text, whether Gemini CLI reads the line)
             state.warnings.append(LoadWarning(item[ITEM_LINE], item[ITEM_TEXT], item[ITEM_READ]))
             if state.first_error is None:

@@ -33,7 +33,6 @@ from inspector.session.jsonl import ITEM_KIND, collect, line_spans, replay
 from inspector.session.locate import line_of
 from inspector.session.reader import QUIET, BinaryData, ReadWatch, read_at, scan_fd, scan_file
 from inspector.session.records import MessageList, js_json_loads, loads_line
-from inspector.session.rows import MessageRows
 from inspector.session.turn_index import TurnIndex
 from inspector.session.validate import check_content, check_message, type_name
 
@@ -409,8 +408,8 @@ def _jsonl_session(
     if not metadata.get("sessionId") or not metadata.get("projectHash"):
         return None
     wheres, lines, rows = collect(state)
-    # Every item is now in ``rows`` or no longer needed: the items go, so that each message's rows are
-    # freed as they are made into columns (the reader's peak is there).
+    # Every item is now in ``rows`` and ``state.blocks`` or no longer needed: the items go, so that each block
+    # of rows is freed as it is made into columns (the reader's peak is there).
     items.clear()
     state.entries.clear()
     messages = MessageList(data, wheres, fd=fd, ids=list(lines) if fd is not None else None, path=path)
@@ -423,13 +422,6 @@ def _jsonl_session(
         warnings=state.warnings,
         message_lines=lines,
         line_count=line_count,
-        turn_index=TurnIndex.of_messages(_handed_over(rows), lines),  # (the ids in order: the keys of ``lines``)
+        turn_index=TurnIndex.of_messages(rows, state.blocks),
     )
 
-
-def _handed_over(rows: list[MessageRows]) -> Iterator[MessageRows]:
-    """Each of ``rows`` in order, its place emptied as it is handed over (freed once used)."""
-    for k in range(len(rows)):
-        found = rows[k]
-        rows[k] = ()
-        yield found

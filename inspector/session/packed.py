@@ -11,15 +11,16 @@ again when a turn is read (a new, equal tuple each time).  An empty tuple, the
 value of most turns in most of these columns, takes no bytes and is read
 without unmarshalling.
 
-The reader packs each value as it measures the turn (``figures.pack``), so its rows
-carry bytes between its processes, and ``of`` joins them a chunk at a time.
+The reader packs each value as it measures the turn (``figures.pack``), so its blocks
+of rows carry them joined between its processes (``rows.RowBlock``), and ``rows.transpose``
+cuts them into chunks (``add_joined``).
 Versions of a growing recording share full chunks, as ``columns.Column``'s
 do: a full chunk is never changed; only the last, partial one is a version's
 own (``head`` copies it, ``del column[start:]`` copies a full chunk it cuts).
 
 Every value these columns hold is made of JSON's values and tuples (a tool's
 name and a call's id are as recorded), which ``marshal`` writes and reads back
-exactly; the reader's rows already cross its processes marshalled.
+exactly.
 """
 
 from __future__ import annotations
@@ -51,22 +52,26 @@ class PackedColumn(LazyList[T]):
 
     @classmethod
     def of(cls, items: Sequence[bytes | T]) -> PackedColumn[T]:
-        """A column of ``items``, each packed already (``bytes``, as the reader's rows carry it) or a value."""
+        """A column of ``items``, each packed already (``bytes``: ``figures.pack``'s) or a value."""
         column: PackedColumn[T] = cls()
         for k in range(0, len(items), CHUNK):
             column.add_chunk([item if type(item) is bytes else pack(item) for item in items[k:k + CHUNK]])
         return column
 
     def add_chunk(self, raws: list[bytes]) -> None:
-        """Add at most ``CHUNK`` packed values as a chunk of their own, to a column of full chunks only
-        (``rows.transpose`` makes a whole read's columns so: a join a chunk, no bytes object kept a value)."""
-        assert not self._length & MASK and len(raws) <= CHUNK, "a chunk follows full chunks only"
-        if not raws:
+        """Add at most ``CHUNK`` packed values as a chunk of their own, to a column of full chunks only."""
+        self.add_joined(b"".join(raws), array("I", map(len, raws)))
+
+    def add_joined(self, data: bytes, lengths: array[int]) -> None:
+        """Add at most ``CHUNK`` packed values, joined in ``data`` (``lengths``: each one's), as a chunk of
+        their own, to a column of full chunks only (``rows.transpose`` makes a whole read's columns so: a
+        join a chunk, no bytes object kept a value)."""
+        assert not self._length & MASK and len(lengths) <= CHUNK, "a chunk follows full chunks only"
+        if not lengths:
             return
-        joined = b"".join(raws)
-        self._data.append(joined if len(raws) == CHUNK else bytearray(joined))  # (a partial one: its own)
-        self._ends.append(array("I", accumulate(map(len, raws))))
-        self._length += len(raws)
+        self._data.append(data if len(lengths) == CHUNK else bytearray(data))  # (a partial one: its own)
+        self._ends.append(array("I", accumulate(lengths)))
+        self._length += len(lengths)
 
     def __len__(self) -> int:
         return self._length

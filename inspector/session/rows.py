@@ -1,20 +1,25 @@
-"""A recording's messages as the reader's rows, and the rows as columns.
+"""A recording's messages as the reader's rows, kept a block of messages at a time, and made into columns.
 
 ``message_figures`` measures every turn a message becomes (``figures.content_figures``: a
-*row* a turn); the reader keeps a message's rows as one marshalled bytes object
-(``message_rows``) until ``transpose`` makes every message's rows into the columns of a
-``turn_index.TurnIndex``, a message at a time.  Five of a row's figures are small tuples, kept
-packed (``packed.PackedColumn``) from the moment they are measured.
+*row* a turn).  The reader scans a file a block of lines at a time (``jsonl.scan``), and each
+scan keeps the rows of the messages it measures in a ``RowBlock``: already columns, one list
+per figure, the five small-tuple figures packed (``figures.pack``) into one ``bytes`` each.
+A message then carries only where its rows are in its block (``RowsAt``); the block itself
+travels as one scan item (``("b", key, payload)``, marshalled once, between the reader's
+processes too).  Once the file is replayed, ``transpose`` makes the rows of the messages that
+remain into the columns of a ``turn_index.TurnIndex``: a run of messages that follow each
+other in one block (nearly every message) is copied a slice a column, not a turn at a time.
 """
 
 from __future__ import annotations
 
 import marshal
 from array import array
-from collections.abc import Iterable
+from collections.abc import Sequence
+from itertools import accumulate
 from typing import Any, Final
 
-from inspector.session.columns import MASK
+from inspector.session.columns import CHUNK
 from inspector.session.figures import (
     ROW_LENGTH,
     CallKey,
@@ -29,13 +34,22 @@ from inspector.session.packed import PackedColumn
 from inspector.session.usage_store import packed_row
 
 # The row's fields kept as ``packed.PackedColumn``s (responses, calls, answers, outputs, spread): the
-# reader's rows carry them packed (``packed_figures``); turn_index checks the names.
+# reader's blocks carry them packed; turn_index checks the names.
 PACKED_AT: Final = (8, 10, 11, 13, 16)
+# The row's other fields, the record id first (a block's rows have the record id of their message).
+PLAIN_AT: Final = tuple(k for k in range(ROW_LENGTH) if k not in PACKED_AT)
+
+# Where a message's rows are: (its block's key, its place among the block's messages counted from the
+# block's last). A message with no rows (no turns, or replaced by a later copy) has ``NO_ROWS``.
+RowsAt = tuple[int, int]
+MessageRows = RowsAt | tuple[()]
+NO_ROWS: Final[tuple[()]] = ()
+BLOCK_ITEM: Final = "b"  # the scan item that carries a block: ("b", key, payload)
 
 
 def message_figures(message: dict[str, Any], record_id: bool = True) -> tuple[TurnRow, ...]:
     """The rows of every turn one message becomes (usage on its model turn); ``record_id=False``: each
-    row's record id left None (``message_rows``: the message carries it)."""
+    row's record id left None (a block's rows: the message carries it)."""
     built = message_contents(message)
     if not built:
         return ()
@@ -44,67 +58,166 @@ def message_figures(message: dict[str, Any], record_id: bool = True) -> tuple[Tu
     usage = packed_row(usage_of(message)) if gemini else None  # (the row's form; TurnIndex unpacks it)
     model = recorded_model(message) if gemini else None
     keys: dict[CallKey, CallKey] = {}  # a call's key, shared with the response that answers it
-    return tuple(
-        packed_figures(content_figures(content, ident, is_result, None if is_result else usage,
-                                   None if is_result else model, keys))
-        for content, is_result in built
-    )
+    return tuple(content_figures(content, ident, is_result, None if is_result else usage,
+                                 None if is_result else model, keys)
+                 for content, is_result in built)
 
 
-# A message's rows as the reader keeps them until they are made into columns: ``message_rows``'s bytes (its
-# record id left out), or the rows themselves (with it).
-MessageRows = bytes | tuple[TurnRow, ...]
+class RowBlock:
+    """The rows of the messages one scan measures, added from the last message to the first (a scan
+    reads lines from the end), kept as columns until ``item`` sends them as one object."""
+
+    def __init__(self, key: int) -> None:
+        self.key = key  # unique among the blocks of one read: the offset in the file of the block's first byte
+        self.columns: list[list[Any]] = [[] for _ in PLAIN_AT]  # turn by turn, from the last
+        self.values: list[list[bytes]] = [[] for _ in PACKED_AT]
+        self.sizes: list[int] = []  # each message's turn count, from the last message
+
+    def add(self, message: dict[str, Any], ident: str) -> MessageRows:
+        """Measure ``message``, whose record id is ``ident`` (one before every message added so far);
+        where its rows are."""
+        return self.add_rows(message_figures(message, record_id=False), ident)
+
+    def add_rows(self, rows: Sequence[TurnRow], ident: str | None) -> MessageRows:
+        if not rows:
+            return NO_ROWS
+        columns, values = self.columns, self.values
+        plain, packed = len(PLAIN_AT), len(PACKED_AT)
+        for r in range(len(rows) - 1, -1, -1):
+            row = rows[r]
+            columns[0].append(ident)
+            for c in range(1, plain):
+                columns[c].append(row[PLAIN_AT[c]])
+            for p in range(packed):
+                values[p].append(pack(row[PACKED_AT[p]]))
+        self.sizes.append(len(rows))
+        return (self.key, len(self.sizes) - 1)
+
+    def item(self) -> tuple[str, int, bytes] | None:
+        """The scan item that carries the block, or None when it holds no rows."""
+        if not self.sizes:
+            return None
+        for column in self.columns:
+            column.reverse()
+        joined = []
+        lengths = []
+        for values in self.values:
+            values.reverse()
+            joined.append(b"".join(values))
+            lengths.append(array("I", map(len, values)).tobytes())
+        sizes = array("I", reversed(self.sizes)).tobytes()
+        payload = marshal.dumps((sizes, self.columns, joined, lengths))
+        self.columns, self.values, self.sizes = [], [], []
+        return (BLOCK_ITEM, self.key, payload)
 
 
-def message_rows(message: dict[str, Any]) -> MessageRows:
-    """``message_figures`` of a recording's message (its id is text) as one object while the reader's items
-    live: the rows marshalled, their record id left out (``transpose`` puts the message's back).  A row
-    as objects took ~500 bytes (the tuple, its ints and packed figures), marshalled ~250."""
-    rows = message_figures(message, record_id=False)
-    return marshal.dumps(rows) if rows else ()
+def block_of(messages: Sequence[Sequence[TurnRow]], key: int = 0) -> tuple[list[MessageRows], dict[int, bytes]]:
+    """Rows measured elsewhere (``figures.content_figures``), each message's, as one block (each row's
+    record id its message's first row's): where each message's rows are, and the block by its key,
+    as ``transpose`` takes them."""
+    block = RowBlock(key)
+    places = [block.add_rows(messages[m], messages[m][0][0] if messages[m] else None)
+              for m in range(len(messages) - 1, -1, -1)]
+    places.reverse()
+    item = block.item()
+    return places, ({} if item is None else {key: item[2]})
 
 
-def packed_figures(row: TurnRow) -> TurnRow:
-    """A row whose ``PACKED_AT`` fields are packed (``packed.pack``): the form the reader keeps and sends."""
-    return (*row[:8], pack(row[8]), row[9], pack(row[10]), pack(row[11]), row[12], pack(row[13]), row[14], row[15],
-            pack(row[16]))
+class _Block:
+    """A block's rows as ``RowBlock.item`` sent them, made into lists and arrays (the main process)."""
+
+    def __init__(self, payload: bytes) -> None:
+        sizes, self.columns, self.data, lengths = marshal.loads(payload)
+        self.starts: list[int] = [0, *accumulate(array("I", sizes))]  # each message's first turn, and the end
+        self.count = len(self.starts) - 1
+        self.lengths: list[array[int]] = []
+        self.offsets: list[array[int]] = []  # where each packed value starts in its data, and the end
+        for raw in lengths:
+            found = array("I", raw)
+            self.lengths.append(found)
+            offsets = array("q", [0])
+            offsets.extend(accumulate(found))
+            self.offsets.append(offsets)
 
 
-def transpose(per_message: Iterable[MessageRows], ids: Iterable[str | None] | None = None,
-              ) -> tuple[list[Any], array[int]]:
-    """Every message's rows as ``ROW_LENGTH`` columns, the ``PACKED_AT`` ones as ``PackedColumn``s (a row
-    may carry them packed or not), and where each message's turns start, in machine integers (compiled).
-    A message's rows given as ``message_rows``'s bytes are made one message at a time, their record id
-    the message's in ``ids`` (in the same order), and their packed figures joined a chunk of turns at a
-    time (never a bytes object kept a turn: the reader's peak is here)."""
+class _Packer:
+    """A packed column made a run of packed values at a time, cut into chunks of ``CHUNK`` values."""
+
+    def __init__(self) -> None:
+        self.column: PackedColumn[Any] = PackedColumn()
+        self.data = bytearray()
+        self.lengths = array("I")
+
+    def add(self, data: bytes, offsets: array[int], lengths: array[int], start: int, stop: int) -> None:
+        """Values ``start`` to ``stop`` of a block's ``data`` (``offsets``: where each starts)."""
+        view = memoryview(data)
+        while start < stop:
+            take = min(stop - start, CHUNK - len(self.lengths))
+            self.data += view[offsets[start]:offsets[start + take]]
+            self.lengths += lengths[start:start + take]
+            start += take
+            if len(self.lengths) == CHUNK:
+                self.flush()
+
+    def flush(self) -> PackedColumn[Any]:
+        if self.lengths:
+            self.column.add_joined(bytes(self.data), self.lengths)
+            self.data, self.lengths = bytearray(), array("I")
+        return self.column
+
+
+def transpose(per_message: list[MessageRows], blocks: dict[int, bytes]) -> tuple[list[Any], array[int]]:
+    """Every message's rows as ``ROW_LENGTH`` columns, the ``PACKED_AT`` ones as ``PackedColumn``s, and
+    where each message's turns start, in machine integers.  ``blocks``: the payload of each block by
+    its key, taken out of it as the block is read (a block is made into lists once, and let go after
+    its last message)."""
+    left: dict[int, int] = {}  # each block's messages still to come
+    for at in per_message:
+        if at:
+            left[at[0]] = left.get(at[0], 0) + 1
     columns: list[list[Any]] = [[] for _ in range(ROW_LENGTH)]
-    plain = [k for k in range(1, ROW_LENGTH) if k not in PACKED_AT]
-    packed_columns: list[PackedColumn[Any]] = [PackedColumn() for _ in PACKED_AT]
-    pending: list[list[bytes]] = [[] for _ in PACKED_AT]  # each packed column's values of the chunk under way
-    fields = len(PACKED_AT)
-    starts = array("q", [0])
-    at = 0
-    named = iter(ids) if ids is not None else None
-    for found in per_message:
-        ident = next(named) if named is not None else None
-        packed = isinstance(found, bytes)
-        assert named is not None or not packed, "a message's packed rows need its id"
-        rows: tuple[TurnRow, ...] = marshal.loads(found) if isinstance(found, bytes) else found
-        for row in rows:
-            columns[0].append(ident if packed else row[0])
-            for k in plain:
-                columns[k].append(row[k])
-            for p in range(fields):
-                value = row[PACKED_AT[p]]
-                pending[p].append(value if type(value) is bytes else pack(value))
-            at += 1
-            if not at & MASK:  # a chunk's worth: joined now
-                for p in range(fields):
-                    packed_columns[p].add_chunk(pending[p])
-                    pending[p] = []
-        starts.append(at)
+    packers = [_Packer() for _ in PACKED_AT]
+    read: dict[int, _Block] = {}
+    starts = [0]
+    turns = 0
+    count = len(per_message)
+    k = 0
+    while k < count:
+        rows = per_message[k]
+        if not rows:
+            starts.append(turns)
+            k += 1
+            continue
+        key, back = rows[0], rows[1]
+        end = k + 1  # the run: the messages that follow this one in its block
+        while end < count:
+            following = per_message[end]
+            if not following or following[0] != key or following[1] != back - (end - k):
+                break
+            end += 1
+        block = read.get(key)
+        if block is None:
+            block = read[key] = _Block(blocks.pop(key))
+        first = block.count - 1 - back
+        stop = first + end - k
+        shift = turns - block.starts[first]
+        starts.extend([start + shift for start in block.starts[first + 1:stop + 1]])
+        turns = starts[-1]
+        _copy(block, first, stop, columns, packers)
+        left[key] -= end - k
+        if not left[key]:
+            del read[key]
+        k = end
     out: list[Any] = list(columns)
-    for p in range(fields):
-        packed_columns[p].add_chunk(pending[p])
-        out[PACKED_AT[p]] = packed_columns[p]
-    return out, starts
+    for p in range(len(PACKED_AT)):
+        out[PACKED_AT[p]] = packers[p].flush()
+    return out, array("q", starts)
+
+
+def _copy(block: _Block, first: int, stop: int, columns: list[list[Any]], packers: list[_Packer]) -> None:
+    """The rows of ``block``'s messages ``first`` to ``stop`` added to the columns."""
+    start, end = block.starts[first], block.starts[stop]
+    for c in range(len(PLAIN_AT)):
+        columns[PLAIN_AT[c]].extend(block.columns[c][start:end])
+    for p in range(len(PACKED_AT)):
+        packers[p].add(block.data[p], block.offsets[p], block.lengths[p], start, end)

@@ -64,7 +64,7 @@ class TailRead:
     recording: bool
     session_id: str | None = None
     turns: Sequence[Turn] = field(default_factory=list)
-    index: TurnIndex = field(default_factory=lambda: TurnIndex.of_messages([]))
+    index: TurnIndex = field(default_factory=lambda: TurnIndex.of_messages([], {}))
     start: int = 0  # where in the file the lines read begin
 
     def tokens(self, k: int) -> int:
@@ -112,7 +112,7 @@ def read_tail(path: Path, fd: int, size: int | None = None, limit: int = TAIL_BY
     if state.problem is not None:
         return found  # a message the whole read refuses, and says why
     wheres, lines, rows = collect(state)
-    index = TurnIndex.of_messages(rows, lines)  # (the ids in order: the keys of ``lines``)
+    index = TurnIndex.of_messages(rows, state.blocks)
     session = Session(path=path, format="jsonl", metadata=metadata, messages=MessageList(data, wheres),
                       message_lines=lines, size=size, turn_index=index)
     return TailRead(path, size, True, found.session_id, lazy_turns(session), index, begin + start)

@@ -15,14 +15,14 @@ follows and ``of_messages`` reads by name.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
 from inspector.session.columns import Column
 from inspector.session.figures import ROW_LENGTH, CallKey, OutputFigures, ResponseFigures, UsageColumn
 from inspector.session.packed import PackedColumn
-from inspector.session.rows import PACKED_AT, MessageRows, transpose
+from inspector.session.rows import PACKED_AT, MessageRows, block_of, transpose
 from inspector.session.spread import Spread
 from inspector.session.usage_store import PackedUsages
 
@@ -60,15 +60,15 @@ class TurnIndex:
     @classmethod
     def from_rows(cls, rows: Sequence[tuple[Any, ...]]) -> TurnIndex:
         """The index of turns measured one by one (``figures.content_figures``), not from a recording."""
-        index = cls.of_messages([tuple(rows)])
+        index = cls.of_messages(*block_of([(row,) for row in rows]))
         del index.message_starts[:]
         return index
 
     @classmethod
-    def of_messages(cls, per_message: Iterable[MessageRows], ids: Iterable[str] | None = None) -> TurnIndex:
-        """The index of a recording's messages, given the reader's rows of each message's turns (``ids``:
-        the messages' ids, in the same order, for rows packed without them: ``figures.message_rows``)."""
-        columns, starts = transpose(per_message, ids)
+    def of_messages(cls, per_message: list[MessageRows], blocks: dict[int, bytes]) -> TurnIndex:
+        """The index of a recording's messages, given where the reader's rows of each message's turns
+        are (``rows.RowsAt``) and the blocks of rows by key (each taken out of ``blocks`` as it is read)."""
+        columns, starts = transpose(per_message, blocks)
         return cls._of_columns(columns, starts)
 
     @classmethod
@@ -78,14 +78,14 @@ class TurnIndex:
         named["usage"] = UsageColumn(named["usage"])
         return cls(**named, message_starts=starts if isinstance(starts, array) else array("q", starts))
 
-    def extended(self, keep: int, per_message: Sequence[MessageRows], own: TurnIndex | None = None,
-                 ids: Iterable[str] | None = None) -> TurnIndex:
+    def extended(self, keep: int, per_message: list[MessageRows], blocks: dict[int, bytes],
+                 own: TurnIndex | None = None) -> TurnIndex:
         """This index's first ``keep`` messages, then the messages measured in ``per_message`` (a
-        recording that grew; ``ids`` as ``of_messages``'s), as a new index; this one stays as it is.
+        recording that grew; ``blocks`` as ``of_messages``'s), as a new index; this one stays as it is.
         ``own``: a copy of this index made ahead (``copy``), cut and grown in place instead of copying
         the columns now."""
         first = self.message_starts[keep]
-        tail = TurnIndex.of_messages(per_message, ids)
+        tail = TurnIndex.of_messages(per_message, blocks)
         grown = own if own is not None else self.head(first, keep)
         for column, more in zip(grown._columns(), tail._columns(), strict=True):
             del column[first:]
