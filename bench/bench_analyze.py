@@ -31,6 +31,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -120,12 +121,12 @@ def interleaved(commands: dict[str, list[str]], runs: int) -> dict[str, list[flo
     return times
 
 
-def wall_and_cpu(command: list[str]) -> tuple[float, float, float]:
+def wall_and_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
     """(wall seconds, CPU seconds, user CPU seconds) of one run: user and system time of the process
     and of the processes it waited for (the project's second reading process), and the user time alone
     (on a shared machine the system time varies with the others' page faults and I/O)."""
     start = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(process.pid, 0)
     if status != 0:
         raise SystemExit(f"{command[0]} failed ({status})")
@@ -143,9 +144,16 @@ def compare_builds(builds: list[str], file: Path, runs: int) -> int:
         commands[name] = [executable, "analyze", "--json", str(file)]
     found: dict[str, list[tuple[float, float, float]]] = {name: [] for name in commands}
     names = list(commands)
-    for k in range(runs):
-        for name in names[k % len(names):] + names[:k % len(names)]:
-            found[name].append(wall_and_cpu(commands[name]))
+    # Each build keeps its own user cache, as an installation does: the price table's cache is keyed by
+    # the installed table's path, so builds sharing one would each read the table afresh at every run
+    # (importing genai-prices, ~0.15 s). One untimed run each fills it.
+    with tempfile.TemporaryDirectory() as caches:
+        envs = {name: {**os.environ, "XDG_CACHE_HOME": os.path.join(caches, name)} for name in names}
+        for name in names:
+            wall_and_cpu(commands[name], envs[name])
+        for k in range(runs):
+            for name in names[k % len(names):] + names[:k % len(names)]:
+                found[name].append(wall_and_cpu(commands[name], envs[name]))
     print(f"file: {file} ({file.stat().st_size / 1e6:.1f} MB), {runs} interleaved rounds: median [range]")
     for name, times in found.items():
         walls, cpus, users = [t[0] for t in times], [t[1] for t in times], [t[2] for t in times]
