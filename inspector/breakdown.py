@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from inspector.compaction.agentic import agentic_pass
+from inspector.compaction.agentic import AnsweredCalls, agentic_pass
 from inspector.session import spread
-from inspector.session.figures import CallKey, content_figures, recorded_model
+from inspector.session.figures import content_figures, recorded_model
 from inspector.session.loader import paused_gc
 from inspector.session.spread import KINDS, UNNAMED
 from inspector.session.turn_index import TurnIndex, listed
@@ -228,14 +228,14 @@ class _Count:
             self.files.add(path, turn, quarters)
 
 
-def answered_calls(analysis: Analysis, index: TurnIndex) -> array[int]:
-    """Which call each response of ``index`` answers (``AnsweredCalls.call_of``): the analysis's own
+def answered_calls(analysis: Analysis, index: TurnIndex) -> AnsweredCalls:
+    """Which call each response of ``index`` answers, and each key's turn and name: the analysis's own
     pairs when it paired this index's keys, else the same pass over them now."""
     found = analysis.answered_calls
     if found is None or found.answers is not index.answers:
         found = agentic_pass(index.roles, index.calls, index.answers).answered
         assert found is not None
-    return found.call_of
+    return found
 
 
 def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, split: int | None = None,
@@ -249,32 +249,39 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
     turns = analysis.turns
     if index is None or len(index) != len(turns):
         index = TurnIndex.from_rows([content_figures(turn.content if read is None else read(turn)) for turn in turns])
-    count = _Count(cut, answered_calls(analysis, index))
+    keys = answered_calls(analysis, index)
+    count = _Count(cut, keys.call_of)
     # quarters and roles as lists (compiled, a list is read without a generic lookup per cell); the
-    # packed columns read in order, one turn's values at a time (as lists they would hold every turn's)
+    # packed columns read in order, one turn's values at a time (as lists they would hold every turn's);
+    # the calls' and responses' turns and names as the agentic pass noted them (their columns not read)
     quarters, roles = listed(index.quarters), listed(index.roles)
+    call_turns, answer_turns = keys.call_turns, keys.answer_turns
+    all_calls, all_answers = len(call_turns), len(answer_turns)
     named = len(models) if models is not None else 0
     model_name: str | None = None  # the last model turn's group and its entry (runs of turns name one model)
     model_entry: _Entry | None = None
     first_call = first_answer = 0  # the place in the history of this turn's first call and first response
     with paused_gc():  # the tallies are many objects that live on and form no cycle
-        for i, (found, calls, answers, outputs) in enumerate(zip(index.spread, index.calls, index.answers,
-                                                                 index.outputs, strict=True)):
+        for i, (found, outputs) in enumerate(zip(index.spread, index.outputs, strict=True)):
+            while first_call < all_calls and call_turns[first_call] < i:
+                first_call += 1
+            while first_answer < all_answers and answer_turns[first_answer] < i:
+                first_answer += 1
             if isinstance(found, int) and found != spread.RESULTS:
                 count.kind(found, i, quarters[i])  # the whole turn one kind
             elif isinstance(found, int):  # tool results, each one of its outputs
                 count.kind(spread.TOOL_RESULTS, i, quarters[i])
-                assert len(outputs) == len(answers)
+                last = first_answer + len(outputs)  # (one output for each of the turn's responses)
+                assert answer_turns[last - 1] == i and (last == all_answers or answer_turns[last] != i)
                 for k in range(len(outputs)):
                     output = outputs[k]
                     name = output[3]
                     count.result(i, output[2], name if type(name) is str and name else UNNAMED, first_answer + k)
             else:
-                if calls and answers:  # (a turn of calls and results: its calls' files first)
-                    _add_entries(count, i, found, calls, answers, first_call, first_answer, True)
-                _add_entries(count, i, found, calls, answers, first_call, first_answer)
-            first_call += len(calls)
-            first_answer += len(answers)
+                if first_call < all_calls and call_turns[first_call] == i and first_answer < all_answers \
+                        and answer_turns[first_answer] == i:  # (a turn of calls and results: its calls' files first)
+                    _add_entries(count, i, found, keys, first_call, first_answer, True)
+                _add_entries(count, i, found, keys, first_call, first_answer)
             if roles[i] == "model":
                 model = models[i] if models is not None and i < named else None
                 if model_entry is not None and model == model_name:
@@ -286,13 +293,13 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
                      count.files.groups(whole), count.models.groups(whole))
 
 
-def _add_entries(count: _Count, turn: int, entries: tuple[Any, ...], calls: Sequence[CallKey],
-                 answers: Sequence[CallKey], first_call: int, first_answer: int, calls_only: bool = False) -> None:
+def _add_entries(count: _Count, turn: int, entries: tuple[Any, ...], keys: AnsweredCalls, first_call: int,
+                 first_answer: int, calls_only: bool = False) -> None:
     """A turn's spread entries (``spread.turn_spread``): each ``quarters << 3 | kind``, then the file it
-    names (a call's, an @path's) and its tool name and place among the turn's ``calls`` / ``answers``
+    names (a call's, an @path's) and its tool name and place among the turn's calls / responses
     where these are not its place's (``first_call`` / ``first_answer``: the history's place of the
-    turn's first).  ``calls_only``: only note the files its calls name (a result may answer a call
-    that comes after it in its turn), counting nothing."""
+    turn's first; ``keys``: every key's name by its place).  ``calls_only``: only note the files its
+    calls name (a result may answer a call that comes after it in its turn), counting nothing."""
     size = len(entries)
     k = call_at = answer_at = 0
     while k < size:
@@ -313,11 +320,11 @@ def _add_entries(count: _Count, turn: int, entries: tuple[Any, ...], calls: Sequ
         elif kind == spread.TOOL_CALLS:
             at = call_at
             call_at += 1
-            name = calls[at][1] or UNNAMED
+            name = keys.call_names[first_call + at] or UNNAMED
         else:
             at = answer_at
             answer_at += 1
-            name = answers[at][1] or UNNAMED
+            name = keys.answer_names[first_answer + at] or UNNAMED
         if calls_only:
             if kind == spread.TOOL_CALLS and path is not None and at >= 0:
                 count.paths[first_call + at] = path

@@ -27,7 +27,6 @@ from inspector.breakdown import (
     session_breakdown,
 )
 from inspector.breakdown_text import breakdown_lines
-from inspector.compaction.agentic import AnsweredCalls
 from inspector.session import load
 from inspector.session.figures import content_figures
 from inspector.session.history import contents_to_turns
@@ -199,7 +198,7 @@ def test_results_take_their_files_from_the_pairs_the_agentic_pass_made() -> None
     files = {g.name: g.turns for g in breakdown(result, None, None, index).by_file}
     assert files == {"a.py": (0, 1), "b.py": (0, 1)}
     # the breakdown pairs nothing again: told the other way round, it credits the other file
-    crossed = replace(result, answered_calls=AnsweredCalls(index.answers, array("q", [1, -1])))
+    crossed = replace(result, answered_calls=replace(result.answered_calls, call_of=array("q", [1, -1])))
     found = {g.name: g.tokens for g in breakdown(crossed, None, None, index).by_file}
     assert found["b.py"] > 100 > found["a.py"]
     # pairs made of other keys (another index's column) are not read: the same pass is made again

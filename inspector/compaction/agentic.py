@@ -34,10 +34,15 @@ class AnsweredCalls:
     Calls and responses are counted in the order of the turns, each turn's keys in order
     (``TurnIndex.calls`` / ``answers``); ``call_of[r]`` is the place of the call response ``r``
     answers, or -1 when it answers none.  ``answers``: the column they were paired from (a reader
-    of pairs checks that it reads the same one)."""
+    of pairs checks that it reads the same one).  By place, each call's and each response's turn
+    and name (its key's), so that a reader needs neither column again."""
 
     answers: Sequence[tuple[CallKey, ...]]
     call_of: array[int]
+    call_turns: array[int]
+    call_names: list[str | None]
+    answer_turns: array[int]
+    answer_names: list[str | None]
 
 
 @dataclass(frozen=True)
@@ -56,7 +61,10 @@ def agentic_pass(roles: Sequence[str], calls: Sequence[tuple[CallKey, ...]],
     for i, (role, called, answered) in enumerate(zip(roles, calls, answers, strict=True)):  # (read in order)
         candidates.add(i, role, called, answered)
     found = candidates.answered
-    return AgenticPass(candidates.found, AnsweredCalls(answers, found) if found is not None else None)
+    if found is None:
+        return AgenticPass(candidates.found, None)
+    return AgenticPass(candidates.found, AnsweredCalls(answers, found, candidates.call_turns, candidates.call_names,
+                                                       candidates.answer_turns, candidates.answer_names))
 
 
 def _keys(content: dict[str, Any], field: str) -> list[CallKey]:

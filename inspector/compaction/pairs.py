@@ -179,8 +179,10 @@ class AgenticCandidates:
     rules out every candidate after ``c`` up to ``i``.  ``mark`` / ``undo`` as ``Pairing``'s;
     ``low``: how short ``found`` has been since it was last set (what a live append must redo).
 
-    With ``record``, it also notes which call each response answers (``answered``), so that the
-    breakdown reads the same pairs instead of pairing them again (a whole history: no ``mark``)."""
+    With ``record``, it also notes which call each response answers (``answered``), and each
+    response's turn and each call's and response's name (``answer_turns``, ``call_names``,
+    ``answer_names``), so that the breakdown reads the same pairs instead of pairing them again, and
+    the keys without reading them again (a whole history: no ``mark``)."""
 
     def __init__(self, record: bool = False) -> None:
         self.pairing: Pairing[int] = Pairing()  # a call's place among every call added, in order
@@ -189,6 +191,9 @@ class AgenticCandidates:
         self.low = 0
         # for each response added, in order: the place of the call it answers, or -1 (none)
         self.answered: array[int] | None = array("q") if record else None
+        self.answer_turns = array("q")  # (recorded) the turn of each response added
+        self.call_names: list[str | None] = []  # (recorded) each call's name, by its place
+        self.answer_names: list[str | None] = []  # (recorded) each response's name, in order
         self._journal: list[Callable[[], object]] | None = None
 
     @property
@@ -214,17 +219,21 @@ class AgenticCandidates:
         found = self.found
         journal = self._journal
         call_turns = self.call_turns
+        answered = self.answered
         for key in calls:  # a turn's calls before its responses, as pair_calls reads a content
             self.pairing.call(key, len(call_turns))
             call_turns.append(i)
             if journal is not None:
                 journal.append(call_turns.pop)
-        answered = self.answered
+            if answered is not None:
+                self.call_names.append(key[1])
         covered = False
         for key in answers:
             paired = self.pairing.answer(key)
             if answered is not None:
                 answered.append(-1 if paired is None else paired[0])
+                self.answer_turns.append(i)
+                self.answer_names.append(key[1])
             if paired is None:
                 continue
             start = call_turns[paired[0]]
