@@ -155,7 +155,7 @@ def _message(record: dict[str, Any], where: Where, line: int, later: set[str], b
     if ident in later:
         return ident, where, NO_ROWS, line, None  # replaced further down: its figures would be thrown away
     later.add(ident)
-    return ident, where, block.add(record, ident), line, None
+    return ident, where, block.add(record), line, None
 
 
 def _listed(messages: list[Any], line: int, label: str, later: set[str], block: RowBlock,

@@ -36,7 +36,7 @@ from inspector.session.usage_store import packed_row
 # The row's fields kept as ``packed.PackedColumn``s (responses, calls, answers, outputs, spread): the
 # reader's blocks carry them packed; turn_index checks the names.
 PACKED_AT: Final = (8, 10, 11, 13, 16)
-# The row's other fields, the record id first (a block's rows have the record id of their message).
+# The row's other fields, the record id first.
 PLAIN_AT: Final = tuple(k for k in range(ROW_LENGTH) if k not in PACKED_AT)
 
 # Where a message's rows are: (its block's key, its place among the block's messages counted from the
@@ -47,13 +47,12 @@ NO_ROWS: Final[tuple[()]] = ()
 BLOCK_ITEM: Final = "b"  # the scan item that carries a block: ("b", key, payload)
 
 
-def message_figures(message: dict[str, Any], record_id: bool = True) -> tuple[TurnRow, ...]:
-    """The rows of every turn one message becomes (usage on its model turn); ``record_id=False``: each
-    row's record id left None (a block's rows: the message carries it)."""
+def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
+    """The rows of every turn one message becomes (usage on its model turn)."""
     built = message_contents(message)
     if not built:
         return ()
-    ident = message_id(message) if record_id else None
+    ident = message_id(message)
     gemini = message.get("type") == "gemini"
     usage = packed_row(usage_of(message)) if gemini else None  # (the row's form; TurnIndex unpacks it)
     model = recorded_model(message) if gemini else None
@@ -65,31 +64,23 @@ def message_figures(message: dict[str, Any], record_id: bool = True) -> tuple[Tu
 
 class RowBlock:
     """The rows of the messages one scan measures, added from the last message to the first (a scan
-    reads lines from the end), kept as columns until ``item`` sends them as one object."""
+    reads lines from the end), made into columns when ``item`` sends them as one object."""
 
     def __init__(self, key: int) -> None:
         self.key = key  # unique among the blocks of one read: the offset in the file of the block's first byte
-        self.columns: list[list[Any]] = [[] for _ in PLAIN_AT]  # turn by turn, from the last
-        self.values: list[list[bytes]] = [[] for _ in PACKED_AT]
+        self.rows: list[TurnRow] = []  # turn by turn, from the last
         self.sizes: list[int] = []  # each message's turn count, from the last message
 
-    def add(self, message: dict[str, Any], ident: str) -> MessageRows:
-        """Measure ``message``, whose record id is ``ident`` (one before every message added so far);
-        where its rows are."""
-        return self.add_rows(message_figures(message, record_id=False), ident)
+    def add(self, message: dict[str, Any]) -> MessageRows:
+        """Measure ``message`` (one before every message added so far); where its rows are."""
+        return self.add_rows(message_figures(message))
 
-    def add_rows(self, rows: Sequence[TurnRow], ident: str | None) -> MessageRows:
+    def add_rows(self, rows: Sequence[TurnRow]) -> MessageRows:
         if not rows:
             return NO_ROWS
-        columns, values = self.columns, self.values
-        plain, packed = len(PLAIN_AT), len(PACKED_AT)
+        found = self.rows
         for r in range(len(rows) - 1, -1, -1):
-            row = rows[r]
-            columns[0].append(ident)
-            for c in range(1, plain):
-                columns[c].append(row[PLAIN_AT[c]])
-            for p in range(packed):
-                values[p].append(pack(row[PACKED_AT[p]]))
+            found.append(rows[r])
         self.sizes.append(len(rows))
         return (self.key, len(self.sizes) - 1)
 
@@ -97,27 +88,26 @@ class RowBlock:
         """The scan item that carries the block, or None when it holds no rows."""
         if not self.sizes:
             return None
-        for column in self.columns:
-            column.reverse()
+        self.rows.reverse()
+        fields = list(zip(*self.rows, strict=True))  # (a tuple a field, in C)
+        self.rows = []
+        columns = [fields[k] for k in PLAIN_AT]
         joined = []
         lengths = []
-        for values in self.values:
-            values.reverse()
+        for k in PACKED_AT:
+            values = [pack(value) for value in fields[k]]
             joined.append(b"".join(values))
             lengths.append(array("I", map(len, values)).tobytes())
         sizes = array("I", reversed(self.sizes)).tobytes()
-        payload = marshal.dumps((sizes, self.columns, joined, lengths))
-        self.columns, self.values, self.sizes = [], [], []
-        return (BLOCK_ITEM, self.key, payload)
+        self.sizes = []
+        return (BLOCK_ITEM, self.key, marshal.dumps((sizes, columns, joined, lengths)))
 
 
 def block_of(messages: Sequence[Sequence[TurnRow]], key: int = 0) -> tuple[list[MessageRows], dict[int, bytes]]:
-    """Rows measured elsewhere (``figures.content_figures``), each message's, as one block (each row's
-    record id its message's first row's): where each message's rows are, and the block by its key,
-    as ``transpose`` takes them."""
+    """Rows measured elsewhere (``figures.content_figures``), each message's, as one block: where each
+    message's rows are, and the block by its key, as ``transpose`` takes them."""
     block = RowBlock(key)
-    places = [block.add_rows(messages[m], messages[m][0][0] if messages[m] else None)
-              for m in range(len(messages) - 1, -1, -1)]
+    places = [block.add_rows(messages[m]) for m in range(len(messages) - 1, -1, -1)]
     places.reverse()
     item = block.item()
     return places, ({} if item is None else {key: item[2]})
