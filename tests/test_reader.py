@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from inspector.analysis import analyze
 from inspector.live.watch import state_of
-from inspector.session import load
+from inspector.session import load, parse
 from inspector.session.errors import ReadCancelled
 from inspector.session.reader import ReadWatch
 from inspector.session.records import MessageList
@@ -124,3 +126,42 @@ def test_the_app_stops_reading_when_asked(tmp_path: Path) -> None:
     with pytest.raises(Cancelled):
         read_session(path, progress=lambda phase, done, total: phases.append(phase), cancelled=lambda: len(phases) > 2)
     assert "analysing" not in phases
+
+
+@pytest.mark.usefixtures("stream_everything")
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(steps=st.lists(st.one_of(
+    st.tuples(st.just("message"), st.integers(0, 30)),  # a message (an id used before is written again)
+    st.tuples(st.just("rewind"), st.integers(0, 30)),  # $rewindTo an id (maybe one never written)
+    st.tuples(st.just("checkpoint"), st.lists(st.integers(0, 30), max_size=4)),  # $set.messages
+), min_size=1, max_size=60))
+def test_rows_from_many_blocks_equal_rows_from_one(tmp_path_factory: pytest.TempPathFactory,
+                                                   steps: list[tuple[str, object]]) -> None:
+    """Read block by block (256 bytes: a message's rows in one block, the replayed order calling on
+    blocks out of order: a message written again later keeps its place, a checkpoint lists earlier
+    ids), a recording has the turns, figures and lines of the same recording read in one block."""
+    lines = [json.dumps(META)]
+    for n, (kind, value) in enumerate(steps):
+        if kind == "message":
+            lines.append(json.dumps(_message(f"m{value}", n)))
+        elif kind == "rewind":
+            lines.append(json.dumps({"$rewindTo": f"m{value}"}))
+        else:
+            assert isinstance(value, list)
+            lines.append(json.dumps({"$set": {"messages": [_message(f"m{k}", n) for k in value]}}))
+    path = tmp_path_factory.mktemp("blocks") / "s.jsonl"
+    path.write_bytes("\n".join(lines).encode() + b"\n")
+    streamed = load(path)
+    whole = parse(path, path.read_bytes())  # (one scan, one block)
+    assert isinstance(streamed.messages, MessageList) and streamed.messages.reads_file  # (read from its file)
+    assert streamed.turn_index == whole.turn_index
+    assert streamed.message_lines == whole.message_lines
+    assert list(streamed.messages) == list(whole.messages)
+
+
+def _message(ident: str, n: int) -> dict[str, object]:
+    if n % 2:
+        return {"id": ident, "type": "user", "content": [{"text": f"ask {n}"}]}
+    return {"id": ident, "type": "gemini", "content": f"answer {n}", "tokens": {"input": n, "output": 1},
+            "toolCalls": [{"id": f"c{n}", "name": "read_file", "args": {"file_path": f"f{n % 3}.py"},
+                           "result": "x" * n, "status": "success"}]}
