@@ -196,8 +196,8 @@ def scan(
 
     Items: ``("m", Message)``, ``("r", line, target)``, ``("s", line, update, listed | None)``,
     ``("h", line, metadata, listed | None)``, ``("w", line, warning text, Gemini CLI reads the line)``,
-    and last, when a message was measured, ``("b", key, payload)``: the rows of every message
-    (``rows.RowBlock``; its key is the offset in the file of ``data[start]``, unique in a read).
+    and last, when a message was measured, ``("b", key, payload)`` items: the rows of the messages,
+    a piece at a time (``rows.RowBlock``: keys from the offset in the file of ``data[start]``).
     """
     items: list[tuple[Any, ...]] = []
     view = memoryview(data)
@@ -298,9 +298,8 @@ def scan(
         if odd is not None:
             items.append(("w", number, f"{odd}: the record is ignored, as Gemini CLI ignores it", False))
     items.reverse()
-    carried = block.item()
-    if carried is not None:
-        items.append(carried)
+    block.send()
+    items.extend(block.items)
     return items
 
 

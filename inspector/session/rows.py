@@ -64,12 +64,18 @@ def message_figures(message: dict[str, Any]) -> tuple[TurnRow, ...]:
 
 class RowBlock:
     """The rows of the messages one scan measures, added from the last message to the first (a scan
-    reads lines from the end), made into columns when ``item`` sends them as one object."""
+    reads lines from the end), sent a piece of at most ``PIECE_ROWS`` turns at a time (``items``): each
+    piece is made into columns and marshalled once, so a scan holds at most a piece's rows as objects."""
+
+    PIECE_ROWS = 1024
 
     def __init__(self, key: int) -> None:
-        self.key = key  # unique among the blocks of one read: the offset in the file of the block's first byte
+        self.base = key  # the offset in the file of the scan's first byte
+        self.key = key  # this piece's key: ``base`` + the pieces sent before it, unique in a read (a piece
+        # holds a message of at least one line, so a scan of n bytes sends fewer than n pieces)
         self.rows: list[TurnRow] = []  # turn by turn, from the last
         self.sizes: list[int] = []  # each message's turn count, from the last message
+        self.items: list[tuple[str, int, bytes]] = []  # the pieces sent
 
     def add(self, message: dict[str, Any]) -> MessageRows:
         """Measure ``message`` (one before every message added so far); where its rows are."""
@@ -78,16 +84,18 @@ class RowBlock:
     def add_rows(self, rows: Sequence[TurnRow]) -> MessageRows:
         if not rows:
             return NO_ROWS
+        if len(self.rows) >= self.PIECE_ROWS:
+            self.send()
         found = self.rows
         for r in range(len(rows) - 1, -1, -1):
             found.append(rows[r])
         self.sizes.append(len(rows))
         return (self.key, len(self.sizes) - 1)
 
-    def item(self) -> tuple[str, int, bytes] | None:
-        """The scan item that carries the block, or None when it holds no rows."""
+    def send(self) -> None:
+        """The rows added so far as one more scan item (``("b", key, payload)``), and a new piece."""
         if not self.sizes:
-            return None
+            return
         self.rows.reverse()
         fields = list(zip(*self.rows, strict=True))  # (a tuple a field, in C)
         self.rows = []
@@ -100,7 +108,8 @@ class RowBlock:
             lengths.append(array("I", map(len, values)).tobytes())
         sizes = array("I", reversed(self.sizes)).tobytes()
         self.sizes = []
-        return (BLOCK_ITEM, self.key, marshal.dumps((sizes, columns, joined, lengths)))
+        self.items.append((BLOCK_ITEM, self.key, marshal.dumps((sizes, columns, joined, lengths))))
+        self.key += 1
 
 
 def block_of(messages: Sequence[Sequence[TurnRow]], key: int = 0) -> tuple[list[MessageRows], dict[int, bytes]]:
@@ -109,8 +118,8 @@ def block_of(messages: Sequence[Sequence[TurnRow]], key: int = 0) -> tuple[list[
     block = RowBlock(key)
     places = [block.add_rows(messages[m]) for m in range(len(messages) - 1, -1, -1)]
     places.reverse()
-    item = block.item()
-    return places, ({} if item is None else {key: item[2]})
+    block.send()
+    return places, {item[1]: item[2] for item in block.items}
 
 
 class _Block:
