@@ -13,14 +13,19 @@
  *
  * count_newlines(data, start, stop) -> data.count(b"\n", start, stop), with memchr.
  *
+ * unpack_values(data, ends) -> the values of one chunk of a packed column
+ *             (session/packed.py): value k is marshal.loads(data[ends[k-1]:ends[k]]),
+ *             or () where it takes no bytes; ends is an array("I").
+ *
  * Nothing else is here: which strings a turn holds and how they add up is
  * Python (session/history.py builds turns, session/figures.py measures them).
- * The Python definitions are jsjson.py_string_measures and bytes.count;
- * tests/test_kernel.py checks this file against them on generated strings.
+ * The Python definitions are jsjson.py_string_measures, bytes.count and
+ * packed.py_unpack_values; tests/test_kernel.py checks this file against them.
  */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <marshal.h>
 #include <string.h>
 
 /* Extra JSON characters an ASCII/Latin-1 character costs: 1 for \" \\ and the
@@ -124,11 +129,58 @@ static PyObject *count_newlines(PyObject *module, PyObject *const *args, Py_ssiz
     return PyLong_FromSsize_t(count);
 }
 
+/* Every value of a packed column's chunk, in one call: a column read in order (the breakdown, the agentic
+   pass, masking) made each value through a generator, a slice and a call of marshal.loads. */
+static PyObject *unpack_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "unpack_values(data, ends)");
+        return NULL;
+    }
+    Py_buffer data, ends;
+    if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) return NULL;
+    if (PyObject_GetBuffer(args[1], &ends, PyBUF_FORMAT) < 0) {
+        PyBuffer_Release(&data);
+        return NULL;
+    }
+    PyObject *found = NULL;
+    if (ends.itemsize != sizeof(unsigned int) || ends.format == NULL || strcmp(ends.format, "I") != 0) {
+        PyErr_SetString(PyExc_TypeError, "unpack_values: ends must be an array('I')");
+        goto done;
+    }
+    Py_ssize_t count = ends.len / ends.itemsize;
+    const unsigned int *at = (const unsigned int *)ends.buf;
+    found = PyList_New(count);
+    if (found == NULL) goto done;
+    Py_ssize_t start = 0;
+    for (Py_ssize_t k = 0; k < count; k++) {
+        Py_ssize_t end = (Py_ssize_t)at[k];
+        if (end < start || end > data.len) {
+            PyErr_SetString(PyExc_ValueError, "unpack_values: an end out of order or past the data");
+            Py_CLEAR(found);
+            goto done;
+        }
+        PyObject *value = end == start ? PyTuple_New(0)
+            : PyMarshal_ReadObjectFromString((const char *)data.buf + start, end - start);
+        if (value == NULL) {
+            Py_CLEAR(found);
+            goto done;
+        }
+        PyList_SET_ITEM(found, k, value);
+        start = end;
+    }
+done:
+    PyBuffer_Release(&ends);
+    PyBuffer_Release(&data);
+    return found;
+}
+
 static PyMethodDef methods[] = {
     {"measure_string", measure_string, METH_O,
      "measure_string(text): (UTF-16 units, ASCII units, JSON.stringify(text).length)"},
     {"count_newlines", (PyCFunction)(void (*)(void))count_newlines, METH_FASTCALL,
      "count_newlines(data, start, stop): data.count(b'\\n', start, stop), for 0 <= start <= stop"},
+    {"unpack_values", (PyCFunction)(void (*)(void))unpack_values, METH_FASTCALL,
+     "unpack_values(data, ends): each value of a packed column's chunk (see session/packed.py)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,4 +1,4 @@
-"""The C string kernel (``inspector/_kernel.c``) against its Python definitions.
+"""The C kernel (``inspector/_kernel.c``) against its Python definitions.
 
 ``jsjson.string_measures`` is the kernel's ``measure_string`` where it was
 built and ``jsjson.py_string_measures`` where not; both must give the same
@@ -11,11 +11,16 @@ built on them against Node.
 
 from __future__ import annotations
 
+from array import array
+from itertools import accumulate
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.jsjson import js_stringify, py_string_measures, string_measures, utf16_len
+from inspector.session.figures import pack
+from inspector.session.packed import py_unpack_values
 from inspector.tokens import MAX_CHARS_FOR_FULL_HEURISTIC, quarters_of, text_quarters
 from tests.reference import strategies as gen
 
@@ -94,3 +99,30 @@ def test_count_newlines_is_bytes_count(data: bytes, cut: tuple[int, int]) -> Non
 def test_count_newlines_refuses_a_backward_range() -> None:
     with pytest.raises(ValueError):
         kernel.count_newlines(b"a\nb", 2, 1)
+
+
+# The values a packed column holds: JSON's values and tuples of them (session/packed.py).
+packed_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.tuples(inner, inner) | st.lists(inner, max_size=4).map(tuple), max_leaves=12)
+
+
+@EXAMPLES
+@given(values=st.lists(packed_values, max_size=40), growing=st.booleans())
+def test_unpack_values_is_its_python_definition(values: list[object], growing: bool) -> None:
+    raws = [pack(value) for value in values]
+    data: bytes | bytearray = b"".join(raws)
+    if growing:  # a partial chunk: a version's own bytearray
+        data = bytearray(data)
+    ends = array("I", accumulate(map(len, raws)))
+    expected = [value if raw else () for value, raw in zip(values, raws, strict=True)]  # (an empty tuple: no bytes)
+    assert kernel.unpack_values(data, ends) == py_unpack_values(data, ends) == expected
+
+
+def test_unpack_values_refuses_ends_past_the_data_or_out_of_order() -> None:
+    raws = b"".join([pack(5), pack("x")])
+    for ends in (array("I", [5, 99]), array("I", [7, 5])):
+        with pytest.raises(ValueError):
+            kernel.unpack_values(raws, ends)
+    with pytest.raises(TypeError):
+        kernel.unpack_values(raws, array("q", [5]))
