@@ -71,10 +71,10 @@ def busy_core() -> Iterator[int]:
     allowed = sorted(os.sched_getaffinity(0))
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
     core = allowed[int(worker) % len(allowed) if worker.isdigit() else 0]
-    threads = _threads()
-    before = {tid: os.sched_getaffinity(tid) for tid in threads}
-    for tid in threads:
-        with suppress(OSError):  # a thread that ended meanwhile
+    before: dict[int, set[int]] = {}
+    for tid in _threads():
+        with suppress(OSError):  # a thread that ended since the list was read (seen on a busy machine)
+            before[tid] = os.sched_getaffinity(tid)
             os.sched_setaffinity(tid, {core})
     spinner = subprocess.Popen([sys.executable, "-c", SPIN], stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
