@@ -252,7 +252,7 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
     keys = answered_calls(analysis, index)
     count = _Count(cut, keys.call_of)
     # quarters and roles as lists (compiled, a list is read without a generic lookup per cell); the
-    # packed columns read in order, one turn's values at a time (as lists they would hold every turn's);
+    # packed columns read in order, a chunk's values at a time (as lists they would hold every turn's);
     # the calls' and responses' turns and names as the agentic pass noted them (their columns not read)
     quarters, roles = listed(index.quarters), listed(index.roles)
     call_turns, answer_turns = keys.call_turns, keys.answer_turns

@@ -2,11 +2,11 @@
 
 ``message_figures`` measures every turn a message becomes (``figures.content_figures``: a
 *row* a turn).  The reader scans a file a block of lines at a time (``jsonl.scan``), and each
-scan keeps the rows of the messages it measures in a ``RowBlock``: already columns, one list
-per figure, the five small-tuple figures packed (``figures.pack``) into one ``bytes`` each.
-A message then carries only where its rows are in its block (``RowsAt``); the block itself
-travels as one scan item (``("b", key, payload)``, marshalled once, between the reader's
-processes too).  Once the file is replayed, ``transpose`` makes the rows of the messages that
+scan hands the rows of the messages it measures to a ``RowBlock``, which sends them a piece of
+at most ``PIECE_ROWS`` turns at a time: made into columns, one per figure, the five small-tuple
+figures packed (``figures.pack``) into one ``bytes`` each, and marshalled once as one scan item
+(``("b", key, payload)``, between the reader's processes too).  A message carries only where
+its rows are in its piece (``RowsAt``).  Once the file is replayed, ``transpose`` makes the rows of the messages that
 remain into the columns of a ``turn_index.TurnIndex``: a run of messages that follow each
 other in one block (nearly every message) is copied a slice a column, not a turn at a time.
 """
@@ -70,9 +70,10 @@ class RowBlock:
     PIECE_ROWS = 1024
 
     def __init__(self, key: int) -> None:
-        self.base = key  # the offset in the file of the scan's first byte
-        self.key = key  # this piece's key: ``base`` + the pieces sent before it, unique in a read (a piece
-        # holds a message of at least one line, so a scan of n bytes sends fewer than n pieces)
+        # this piece's key: the offset in the file of the scan's first byte (``key``) + the pieces sent before
+        # it, unique in a read (a piece holds a message of at least one line: a scan of n bytes sends fewer
+        # than n pieces)
+        self.key = key
         self.rows: list[TurnRow] = []  # turn by turn, from the last
         self.sizes: list[int] = []  # each message's turn count, from the last message
         self.items: list[tuple[str, int, bytes]] = []  # the pieces sent
@@ -123,7 +124,7 @@ def block_of(messages: Sequence[Sequence[TurnRow]], key: int = 0) -> tuple[list[
 
 
 class _Block:
-    """A block's rows as ``RowBlock.item`` sent them, made into lists and arrays (the main process)."""
+    """A piece of rows as ``RowBlock.send`` sent it, made into lists and arrays (the main process)."""
 
     def __init__(self, payload: bytes) -> None:
         sizes, self.columns, self.data, lengths = marshal.loads(payload)
