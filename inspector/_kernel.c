@@ -13,14 +13,15 @@
  *
  * count_newlines(data, start, stop) -> data.count(b"\n", start, stop), with memchr.
  *
- * unpack_values(data, ends) -> the values of one chunk of a packed column
- *             (session/packed.py): value k is marshal.loads(data[ends[k-1]:ends[k]]),
- *             or () where it takes no bytes; ends is an array("I").
+ * unpack_sized(data, lengths) -> the values of one chunk of a packed column
+ *             (session/packed.py), one after the other in data: value k is the
+ *             marshal.loads of its lengths[k] bytes, or () where it takes none;
+ *             lengths is an array("I").
  *
  * Nothing else is here: which strings a turn holds and how they add up is
  * Python (session/history.py builds turns, session/figures.py measures them).
  * The Python definitions are jsjson.py_string_measures, bytes.count and
- * packed.py_unpack_values; tests/test_kernel.py checks this file against them.
+ * packed.py_unpack_sized; tests/test_kernel.py checks this file against them.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -131,45 +132,45 @@ static PyObject *count_newlines(PyObject *module, PyObject *const *args, Py_ssiz
 
 /* Every value of a packed column's chunk, in one call: a column read in order (the breakdown, the agentic
    pass, masking) made each value through a generator, a slice and a call of marshal.loads. */
-static PyObject *unpack_values(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+static PyObject *unpack_sized(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "unpack_values(data, ends)");
+        PyErr_SetString(PyExc_TypeError, "unpack_sized(data, lengths)");
         return NULL;
     }
-    Py_buffer data, ends;
+    Py_buffer data, lengths;
     if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) return NULL;
-    if (PyObject_GetBuffer(args[1], &ends, PyBUF_FORMAT) < 0) {
+    if (PyObject_GetBuffer(args[1], &lengths, PyBUF_FORMAT) < 0) {
         PyBuffer_Release(&data);
         return NULL;
     }
     PyObject *found = NULL;
-    if (ends.itemsize != sizeof(unsigned int) || ends.format == NULL || strcmp(ends.format, "I") != 0) {
-        PyErr_SetString(PyExc_TypeError, "unpack_values: ends must be an array('I')");
+    if (lengths.itemsize != sizeof(unsigned int) || lengths.format == NULL || strcmp(lengths.format, "I") != 0) {
+        PyErr_SetString(PyExc_TypeError, "unpack_sized: lengths must be an array('I')");
         goto done;
     }
-    Py_ssize_t count = ends.len / ends.itemsize;
-    const unsigned int *at = (const unsigned int *)ends.buf;
+    Py_ssize_t count = lengths.len / lengths.itemsize;
+    const unsigned int *at = (const unsigned int *)lengths.buf;
     found = PyList_New(count);
     if (found == NULL) goto done;
     Py_ssize_t start = 0;
     for (Py_ssize_t k = 0; k < count; k++) {
-        Py_ssize_t end = (Py_ssize_t)at[k];
-        if (end < start || end > data.len) {
-            PyErr_SetString(PyExc_ValueError, "unpack_values: an end out of order or past the data");
+        Py_ssize_t length = (Py_ssize_t)at[k];
+        if (length > data.len - start) {
+            PyErr_SetString(PyExc_ValueError, "unpack_sized: a value past the end of the data");
             Py_CLEAR(found);
             goto done;
         }
-        PyObject *value = end == start ? PyTuple_New(0)
-            : PyMarshal_ReadObjectFromString((const char *)data.buf + start, end - start);
+        PyObject *value = length == 0 ? PyTuple_New(0)
+            : PyMarshal_ReadObjectFromString((const char *)data.buf + start, length);
         if (value == NULL) {
             Py_CLEAR(found);
             goto done;
         }
         PyList_SET_ITEM(found, k, value);
-        start = end;
+        start += length;
     }
 done:
-    PyBuffer_Release(&ends);
+    PyBuffer_Release(&lengths);
     PyBuffer_Release(&data);
     return found;
 }
@@ -179,8 +180,8 @@ static PyMethodDef methods[] = {
      "measure_string(text): (UTF-16 units, ASCII units, JSON.stringify(text).length)"},
     {"count_newlines", (PyCFunction)(void (*)(void))count_newlines, METH_FASTCALL,
      "count_newlines(data, start, stop): data.count(b'\\n', start, stop), for 0 <= start <= stop"},
-    {"unpack_values", (PyCFunction)(void (*)(void))unpack_values, METH_FASTCALL,
-     "unpack_values(data, ends): each value of a packed column's chunk (see session/packed.py)"},
+    {"unpack_sized", (PyCFunction)(void (*)(void))unpack_sized, METH_FASTCALL,
+     "unpack_sized(data, lengths): each value of a packed column's chunk (see session/packed.py)"},
     {NULL, NULL, 0, NULL},
 };
 

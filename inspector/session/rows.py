@@ -130,14 +130,18 @@ class _Block:
         sizes, self.columns, self.data, lengths = marshal.loads(payload)
         self.starts: list[int] = [0, *accumulate(array("I", sizes))]  # each message's first turn, and the end
         self.count = len(self.starts) - 1
-        self.lengths: list[array[int]] = []
-        self.offsets: list[array[int]] = []  # where each packed value starts in its data, and the end
-        for raw in lengths:
-            found = array("I", raw)
-            self.lengths.append(found)
-            offsets = array("q", [0])
-            offsets.extend(accumulate(found))
-            self.offsets.append(offsets)
+        self.lengths: list[array[int]] = [array("I", raw) for raw in lengths]  # each packed value's bytes
+        # where in its data the packed value at ``places[p]`` starts: runs are mostly read in order, so
+        # each is found by adding the lengths from the last place asked
+        self.places = [0] * len(lengths)
+        self.offsets = [0] * len(lengths)
+
+    def offset(self, p: int, place: int) -> int:
+        """Where packed column ``p``'s value ``place`` (or the end, at ``len``) starts in its data."""
+        at = self.places[p]
+        found = self.offsets[p] + sum(self.lengths[p][at:place]) if place >= at else sum(self.lengths[p][:place])
+        self.places[p], self.offsets[p] = place, found
+        return found
 
 
 class _Packer:
@@ -148,12 +152,13 @@ class _Packer:
         self.data = bytearray()
         self.lengths = array("I")
 
-    def add(self, data: bytes, offsets: array[int], lengths: array[int], start: int, stop: int) -> None:
-        """Values ``start`` to ``stop`` of a block's ``data`` (``offsets``: where each starts)."""
-        view = memoryview(data)
+    def add(self, block: _Block, p: int, start: int, stop: int) -> None:
+        """Values ``start`` to ``stop`` of ``block``'s packed column ``p``."""
+        view = memoryview(block.data[p])
+        lengths = block.lengths[p]
         while start < stop:
             take = min(stop - start, CHUNK - len(self.lengths))
-            self.data += view[offsets[start]:offsets[start + take]]
+            self.data += view[block.offset(p, start):block.offset(p, start + take)]
             self.lengths += lengths[start:start + take]
             start += take
             if len(self.lengths) == CHUNK:
@@ -220,4 +225,4 @@ def _copy(block: _Block, first: int, stop: int, columns: list[list[Any]], packer
     for c in range(len(PLAIN_AT)):
         columns[PLAIN_AT[c]].extend(block.columns[c][start:end])
     for p in range(len(PACKED_AT)):
-        packers[p].add(block.data[p], block.offsets[p], block.lengths[p], start, end)
+        packers[p].add(block, p, start, end)
