@@ -112,14 +112,16 @@ class Breakdown:
 
 
 class _Entry:
-    """One group's quarter tokens before and after the split, the turns it appears in (ascending) and
-    its detail (tool: call/result quarters; file: actions), in the order first added."""
+    """One group's quarter tokens before and after the split, the turns it appears in (ascending), a
+    tool's call and result quarters, and a file's detail (its actions, in the order first added)."""
 
     def __init__(self, turn: int) -> None:
         self.before = 0
         self.after = 0
         self.last = turn  # (turns[-1], kept apart: reading it back from the list cost more than the rest)
         self.turns: list[int] = [turn]
+        self.calls = 0  # (a tool's: the quarters of its calls and of its results)
+        self.results = 0
         self.detail: dict[str, int] | None = None
 
     def add(self, turn: int, quarters: int, split: int) -> None:
@@ -192,11 +194,11 @@ class _Count:
     credited to the file of the call it answers, as the agentic pass paired them (``agentic.AnsweredCalls``:
     ``pairs.Pairing``'s rule, read once for the whole history)."""
 
-    def __init__(self, split: int, call_of: array[int]) -> None:
+    def __init__(self, split: int, call_of: array[int], calls: int) -> None:
         self.split = split
         self.kinds, self.tools, self.files, self.models = _Tally(split), _Tally(split), _Tally(split), _Tally(split)
         self.call_of = call_of  # for each response, in order: the place of the call it answers (-1: none)
-        self.paths: dict[int, str] = {}  # a call's place -> the file it names
+        self.paths: list[str | None] = [None] * calls  # each of the ``calls`` calls: the file it names
         self.by_kind: list[_Entry | None] = [None] * len(KINDS)  # each kind's entry in ``kinds``, by its code
 
     def kind(self, code: int, turn: int, quarters: int) -> None:
@@ -210,7 +212,7 @@ class _Count:
     def call(self, turn: int, quarters: int, name: str, place: int, path: str | None) -> None:
         """A call (its kind is counted apart), the ``place``-th of the history (-1: one with no key):
         its tool, and the file it names."""
-        self.tools.add(name, turn, quarters).grow("call_tokens_quarters", quarters)
+        self.tools.add(name, turn, quarters).calls += quarters
         if path is not None:
             if place >= 0:
                 self.paths[place] = path
@@ -219,11 +221,11 @@ class _Count:
     def result(self, turn: int, quarters: int, name: str, place: int) -> None:
         """A result (its kind is counted apart), the ``place``-th response of the history (-1: one
         with no key): its tool, and the file its call named (a result recorded twice is counted twice)."""
-        self.tools.add(name, turn, quarters).grow("result_tokens_quarters", quarters)
+        self.tools.add(name, turn, quarters).results += quarters
         if place < 0:
             return
         call = self.call_of[place]
-        path = self.paths.get(call) if call >= 0 else None
+        path = self.paths[call] if call >= 0 else None
         if path is not None:
             self.files.add(path, turn, quarters)
 
@@ -250,12 +252,12 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
     if index is None or len(index) != len(turns):
         index = TurnIndex.from_rows([content_figures(turn.content if read is None else read(turn)) for turn in turns])
     keys = answered_calls(analysis, index)
-    count = _Count(cut, keys.call_of)
+    count = _Count(cut, keys.call_of, len(keys.call_turns))
     # quarters and roles as lists (compiled, a list is read without a generic lookup per cell); the
     # packed columns read in order, a chunk's values at a time (as lists they would hold every turn's);
     # the calls' and responses' turns and names as the agentic pass noted them (their columns not read)
     quarters, roles = listed(index.quarters), listed(index.roles)
-    call_turns, answer_turns = keys.call_turns, keys.answer_turns
+    call_turns, answer_turns = keys.call_turns.tolist(), keys.answer_turns.tolist()  # (as lists: read natively)
     all_calls, all_answers = len(call_turns), len(answer_turns)
     named = len(models) if models is not None else 0
     model_name: str | None = None  # the last model turn's group and its entry (runs of turns name one model)
@@ -274,7 +276,7 @@ def breakdown(analysis: Analysis, models: Sequence[str | None] | None = None, sp
                 last = first_answer + len(outputs)  # (one output for each of the turn's responses)
                 assert answer_turns[last - 1] == i and (last == all_answers or answer_turns[last] != i)
                 for k in range(len(outputs)):
-                    output = outputs[k]
+                    output: tuple[Any, ...] = outputs[k]
                     name = output[3]
                     count.result(i, output[2], name if type(name) is str and name else UNNAMED, first_answer + k)
             else:
@@ -338,9 +340,8 @@ def _tool_groups(tally: _Tally, whole: int) -> tuple[Group, ...]:
     """The tools, each with its calls' and results' tokens (rounded down) as its detail."""
     groups = []
     for group in tally.groups(whole):
-        raw = tally.detail(group.name)
-        detail = {"call_tokens": raw.get("call_tokens_quarters", 0) // 4,
-                  "result_tokens": raw.get("result_tokens_quarters", 0) // 4}
+        entry = tally.found[group.name]
+        detail = {"call_tokens": entry.calls // 4, "result_tokens": entry.results // 4}
         groups.append(Group(group.name, group.tokens, group.share, group.turns, group.summarised_tokens,
                             group.kept_tokens, group.summarised_turns, group.kept_turns, detail))
     return tuple(groups)

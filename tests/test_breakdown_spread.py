@@ -115,8 +115,11 @@ def oracle(contents: list[dict[str, Any]], split: int, models: list[str | None] 
                 found = part["functionCall" if kind == "tool calls" else "functionResponse"]
                 found = found if isinstance(found, dict) else {}
                 name = _name(found.get("name"))
-                detail = "call_tokens_quarters" if kind == "tool calls" else "result_tokens_quarters"
-                tools.add(name, i, quarters).grow(detail, quarters)
+                entry = tools.add(name, i, quarters)
+                if kind == "tool calls":
+                    entry.calls += quarters
+                else:
+                    entry.results += quarters
                 if kind == "tool calls":
                     args = found.get("args")
                     path = args.get("file_path") if isinstance(args, dict) else None
