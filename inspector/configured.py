@@ -41,7 +41,7 @@ def analyse_configured(session: Session, model: str | None, threshold: float | N
 def compaction_point_threshold(limit: int) -> Threshold:
     """Antigravity's compaction point (``SESSION_INSPECTOR_COMPACTION_POINT``, else about 150,000 tokens)
     as the share of the window ``limit`` the gauge and the deciding figure are drawn against."""
-    from inspector.antigravity.checkpoints import COMPACTION_POINT_VARIABLE, resolve_compaction_point
+    from inspector.antigravity.compaction_point import COMPACTION_POINT_VARIABLE, resolve_compaction_point
 
     point = resolve_compaction_point()
     return Threshold(min(point / limit, 1.0), f"Antigravity's compaction point, {point:,} tokens "

@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from inspector.antigravity.checkpoints import (
+from inspector.antigravity.checkpoints import checkpoints, summary_sections
+from inspector.antigravity.compaction_point import (
     COMPACTION_POINT_VARIABLE,
     DEFAULT_COMPACTION_POINT,
-    checkpoints,
     resolve_compaction_point,
-    summary_sections,
 )
 from inspector.antigravity.history import checker_history, command_exit
 from inspector.antigravity.report import report_of

@@ -16,28 +16,16 @@ are compared section by section with the snapshot diff
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from inspector.antigravity.compaction_point import DEFAULT_COMPACTION_POINT
 from inspector.antigravity.history import CheckerHistory, checker_history
 from inspector.antigravity.transcript import CHECKPOINT, Step, Transcript
 from inspector.compaction.snapshot import Section, Snapshot, SnapshotDiff, diff
 from inspector.quality import Report, check_snapshot
-
-DEFAULT_COMPACTION_POINT = 150_000  # tokens: where Antigravity is reported to compact on its own (~140-150k)
-COMPACTION_POINT_VARIABLE = "SESSION_INSPECTOR_COMPACTION_POINT"
-
-
-def resolve_compaction_point(explicit: int | None = None) -> int:
-    """The compaction point the gauge is drawn against: ``explicit`` (``--compaction-point``), else the
-    environment's ``SESSION_INSPECTOR_COMPACTION_POINT`` when it is a whole number above 0, else the default."""
-    if explicit is not None:
-        return explicit
-    configured = os.environ.get(COMPACTION_POINT_VARIABLE, "").strip().replace(",", "").replace("_", "")
-    return int(configured) if configured.isdigit() and int(configured) > 0 else DEFAULT_COMPACTION_POINT
 
 _HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")

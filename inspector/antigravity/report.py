@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.antigravity.checkpoints import (
-    DEFAULT_COMPACTION_POINT,
     Checkpoint,
     Gauge,
     checkpoints,
     context_after,
     replaced_positions,
 )
+from inspector.antigravity.compaction_point import DEFAULT_COMPACTION_POINT
 from inspector.antigravity.session import conversation_id
 from inspector.antigravity.transcript import Transcript
 from inspector.format import share_bar

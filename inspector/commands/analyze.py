@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
     session = load_showing_progress(args.file)
     if session.transcript is not None:  # an Antigravity transcript: its steps and checkpoints
-        from inspector.antigravity.checkpoints import resolve_compaction_point
+        from inspector.antigravity.compaction_point import resolve_compaction_point
         from inspector.antigravity.report import print_report, report_of
 
         print_report(report_of(session.transcript, resolve_compaction_point(args.compaction_point)),

@@ -46,7 +46,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_compaction_point(parser: argparse.ArgumentParser) -> None:
-    from inspector.antigravity.checkpoints import COMPACTION_POINT_VARIABLE, DEFAULT_COMPACTION_POINT
+    from inspector.antigravity.compaction_point import COMPACTION_POINT_VARIABLE, DEFAULT_COMPACTION_POINT
 
     parser.add_argument("--compaction-point", type=_whole, default=None, metavar="TOKENS",
                         help="an Antigravity transcript: the context size at which Antigravity compacts, that its "

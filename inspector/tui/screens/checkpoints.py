@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from inspector.antigravity import READ_ONLY
-from inspector.antigravity.checkpoints import resolve_compaction_point
+from inspector.antigravity.compaction_point import resolve_compaction_point
 from inspector.antigravity.report import TranscriptReport, checkpoint_lines, report_of
 from inspector.antigravity.transcript import Transcript
 from inspector.format import share_bar, visible
