@@ -21,7 +21,7 @@ from genai_prices import Usage, calc_price
 from genai_prices.data import providers
 from genai_prices.types import ModelPrice
 
-from inspector.pricing.table import CACHE_NAME, table_key
+from inspector.pricing.table import CACHE_NAME, MOST_TABLES, table_key
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -76,6 +76,16 @@ def _cache_file(cache: Path) -> Path:
     return cache / "session-inspector" / CACHE_NAME
 
 
+def _tables(cache: Path) -> dict[str, dict[str, Any]]:
+    """The kept tables' models by key, in the file's order (the last used last)."""
+    data = json.loads(_cache_file(cache).read_text(encoding="ascii"))
+    return {table["key"]: table["models"] for table in data["tables"]}
+
+
+def _file_of(*tables: tuple[str | None, dict[str, Any]]) -> bytes:
+    return json.dumps({"tables": [{"key": key, "models": models} for key, models in tables]}).encode()
+
+
 def test_a_second_run_reads_the_kept_prices_without_the_table(tmp_path: Path) -> None:
     models = [_fixed_model(), "gemini-2.5-pro", "gemini-2.5-flash", "no-such-model-anywhere"]
     first = _run(tmp_path, *models)
@@ -85,9 +95,9 @@ def test_a_second_run_reads_the_kept_prices_without_the_table(tmp_path: Path) ->
     assert second["prices"] == expected
     assert first["imported_table"] is True
     assert second["imported_table"] is False  # every answer came from the file
-    kept = json.loads(_cache_file(tmp_path).read_text(encoding="ascii"))
-    assert kept["key"] == table_key()
-    assert sorted(kept["models"]) == sorted(models)
+    kept = _tables(tmp_path)
+    assert list(kept) == [table_key()]
+    assert sorted(kept[table_key()]) == sorted(models)
     # the folder it made is the one the search index (every session's text) goes into: the owner's only
     assert stat.S_IMODE(_cache_file(tmp_path).parent.stat().st_mode) == 0o700
 
@@ -98,19 +108,40 @@ def test_prices_that_change_with_time_are_never_kept(tmp_path: Path) -> None:
         pytest.skip("the installed genai-prices has no Google model whose prices change with time")
     first = _run(tmp_path, dated, _fixed_model())
     assert first["prices"][dated] == _table(dated)
-    kept = json.loads(_cache_file(tmp_path).read_text(encoding="ascii"))
-    assert dated not in kept["models"]
+    assert dated not in _tables(tmp_path)[table_key()]
     assert _run(tmp_path, dated)["imported_table"] is True  # looked up again, each run
 
 
-def test_a_file_kept_for_another_table_is_not_believed(tmp_path: Path) -> None:
+def test_another_tables_prices_are_not_believed_and_are_kept_for_it(tmp_path: Path) -> None:
+    """Two installs used in turn (pipx and a venv): each reads its own table's kept prices, and
+    keeping its own leaves the other's, so neither imports its table again on every other run."""
     model = _fixed_model()
     path = _cache_file(tmp_path)
     path.parent.mkdir(parents=True)
     bogus = {"id": model, "name": "bogus", "input": "999", "cached": None, "output": "999"}
-    path.write_text(json.dumps({"key": "another table", "models": {model: bogus}}), encoding="ascii")
-    assert _run(tmp_path, model)["prices"][model] == _table(model)
-    assert json.loads(path.read_text(encoding="ascii"))["key"] == table_key()
+    path.write_bytes(_file_of(("another table", {model: bogus})))
+    first = _run(tmp_path, model)
+    assert first["prices"][model] == _table(model)
+    assert first["imported_table"] is True
+    kept = _tables(tmp_path)
+    assert list(kept) == ["another table", table_key()]
+    assert kept["another table"] == {model: bogus}
+    assert list(kept[table_key()]) == [model]
+    second = _run(tmp_path, model)
+    assert second["imported_table"] is False
+    assert second["prices"][model] == _table(model)
+
+
+def test_only_the_last_tables_used_are_kept(tmp_path: Path) -> None:
+    model = _fixed_model()
+    path = _cache_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    older = [(f"install {n}", {}) for n in range(MOST_TABLES + 2)]
+    path.write_bytes(_file_of(*older))
+    _run(tmp_path, model)
+    kept = list(_tables(tmp_path))
+    assert kept == [f"install {n}" for n in range(3, MOST_TABLES + 2)] + [table_key()]
+    assert len(kept) == MOST_TABLES
 
 
 @pytest.mark.parametrize("content", [
@@ -118,19 +149,20 @@ def test_a_file_kept_for_another_table_is_not_believed(tmp_path: Path) -> None:
     b"\xff\xfe\x00binary",
     b"[" * 100_000,
     b'{"key": null, "models": []}',
+    b'{"tables": [{"key": null, "models": []}, 5, {"key": "k"}]}',
     "KEY-MODELS-WRONG-FORM",
     "KEY-PRICE-NO-NUMBER",
     b" " * (2 << 20),
-], ids=["broken-json", "binary", "deep", "wrong-top", "wrong-entry", "price-no-number", "over-1-MiB"])
+], ids=["broken-json", "binary", "deep", "wrong-top", "wrong-tables", "wrong-entry", "price-no-number", "over-1-MiB"])
 def test_a_damaged_or_foreign_file_is_ignored(tmp_path: Path, content: bytes | str) -> None:
     model = _fixed_model()
     path = _cache_file(tmp_path)
     path.parent.mkdir(parents=True)
     if content == "KEY-MODELS-WRONG-FORM":
-        content = json.dumps({"key": table_key(), "models": {model: {"id": 1}}}).encode()
+        content = _file_of((table_key(), {model: {"id": 1}}))
     elif content == "KEY-PRICE-NO-NUMBER":
         entry = {"id": model, "name": "x", "input": "NaN-ish", "cached": None, "output": "1"}
-        content = json.dumps({"key": table_key(), "models": {model: entry}}).encode()
+        content = _file_of((table_key(), {model: entry}))
     assert isinstance(content, bytes)
     path.write_bytes(content)
     assert _run(tmp_path, model)["prices"][model] == _table(model)

@@ -28,8 +28,9 @@ from inspector.user_cache import HomeUnknown, cache_dir, made_cache_dir
 if TYPE_CHECKING:
     from genai_prices.types import TieredPrices
 
-CACHE_NAME = "prices-v1.json"
-MOST_MODELS = 256  # entries kept (a session may name anything as its model)
+CACHE_NAME = "prices-v2.json"
+MOST_MODELS = 256  # entries kept for one table (a session may name anything as its model)
+MOST_TABLES = 4  # tables kept: installs used in turn (pipx, a venv, ...) each keep theirs
 LONGEST_NAME = 200  # a model name longer than this is looked up each time, never kept
 MOST_BYTES = 1 << 20  # a cache file bigger than this is not read
 
@@ -125,12 +126,15 @@ def _entry_of(value: Any) -> ModelPrices | None:
 
 
 class _Kept:
-    """The cache file's entries for the installed table, read once per process."""
+    """The cache file's entries for the installed table, read once per process.  The file holds the
+    entries of the last ``MOST_TABLES`` tables used, the last used last: ``{"tables": [{"key": ...,
+    "models": {...}}, ...]}``, so that two installs used in turn do not each throw the other's away."""
 
     def __init__(self, path: Path | None, key: str | None) -> None:
         self.path = path
         self.key = key
         self.entries: dict[str, ModelPrices | None] = {}
+        self.others: list[dict[str, Any]] = []  # the other tables' as read, each checked, the last used last
         if key is not None:
             self._read()
 
@@ -143,13 +147,21 @@ class _Kept:
             data = json.loads(text) if len(text) <= MOST_BYTES else None
         except (OSError, ValueError, RecursionError):
             return
-        if not isinstance(data, dict) or data.get("key") != self.key or not isinstance(data.get("models"), dict):
+        tables = data.get("tables") if isinstance(data, dict) else None
+        if not isinstance(tables, list):
             return
-        models: dict[str, Any] = data["models"]
-        try:
-            self.entries = {name: _entry_of(value) for name, value in models.items()}
-        except ValueError:
-            return  # not what this module writes: start afresh
+        for table in tables[-MOST_TABLES:]:
+            if not isinstance(table, dict) or set(table) != {"key", "models"} or not isinstance(table["key"], str) \
+                    or not isinstance(table["models"], dict):
+                continue
+            try:
+                entries = {name: _entry_of(value) for name, value in table["models"].items()}
+            except ValueError:
+                continue  # not what this module writes: that table starts afresh
+            if table["key"] == self.key:
+                self.entries = entries
+            else:
+                self.others.append(table)
 
     def keep(self, model: str, prices: ModelPrices | None) -> None:
         if self.path is None or self.key is None or len(model) > LONGEST_NAME or len(self.entries) >= MOST_MODELS:
@@ -158,7 +170,8 @@ class _Kept:
         from inspector.store.files import atomic_write
 
         models = {name: _entry_json(entry) for name, entry in self.entries.items()}
-        data = json.dumps({"key": self.key, "models": models}, ensure_ascii=True, sort_keys=True)
+        tables = [*self.others[-(MOST_TABLES - 1):], {"key": self.key, "models": models}]
+        data = json.dumps({"tables": tables}, ensure_ascii=True, sort_keys=True)
         with contextlib.suppress(OSError):
             made_cache_dir(self.path.parent)
             atomic_write(self.path, data.encode("ascii"))
