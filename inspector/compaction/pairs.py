@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from array import array
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import partial
 from typing import Any, Generic, TypeVar
 
@@ -214,8 +214,9 @@ class AgenticCandidates:
         self._journal = None
         self.pairing.undo()
 
-    def add(self, i: int, role: str, calls: Sequence[CallKey], answers: Sequence[CallKey]) -> None:
-        """Turn ``i``, with the keys of its calls and of its responses (``figures.pair_key``)."""
+    def add(self, i: int, role: str, calls: tuple[CallKey, ...], answers: tuple[CallKey, ...]) -> None:
+        """Turn ``i``, with the keys of its calls and of its responses (``figures.pair_key``; as tuples, so
+        that compiled code reads them by place)."""
         found = self.found
         journal = self._journal
         call_turns = self.call_turns
