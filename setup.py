@@ -39,7 +39,8 @@ its dataclass says ``float``: ``50000`` written as ``50000.0``), so it stays Pyt
 
 One small hand-written C module, ``inspector/_kernel.c``, measures a string as
 JavaScript does (UTF-16 length, ASCII units, ``JSON.stringify`` length) in one
-pass and counts newlines; ``jsjson.py`` holds its Python definition.  The
+pass, counts newlines, and makes a packed column's chunk of values again in one
+call; ``jsjson.py`` and ``session/packed.py`` hold its Python definitions.  The
 same ``.py`` files stay the source of truth, and the package works without
 the extensions:
 
