@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.jsjson import utf16_len
+from inspector.session.columns import NATURAL
 from inspector.session.figures import ResponseFigures, response_figures, response_text
 from inspector.session.lazy import LazyList
 from inspector.tokens import DEFAULT_TOKEN_LIMIT, text_quarters
@@ -116,10 +117,10 @@ class TruncationPlan(LazyList[Truncation]):
                  text_of: Callable[[int, int], str] | None = None, items: Iterable[Truncation] = ()) -> None:
         self._output_path = output_path
         self._text_of = text_of
-        self._turns = array("q")
-        self._parts = array("q")
-        self._seqs = array("q")
-        self._tokens = array("q")
+        self._turns = array(NATURAL)
+        self._parts = array(NATURAL)
+        self._seqs = array(NATURAL)
+        self._tokens = array(NATURAL)
         self._changes = bytearray()  # 1: the truncation changes its turn's JSON
         self._tools: list[str] = []  # (the tool names are shared strings: a pointer each)
         self._kept: dict[int, Truncation] = {}  # index -> a truncation kept as an object

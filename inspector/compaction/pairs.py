@@ -14,6 +14,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Generic, TypeVar
 
+from inspector.session.columns import NATURAL
 from inspector.session.figures import CallKey, pair_key
 
 ORPHAN_RESPONSE = "[A result of {name} stood here; the call that asked for it was compacted away.]"
@@ -186,12 +187,12 @@ class AgenticCandidates:
 
     def __init__(self, record: bool = False) -> None:
         self.pairing: Pairing[int] = Pairing()  # a call's place among every call added, in order
-        self.call_turns = array("q")  # the turn of each call added, by its place
+        self.call_turns = array(NATURAL)  # the turn of each call added, by its place
         self.found: list[int] = []
         self.low = 0
         # for each response added, in order: the place of the call it answers, or -1 (none)
         self.answered: array[int] | None = array("q") if record else None
-        self.answer_turns = array("q")  # (recorded) the turn of each response added
+        self.answer_turns = array(NATURAL)  # (recorded) the turn of each response added
         self.call_names: list[str | None] = []  # (recorded) each call's name, by its place
         self.answer_names: list[str | None] = []  # (recorded) each response's name, in order
         self._journal: list[Callable[[], object]] | None = None

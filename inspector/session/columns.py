@@ -25,6 +25,11 @@ SHIFT = 12
 CHUNK = 1 << SHIFT  # items a chunk (4,096: 32 KiB of pointers)
 MASK = CHUNK - 1
 
+# The typecode of an array of whole numbers that are never below 0 (turns, places, counts): CPython
+# stores an unsigned item straight from the int, but a signed one ("q") through argument parsing,
+# ~50 ns more an item (an append ~80 ns against ~30 ns).
+NATURAL = "Q"
+
 
 class Column(LazyList[T]):
     """A read-only sequence (to its readers) grown by ``extend`` and cut by ``del column[start:]``;
