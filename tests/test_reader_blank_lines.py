@@ -31,8 +31,9 @@ BLANKS = (b"\n", b"   \n", b"\t\n", b" \x0b\x0c \n", b"  \t  \n")
 def _parses(monkeypatch: pytest.MonkeyPatch, path: Path, watch: ReadWatch | None = None) -> tuple[Session, int]:
     """``path`` loaded, and how many times ``orjson.loads`` (what ``jsonl.scan`` parses each line with
     first) was called meanwhile.  It is counted on the orjson module itself, not as ``jsonl.orjson``: a
-    module compiled by a recent mypyc keeps the modules it imports apart from its globals.  So the
-    count also holds the few parses of the first line that tell the file's format."""
+    core compiled where mypy sees orjson's types (the project's own venv) reads the modules it imports
+    from a cache of its own, not from its globals.  So the count also holds the few parses of the first
+    line that tell the file's format."""
     calls = 0
     loads = orjson.loads
 
