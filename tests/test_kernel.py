@@ -11,6 +11,8 @@ built on them against Node.
 
 from __future__ import annotations
 
+import marshal
+import sys
 from array import array
 
 import pytest
@@ -18,8 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.jsjson import js_stringify, py_string_measures, string_measures, utf16_len
-from inspector.session.figures import pack
-from inspector.session.packed import py_unpack_sized
+from inspector.session.packed import pack, py_pack_sized, py_unpack_sized
 from inspector.tokens import MAX_CHARS_FOR_FULL_HEURISTIC, quarters_of, text_quarters
 from tests.reference import strategies as gen
 
@@ -100,14 +101,86 @@ def test_count_newlines_refuses_a_backward_range() -> None:
         kernel.count_newlines(b"a\nb", 2, 1)
 
 
-# The values a packed column holds: JSON's values and tuples of them (session/packed.py).
+# The values a packed column holds: JSON's values and tuples of them (session/packed.py), with the text
+# the kernel writes apart (ASCII or not, lone surrogates, long, interned as figures.shared makes tool names).
+texts = st.one_of(st.text(max_size=20), strings, st.text(alphabet="ab", min_size=250, max_size=300),
+                  st.sampled_from(["run_shell_command", "read_file"]).map(sys.intern))
 packed_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.tuples(inner, inner) | st.lists(inner, max_size=4).map(tuple), max_leaves=12)
+    st.none() | st.booleans() | st.integers() | st.integers(-2**31, 2**31 - 1) | st.floats(allow_nan=False)
+    | texts,
+    lambda inner: st.tuples(inner, inner) | st.lists(inner, max_size=4).map(tuple) | st.lists(inner, max_size=3)
+    | st.dictionaries(texts, inner, max_size=3)
+    | st.integers(256, 258).map(lambda n: tuple(range(n))),  # (a tuple's 4-byte count)
+    max_leaves=12)
+PACKED = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 
 
-@EXAMPLES
-@given(values=st.lists(packed_values, max_size=40), growing=st.booleans())
+def shape(value: object) -> object:
+    """``value`` with each part's type beside it: ``==`` holds True equal to 1 and 1.0, and 0.0 to -0.0."""
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, [shape(item) for item in value])
+    if isinstance(value, dict):
+        return ("dict", [(shape(k), shape(v)) for k, v in value.items()])
+    return (type(value).__name__, repr(value))
+
+
+def pieces(data: bytes, lengths: array[int]) -> list[bytes]:
+    found, start = [], 0
+    for length in lengths:
+        found.append(data[start:start + length])
+        start += length
+    return found
+
+
+@PACKED
+@given(values=st.lists(packed_values, max_size=12))
+def test_pack_sized_writes_what_marshal_reads_back(values: list[object]) -> None:
+    """Every value the kernel packs is read back as itself, part for part and type for type: by marshal
+    (a packed column's single reads, a build without the kernel), by the kernel and by the Python
+    definition; and the Python definition's bytes read back the same through the kernel."""
+    expected = [value if value != () or type(value) is not tuple else () for value in values]
+    data, raw_lengths = kernel.pack_sized(values)
+    lengths = array("I", raw_lengths)
+    assert len(lengths) == len(values) and sum(lengths) == len(data)
+    assert [shape(marshal.loads(piece)) if piece else shape(()) for piece in pieces(data, lengths)] == \
+        [shape(value) for value in expected]
+    assert [shape(v) for v in kernel.unpack_sized(data, lengths)] == [shape(v) for v in expected]
+    assert [shape(v) for v in py_unpack_sized(data, lengths)] == [shape(v) for v in expected]
+    py_data, py_lengths = py_pack_sized(values)
+    assert [shape(v) for v in kernel.unpack_sized(py_data, array("I", py_lengths))] == [shape(v) for v in expected]
+    assert [len(piece) == 0 for piece in pieces(data, lengths)] == [value == () and type(value) is tuple
+                                                                    for value in values]
+
+
+def test_packed_interned_text_is_read_back_as_the_same_object() -> None:
+    """A tool name (interned by figures.shared) made again from its packed bytes is the one object,
+    not a copy a turn."""
+    name = sys.intern("a_tool_of_its_own_" + "x" * 300)
+    loose = "".join(["not", "_interned"])
+    data, lengths = kernel.pack_sized([(name, "é" + loose, loose), (sys.intern("é_tool"),)])
+    first, second = kernel.unpack_sized(data, array("I", lengths))
+    assert first[0] is name and second[0] is sys.intern("é_tool")
+    assert first[1:] == ("é" + loose, loose)
+
+
+def test_pack_sized_leaves_to_marshal_what_it_does_not_write() -> None:
+    """Ints past 32 bits, values nested deeper than the kernel goes, and a value marshal refuses: the
+    same bytes' values, and the same refusal, as the Python definition."""
+    deep: object = "bottom"
+    for _ in range(200):
+        deep = (deep, 1)
+    values = [2**40, -2**63, 2**100, (2**31, -2**31 - 1), deep]
+    data, lengths = kernel.pack_sized(values)
+    assert kernel.unpack_sized(data, array("I", lengths)) == values
+    for refused in ([object()], [(1, range(3))]):
+        with pytest.raises(ValueError):
+            kernel.pack_sized(refused)
+        with pytest.raises(ValueError):
+            py_pack_sized(refused)
+
+
+@PACKED
+@given(values=st.lists(packed_values, max_size=12), growing=st.booleans())
 def test_unpack_sized_is_its_python_definition(values: list[object], growing: bool) -> None:
     raws = [pack(value) for value in values]
     data: bytes | bytearray = b"".join(raws)

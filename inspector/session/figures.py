@@ -13,7 +13,6 @@ and measured here, a string at a time (``jsjson.string_measures``).  A turn's fi
 
 from __future__ import annotations
 
-import marshal
 import re
 import sys
 from collections.abc import Sequence
@@ -293,14 +292,6 @@ def _output_entry(j: int, part: dict[str, Any], fr: dict[str, Any], quarters: in
 
 
 _SHARED: dict[str, str] = {}
-
-
-def pack(value: Any) -> bytes:
-    """A value as ``packed.PackedColumn`` keeps it: its ``marshal`` bytes, the empty tuple as no bytes at
-    all (here, compiled: the reader packs five figures a turn)."""
-    if type(value) is tuple and not value:
-        return b""
-    return marshal.dumps(value)
 
 
 # The JSON.stringify length of the shapes the reader measures piece by piece, less their strings and

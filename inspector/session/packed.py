@@ -13,7 +13,7 @@ adds up its end offsets, kept while the chunk is.  An empty tuple, the
 value of most turns in most of these columns, takes no bytes and is read
 without unmarshalling.
 
-The reader packs each value as it measures the turn (``figures.pack``), so its blocks
+The reader packs a piece of turns' values a column at a time (``pack_sized``), so its blocks
 of rows carry them joined between its processes (``rows.RowBlock``), and ``rows.transpose``
 cuts them into chunks (``add_joined``): bytes and lengths copied a slice at a time, no
 offset added up.
@@ -35,10 +35,33 @@ from itertools import accumulate, chain
 from typing import Any, TypeVar
 
 from inspector.session.columns import CHUNK, MASK, SHIFT
-from inspector.session.figures import pack
 from inspector.session.lazy import LazyList
 
 T = TypeVar("T")
+
+
+def py_pack_sized(values: Sequence[Any]) -> tuple[bytes, bytes]:
+    """``values`` packed one after the other, and each one's byte length as an ``array("I")``'s bytes:
+    a value's bytes are what ``marshal.loads`` reads back as it, the empty tuple's are none
+    (``_kernel.pack_sized`` is the same in C, where it is built: the bytes differ, not what they read as)."""
+    raws = [marshal.dumps(value) if type(value) is not tuple or value else b"" for value in values]
+    return b"".join(raws), array("I", map(len, raws)).tobytes()
+
+
+def _c_pack_sized() -> Callable[[Sequence[Any]], tuple[bytes, bytes]]:
+    try:
+        from inspector._kernel import pack_sized
+    except ImportError:  # built without a C compiler
+        return py_pack_sized
+    return pack_sized
+
+
+pack_sized = _c_pack_sized()
+
+
+def pack(value: Any) -> bytes:
+    """One value as a ``PackedColumn`` keeps it (``pack_sized``'s)."""
+    return pack_sized((value,))[0]
 
 
 def py_unpack_sized(data: bytes | bytearray, lengths: array[int]) -> list[Any]:
@@ -79,7 +102,7 @@ class PackedColumn(LazyList[T]):
 
     @classmethod
     def of(cls, items: Sequence[bytes | T]) -> PackedColumn[T]:
-        """A column of ``items``, each packed already (``bytes``: ``figures.pack``'s) or a value."""
+        """A column of ``items``, each packed already (``bytes``: ``pack``'s) or a value."""
         column: PackedColumn[T] = cls()
         for k in range(0, len(items), CHUNK):
             column.add_chunk([item if type(item) is bytes else pack(item) for item in items[k:k + CHUNK]])
@@ -127,7 +150,7 @@ class PackedColumn(LazyList[T]):
         return chain.from_iterable(map(reversed, map(unpack_sized, reversed(self._data), reversed(self._lengths))))
 
     def raw(self) -> Iterator[bytes]:
-        """Every value as packed (``figures.pack``), in order."""
+        """Every value as packed (``pack``), in order."""
         for data, lengths in zip(self._data, self._lengths, strict=True):
             start = 0
             for length in lengths:

@@ -4,7 +4,7 @@
 *row* a turn).  The reader scans a file a block of lines at a time (``jsonl.scan``), and each
 scan hands the rows of the messages it measures to a ``RowBlock``, which sends them a piece of
 at most ``PIECE_ROWS`` turns at a time: made into columns, one per figure, the five small-tuple
-figures packed (``figures.pack``) into one ``bytes`` each, and marshalled once as one scan item
+figures packed (``packed.pack_sized``) into one ``bytes`` each, and marshalled once as one scan item
 (``("b", key, payload)``, between the reader's processes too).  A message carries only where
 its rows are in its piece (``RowsAt``).  Once the file is replayed, ``transpose`` makes the rows of the messages that
 remain into the columns of a ``turn_index.TurnIndex``: a run of messages that follow each
@@ -25,12 +25,11 @@ from inspector.session.figures import (
     CallKey,
     TurnRow,
     content_figures,
-    pack,
     recorded_model,
     usage_of,
 )
 from inspector.session.history import message_contents, message_id
-from inspector.session.packed import PackedColumn
+from inspector.session.packed import PackedColumn, pack_sized
 from inspector.session.usage_store import packed_row
 
 # The row's fields kept as ``packed.PackedColumn``s (responses, calls, answers, outputs, spread): the
@@ -104,9 +103,9 @@ class RowBlock:
         joined = []
         lengths = []
         for k in PACKED_AT:
-            values = [pack(value) for value in fields[k]]
-            joined.append(b"".join(values))
-            lengths.append(array("I", map(len, values)).tobytes())
+            data, value_lengths = pack_sized(fields[k])
+            joined.append(data)
+            lengths.append(value_lengths)
         sizes = array("I", reversed(self.sizes)).tobytes()
         self.sizes = []
         self.items.append((BLOCK_ITEM, self.key, marshal.dumps((sizes, columns, joined, lengths))))
