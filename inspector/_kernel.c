@@ -17,6 +17,8 @@
  *             (session/packed.py), one after the other in data, each one's byte
  *             length in lengths (an array("I")'s bytes): value k's bytes are
  *             what marshal.loads reads back as it, and () takes none;
+ * sum_sized(lengths, start, stop) -> sum(lengths[start:stop]) of an array("I"),
+ *             for 0 <= start <= stop (where a run of packed values starts);
  * unpack_sized(data, lengths) -> the values of one chunk of a packed column,
  *             one after the other in data: value k is the marshal.loads of its
  *             lengths[k] bytes, or () where it takes none; lengths is an
@@ -25,7 +27,7 @@
  * Nothing else is here: which strings a turn holds and how they add up is
  * Python (session/history.py builds turns, session/figures.py measures them).
  * The Python definitions are jsjson.py_string_measures, bytes.count,
- * packed.py_pack_sized and packed.py_unpack_sized; tests/test_kernel.py checks
+ * packed.py_pack_sized, sum and packed.py_unpack_sized; tests/test_kernel.py checks
  * this file against them.
  */
 
@@ -419,6 +421,35 @@ done:
     return found;
 }
 
+/* sum(lengths[start:stop]) for an array('I') and 0 <= start <= stop: where a run of a packed column's values
+   starts in its block (rows._Block.offset); sum() made an int of every length. */
+static PyObject *sum_sized(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "sum_sized(lengths, start, stop)");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t stop = PyLong_AsSsize_t(args[2]);
+    if (PyErr_Occurred()) return NULL;
+    Py_buffer lengths;
+    if (PyObject_GetBuffer(args[0], &lengths, PyBUF_FORMAT) < 0) return NULL;
+    PyObject *found = NULL;
+    Py_ssize_t count = lengths.len / (lengths.itemsize ? lengths.itemsize : 1);
+    if (lengths.itemsize != sizeof(unsigned int) || lengths.format == NULL || strcmp(lengths.format, "I") != 0) {
+        PyErr_SetString(PyExc_TypeError, "sum_sized: lengths must be an array('I')");
+    } else if (start < 0 || start > stop) {
+        PyErr_SetString(PyExc_ValueError, "sum_sized: 0 <= start <= stop");
+    } else {
+        if (stop > count) stop = count;
+        const unsigned int *at = (const unsigned int *)lengths.buf;
+        unsigned long long total = 0;
+        for (Py_ssize_t k = start; k < stop; k++) total += at[k];
+        found = PyLong_FromUnsignedLongLong(total);
+    }
+    PyBuffer_Release(&lengths);
+    return found;
+}
+
 static PyMethodDef methods[] = {
     {"measure_string", measure_string, METH_O,
      "measure_string(text): (UTF-16 units, ASCII units, JSON.stringify(text).length)"},
@@ -426,6 +457,8 @@ static PyMethodDef methods[] = {
      "count_newlines(data, start, stop): data.count(b'\\n', start, stop), for 0 <= start <= stop"},
     {"pack_sized", pack_sized, METH_O,
      "pack_sized(values): (the values packed one after the other, each one's length as array('I') bytes)"},
+    {"sum_sized", (PyCFunction)(void (*)(void))sum_sized, METH_FASTCALL,
+     "sum_sized(lengths, start, stop): sum(lengths[start:stop]) of an array('I'), for 0 <= start <= stop"},
     {"unpack_sized", (PyCFunction)(void (*)(void))unpack_sized, METH_FASTCALL,
      "unpack_sized(data, lengths): each value of a packed column's chunk (see session/packed.py)"},
     {NULL, NULL, 0, NULL},

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inspector.jsjson import js_stringify, py_string_measures, string_measures, utf16_len
-from inspector.session.packed import pack, py_pack_sized, py_unpack_sized
+from inspector.session.packed import pack, py_pack_sized, py_sum_sized, py_unpack_sized
 from inspector.tokens import MAX_CHARS_FOR_FULL_HEURISTIC, quarters_of, text_quarters
 from tests.reference import strategies as gen
 
@@ -198,3 +198,23 @@ def test_unpack_sized_refuses_lengths_past_the_data() -> None:
             kernel.unpack_sized(raws, lengths)
     with pytest.raises(TypeError):
         kernel.unpack_sized(raws, array("q", [5]))
+
+
+@EXAMPLES
+@given(lengths=st.lists(st.integers(0, 2**32 - 1), max_size=60), data=st.data())
+def test_sum_sized_is_its_python_definition(lengths: list[int], data: st.DataObject) -> None:
+    """Where a run of packed values starts: any run, past the end too (as a slice is), and lengths near
+    4 GiB whose sum does not fit 32 bits."""
+    sized = array("I", lengths)
+    start = data.draw(st.integers(0, len(lengths) + 2))
+    stop = data.draw(st.integers(start, len(lengths) + 3))
+    assert kernel.sum_sized(sized, start, stop) == py_sum_sized(sized, start, stop) == sum(lengths[start:stop])
+
+
+def test_sum_sized_refuses_a_backward_run_and_other_arrays() -> None:
+    with pytest.raises(ValueError):
+        kernel.sum_sized(array("I", [1, 2, 3]), 2, 1)
+    with pytest.raises(ValueError):
+        kernel.sum_sized(array("I", [1, 2, 3]), -1, 2)
+    with pytest.raises(TypeError):
+        kernel.sum_sized(array("q", [1, 2, 3]), 0, 2)

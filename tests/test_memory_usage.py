@@ -9,7 +9,7 @@ from pathlib import Path
 
 from inspector.session import load
 from inspector.session.rows import block_of
-from inspector.session.usage_store import PackedUsages
+from inspector.session.usage_store import PackedUsages, packed_row
 
 USAGE = {"input": 1000, "output": 20, "cached": 300, "thoughts": 4, "tool": 0, "total": 1024}
 ODD = [  # usages Gemini CLI does not write, kept exactly as recorded
@@ -102,3 +102,24 @@ def test_a_later_version_shares_the_usage_arrays_and_leaves_the_earlier_as_it_wa
     assert list(second) == [*before, (7, 7, 7, 7, 7, 7), None] and list(first) == before
     del second[500:]
     assert list(second) == before[:500] and list(first) == before
+
+
+def test_extending_by_pieces_is_appending_turn_by_turn() -> None:
+    """``extend`` grows the arrays a piece at a time: the same usages, slots and values as one ``append``
+    a turn, across piece boundaries and with every kind of usage (none, six whole numbers as the reader's
+    48 bytes or as a tuple, any other shape), onto a column that already holds some and onto a later
+    version that shares the arrays."""
+    kinds = [None, (1, 2, 3, 4, 5, 6), ODD[0], ODD[3], (2**63 + 5, 1, 0, 0, 0, 2**63 + 6), (True, 2, 3, 4, 5, 6)]
+    given = [kinds[k % len(kinds)] if k % 7 else (k, k, k, k, k, k) for k in range(9000)]
+    given[5] = packed_row((9, 8, 7, 6, 5, 4))  # (as a reader's row carries it)
+    one_by_one = PackedUsages()
+    for value in given:
+        one_by_one.append(value)
+    at_once = PackedUsages(given[:10])
+    at_once.extend(given[10:])
+    expected = [(9, 8, 7, 6, 5, 4) if k == 5 else value for k, value in enumerate(given)]
+    assert list(at_once) == list(one_by_one) == expected
+    assert at_once.held()[0] == one_by_one.held()[0] and at_once.held()[1] == one_by_one.held()[1]
+    later = at_once.head(len(at_once))
+    later.extend(given[:5000])
+    assert list(later) == [*expected, *expected[:5000]] and list(at_once) == expected

@@ -59,6 +59,23 @@ def _c_pack_sized() -> Callable[[Sequence[Any]], tuple[bytes, bytes]]:
 pack_sized = _c_pack_sized()
 
 
+def py_sum_sized(lengths: array[int], start: int, stop: int) -> int:
+    """Where a run of packed values from ``start`` to ``stop`` ends, counted from where it starts:
+    ``sum(lengths[start:stop])`` (``_kernel.sum_sized`` in C, where it is built, makes no int a length)."""
+    return sum(lengths[start:stop])
+
+
+def _c_sum_sized() -> Callable[[array[int], int, int], int]:
+    try:
+        from inspector._kernel import sum_sized
+    except ImportError:  # built without a C compiler
+        return py_sum_sized
+    return sum_sized
+
+
+sum_sized = _c_sum_sized()
+
+
 def pack(value: Any) -> bytes:
     """One value as a ``PackedColumn`` keeps it (``pack_sized``'s)."""
     return pack_sized((value,))[0]

@@ -29,7 +29,7 @@ from inspector.session.figures import (
     usage_of,
 )
 from inspector.session.history import message_contents, message_id
-from inspector.session.packed import PackedColumn, pack_sized
+from inspector.session.packed import PackedColumn, pack_sized, sum_sized
 from inspector.session.usage_store import packed_row
 
 # The row's fields kept as ``packed.PackedColumn``s (responses, calls, answers, outputs, spread): the
@@ -138,7 +138,8 @@ class _Block:
     def offset(self, p: int, place: int) -> int:
         """Where packed column ``p``'s value ``place`` (or the end, at ``len``) starts in its data."""
         at = self.places[p]
-        found = self.offsets[p] + sum(self.lengths[p][at:place]) if place >= at else sum(self.lengths[p][:place])
+        found = self.offsets[p] + sum_sized(self.lengths[p], at, place) if place >= at \
+            else sum_sized(self.lengths[p], 0, place)
         self.places[p], self.offsets[p] = place, found
         return found
 
