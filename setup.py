@@ -39,8 +39,11 @@ its dataclass says ``float``: ``50000`` written as ``50000.0``), so it stays Pyt
 
 One small hand-written C module, ``inspector/_kernel.c``, measures a string as
 JavaScript does (UTF-16 length, ASCII units, ``JSON.stringify`` length) in one
-pass, counts newlines, and makes a packed column's chunk of values again in one
-call; ``jsjson.py`` and ``session/packed.py`` hold its Python definitions.  The
+pass, counts newlines, and packs a column's small values in marshal's format and
+makes them again, a piece or a chunk of them in one call (``pack_sized``,
+``unpack_sized``, ``sum_sized``: 3.35G -> 3.14G instructions of ``analyze --json``
+on a 17,000-turn recording); ``jsjson.py`` and ``session/packed.py`` hold its
+Python definitions.  The
 same ``.py`` files stay the source of truth, and the package works without
 the extensions:
 

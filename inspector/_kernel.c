@@ -110,16 +110,30 @@ static PyObject *measure_string(PyObject *module, PyObject *text) {
     return result;
 }
 
+/* The start and stop of a call f(buffer, start, stop): -1 with an error set when it is not one. */
+static int range_args(PyObject *const *args, Py_ssize_t nargs, const char *usage, Py_ssize_t *start,
+                      Py_ssize_t *stop) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    *start = PyLong_AsSsize_t(args[1]);
+    *stop = PyLong_AsSsize_t(args[2]);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* 0 when ``view`` is an array('I')'s (a packed column's lengths), else -1 with a TypeError. */
+static int need_lengths(const Py_buffer *view, const char *message) {
+    if (view->itemsize == sizeof(unsigned int) && view->format != NULL && strcmp(view->format, "I") == 0) return 0;
+    PyErr_SetString(PyExc_TypeError, message);
+    return -1;
+}
+
 /* data.count(b"\n", start, stop) for 0 <= start <= stop; bytes.count looks at every
    byte, memchr skips ahead (lines of a recording are hundreds of bytes long). */
 static PyObject *count_newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "count_newlines(data, start, stop)");
-        return NULL;
-    }
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t stop = PyLong_AsSsize_t(args[2]);
-    if (PyErr_Occurred()) return NULL;
+    Py_ssize_t start, stop;
+    if (range_args(args, nargs, "count_newlines(data, start, stop)", &start, &stop) < 0) return NULL;
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     if (stop > view.len) stop = view.len;
@@ -391,10 +405,7 @@ static PyObject *unpack_sized(PyObject *module, PyObject *const *args, Py_ssize_
         return NULL;
     }
     PyObject *found = NULL;
-    if (lengths.itemsize != sizeof(unsigned int) || lengths.format == NULL || strcmp(lengths.format, "I") != 0) {
-        PyErr_SetString(PyExc_TypeError, "unpack_sized: lengths must be an array('I')");
-        goto done;
-    }
+    if (need_lengths(&lengths, "unpack_sized: lengths must be an array('I')") < 0) goto done;
     Py_ssize_t count = lengths.len / lengths.itemsize;
     const unsigned int *at = (const unsigned int *)lengths.buf;
     found = PyList_New(count);
@@ -424,22 +435,15 @@ done:
 /* sum(lengths[start:stop]) for an array('I') and 0 <= start <= stop: where a run of a packed column's values
    starts in its block (rows._Block.offset); sum() made an int of every length. */
 static PyObject *sum_sized(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "sum_sized(lengths, start, stop)");
-        return NULL;
-    }
-    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
-    Py_ssize_t stop = PyLong_AsSsize_t(args[2]);
-    if (PyErr_Occurred()) return NULL;
+    Py_ssize_t start, stop;
+    if (range_args(args, nargs, "sum_sized(lengths, start, stop)", &start, &stop) < 0) return NULL;
     Py_buffer lengths;
     if (PyObject_GetBuffer(args[0], &lengths, PyBUF_FORMAT) < 0) return NULL;
     PyObject *found = NULL;
     Py_ssize_t count = lengths.len / (lengths.itemsize ? lengths.itemsize : 1);
-    if (lengths.itemsize != sizeof(unsigned int) || lengths.format == NULL || strcmp(lengths.format, "I") != 0) {
-        PyErr_SetString(PyExc_TypeError, "sum_sized: lengths must be an array('I')");
-    } else if (start < 0 || start > stop) {
+    if (start < 0 || start > stop) {
         PyErr_SetString(PyExc_ValueError, "sum_sized: 0 <= start <= stop");
-    } else {
+    } else if (need_lengths(&lengths, "sum_sized: lengths must be an array('I')") == 0) {
         if (stop > count) stop = count;
         const unsigned int *at = (const unsigned int *)lengths.buf;
         unsigned long long total = 0;
