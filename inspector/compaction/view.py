@@ -33,7 +33,7 @@ from inspector.compaction.split import ends_safely, is_split_candidate, split_po
 from inspector.jsjson import js_json_len, js_string_json_len, truthy
 from inspector.session.figures import INVALID_MODEL_TURN, OTHER_TURN, PLAIN_TURN, ResponseFigures, content_figures
 from inspector.session.history import is_valid_model_content, joined, strip_thoughts
-from inspector.session.turn_index import TurnIndex
+from inspector.session.turn_index import TurnIndex, tail_list
 
 # Gemini CLI's model aliases, as resolveModel names them when asked whether a model is Gemini 3
 # (with preview access, its default): every one is a Gemini 3 model except auto-gemini-2.5.
@@ -227,20 +227,21 @@ def _invalid(content: dict[str, Any]) -> bool:
     return content.get("role") == "model" and not is_valid_model_content(content)
 
 
-def _dropped_runs(roles: Sequence[Any], invalid: Callable[[int], bool], start: int = 0) -> set[int]:
-    """The turns from ``start`` on in runs of model turns that hold a turn ``invalid`` says is not valid."""
+def _dropped_runs(roles: list[Any], invalid: Callable[[int], bool], start: int = 0) -> set[int]:
+    """The turns in runs of model turns that hold a turn ``invalid`` says is not valid; ``roles[k]`` is
+    turn ``start + k``'s role, and ``invalid`` is asked by that place ``k``."""
     out: set[int] = set()
-    i, count = start, len(roles)
-    while i < count:
-        if roles[i] != "model":
-            i += 1
+    k, count = 0, len(roles)
+    while k < count:
+        if roles[k] != "model":
+            k += 1
             continue
-        end = i
+        end = k
         while end < count and roles[end] == "model":
             end += 1
-        if any(invalid(k) for k in range(i, end)):
-            out.update(range(i, end))
-        i = end
+        if any(invalid(j) for j in range(k, end)):
+            out.update(range(start + k, start + end))
+        k = end
     return out
 
 
@@ -252,8 +253,12 @@ class _Walk:
 
     def run(self, start: int) -> None:
         columns, index = self.columns, self.index
-        roles, cuts, shapes, json_lengths = index.roles, index.thought_json, index.shape, index.json_lengths
-        candidate, safe = index.is_candidate, index.is_safe_end
+        # turn ``start + k``'s figures at ``k``, as lists: compiled, a list is read by place without an int
+        # object and a generic lookup a cell (both were a third of the walk)
+        roles, cuts, shapes = tail_list(index.roles, start), tail_list(index.thought_json, start), \
+            tail_list(index.shape, start)
+        json_lengths, candidate, safe = tail_list(index.json_lengths, start), tail_list(index.is_candidate, start), \
+            tail_list(index.is_safe_end, start)
         joining = columns.view is HistoryView.JOINED
         dropped = _dropped_runs(roles, lambda k: shapes[k] == INVALID_MODEL_TURN, start)
         prefix, left_out = columns.prefix, columns.left_out
@@ -263,20 +268,22 @@ class _Walk:
         group = group_start = -1
         seen = start > 0
         built = group_candidate = group_safe = False
-        for i in range(start, len(roles)):
-            turn_role = roles[i]
-            plain = shapes[i] == PLAIN_TURN
-            sent = json_lengths[i] - cuts[i] if joining else json_lengths[i]
-            if i in dropped or (joining and (sent == self._overhead(overhead, turn_role) + 1 if plain  # "parts":[]
-                                             else strip_thoughts(self.content_of(i)) is None)):
+        for k in range(len(roles)):
+            i = start + k
+            turn_role = roles[k]
+            plain = shapes[k] == PLAIN_TURN
+            sent = json_lengths[k] - cuts[k] if joining else json_lengths[k]
+            # left out: in a dropped run, or (joined) left empty without its thoughts ("parts":[] when plain)
+            if (dropped and i in dropped) or (joining and (sent == self._overhead(overhead, turn_role) + 1 if plain
+                                                           else strip_thoughts(self.content_of(i)) is None)):
                 prefix.append(total)
                 left_out.append(i)
                 continue
             if joining and group >= 0 and turn_role and turn_role == role:
                 total += sent - self._overhead(overhead, turn_role)  # its parts and a comma
                 built = built or not plain
-                group_candidate = group_candidate and candidate[i]
-                group_safe = group_safe and safe[i]
+                group_candidate = group_candidate and candidate[k]
+                group_safe = group_safe and safe[k]
             else:
                 if group >= 0:
                     self._close(group, group_start, built, group_candidate, group_safe)
@@ -285,7 +292,7 @@ class _Walk:
                 role, group, group_start = turn_role, i, i if seen else 0
                 seen = True
                 built = joining and not plain
-                group_candidate, group_safe = candidate[i], safe[i]
+                group_candidate, group_safe = candidate[k], safe[k]
             prefix.append(total)
         if group >= 0:
             self._close(group, group_start, built, group_candidate, group_safe)

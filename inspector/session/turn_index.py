@@ -127,6 +127,16 @@ def listed(column: Sequence[T]) -> list[T]:
     return column.tolist() if isinstance(column, Column) else list(column)
 
 
+def tail_list(column: Sequence[T], start: int) -> list[T]:
+    """A column's items from turn ``start`` on as a list (turn ``start + k`` at ``k``): the column itself
+    when it is a list and ``start`` is 0 (a whole read's), else a copy of that part (a live version's
+    ``columns.Column``, read from near its end), for compiled code that reads it turn by turn."""
+    if start == 0:
+        return listed(column)
+    found = column[start:]
+    return found if isinstance(found, list) else list(found)
+
+
 # The per-turn fields, in the order of a reader's row: ``TurnIndex``'s own field list (the one place it is
 # written; ``figures.content_figures`` builds each row in this order, ``tests/test_reader.py`` checks it).
 ROW_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(TurnIndex) if f.name != "message_starts")
