@@ -214,6 +214,11 @@ class Analysis:
         count = len(roles)
         for (start, rows), (_, usages) in zip(row_batches(count, reuse, _HISTORY_ROW),
                                               row_batches(count, reuse, _USAGE_ROW), strict=True):
+            # the batch's slots, and the values they point into, as lists (read by place when compiled;
+            # an array's cell is an int object made and a generic lookup)
+            batch_slots = slots[start:start + len(rows)].tolist()
+            first, last = _span(batch_slots)
+            batch_values = values[first:last].tolist()
             for k in range(len(rows)):
                 i = start + k
                 row = rows[k]
@@ -223,11 +228,12 @@ class Analysis:
                 row["kind"] = kinds[i]
                 row["estimated_tokens"] = quarters[i] // 4
                 row["json_chars"] = chars[i]
-                slot = slots[i]
+                slot = batch_slots[k]
                 if slot >= 0:  # six whole numbers: Gemini CLI's six keys, in order (see usage_dict)
                     u = usages[k]
-                    u[k0], u[k1], u[k2] = values[slot], values[slot + 1], values[slot + 2]
-                    u[k3], u[k4], u[k5] = values[slot + 3], values[slot + 4], values[slot + 5]
+                    at = slot - first
+                    u[k0], u[k1], u[k2] = batch_values[at], batch_values[at + 1], batch_values[at + 2]
+                    u[k3], u[k4], u[k5] = batch_values[at + 3], batch_values[at + 4], batch_values[at + 5]
                     row["recorded"] = u
                     continue
                 p = None if slot == NO_USAGE else other[i]
@@ -275,6 +281,18 @@ _HISTORY_ROW: dict[str, Any] = dict.fromkeys(
     ("index", "role", "record_id", "kind", "estimated_tokens", "json_chars", "recorded"))
 _USAGE_ROW: dict[str, Any] = dict.fromkeys(USAGE_KEYS)
 _TRUNCATION_ROW: dict[str, Any] = dict.fromkeys(("turn", "tool", "original_tokens", "new_tokens", "output_file"))
+
+
+def _span(slots: list[int]) -> tuple[int, int]:
+    """Where the six values of the usages at ``slots`` (``PackedUsages.held``) begin and end among the
+    values (slots grow with the turns; a negative one holds none): (0, 0) when none does."""
+    first = next((slot for slot in slots if slot >= 0), -1)
+    if first < 0:
+        return 0, 0
+    k = len(slots) - 1
+    while slots[k] < 0:
+        k -= 1
+    return first, slots[k] + len(USAGE_KEYS)
 
 
 def row_batches(count: int, reuse: bool, blank: dict[str, Any]) -> Iterator[tuple[int, list[dict[str, Any]]]]:

@@ -7,6 +7,7 @@ import json
 from array import array
 from pathlib import Path
 
+from inspector.analysis import ROWS_BATCH, analyze
 from inspector.session import load
 from inspector.session.rows import block_of
 from inspector.session.usage_store import PackedUsages, packed_row
@@ -123,3 +124,27 @@ def test_extending_by_pieces_is_appending_turn_by_turn() -> None:
     later = at_once.head(len(at_once))
     later.extend(given[:5000])
     assert list(later) == [*expected, *expected[:5000]] and list(at_once) == expected
+
+
+def test_the_reports_rows_carry_each_turns_usage_across_batches(tmp_path: Path) -> None:
+    """The JSON history's rows read usage a batch at a time from the arrays: a batch with no usage at
+    all, batches that start or end on one, and usage of any other shape, each row as the column has it."""
+    lines = [{"sessionId": "s-1", "projectHash": "p" * 64, "startTime": "2026-11-28T00:00:00.000Z",
+              "lastUpdated": "2026-11-28T00:00:00.000Z", "kind": "main"}]
+    pairs = ROWS_BATCH + 300  # two turns a pair: the first batch holds no usage, the rest every kind
+    for k in range(pairs):
+        lines.append({"id": f"u{k}", "timestamp": "2026-11-28T00:00:00.000Z", "type": "user",
+                      "content": [{"text": f"question {k}"}]})
+        answer = {"id": f"m{k}", "timestamp": "2026-11-28T00:00:00.000Z", "type": "gemini",
+                  "content": f"answer {k}", "model": "gemini-2.5-pro"}
+        if k >= ROWS_BATCH // 2 + 7:
+            answer["tokens"] = ODD[k % len(ODD)] if k % 5 == 0 else {**USAGE, "input": k}
+        lines.append(answer)
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    session = load(path)
+    result = analyze(session)
+    rows = result.to_json(session.path, session.format, session.session_id)["history"]
+    assert [row["recorded"] for row in rows] == list(session.turn_index.usage)
+    assert rows[0]["recorded"] is None and rows[-1]["recorded"] is not None
+    assert any(row["recorded"] in ODD for row in rows)
