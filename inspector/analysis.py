@@ -208,17 +208,15 @@ class Analysis:
         kinds, quarters, chars = listed(self.kinds), listed(self.quarters), listed(self.json_chars)
         found_roles, found_ids = _roles_and_record_ids(self.turns)
         roles, record_ids = listed(found_roles), listed(found_ids)
-        # each turn's usage read from the arrays it is held in (no tuple made per turn: that cost more than the row)
-        slots, values, other = self.recorded.packed().held()
+        # each turn's usage read from the arrays it is held in, a batch at a time as lists (no tuple made per
+        # turn: that cost more than the row)
+        usage = self.recorded.packed()
+        other = usage.held()[2]
         k0, k1, k2, k3, k4, k5 = USAGE_KEYS
         count = len(roles)
         for (start, rows), (_, usages) in zip(row_batches(count, reuse, _HISTORY_ROW),
                                               row_batches(count, reuse, _USAGE_ROW), strict=True):
-            # the batch's slots, and the values they point into, as lists (read by place when compiled;
-            # an array's cell is an int object made and a generic lookup)
-            batch_slots = slots[start:start + len(rows)].tolist()
-            first, last = _span(batch_slots)
-            batch_values = values[first:last].tolist()
+            batch_slots, first, batch_values = usage.pieces(start, start + len(rows))
             for k in range(len(rows)):
                 i = start + k
                 row = rows[k]
@@ -281,18 +279,6 @@ _HISTORY_ROW: dict[str, Any] = dict.fromkeys(
     ("index", "role", "record_id", "kind", "estimated_tokens", "json_chars", "recorded"))
 _USAGE_ROW: dict[str, Any] = dict.fromkeys(USAGE_KEYS)
 _TRUNCATION_ROW: dict[str, Any] = dict.fromkeys(("turn", "tool", "original_tokens", "new_tokens", "output_file"))
-
-
-def _span(slots: list[int]) -> tuple[int, int]:
-    """Where the six values of the usages at ``slots`` (``PackedUsages.held``) begin and end among the
-    values (slots grow with the turns; a negative one holds none): (0, 0) when none does."""
-    first = next((slot for slot in slots if slot >= 0), -1)
-    if first < 0:
-        return 0, 0
-    k = len(slots) - 1
-    while slots[k] < 0:
-        k -= 1
-    return first, slots[k] + len(USAGE_KEYS)
 
 
 def row_batches(count: int, reuse: bool, blank: dict[str, Any]) -> Iterator[tuple[int, list[dict[str, Any]]]]:

@@ -126,6 +126,19 @@ class PackedUsages(LazySequence[PackedUsage]):
         ``NO_USAGE``, or ``OTHER_USAGE`` (its usage in the third, by turn)."""
         return self._slots, self._values, self._other
 
+    def pieces(self, start: int, stop: int) -> tuple[list[int], int, list[int]]:
+        """Turns ``start`` to ``stop`` (this object's) for a fast pass: their slots (as ``held``'s), where
+        the values they point into begin, and those values, as lists (compiled, a list is read by place;
+        an array's cell is an int object made and a generic lookup a read)."""
+        slots = self._slots[start:min(stop, self._count)].tolist()
+        first = next((slot for slot in slots if slot >= 0), -1)
+        if first < 0:
+            return slots, 0, []
+        k = len(slots) - 1
+        while slots[k] < 0:
+            k -= 1
+        return slots, first, self._values[first:slots[k] + _WIDTH].tolist()
+
     def _at(self, index: int) -> PackedUsage:
         slot = self._slots[index]
         if slot >= 0:
@@ -134,13 +147,16 @@ class PackedUsages(LazySequence[PackedUsage]):
 
     def __iter__(self) -> Iterator[PackedUsage]:
         """Every turn's usage in order: one pass, no index checked and looked up per turn."""
-        values, other, slots = self._values, self._other, self._slots
-        for i in range(self._count):  # (the arrays may be shared with a later version that grew them)
-            slot = slots[i]
-            if slot >= 0:
-                yield tuple(values[slot:slot + _WIDTH])
-            else:
-                yield None if slot == _NONE else other[i]
+        other = self._other
+        for start in range(0, self._count, _PIECE):  # (the arrays may be shared with a later version that grew them)
+            slots, first, values = self.pieces(start, start + _PIECE)
+            for k in range(len(slots)):
+                slot = slots[k]
+                if slot >= 0:
+                    at = slot - first
+                    yield (values[at], values[at + 1], values[at + 2], values[at + 3], values[at + 4], values[at + 5])
+                else:
+                    yield None if slot == _NONE else other[start + k]
 
     def __delitem__(self, index: slice) -> None:
         """``del usages[start:]``: every turn from ``start`` on dropped (the only deletion a grown
