@@ -123,6 +123,8 @@ def test_extending_by_pieces_is_appending_turn_by_turn() -> None:
     assert at_once.held()[0] == one_by_one.held()[0] and at_once.held()[1] == one_by_one.held()[1]
     later = at_once.head(len(at_once))
     later.extend(given[:5000])
+    at_once.extend([])  # no longer at the arrays' end, and nothing added: they stay shared, not copied
+    assert at_once.held()[1] is later.held()[1] and list(at_once) == expected
     assert list(later) == [*expected, *expected[:5000]] and list(at_once) == expected
 
 

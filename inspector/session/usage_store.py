@@ -37,15 +37,7 @@ def packed_row(usage: PackedUsage) -> bytes | PackedUsage:
     return usage
 
 
-def _grow(slots: array[int], values: array[int], found: list[int], rows: list[bytes]) -> None:
-    """``found`` and ``rows`` added to the arrays, and both emptied."""
-    slots.extend(found)
-    values.frombytes(b"".join(rows))
-    found.clear()
-    rows.clear()
-
-
-_PIECE = 4096  # turns gathered before the arrays grow (a few tens of KiB of ints at most)
+_PIECE = 4096  # turns gathered before the arrays grow (~160 KiB of slots at most)
 NO_USAGE = _NONE = -1  # a turn's slot: no usage
 OTHER_USAGE = _OTHER = -2  # a turn's slot: its usage is in ``_other`` (not six whole numbers)
 _WIDTH = 6  # len(figures.USAGE_KEYS)
@@ -94,12 +86,9 @@ class PackedUsages(LazySequence[PackedUsage]):
     def extend(self, packed: Iterable[bytes | PackedUsage]) -> None:
         """``append`` each, the arrays grown a piece of ``_PIECE`` turns at a time (an array's ``append``
         is a method call a turn: a whole read's usage column went through 5 of them a turn)."""
-        self._own()
-        slots, values, other = self._slots, self._values, self._other
         found: list[int] = []  # this piece's slots
         rows: list[bytes] = []  # and its rows of six values
-        used = len(values)
-        turn = len(slots)
+        used, turn = self._used, self._count  # (this object's: the arrays may hold a later version's too)
         for value in packed:
             row = value if value is None or type(value) is bytes else packed_row(value)  # type: ignore[arg-type]
             if row is None:
@@ -109,13 +98,24 @@ class PackedUsages(LazySequence[PackedUsage]):
                 used += _WIDTH
                 rows.append(row)
             else:
-                other[turn] = row  # type: ignore[assignment]
+                self._other[turn] = row  # type: ignore[assignment]
                 found.append(_OTHER)
             turn += 1
             if len(found) == _PIECE:
-                _grow(slots, values, found, rows)
-        _grow(slots, values, found, rows)
-        self._count, self._used = len(slots), len(values)
+                self._grow(found, rows)
+        self._grow(found, rows)
+
+    def _grow(self, found: list[int], rows: list[bytes]) -> None:
+        """``found`` and ``rows`` added to the arrays, made this object's own first (nothing added:
+        nothing copied), and both emptied."""
+        if not found:
+            return
+        self._own()
+        self._slots.extend(found)
+        self._values.frombytes(b"".join(rows))
+        self._count, self._used = len(self._slots), len(self._values)
+        found.clear()
+        rows.clear()
 
     def __len__(self) -> int:
         return self._count
