@@ -69,19 +69,7 @@ class PackedUsages(LazySequence[PackedUsage]):
 
     def append(self, packed: bytes | PackedUsage) -> None:
         """One more turn's usage: a ``PackedUsage``, or a reader's row's (``packed_row``)."""
-        self._own()
-        self._count += 1
-        if packed is None:
-            self._slots.append(_NONE)
-            return
-        row = packed if type(packed) is bytes else packed_row(packed)  # type: ignore[arg-type]
-        if type(row) is bytes:
-            self._slots.append(len(self._values))
-            self._values.frombytes(row)
-            self._used = len(self._values)
-            return
-        self._other[len(self._slots)] = row  # type: ignore[assignment]
-        self._slots.append(_OTHER)
+        self.extend((packed,))
 
     def extend(self, packed: Iterable[bytes | PackedUsage]) -> None:
         """``append`` each, the arrays grown a piece of ``_PIECE`` turns at a time (an array's ``append``
