@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import select
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -13,9 +16,9 @@ from hypothesis import strategies as st
 
 from inspector.analysis import analyze
 from inspector.live.watch import state_of
-from inspector.session import load, parse
+from inspector.session import load, parse, reader
 from inspector.session.errors import ReadCancelled
-from inspector.session.reader import ReadWatch
+from inspector.session.reader import ForkedCall, ReadWatch
 from inspector.session.records import MessageList
 from inspector.tui.loading import Cancelled, read_session
 
@@ -97,6 +100,55 @@ def test_stopping_a_two_process_read_ends_the_second_process(tmp_path: Path, mod
                           text=True, check=False, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "stopped, no child left"
+
+
+# -- the second process's part ---------------------------------------------------------------------
+
+
+here = os.getpid()  # (a forked child's differs)
+
+
+def _exited(pid: int) -> bool:
+    """Whether process ``pid`` (a child of this one) has exited, waiting up to a minute; it is not reaped."""
+    watch = os.pidfd_open(pid)
+    try:
+        return bool(select.select([watch], [], [], 60)[0])
+    finally:
+        os.close(watch)
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs os.pidfd_open (Linux) to see the child exit")
+def test_a_forked_child_leaves_its_part_and_exits_before_it_is_asked_for() -> None:
+    part = ["x" * 1000 + str(n) for n in range(4000)]  # 4 MB marshalled: far more than a pipe holds
+    child = ForkedCall(lambda: part)
+    assert _exited(child.pid), "the child waited for this process to take its part"
+    assert child.result() == (True, part)
+    assert child.pid == 0
+
+
+def test_a_forked_child_that_fails_sends_nothing_and_its_part_is_done_here() -> None:
+    def fails() -> list[int]:
+        raise RuntimeError("no")
+
+    assert ForkedCall(fails).result() == (False, None)
+    assert reader.in_two_processes(lambda: 1, lambda: [2] if os.getpid() == here else fails()) == (1, [2])
+
+
+def test_without_memfd_the_part_waits_in_an_unlinked_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(os, "memfd_create", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    part = {"rows": list(range(100_000)), "text": "é😀"}
+    assert reader.in_two_processes(lambda: "first", lambda: part) == ("first", part)
+    assert list(tmp_path.iterdir()) == []  # nothing left behind
+
+
+def test_a_forked_child_no_longer_wanted_is_stopped_and_its_part_let_go() -> None:
+    child = ForkedCall(lambda: [n for n in range(10**9)])  # would run for minutes
+    pid = child.pid
+    child.kill()
+    assert child.pid == 0
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # killed and reaped
 
 
 @pytest.mark.usefixtures("stream_everything")

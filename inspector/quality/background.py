@@ -3,7 +3,7 @@
 ``start`` begins ``ground.extract`` on the history a compaction is about to
 summarise.  In a single-threaded process (the command line) with a second
 CPU, on a long history, it runs in a forked child at the same time as the
-summariser, and its facts come back through a pipe as plain values;
+summariser, and its facts come back as plain values (``session.reader.ForkedCall``);
 anywhere else (the app's threads, a short history, one CPU,
 ``SESSION_INSPECTOR_SERIAL``) it runs when the facts are asked for.  Either
 way the facts are the same: the child runs the very same ``extract``.  A

@@ -29,10 +29,12 @@ import contextlib
 import gc
 import hashlib
 import marshal
+import mmap
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -97,26 +99,48 @@ def parallel_mode(size: int) -> Parallel | None:
 # -- two processes ----------------------------------------------------------------------------------
 
 
+def _payload_file() -> int:
+    """A file in memory for a second process to leave its marshalled value in: it waits there, not in
+    a pipe the child would block on until this process is ready for it (on Linux an anonymous
+    ``memfd``; elsewhere a temporary file already unlinked)."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("session-inspector-part", os.MFD_CLOEXEC)
+    handle, path = tempfile.mkstemp(prefix="session-inspector-part-")
+    os.unlink(path)
+    return handle
+
+
+def _take_payload(fd: int, sent: bool) -> tuple[bool, Any]:
+    """``(True, value)`` of what a second process left in ``fd`` (``_payload_file``) when it says it
+    ``sent`` it, else ``(False, None)``; closes ``fd``."""
+    try:
+        size = os.fstat(fd).st_size
+        if not sent or not size:
+            return (False, None)
+        with mmap.mmap(fd, size, prot=mmap.PROT_READ) as view:  # (read in place: no copy of it is made)
+            return (True, marshal.loads(view))
+    finally:
+        os.close(fd)
+
+
 class ForkedCall:
-    """``work()`` begun now in a forked child; ``result()`` waits for its value, sent back
-    through a pipe, marshalled (so it must be made of plain values); ``kill()`` stops a child
+    """``work()`` begun now in a forked child; ``result()`` waits for its value, left marshalled (so
+    it must be made of plain values) in a file in memory (``_payload_file``); ``kill()`` stops a child
     whose value is no longer wanted.  Only for a single-threaded process (``second_process``)."""
 
     def __init__(self, work: Callable[[], Any]) -> None:
-        reader, writer = os.pipe()
+        payload_fd = _payload_file()
         pid = os.fork()
-        if pid == 0:  # the child: do the work, send it, leave at once
+        if pid == 0:  # the child: do the work, leave it, exit at once
             status = 1
             try:
-                os.close(reader)
                 payload = marshal.dumps(work())
-                with os.fdopen(writer, "wb") as out:
+                with os.fdopen(payload_fd, "wb") as out:
                     out.write(payload)
                 status = 0
             finally:
                 os._exit(status)
-        os.close(writer)
-        self._pid, self._reader = pid, reader
+        self._pid, self._payload = pid, payload_fd
 
     @property
     def pid(self) -> int:
@@ -125,17 +149,15 @@ class ForkedCall:
 
     def result(self) -> tuple[bool, Any]:
         """``(True, value)`` once the child has sent it, ``(False, None)`` when it failed."""
-        with os.fdopen(self._reader, "rb") as incoming:
-            self._reader = -1
-            payload = incoming.read()
         _, status = os.waitpid(self._pid, 0)
         self._pid = 0
-        return (True, marshal.loads(payload)) if status == 0 and payload else (False, None)
+        payload, self._payload = self._payload, -1
+        return _take_payload(payload, status == 0)
 
     def kill(self) -> None:
-        if self._reader >= 0:
-            os.close(self._reader)
-            self._reader = -1
+        if self._payload >= 0:
+            os.close(self._payload)
+            self._payload = -1
         if self._pid:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGKILL)
@@ -158,26 +180,30 @@ def in_two_processes(first: Callable[[], Any], second: Callable[[], Any]) -> tup
 
 def beside_a_spawned_process(first: Callable[[], Any], fd: int, middle: int, size: int) -> tuple[Any, Any]:
     """``(first(), scan_tail(fd, middle, size))``, the second run at the same time by a fresh interpreter
-    that is handed the descriptor (safe from a threaded process).  If it fails, it runs here instead."""
+    that is handed the descriptor (safe from a threaded process) and one to leave its part in
+    (``_payload_file``).  If it fails, it runs here instead."""
     package_root = str(Path(__file__).resolve().parents[2])  # the same inspector package as this one
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    child = subprocess.Popen(
-        [sys.executable, "-m", "inspector.session.reader", str(fd), str(middle), str(size)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, pass_fds=(fd,), env=env,
-    )
-    assert child.stdout is not None
-    with child.stdout as incoming:
-        try:
-            done = first()
-        except BaseException:
-            child.kill()
-            child.wait()
-            raise
-        payload = incoming.read()
-    if child.wait() != 0 or not payload:
-        return done, scan_tail(fd, middle, size)
-    return done, marshal.loads(payload)
+    payload = _payload_file()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "inspector.session.reader", str(fd), str(middle), str(size), str(payload)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(fd, payload),
+            env=env,
+        )
+    except BaseException:
+        os.close(payload)
+        raise
+    try:
+        done = first()
+    except BaseException:
+        os.close(payload)
+        child.kill()
+        child.wait()
+        raise
+    sent, value = _take_payload(payload, child.wait() == 0)
+    return done, value if sent else scan_tail(fd, middle, size)
 
 
 def scan_file(data: bytes) -> tuple[Items, int]:
@@ -390,12 +416,13 @@ def _count_lines(newlines: int, size: int, ends_with_newline: bool) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    """The spawned second process: ``python -m inspector.session.reader FD MIDDLE SIZE``."""
-    fd, middle, size = (int(value) for value in argv)
+    """The spawned second process: ``python -m inspector.session.reader FD MIDDLE SIZE OUT``, its part
+    left marshalled in descriptor OUT."""
+    fd, middle, size, out = (int(value) for value in argv)
     gc.disable()  # as loader.paused_gc does for the first part: nothing read forms a cycle
     payload = marshal.dumps(scan_tail(fd, middle, size))
-    with os.fdopen(sys.stdout.fileno(), "wb", closefd=False) as out:
-        out.write(payload)
+    with os.fdopen(out, "wb") as written:
+        written.write(payload)
     return 0
 
 
