@@ -142,6 +142,17 @@ def test_without_memfd_the_part_waits_in_an_unlinked_file(tmp_path: Path, monkey
     assert list(tmp_path.iterdir()) == []  # nothing left behind
 
 
+def test_with_nowhere_to_leave_a_part_both_are_done_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(*args: object, **kwargs: object) -> int:
+        raise PermissionError("refused")
+
+    monkeypatch.setattr(os, "memfd_create", refused, raising=False)
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    child = ForkedCall(lambda: [os.getpid()])
+    assert child.pid == 0 and child.result() == (False, None)  # no child was begun
+    assert reader.in_two_processes(lambda: "first", lambda: [os.getpid()]) == ("first", [here])
+
+
 def test_a_forked_child_no_longer_wanted_is_stopped_and_its_part_let_go() -> None:
     child = ForkedCall(lambda: [n for n in range(10**9)])  # would run for minutes
     pid = child.pid

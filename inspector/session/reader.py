@@ -102,9 +102,11 @@ def parallel_mode(size: int) -> Parallel | None:
 def _payload_file() -> int:
     """A file in memory for a second process to leave its marshalled value in: it waits there, not in
     a pipe the child would block on until this process is ready for it (on Linux an anonymous
-    ``memfd``; elsewhere a temporary file already unlinked)."""
+    ``memfd``; elsewhere, or where it is refused, a temporary file already unlinked).  Raises OSError
+    when neither can be made."""
     if hasattr(os, "memfd_create"):
-        return os.memfd_create("session-inspector-part", os.MFD_CLOEXEC)
+        with contextlib.suppress(OSError):  # (a sandbox may refuse it)
+            return os.memfd_create("session-inspector-part", os.MFD_CLOEXEC)
     handle, path = tempfile.mkstemp(prefix="session-inspector-part-")
     os.unlink(path)
     return handle
@@ -126,10 +128,15 @@ def _take_payload(fd: int, sent: bool) -> tuple[bool, Any]:
 class ForkedCall:
     """``work()`` begun now in a forked child; ``result()`` waits for its value, left marshalled (so
     it must be made of plain values) in a file in memory (``_payload_file``); ``kill()`` stops a child
-    whose value is no longer wanted.  Only for a single-threaded process (``second_process``)."""
+    whose value is no longer wanted.  Only for a single-threaded process (``second_process``).  Where
+    no such file can be made, no child is begun and ``result()`` says it sent nothing."""
 
     def __init__(self, work: Callable[[], Any]) -> None:
-        payload_fd = _payload_file()
+        self._pid, self._payload = 0, -1
+        try:
+            payload_fd = _payload_file()
+        except OSError:
+            return
         pid = os.fork()
         if pid == 0:  # the child: do the work, leave it, exit at once
             status = 1
@@ -148,7 +155,9 @@ class ForkedCall:
         return self._pid
 
     def result(self) -> tuple[bool, Any]:
-        """``(True, value)`` once the child has sent it, ``(False, None)`` when it failed."""
+        """``(True, value)`` once the child has sent it, ``(False, None)`` when it failed (or never began)."""
+        if not self._pid:
+            return (False, None)
         _, status = os.waitpid(self._pid, 0)
         self._pid = 0
         payload, self._payload = self._payload, -1
@@ -185,7 +194,10 @@ def beside_a_spawned_process(first: Callable[[], Any], fd: int, middle: int, siz
     package_root = str(Path(__file__).resolve().parents[2])  # the same inspector package as this one
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
-    payload = _payload_file()
+    try:
+        payload = _payload_file()
+    except OSError:  # nowhere for its part: both parts read here
+        return first(), scan_tail(fd, middle, size)
     try:
         child = subprocess.Popen(
             [sys.executable, "-m", "inspector.session.reader", str(fd), str(middle), str(size), str(payload)],
