@@ -103,3 +103,34 @@ def test_the_history_rows_give_each_turns_usage_as_recorded_without_a_tuple_per_
     monkeypatch.setattr(PackedUsages, "__iter__", refused)
     rows = result.to_json(session.path, session.format, session.session_id)["history"]
     assert [row["recorded"] for row in rows] == expected
+
+
+class _Rows:
+    """What print_json streams: an object with ``batches`` (analysis.Rows's shape)."""
+
+    def __init__(self, items: list[dict[str, Any]]) -> None:
+        self.items = items
+
+    def batches(self) -> Any:
+        yield self.items[:1]
+        yield []
+        yield self.items[1:]
+
+
+def test_rows_anywhere_in_objects_are_streamed_in_place_and_the_rest_written_as_it_is(
+        capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    first: list[dict[str, Any]] = [{"a": 1}, {"b": [2, "é"]}]
+    second: list[dict[str, Any]] = [{"c": None}]
+    plain = {"group": {"tokens": 3, "detail": {"read": 1}}, "list": [{"x": 1}], "n": None}
+    report = {"history": _Rows(first), "breakdown": plain, "deep": {"inner": {"rows": _Rows(second), "k": 1.5}},
+              "empty": _Rows([])}
+    whole = {"history": first, "breakdown": plain, "deep": {"inner": {"rows": second, "k": 1.5}}, "empty": []}
+    print_json(report)
+    assert capsysbinary.readouterr().out == orjson.dumps(whole, option=orjson.OPT_INDENT_2) + b"\n"
+    from inspector.commands.common import _mark_rows
+
+    found: dict[str, tuple[Any, int]] = {}
+    marked = _mark_rows(report, 0, found)
+    assert [depth for _, depth in found.values()] == [1, 3, 1]  # in the order written
+    assert marked["breakdown"] is plain and marked is not report  # an object holding no rows: not copied
+    assert _mark_rows(plain, 0, {}) is plain

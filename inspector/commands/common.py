@@ -98,18 +98,32 @@ def print_json(value: Any) -> None:
     out.flush()
 
 
+# What JSON holds as it is: never a Rows, so never asked (``hasattr`` of a missing name raises inside).
+_PLAIN_JSON = frozenset({str, int, float, bool, list, tuple, type(None)})
+
+
 def _is_rows(value: Any) -> bool:
     return hasattr(value, "batches")  # analysis.Rows (not imported: the writer knows JSON, not analyses)
 
 
 def _mark_rows(value: Any, depth: int, found: dict[str, tuple[Any, int]]) -> Any:
-    """``value`` with each Rows in an object replaced by a mark (noted in ``found`` with its depth)."""
-    if _is_rows(value):
+    """``value`` with each Rows in an object replaced by a mark (noted in ``found`` with its depth, in
+    the order they are written); an object holding none is returned as it is, not copied."""
+    if isinstance(value, dict):
+        marked: dict[Any, Any] | None = None
+        for key, item in value.items():
+            if type(item) in _PLAIN_JSON:
+                continue
+            new = _mark_rows(item, depth + 1, found)
+            if new is not item:
+                if marked is None:
+                    marked = dict(value)
+                marked[key] = new
+        return value if marked is None else marked
+    if type(value) not in _PLAIN_JSON and _is_rows(value):
         mark = f"\x00rows:{len(found)}\x00"
         found[mark] = (value, depth)
         return mark
-    if isinstance(value, dict) and any(_is_rows(item) or isinstance(item, dict) for item in value.values()):
-        return {key: _mark_rows(item, depth + 1, found) for key, item in value.items()}
     return value
 
 
