@@ -34,7 +34,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -107,6 +106,8 @@ def _payload_file() -> int:
     if hasattr(os, "memfd_create"):
         with contextlib.suppress(OSError):  # (a sandbox may refuse it)
             return os.memfd_create("session-inspector-part", os.MFD_CLOEXEC)
+    import tempfile  # (only here: it imports shutil and random, 4 ms at every start)
+
     handle, path = tempfile.mkstemp(prefix="session-inspector-part-")
     os.unlink(path)
     return handle
