@@ -135,7 +135,8 @@ def wall_and_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple
 
 def compare_builds(builds: list[str], file: Path, runs: int) -> int:
     """``analyze --json FILE`` of installed builds (``NAME=EXECUTABLE``: a ``session-inspector``),
-    in ``runs`` rounds that run each once in a rotating order; median and range of wall, CPU and user CPU."""
+    in ``runs`` rounds that run each once in a rotating order; median and range of wall, CPU and user CPU,
+    and of each build's ratio to each one named before it, round by round."""
     commands = {}
     for build in builds:
         name, _, executable = build.partition("=")
@@ -160,6 +161,12 @@ def compare_builds(builds: list[str], file: Path, runs: int) -> int:
         print(f"{name:>12}: wall {statistics.median(walls):5.2f} s [{min(walls):.2f}-{max(walls):.2f}]   "
               f"CPU {statistics.median(cpus):5.2f} s [{min(cpus):.2f}-{max(cpus):.2f}]   "
               f"user {statistics.median(users):5.2f} s [{min(users):.2f}-{max(users):.2f}]")
+    for k, name in enumerate(names):  # each against every build before it, round by round
+        for earlier in names[:k]:
+            walls = [mine[0] / theirs[0] for mine, theirs in zip(found[name], found[earlier], strict=True)]
+            cpus = [mine[1] / theirs[1] for mine, theirs in zip(found[name], found[earlier], strict=True)]
+            print(f"{name:>12} / {earlier}: wall {statistics.median(walls):.3f}x [{min(walls):.2f}-{max(walls):.2f}]"
+                  f"   CPU {statistics.median(cpus):.3f}x [{min(cpus):.2f}-{max(cpus):.2f}]   (round by round)")
     return 0
 
 
