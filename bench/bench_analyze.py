@@ -156,17 +156,19 @@ def compare_builds(builds: list[str], file: Path, runs: int) -> int:
             for name in names[k % len(names):] + names[:k % len(names)]:
                 found[name].append(wall_and_cpu(commands[name], envs[name]))
     print(f"file: {file} ({file.stat().st_size / 1e6:.1f} MB), {runs} interleaved rounds: median [range]")
+    width = max(12, *(len(name) for name in names))
     for name, times in found.items():
         walls, cpus, users = [t[0] for t in times], [t[1] for t in times], [t[2] for t in times]
-        print(f"{name:>12}: wall {statistics.median(walls):5.2f} s [{min(walls):.2f}-{max(walls):.2f}]   "
+        print(f"{name:>{width}}: wall {statistics.median(walls):5.2f} s [{min(walls):.2f}-{max(walls):.2f}]   "
               f"CPU {statistics.median(cpus):5.2f} s [{min(cpus):.2f}-{max(cpus):.2f}]   "
               f"user {statistics.median(users):5.2f} s [{min(users):.2f}-{max(users):.2f}]")
     for k, name in enumerate(names):  # each against every build before it, round by round
         for earlier in names[:k]:
             walls = [mine[0] / theirs[0] for mine, theirs in zip(found[name], found[earlier], strict=True)]
             cpus = [mine[1] / theirs[1] for mine, theirs in zip(found[name], found[earlier], strict=True)]
-            print(f"{name:>12} / {earlier}: wall {statistics.median(walls):.3f}x [{min(walls):.2f}-{max(walls):.2f}]"
-                  f"   CPU {statistics.median(cpus):.3f}x [{min(cpus):.2f}-{max(cpus):.2f}]   (round by round)")
+            print(f"{name:>{width}} / {earlier}: wall {statistics.median(walls):.3f}x "
+                  f"[{min(walls):.2f}-{max(walls):.2f}]   CPU {statistics.median(cpus):.3f}x "
+                  f"[{min(cpus):.2f}-{max(cpus):.2f}]   (round by round)")
     return 0
 
 
