@@ -210,12 +210,13 @@ def beside_a_spawned_process(first: Callable[[], Any], fd: int, middle: int, siz
         raise
     try:
         done = first()
-    except BaseException:
+        status = child.wait()
+    except BaseException:  # (stopped or failed, here or while waiting: the child's part is not wanted)
         os.close(payload)
         child.kill()
         child.wait()
         raise
-    sent, value = _take_payload(payload, child.wait() == 0)
+    sent, value = _take_payload(payload, status == 0)
     return done, value if sent else scan_tail(fd, middle, size)
 
 
