@@ -86,6 +86,9 @@ def main() -> int:
     if not args.file.is_file():
         print(f"{args.file} not found: run python bench/make_big_session.py first", file=sys.stderr)
         return 2
+    if args.into is not None and args.into.exists() and any(args.into.iterdir()):
+        print(f"{args.into} is not empty: give a new or empty folder", file=sys.stderr)
+        return 2
     with tempfile.TemporaryDirectory() as scratch:
         root = args.into or Path(scratch)
         builds = {
